@@ -1,0 +1,35 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
+import { User } from './user.entity.ts'
+import { Workspace } from './workspace.entity.ts'
+
+/** Roles of a workspace member, strongest first (API.md section 4). */
+export const WORKSPACE_ROLES = ['owner', 'admin', 'member'] as const
+export type WorkspaceRole = (typeof WORKSPACE_ROLES)[number]
+
+/** Membership of a user in a workspace (`workspace_members`), one row per pair. */
+export const WorkspaceMember = defineEntity({
+  name: 'WorkspaceMember',
+  tableName: 'workspace_members',
+  uniques: [{ properties: ['workspace', 'user'] }],
+  indexes: [{ properties: ['user'] }],
+  properties: {
+    id: p.bigint('number').primary().autoincrement(),
+    workspace: () =>
+      p.manyToOne(Workspace)
+      .fieldName('workspace_id')
+      .deleteRule('cascade'),
+    user: () =>
+      p.manyToOne(User)
+      .fieldName('user_id')
+      .deleteRule('cascade'),
+    role: p.enum(WORKSPACE_ROLES),
+    createdAt: p.datetime().fieldName('created_at').onCreate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .fieldName('updated_at')
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
+  },
+})
+
+export type IWorkspaceMember = InferEntity<typeof WorkspaceMember>

@@ -1,0 +1,35 @@
+/** Authentication (API.md section 3): sign-up, sign-in, logout. */
+import { z } from 'zod'
+import * as auth from '../src/services/auth.service.ts'
+import { SignInInput, SignInResponse, SignUpInput } from '../src/schemas/auth.schema.ts'
+import { authedProcedure, publicProcedure, router } from '../src/trpc/init.ts'
+import { signInLimit, signUpLimit } from '../src/trpc/limits.ts'
+
+export const authRouter = router({
+  signUp: publicProcedure
+    .meta({
+      openapi: { method: 'POST', path: '/api/v1/auth/sign-up', tags: ['Authentication'], summary: 'Create a user and their primary workspace' },
+      successStatus: 201,
+    })
+    .use(signUpLimit)
+    .input(SignUpInput)
+    .output(SignInResponse)
+    .mutation(({ ctx, input }) => auth.signUp(ctx, input)),
+
+  signIn: publicProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/v1/auth/sign-in', tags: ['Authentication'], summary: 'Exchange e-mail and password for a basic token' } })
+    .use(signInLimit)
+    .input(SignInInput)
+    .output(SignInResponse)
+    .mutation(({ ctx, input }) => auth.signIn(ctx, input)),
+
+  logout: authedProcedure
+    .meta({
+      openapi: { method: 'POST', path: '/api/v1/auth/logout', tags: ['Authentication'], summary: 'Revoke the token of this request', protect: true },
+      successStatus: 204,
+      readOnlyAllowed: true,
+    })
+    .input(z.strictObject({}))
+    .output(z.void())
+    .mutation(({ ctx }) => auth.logout(ctx)),
+})

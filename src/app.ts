@@ -1,0 +1,71 @@
+/**
+ * Process wiring shared by `npm start`, the worker, the tests and the benchmark: configuration
+ * in, long-lived dependencies (ORM, Keyv cache, rate limiters, logger) out.
+ */
+import KeyvRedis, { createClient, type RedisClientType } from '@keyv/redis'
+import type { FastifyBaseLogger } from 'fastify'
+import { Keyv } from 'keyv'
+import { pino } from 'pino'
+import type { Config } from './config.ts'
+import { migrate, openOrm, targetFromConfig, type Orm } from './db.ts'
+import type { AppDeps } from './trpc/context.ts'
+import { hashServiceKeys } from './trpc/init.ts'
+import { createRateLimits } from './trpc/rate-limit.ts'
+
+/** Header and field names whose values never reach a log line. */
+export const REDACTED = [
+  'req.headers.authorization',
+  'req.headers["x-service-authorization"]',
+  'req.headers.cookie',
+  'password',
+  'access_token',
+]
+
+/** A pino logger at the configured level, JSON lines, secrets redacted. */
+export function createLogger(config: Pick<Config, 'logLevel'>): FastifyBaseLogger {
+  return pino({ level: config.logLevel, redact: { paths: REDACTED, censor: '[redacted]' } })
+}
+
+/** Dependencies plus the means to release them. */
+export interface Runtime extends AppDeps {
+  redis: RedisClientType | undefined
+  close: () => Promise<void>
+}
+
+/**
+ * Opens the database (migrating it unless `migrate: false`), Redis when configured, the cache
+ * and the rate limiters.
+ * @param options.orm an already opened ORM (tests); `rateLimitPrefix` separates counters.
+ */
+export async function createRuntime(
+  config: Config,
+  options: { orm?: Orm; migrate?: boolean; log?: FastifyBaseLogger; rateLimitPrefix?: string } = {},
+): Promise<Runtime> {
+  const log = options.log ?? createLogger(config)
+  const orm = options.orm ?? (await openOrm(targetFromConfig(config)))
+  if (options.migrate !== false) {
+    const applied = await migrate(orm)
+    if (applied.length) log.info({ migrations: applied }, 'applied migrations')
+  }
+  let redis: RedisClientType | undefined
+  if (config.redisUrl) {
+    redis = createClient({ url: config.redisUrl })
+    redis.on('error', (error: unknown) => log.error({ err: error }, 'redis error'))
+    await redis.connect()
+  }
+  const cache = new Keyv({ store: redis ? new KeyvRedis(redis) : new Map(), namespace: 'cache' })
+  const limits = createRateLimits(config, redis, options.rateLimitPrefix)
+  return {
+    orm,
+    config,
+    cache,
+    limits,
+    log,
+    redis,
+    serviceKeyHashes: hashServiceKeys(config.serviceKeys),
+    close: async () => {
+      if (redis?.isOpen) await redis.quit()
+      await orm.close()
+    },
+  }
+}

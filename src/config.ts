@@ -1,0 +1,172 @@
+/**
+ * Configuration from the environment (API.md section 1, "Configuration").
+ *
+ * One zod schema reads `process.env` (after an optional `.env` file) into a typed {@link Config}.
+ * A bad value stops start-up with a {@link ConfigError} whose message names the variable; the
+ * value itself is never echoed, since several variables hold secrets.
+ */
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { z } from 'zod'
+
+const bool = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1')
+const int = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max))
+
+/** `base64:` followed by 32 bytes, Laravel's spelling for an AES-256 key. */
+const appKey = z
+  .string()
+  .regex(/^base64:[A-Za-z0-9+/]{43}=$/, 'must be "base64:" followed by 32 bytes in base64')
+
+const EnvSchema = z.object({
+  /** `production`, `development` or `test`; only changes log formatting. */
+  NODE_ENV: z.enum(['production', 'development', 'test']).default('development'),
+  /** TCP port of the HTTP server. */
+  PORT: int(0, 65535).default(3000),
+  /** Interface to listen on; 0.0.0.0 to accept connections from other machines. */
+  HOST: z.string().min(1).default('127.0.0.1'),
+  /** Public base URL used in links (`profile_photo_url`, paginator links); defaults to http://HOST:PORT. */
+  APP_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** PostgreSQL connection string; when unset the embedded PGlite database in DATA_DIR is used. */
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  /** Folder of the embedded database, the generated APP_KEY and uploaded media. */
+  DATA_DIR: z.string().min(1).default('./data'),
+  /** Redis connection string; when set the cache and rate limits are shared through Redis. */
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
+  /** Encryption key for stored secrets; generated into DATA_DIR on the first embedded start. */
+  APP_KEY: appKey.optional(),
+  /** pino level: fatal, error, warn, info, debug, trace or silent. */
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Whether `POST /api/v1/auth/sign-up` is open. */
+  SIGN_UP_ENABLED: bool.default(true),
+  /** Lifetime of a basic (sign-in) token in days. */
+  BASIC_TOKEN_TTL_DAYS: int(1, 3650).default(30),
+  /** Trusted integrating services as `service_id:key` pairs separated by commas (API.md section 3). */
+  SERVICE_KEYS: z.string().default(''),
+  /** Sign-in attempts allowed per e-mail address within SIGN_IN_WINDOW_SECONDS. */
+  SIGN_IN_MAX_PER_EMAIL: int(1, 1_000_000).default(10),
+  /** Sign-in and sign-up attempts allowed per client address within SIGN_IN_WINDOW_SECONDS. */
+  SIGN_IN_MAX_PER_ADDRESS: int(1, 1_000_000).default(60),
+  /** Window of the sign-in rate limits, in seconds. */
+  SIGN_IN_WINDOW_SECONDS: int(1, 86_400).default(60),
+  /** Largest JSON body accepted, in bytes (413 above). */
+  BODY_LIMIT_BYTES: int(1024, 100 * 1024 * 1024).default(1024 * 1024),
+  /** How long a shutdown waits for in-flight requests, in milliseconds. */
+  SHUTDOWN_TIMEOUT_MS: int(0, 600_000).default(10_000),
+  /** Trust X-Forwarded-For for the client address (behind a reverse proxy). */
+  TRUST_PROXY: bool.default(false),
+  /** Work background jobs inside `npm start` (API.md section 1). */
+  WORKER: bool.default(true),
+  /** Size of the PostgreSQL connection pool per process. */
+  DATABASE_POOL_MAX: int(1, 1000).default(10),
+})
+
+/** Typed configuration, as the rest of the code sees it. */
+export interface Config {
+  env: 'production' | 'development' | 'test'
+  port: number
+  host: string
+  appUrl: string
+  databaseUrl: string | undefined
+  dataDir: string
+  redisUrl: string | undefined
+  /** 32-byte AES-256 key. */
+  appKey: Buffer
+  logLevel: string
+  signUpEnabled: boolean
+  basicTokenTtlDays: number
+  /** service key -> service_id */
+  serviceKeys: Map<string, string>
+  signIn: { maxPerEmail: number; maxPerAddress: number; windowSeconds: number }
+  bodyLimitBytes: number
+  shutdownTimeoutMs: number
+  trustProxy: boolean
+  worker: boolean
+  databasePoolMax: number
+}
+
+/** Thrown for a bad environment; the message names the variable and never echoes its value. */
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+function parseServiceKeys(raw: string): Map<string, string> {
+  const keys = new Map<string, string>()
+  for (const pair of raw.split(',').map((part) => part.trim()).filter(Boolean)) {
+    const separator = pair.indexOf(':')
+    const serviceId = pair.slice(0, separator)
+    const key = pair.slice(separator + 1)
+    if (separator < 1 || !/^[A-Za-z0-9_.-]{1,64}$/.test(serviceId) || key.length < 16) {
+      throw new ConfigError(
+        'SERVICE_KEYS: expected comma-separated "service_id:key" pairs (service_id of letters, digits, "._-"; key of at least 16 characters)',
+      )
+    }
+    keys.set(key, serviceId)
+  }
+  return keys
+}
+
+/** Reads DATA_DIR/app.key, creating it with a fresh random key on the first embedded start. */
+function embeddedAppKey(dataDir: string): Buffer {
+  const file = path.join(dataDir, 'app.key')
+  if (!existsSync(file)) {
+    mkdirSync(dataDir, { recursive: true })
+    writeFileSync(file, `base64:${randomBytes(32).toString('base64')}\n`, { mode: 0o600 })
+  }
+  const parsed = appKey.safeParse(readFileSync(file, 'utf8').trim())
+  if (!parsed.success) throw new ConfigError(`APP_KEY: ${file} does not hold a valid key`)
+  return Buffer.from(parsed.data.slice('base64:'.length), 'base64')
+}
+
+/**
+ * Builds the configuration from an environment (by default `process.env`).
+ * @throws ConfigError naming the first bad variable.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''))
+  const parsed = EnvSchema.safeParse(cleaned)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]
+    throw new ConfigError(`${String(issue.path[0])}: ${issue.message}`)
+  }
+  const e = parsed.data
+  const dataDir = path.resolve(e.DATA_DIR)
+  let key: Buffer
+  if (e.APP_KEY) key = Buffer.from(e.APP_KEY.slice('base64:'.length), 'base64')
+  else if (!e.DATABASE_URL) key = embeddedAppKey(dataDir)
+  else throw new ConfigError('APP_KEY: required when DATABASE_URL is set, so that every process shares one key')
+  return {
+    env: e.NODE_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    appUrl: (e.APP_URL ?? `http://${e.HOST === '0.0.0.0' ? 'localhost' : e.HOST}:${e.PORT}`).replace(/\/$/, ''),
+    databaseUrl: e.DATABASE_URL,
+    dataDir,
+    redisUrl: e.REDIS_URL,
+    appKey: key,
+    logLevel: e.LOG_LEVEL,
+    signUpEnabled: e.SIGN_UP_ENABLED,
+    basicTokenTtlDays: e.BASIC_TOKEN_TTL_DAYS,
+    serviceKeys: parseServiceKeys(e.SERVICE_KEYS),
+    signIn: {
+      maxPerEmail: e.SIGN_IN_MAX_PER_EMAIL,
+      maxPerAddress: e.SIGN_IN_MAX_PER_ADDRESS,
+      windowSeconds: e.SIGN_IN_WINDOW_SECONDS,
+    },
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    trustProxy: e.TRUST_PROXY,
+    worker: e.WORKER,
+    databasePoolMax: e.DATABASE_POOL_MAX,
+  }
+}
+
+/** Loads `.env` from the working directory when present; variables already set win. */
+export function loadDotEnv(file = '.env'): void {
+  if (existsSync(file)) process.loadEnvFile(file)
+}

@@ -1,0 +1,58 @@
+/**
+ * Database bootstrap for both storage modes (API.md section 1, "Storage").
+ *
+ * `DATABASE_URL` set: `@mikro-orm/postgresql` (distributed mode). Unset: `@mikro-orm/pglite`
+ * persisted in `DATA_DIR/pglite` (embedded mode), or in memory when `dbName` is `:memory:`
+ * (tests). Both use the same entities, the same committed migrations and the same SQL.
+ */
+import path from 'node:path'
+import { Migrator } from '@mikro-orm/migrations'
+import { PgliteDriver } from '@mikro-orm/pglite'
+import { PostgreSqlDriver } from '@mikro-orm/postgresql'
+import { type AbstractSqlDriver, type EntityManager, MikroORM, defineConfig } from '@mikro-orm/sql'
+import { entities } from '../entities/index.ts'
+import { migrationsList } from './migrations/index.ts'
+
+/** The SQL EntityManager both drivers hand out. */
+export type Em = EntityManager
+
+/** Where the database lives. */
+export type DatabaseTarget = { kind: 'postgres'; url: string; poolMax?: number } | { kind: 'pglite'; dir: string | null }
+
+const shared = {
+  entities,
+  extensions: [Migrator],
+  migrations: { migrationsList, snapshot: false, transactional: true, allOrNothing: true, silent: true },
+  forceUtcTimezone: true,
+  // Entities are plain objects from defineEntity; discovery needs no reflection.
+  discovery: { warnWhenNoEntities: true },
+  debug: false,
+}
+
+/** MikroORM options for a target, without connecting (also used by mikro-orm.config.ts). */
+export function ormOptions(target: DatabaseTarget) {
+  return target.kind === 'postgres'
+    ? defineConfig<AbstractSqlDriver>({ ...shared, driver: PostgreSqlDriver, clientUrl: target.url, pool: { max: target.poolMax ?? 10 } })
+    : defineConfig<AbstractSqlDriver>({ ...shared, driver: PgliteDriver, dbName: target.dir ?? 'memory://' })
+}
+
+/** The target a configuration names: PostgreSQL when DATABASE_URL is set, else PGlite in DATA_DIR. */
+export function targetFromConfig(config: { databaseUrl?: string; dataDir: string; databasePoolMax?: number }): DatabaseTarget {
+  return config.databaseUrl
+    ? { kind: 'postgres', url: config.databaseUrl, poolMax: config.databasePoolMax }
+    : { kind: 'pglite', dir: path.join(config.dataDir, 'pglite') }
+}
+
+/** Connects to the target. Does not migrate: call {@link migrate}. */
+export async function openOrm(target: DatabaseTarget): Promise<Orm> {
+  return MikroORM.init(ormOptions(target))
+}
+
+/** The ORM of either mode; both drivers are SQL drivers with PostgreSQL semantics. */
+export type Orm = MikroORM
+
+/** Applies every pending committed migration; returns the names applied. */
+export async function migrate(orm: Orm): Promise<string[]> {
+  const applied = await orm.migrator.up()
+  return applied.map((migration) => migration.name)
+}

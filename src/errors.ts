@@ -1,0 +1,73 @@
+/**
+ * Named errors that services throw (STYLE.md, "Which way dependencies point"). Services know
+ * nothing of tRPC or HTTP; `src/trpc/errors.ts` maps each to its tRPC code and so to the status
+ * table of API.md section 2.
+ */
+
+/** A field path as zod writes it: `['metadata', 'sources', 0]`. */
+export type FieldPath = (string | number)[]
+
+/** One validation problem, in zod's issue shape so both kinds of 400 read the same. */
+export interface FieldIssue {
+  code: 'custom'
+  path: FieldPath
+  message: string
+}
+
+/** Base of every error a service throws on purpose. */
+export abstract class AppError extends Error {
+  abstract readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429
+}
+
+/** 400: input that passed the schema but fails a service's own check; names the field. */
+export class ValidationError extends AppError {
+  override name = 'ValidationError'
+  readonly status = 400
+  readonly issues: FieldIssue[]
+  constructor(path: FieldPath, message: string) {
+    super(message)
+    this.issues = [{ code: 'custom', path, message }]
+  }
+}
+
+/** 401: missing, unknown, expired or revoked credentials. */
+export class UnauthorizedError extends AppError {
+  override name = 'UnauthorizedError'
+  readonly status = 401
+  constructor(message = 'Unauthenticated') {
+    super(message)
+  }
+}
+
+/** 403: the caller can see the resource but may not do this to it. */
+export class ForbiddenError extends AppError {
+  override name = 'ForbiddenError'
+  readonly status = 403
+  constructor(message = 'This action is not allowed') {
+    super(message)
+  }
+}
+
+/** 404: no such resource, or one the caller may not see; the message never says which. */
+export class NotFoundError extends AppError {
+  override name = 'NotFoundError'
+  readonly status = 404
+  constructor(resource: string) {
+    super(`${resource} not found`)
+  }
+}
+
+/** 409: the request conflicts with the current state. */
+export class ConflictError extends AppError {
+  override name = 'ConflictError'
+  readonly status = 409
+}
+
+/** 429: rate limited; `retryAfterSeconds` becomes the Retry-After header. */
+export class TooManyRequestsError extends AppError {
+  override name = 'TooManyRequestsError'
+  readonly status = 429
+  constructor(readonly retryAfterSeconds: number) {
+    super('Too many attempts, try again later')
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * The one HTTP server (API.md section 1): `/trpc` (queries, mutations, batching; subscriptions
+ * over WebSocket through `ws`), the REST surface of trpc-to-openapi, `/openapi.json`, `/docs`,
+ * `/health` and `/ready`.
+ */
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
+import { fastifyTRPCPlugin } from '@trpc/server/adapters/fastify'
+import { applyWSSHandler } from '@trpc/server/adapters/ws'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import { fastifyTRPCOpenApiPlugin, generateOpenApiDocument } from 'trpc-to-openapi'
+import { WebSocketServer } from 'ws'
+import { appRouter } from '../../routers/index.ts'
+import { createContextFactory, type AppDeps, type Ctx } from '../trpc/context.ts'
+import { renderDocs } from './docs.ts'
+import { errorBody, flattenRestError, handleHostError } from './errors.ts'
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+/** Reuses a caller's well-formed X-Request-Id, else makes one. */
+function requestIdOf(req: IncomingMessage): string {
+  const given = req.headers['x-request-id']
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+}
+
+/** Builds the OpenAPI 3.1 document from the routers (once per process). */
+export function openApiDocument(baseUrl: string) {
+  return generateOpenApiDocument(appRouter, {
+    title: 'Agent Workspace Service',
+    version: '1.0.0',
+    description:
+      'Multi-tenant backend for AI assistants in workspaces. Every operation is also a tRPC procedure at /trpc/<router>.<procedure>.',
+    baseUrl,
+    securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } },
+  })
+}
+
+/** A fastify app with every surface; `close()` also closes WebSocket connections. */
+export interface HttpApp {
+  app: FastifyInstance
+  createContext: ReturnType<typeof createContextFactory>
+}
+
+/**
+ * Builds the HTTP app over shared dependencies. It does not listen; call `app.listen`.
+ */
+export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
+  const { config } = deps
+  const createContext = createContextFactory(deps)
+  const app = Fastify({
+    loggerInstance: deps.log,
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    genReqId: requestIdOf,
+    requestIdLogLabel: 'reqId',
+    return503OnClosing: true,
+    routerOptions: { maxParamLength: 1000, ignoreTrailingSlash: true },
+  })
+
+  const fromFastify = (req: FastifyRequest, res: FastifyReply): Ctx =>
+    createContext({
+      requestId: req.id,
+      ip: req.ip,
+      headers: req.headers,
+      setHeader: (name, value) => void res.header(name, value),
+    })
+
+  app.addHook('onRequest', (request, reply, done) => {
+    void reply.header('x-request-id', request.id)
+    done()
+  })
+  app.setErrorHandler(handleHostError)
+  app.setNotFoundHandler((request, reply) => reply.status(404).send(errorBody(404, 'Route not found', request.id)))
+
+  app.get('/health', () => ({ status: 'ok' }))
+  app.get('/ready', async (request, reply) => {
+    try {
+      await deps.orm.em.fork().execute('select 1')
+      return { status: 'ok', database: 'ok' }
+    } catch (error) {
+      request.log.warn({ err: error }, 'database not reachable')
+      return reply.status(503).send({ status: 'unavailable', database: 'unreachable' })
+    }
+  })
+
+  let openApiJson: string | undefined
+  let docsHtml: string | undefined
+  app.get('/openapi.json', (_request, reply) => {
+    openApiJson ??= JSON.stringify(openApiDocument(config.appUrl))
+    return reply.type('application/json').send(openApiJson)
+  })
+  app.get('/docs', (_request, reply) => {
+    docsHtml ??= renderDocs(openApiDocument(config.appUrl))
+    return reply.type('text/html; charset=utf-8').send(docsHtml)
+  })
+
+  await app.register(fastifyTRPCPlugin, {
+    prefix: '/trpc',
+    trpcOptions: {
+      router: appRouter,
+      createContext: ({ req, res }: { req: FastifyRequest; res: FastifyReply }) => fromFastify(req, res),
+      onError: ({ error }: { error: { code: string } & Error }) => {
+        if (error.code === 'INTERNAL_SERVER_ERROR') deps.log.error({ err: error }, 'procedure failed')
+      },
+    },
+  })
+
+  await app.register(async (rest) => {
+    rest.addHook('preValidation', (request, reply, done) => {
+      if (request.method === 'GET' || request.method === 'DELETE' || request.method === 'HEAD') return done()
+      const contentType = request.headers['content-type']
+      const hasBody = request.body !== undefined
+      if (!contentType && !hasBody) {
+        // A bodiless POST (logout) needs no Content-Type (API.md section 2).
+        request.headers['content-type'] = 'application/json'
+        request.body = {}
+        return done()
+      }
+      if (!contentType?.toLowerCase().startsWith('application/json')) {
+        return void reply.status(415).send(errorBody(415, 'Unsupported Content-Type; send application/json', request.id))
+      }
+      const body = request.body
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+        return void reply.status(400).send(errorBody(400, 'The request body must be a JSON object', request.id))
+      }
+      done()
+    })
+    rest.addHook('onSend', async (request, reply, payload) => flattenRestError(request, reply, payload))
+    await rest.register(fastifyTRPCOpenApiPlugin, {
+      router: appRouter,
+      createContext: ({ req, res }: { req: FastifyRequest; res: FastifyReply }) => fromFastify(req, res),
+      responseMeta: ({ ctx, errors }: { ctx?: Ctx; errors: unknown[] }) =>
+        errors.length === 0 && ctx?.successStatus ? { status: ctx.successStatus } : {},
+      onError: ({ error }: { error: { code: string } & Error }) => {
+        if (error.code === 'INTERNAL_SERVER_ERROR') deps.log.error({ err: error }, 'procedure failed')
+      },
+    })
+  })
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: config.bodyLimitBytes })
+  const wssHandler = applyWSSHandler({
+    wss,
+    router: appRouter,
+    createContext: ({ req }) =>
+      createContext({ requestId: requestIdOf(req), ip: req.socket.remoteAddress ?? '', headers: req.headers, setHeader: () => {} }),
+    keepAlive: { enabled: true, pingMs: 30_000, pongWaitMs: 5_000 },
+  })
+  app.server.on('upgrade', (req, socket, head) => {
+    if (!req.url?.startsWith('/trpc')) return void socket.destroy()
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req))
+  })
+  app.addHook('preClose', (done) => {
+    wssHandler.broadcastReconnectNotification()
+    for (const client of wss.clients) client.close(1001, 'server shutting down')
+    wss.close(() => done())
+  })
+
+  return { app, createContext }
+}

@@ -1,0 +1,119 @@
+/**
+ * Wire conventions shared by every router (API.md section 2): the `{data}` envelope, the Laravel
+ * paginator, `with`, timestamps, and JSON scalars that refuse strings.
+ */
+import { z } from 'zod'
+
+/**
+ * trpc-to-openapi 3.3 turns on zod coercion for every number and boolean of an input object,
+ * JSON bodies included (API.md section 1, stack notes), so `"true"` would pass as `true`. A
+ * pipe is not coerced, so these wrappers keep JSON bodies strict. Use them for body fields;
+ * query parameters arrive as strings and keep plain (coerced) numbers.
+ */
+export const jsonBoolean = () => z.boolean().pipe(z.boolean())
+/** A JSON number that must be an integer within [min, max]; see {@link jsonBoolean}. */
+export const jsonInt = (min: number, max: number) => z.number().pipe(z.number().int().min(min).max(max))
+
+/**
+ * Text that PostgreSQL can store: no NUL character and no lone surrogate (jsonb and text refuse
+ * both, API.md section 1), bounded in length.
+ */
+export const text = (max: number, min = 0) =>
+  z
+    .string()
+    .min(min)
+    .max(max)
+    .refine((value) => !value.includes('\u0000') && value.isWellFormed(), 'must not hold NUL characters or lone surrogates')
+
+/** ISO 8601 in UTC with a `Z` suffix (API.md section 2). */
+export const timestamp = () => z.iso.datetime()
+/**
+ * A stored instant as a Date. Entities hold Dates; raw SQL answers PostgreSQL's text form
+ * (`2026-11-21 09:41:21.581078+00`), which both drivers leave as a string.
+ */
+export function toDate(value: Date | string): Date {
+  return value instanceof Date ? value : new Date(value.replace(' ', 'T').replace(/([+-]\d{2})$/, '$1:00'))
+}
+/** Formats a stored instant for the wire. */
+export const iso = (value: Date | string): string => toDate(value).toISOString()
+/** Formats a nullable stored instant for the wire. */
+export const isoOrNull = (value: Date | string | null | undefined): string | null => (value ? iso(value) : null)
+
+/** `{data: T}`: the envelope of a single resource. */
+export const envelope = <T extends z.ZodType>(item: T) => z.object({ data: item })
+
+/** Query of every list: `page` from 1, `per_page` 1..100 (default 15). */
+export const pageQuery = {
+  page: z.number().int().min(1).max(1_000_000).default(1),
+  per_page: z.number().int().min(1).max(100).default(15),
+}
+
+/** `sort` of a list: one of the columns, `-` for descending. */
+export const sortParam = <const T extends readonly [string, ...string[]]>(columns: T, fallback: T[number]) =>
+  z.enum(columns).default(fallback as never)
+
+/** Turns `name` / `-name` into a column and a direction. */
+export function sortOf(sort: string): { column: string; direction: 'asc' | 'desc' } {
+  return sort.startsWith('-') ? { column: sort.slice(1), direction: 'desc' } : { column: sort, direction: 'asc' }
+}
+
+/** `with`: comma-separated relations to embed; an unknown one is a 400 naming `with`. */
+export const withParam = <const T extends readonly [string, ...string[]]>(relations: T) =>
+  z
+    .string()
+    .max(500)
+    .transform((value) => value.split(',').map((part) => part.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(relations)))
+
+const Links = z.object({
+  first: z.string(),
+  last: z.string(),
+  prev: z.string().nullable(),
+  next: z.string().nullable(),
+})
+const Meta = z.object({
+  current_page: z.number().int(),
+  from: z.number().int().nullable(),
+  last_page: z.number().int(),
+  path: z.string(),
+  per_page: z.number().int(),
+  to: z.number().int().nullable(),
+  total: z.number().int(),
+})
+
+/** The Laravel paginator shape: `{data, links, meta}` (API.md section 2). */
+export const paginated = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), links: Links, meta: Meta })
+
+/** A page as the paginator shape; `path` is the list's absolute URL without a query. */
+export function page<T>(
+  items: T[],
+  options: { total: number; page: number; perPage: number; path: string; query?: Record<string, string | undefined> },
+) {
+  const lastPage = Math.max(1, Math.ceil(options.total / options.perPage))
+  const url = (n: number) => {
+    const params = new URLSearchParams()
+    for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) params.set(key, value)
+    params.set('page', String(n))
+    params.set('per_page', String(options.perPage))
+    return `${options.path}?${params.toString()}`
+  }
+  const from = items.length ? (options.page - 1) * options.perPage + 1 : null
+  return {
+    data: items,
+    links: {
+      first: url(1),
+      last: url(lastPage),
+      prev: options.page > 1 ? url(Math.min(options.page - 1, lastPage)) : null,
+      next: options.page < lastPage ? url(options.page + 1) : null,
+    },
+    meta: {
+      current_page: options.page,
+      from,
+      last_page: lastPage,
+      path: options.path,
+      per_page: options.perPage,
+      to: from === null ? null : from + items.length - 1,
+      total: options.total,
+    },
+  }
+}

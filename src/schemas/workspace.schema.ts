@@ -1,0 +1,144 @@
+/**
+ * Workspace wire shapes (specification: "Workspace") and the row -> wire mapper.
+ */
+import { z } from 'zod'
+import { iso, jsonBoolean, jsonInt, text, timestamp } from './wire.ts'
+
+/** The columns a workspace mapper needs, as raw SQL selects them (camelCase aliases). */
+export interface WorkspaceRow {
+  id: number
+  uuid: string
+  slug: string
+  name: string
+  profilePhotoKey: string | null
+  serviceId: string | null
+  isOnboarded: boolean
+  metadata: Record<string, unknown>
+  userId: number
+  createdAt: Date | string
+  updatedAt: Date | string
+}
+
+const AiTool = z.strictObject({ emoji: text(64), name: text(255), description: text(2000) })
+const AiTools = z.strictObject({
+  agents: z.array(AiTool).max(100).optional(),
+  prompts: z.array(AiTool).max(100).optional(),
+  workflows: z.array(AiTool).max(100).optional(),
+})
+const metadataFields = {
+  onboarding_step: jsonInt(0, 1000),
+  sources: z.array(text(255)).max(100),
+  affiliate_name: text(255),
+  role: text(255),
+  industry: text(255),
+  tools: z.array(text(255)).max(100),
+  ai_tools: AiTools,
+}
+const extraKey = z.string().min(1).max(64).regex(/^[A-Za-z0-9_.-]+$/, 'metadata keys are letters, digits and "_.-"')
+
+/** Workspace `metadata` on create: the named fields plus extra string keys. */
+export const WorkspaceMetadataInput = z
+  .object(Object.fromEntries(Object.entries(metadataFields).map(([key, schema]) => [key, schema.optional()])))
+  .catchall(text(10_000))
+  .superRefine((value, ctx) => {
+    for (const key of Object.keys(value)) {
+      if (!(key in metadataFields) && !extraKey.safeParse(key).success) {
+        ctx.addIssue({ code: 'custom', path: [key], message: 'metadata keys are 1..64 letters, digits and "_.-"' })
+      }
+    }
+    if (Object.keys(value).length > 100) ctx.addIssue({ code: 'custom', path: [], message: 'at most 100 keys' })
+  })
+
+/** Workspace `metadata` on update: as on create, and `null` removes a key. */
+export const WorkspaceMetadataPatch = z
+  .object(Object.fromEntries(Object.entries(metadataFields).map(([key, schema]) => [key, schema.nullable().optional()])))
+  .catchall(text(10_000).nullable())
+  .superRefine((value, ctx) => {
+    for (const key of Object.keys(value)) {
+      if (!(key in metadataFields) && !extraKey.safeParse(key).success) {
+        ctx.addIssue({ code: 'custom', path: [key], message: 'metadata keys are 1..64 letters, digits and "_.-"' })
+      }
+    }
+    if (Object.keys(value).length > 100) ctx.addIssue({ code: 'custom', path: [], message: 'at most 100 keys' })
+  })
+
+const AiToolOut = z.object({ emoji: z.string(), name: z.string(), description: z.string() })
+/** Workspace `metadata` as answered. */
+export const WorkspaceMetadata = z
+  .object({
+    onboarding_step: z.number().int().optional(),
+    sources: z.array(z.string()).optional(),
+    affiliate_name: z.string().optional(),
+    role: z.string().optional(),
+    industry: z.string().optional(),
+    tools: z.array(z.string()).optional(),
+    ai_tools: z
+      .object({
+        agents: z.array(AiToolOut).optional(),
+        prompts: z.array(AiToolOut).optional(),
+        workflows: z.array(AiToolOut).optional(),
+      })
+      .optional(),
+  })
+  .catchall(z.string())
+
+/** A slug: lower-case letters, digits and single hyphens. */
+export const Slug = z
+  .string()
+  .min(1)
+  .max(80)
+  .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'lower-case letters, digits and single hyphens')
+
+/** Fields every workspace shape has; `user` differs by nesting depth. */
+export const WorkspaceBase = z.object({
+  uuid: z.uuid(),
+  slug: z.string(),
+  name: z.string(),
+  profile_photo_url: z.string().nullable(),
+  service_id: z.string().nullable(),
+  is_onboarded: z.boolean(),
+  metadata: WorkspaceMetadata,
+  is_owner: z.boolean(),
+  created_at: timestamp(),
+  updated_at: timestamp(),
+})
+
+/** Create input body. */
+export const CreateWorkspaceInput = z.strictObject({
+  name: text(255, 1),
+  slug: Slug.optional(),
+  profile_photo_key: text(512).optional(),
+  is_onboarded: jsonBoolean().optional(),
+  metadata: WorkspaceMetadataInput.optional(),
+})
+
+/** Update input: path uuid plus the body; omitted fields are kept, `null` clears. */
+export const UpdateWorkspaceInput = z.strictObject({
+  workspace_uuid: z.uuid(),
+  name: text(255, 1).optional(),
+  slug: Slug.optional(),
+  profile_photo_key: text(512).nullable().optional(),
+  is_onboarded: jsonBoolean().optional(),
+  metadata: WorkspaceMetadataPatch.optional(),
+})
+
+/** URL of a stored media key (served by the media route). */
+export function mediaUrl(appUrl: string, key: string | null): string | null {
+  return key ? `${appUrl}/api/v1/media/${encodeURIComponent(key)}` : null
+}
+
+/** Row -> wire fields common to every nesting depth. */
+export function toWorkspaceBase(row: WorkspaceRow, viewerId: number, appUrl: string) {
+  return {
+    uuid: row.uuid,
+    slug: row.slug,
+    name: row.name,
+    profile_photo_url: mediaUrl(appUrl, row.profilePhotoKey),
+    service_id: row.serviceId,
+    is_onboarded: row.isOnboarded,
+    metadata: row.metadata as z.infer<typeof WorkspaceMetadata>,
+    is_owner: row.userId === viewerId,
+    created_at: iso(row.createdAt),
+    updated_at: iso(row.updatedAt),
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * Workspace members (API.md section 4): `GET/POST/PUT/DELETE /api/v1/workspaces/{uuid}/members[/{user_id}]`.
+ * Any member may list; owners and admins add, change and remove; only an owner grants or takes
+ * the `owner` role; the workspace's creator stays an owner; a member may always leave.
+ */
+import { WorkspaceMember, type WorkspaceRole } from '../../entities/index.ts'
+import { requireWorkspace } from '../access/workspace-access.ts'
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.ts'
+import { toNestedUser, type UserRow } from '../schemas/user.schema.ts'
+import { iso, page } from '../schemas/wire.ts'
+import type { Ctx } from '../trpc/context.ts'
+import type { AuthContext } from './auth.service.ts'
+import { unprefix, userColumns } from './sql.ts'
+
+type AuthedCtx = Ctx & { auth: AuthContext }
+
+/** A membership as answered. */
+export function toMember(user: UserRow, role: WorkspaceRole, createdAt: string | Date, updatedAt: string | Date, appUrl: string) {
+  return { user: toNestedUser(user, appUrl), role, created_at: iso(createdAt), updated_at: iso(updatedAt) }
+}
+
+const SELECT = (where: string) => `select ${userColumns('u', 'u_')}, m.role, m.created_at as "createdAt", m.updated_at as "updatedAt"
+  from workspace_members m join users u on u.id = m.user_id where m.workspace_id = ? and ${where}`
+
+function rowToMember(row: Record<string, unknown>, appUrl: string) {
+  return toMember(unprefix<UserRow>(row, 'u_'), row.role as WorkspaceRole, String(row.createdAt), String(row.updatedAt), appUrl)
+}
+
+/** Members of a workspace the caller belongs to, oldest first. */
+export async function list(ctx: AuthedCtx, input: { workspace_uuid: string; page: number; per_page: number }) {
+  const { workspace } = await requireWorkspace(ctx, input.workspace_uuid, 'view')
+  const [rows, [count]] = await Promise.all([
+    ctx.em.execute(`${SELECT('true')} order by m.id limit ? offset ?`, [workspace.id, input.per_page, (input.page - 1) * input.per_page]),
+    ctx.em.execute('select count(*)::int as total from workspace_members where workspace_id = ?', [workspace.id]),
+  ])
+  return page(
+    rows.map((row) => rowToMember(row, ctx.config.appUrl)),
+    {
+      total: Number(count.total),
+      page: input.page,
+      perPage: input.per_page,
+      path: `${ctx.config.appUrl}/api/v1/workspaces/${workspace.uuid}/members`,
+    },
+  )
+}
+
+async function loadMember(ctx: AuthedCtx, workspaceId: number, userId: number) {
+  const [row] = await ctx.em.execute(SELECT('m.user_id = ?'), [workspaceId, userId])
+  if (!row) throw new NotFoundError('Member')
+  return rowToMember(row, ctx.config.appUrl)
+}
+
+function assertMayGrant(callerRole: WorkspaceRole, role: WorkspaceRole): void {
+  if (role === 'owner' && callerRole !== 'owner') throw new ForbiddenError('Only an owner may grant the owner role')
+}
+
+/**
+ * Adds an existing user (by `email` or `user_id`, in the caller's service scope) with a role.
+ * @throws ValidationError when no such user exists (names the field); ConflictError when already a member.
+ */
+export async function add(
+  ctx: AuthedCtx,
+  input: { workspace_uuid: string; email?: string; user_id?: number; role: WorkspaceRole },
+) {
+  const { workspace, role: callerRole } = await requireWorkspace(ctx, input.workspace_uuid, 'manage_members')
+  assertMayGrant(callerRole, input.role)
+  const field = input.email !== undefined ? 'email' : 'user_id'
+  const [user] = await ctx.em.execute(
+    `select id from users where ${field === 'email' ? 'email = ?' : 'id = ?'} and service_id is not distinct from ?`,
+    [field === 'email' ? input.email?.trim().toLowerCase() : input.user_id, ctx.serviceId],
+  )
+  if (!user) throw new ValidationError([field], 'No user with this value exists')
+  const userId = Number(user.id)
+  const existing = await ctx.em.execute('select 1 from workspace_members where workspace_id = ? and user_id = ?', [workspace.id, userId])
+  if (existing.length) throw new ConflictError('The user is already a member of this workspace')
+  ctx.em.create(WorkspaceMember, { workspace: workspace.id, user: userId, role: input.role })
+  await ctx.em.flush()
+  return { data: await loadMember(ctx, workspace.id, userId) }
+}
+
+async function memberRole(ctx: AuthedCtx, workspaceId: number, userId: number): Promise<WorkspaceRole> {
+  const [row] = await ctx.em.execute('select role from workspace_members where workspace_id = ? and user_id = ?', [workspaceId, userId])
+  if (!row) throw new NotFoundError('Member')
+  return row.role as WorkspaceRole
+}
+
+/**
+ * Changes a member's role.
+ * @throws ForbiddenError (a `member` caller, or an admin touching an owner); ConflictError when
+ *   the workspace's creator would stop being an owner.
+ */
+export async function update(ctx: AuthedCtx, input: { workspace_uuid: string; user_id: number; role: WorkspaceRole }) {
+  const { workspace, role: callerRole } = await requireWorkspace(ctx, input.workspace_uuid, 'manage_members')
+  const current = await memberRole(ctx, workspace.id, input.user_id)
+  assertMayGrant(callerRole, input.role)
+  if (current === 'owner' && callerRole !== 'owner') throw new ForbiddenError('Only an owner may change an owner')
+  if (input.user_id === workspace.userId && input.role !== 'owner') {
+    throw new ConflictError("The workspace's creator stays an owner")
+  }
+  await ctx.em.execute('update workspace_members set role = ?, updated_at = now() where workspace_id = ? and user_id = ?', [
+    input.role,
+    workspace.id,
+    input.user_id,
+  ])
+  return { data: await loadMember(ctx, workspace.id, input.user_id) }
+}
+
+/**
+ * Removes a member, or lets the caller leave.
+ * @throws ConflictError for the workspace's creator; ForbiddenError when a `member` removes
+ *   someone else or an admin removes an owner.
+ */
+export async function remove(ctx: AuthedCtx, input: { workspace_uuid: string; user_id: number }): Promise<void> {
+  const leaving = input.user_id === ctx.auth.user.id
+  const { workspace, role: callerRole } = await requireWorkspace(ctx, input.workspace_uuid, leaving ? 'view' : 'manage_members')
+  const current = await memberRole(ctx, workspace.id, input.user_id)
+  if (input.user_id === workspace.userId) throw new ConflictError("The workspace's creator cannot be removed")
+  if (!leaving && current === 'owner' && callerRole !== 'owner') throw new ForbiddenError('Only an owner may remove an owner')
+  await ctx.em.transactional(async (em) => {
+    await em.execute('delete from workspace_members where workspace_id = ? and user_id = ?', [workspace.id, input.user_id])
+    await em.execute('update users set primary_workspace_id = null where id = ? and primary_workspace_id = ?', [input.user_id, workspace.id])
+  })
+}

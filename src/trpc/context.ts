@@ -1,0 +1,74 @@
+/**
+ * The tRPC context (STYLE.md rule 5: dependencies are passed explicitly).
+ *
+ * Both surfaces (tRPC over HTTP and WebSocket, REST through trpc-to-openapi) and the tests'
+ * `appRouter.createCaller` build it with {@link createContextFactory}. The request's
+ * EntityManager is forked on first use, so a procedure that touches no database pays nothing.
+ */
+import type { IncomingHttpHeaders } from 'node:http'
+import type { Keyv } from 'keyv'
+import type { FastifyBaseLogger as Logger } from 'fastify'
+import type { Config } from '../config.ts'
+import type { Em, Orm } from '../db.ts'
+import type { AuthContext } from '../services/auth.service.ts'
+import type { WorkspaceContext } from '../access/workspace-access.ts'
+import type { RateLimits } from './rate-limit.ts'
+
+/** Long-lived dependencies shared by every request of one process. */
+export interface AppDeps {
+  orm: Orm
+  config: Config
+  cache: Keyv
+  limits: RateLimits
+  log: Logger
+  /** sha256(service key) -> service_id, from SERVICE_KEYS. */
+  serviceKeyHashes: Map<string, string>
+}
+
+/** What a transport knows about one request. */
+export interface RequestMeta {
+  /** Matches the X-Request-Id response header and the log line (API.md section 2, "Errors"). */
+  requestId: string
+  /** Client address, for rate limits. */
+  ip: string
+  headers: IncomingHttpHeaders
+  /** Sets a response header (Retry-After); a no-op where there is no HTTP response. */
+  setHeader: (name: string, value: string) => void
+}
+
+/** The context every procedure receives. */
+export interface Ctx extends RequestMeta {
+  deps: AppDeps
+  config: Config
+  cache: Keyv
+  log: Logger
+  /** A forked EntityManager for this request, created on first access. */
+  readonly em: Em
+  /** Service scope from X-Service-Authorization; set by the base procedure (API.md section 3). */
+  serviceId: string | null
+  /** Set by `authedProcedure`. */
+  auth?: AuthContext
+  /** Set by `workspaceProcedure`. */
+  workspace?: WorkspaceContext
+  /** Success status for the REST surface, from the procedure's meta (201, 204). */
+  successStatus?: number
+}
+
+/** Returns the function the adapters call once per request. */
+export function createContextFactory(deps: AppDeps) {
+  return (meta: RequestMeta): Ctx => {
+    let em: Em | undefined
+    return {
+      ...meta,
+      deps,
+      config: deps.config,
+      cache: deps.cache,
+      log: deps.log.child({ reqId: meta.requestId }),
+      get em() {
+        em ??= deps.orm.em.fork()
+        return em
+      },
+      serviceId: null,
+    }
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * Error mapping and formatting (API.md section 2, "Errors").
+ *
+ * Services throw the named errors of `src/errors.ts`; {@link toTRPCError} turns them into tRPC
+ * errors whose code fixes the HTTP status. {@link errorFormatter} gives both surfaces one shape
+ * without a stack trace: tRPC clients read `data.code`, `data.issues` and `data.request_id`;
+ * the REST layer flattens the same to `{message, code, issues, request_id}` (src/http/rest.ts).
+ */
+import { TRPCError } from '@trpc/server'
+import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc'
+import { ZodError } from 'zod'
+import { DriverException, UniqueConstraintViolationException } from '@mikro-orm/core'
+import { AppError, TooManyRequestsError, ValidationError } from '../errors.ts'
+
+const CODES: Record<AppError['status'], TRPC_ERROR_CODE_KEY> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'TOO_MANY_REQUESTS',
+}
+
+/** Message of every validation error, on both surfaces (trpc-to-openapi writes the same). */
+export const VALIDATION_MESSAGE = 'Input validation failed'
+
+/**
+ * Maps a thrown error to the TRPCError that decides the response, or undefined to leave it as
+ * tRPC made it. PostgreSQL data exceptions (SQLSTATE class 22: bad unicode, out of range) are a
+ * 400, since only input can cause them; a unique violation that a service did not foresee is a 409.
+ */
+export function toTRPCError(cause: unknown, setHeader: (name: string, value: string) => void): TRPCError | undefined {
+  if (cause instanceof ValidationError) {
+    return new TRPCError({ code: 'BAD_REQUEST', message: VALIDATION_MESSAGE, cause: new ZodError(cause.issues) })
+  }
+  if (cause instanceof TooManyRequestsError) setHeader('Retry-After', String(cause.retryAfterSeconds))
+  if (cause instanceof AppError) return new TRPCError({ code: CODES[cause.status], message: cause.message, cause })
+  if (cause instanceof UniqueConstraintViolationException) {
+    return new TRPCError({ code: 'CONFLICT', message: 'The resource conflicts with an existing one', cause })
+  }
+  if (cause instanceof DriverException && typeof cause.code === 'string' && cause.code.startsWith('22')) {
+    return new TRPCError({ code: 'BAD_REQUEST', message: 'The input holds a value the database cannot store', cause })
+  }
+  return undefined
+}
+
+/** The issues of a validation error, or undefined. */
+function issuesOf(error: TRPCError) {
+  return error.code === 'BAD_REQUEST' && error.cause instanceof ZodError ? error.cause.issues : undefined
+}
+
+interface FormatterInput {
+  shape: { message: string; code: number; data: { code: string; httpStatus: number; path?: string } }
+  error: TRPCError
+  ctx?: { requestId?: string }
+}
+
+/** tRPC error formatter: no stack, no internals of a 500, issues and request id added. */
+export function errorFormatter({ shape, error, ctx }: FormatterInput) {
+  const issues = issuesOf(error)
+  const internal = error.code === 'INTERNAL_SERVER_ERROR'
+  return {
+    message: issues ? VALIDATION_MESSAGE : internal ? 'Internal server error' : shape.message,
+    code: shape.code,
+    data: {
+      code: shape.data.code,
+      httpStatus: shape.data.httpStatus,
+      path: shape.data.path,
+      issues,
+      request_id: ctx?.requestId,
+    },
+  }
+}
