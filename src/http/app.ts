@@ -23,6 +23,18 @@ function requestIdOf(req: IncomingMessage): string {
   return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
 }
 
+/** The headers a WebSocket client may pass as connectionParams, lower-cased. */
+const WS_HEADERS = ['authorization', 'x-service-authorization', 'x-workspace-uuid'] as const
+
+function wsHeaders(params: Record<string, string> | null): Record<string, string> {
+  const headers: Record<string, string> = {}
+  for (const [key, value] of Object.entries(params ?? {})) {
+    const name = key.toLowerCase()
+    if ((WS_HEADERS as readonly string[]).includes(name) && typeof value === 'string') headers[name] = value
+  }
+  return headers
+}
+
 /** Builds the OpenAPI 3.1 document from the routers (once per process). */
 export function openApiDocument(baseUrl: string) {
   return generateOpenApiDocument(appRouter, {
@@ -52,7 +64,6 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     genReqId: requestIdOf,
-    requestIdLogLabel: 'reqId',
     return503OnClosing: true,
     routerOptions: { maxParamLength: 1000, ignoreTrailingSlash: true },
   })
@@ -141,8 +152,14 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
   const wssHandler = applyWSSHandler({
     wss,
     router: appRouter,
-    createContext: ({ req }) =>
-      createContext({ requestId: requestIdOf(req), ip: req.socket.remoteAddress ?? '', headers: req.headers, setHeader: () => {} }),
+    // Browsers cannot set headers on a WebSocket: tRPC's connectionParams carry them instead.
+    createContext: ({ req, info }) =>
+      createContext({
+        requestId: requestIdOf(req),
+        ip: req.socket.remoteAddress ?? '',
+        headers: { ...req.headers, ...wsHeaders(info.connectionParams) },
+        setHeader: () => {},
+      }),
     keepAlive: { enabled: true, pingMs: 30_000, pongWaitMs: 5_000 },
   })
   app.server.on('upgrade', (req, socket, head) => {

@@ -1,0 +1,148 @@
+/**
+ * The real service for tests (fastify/demo's "a test helper that builds the real app"): a fresh
+ * database, the real runtime (Redis when REDIS_URL is set), the HTTP host listening on a free
+ * loopback port, procedure callers through `appRouter.createCaller`, and factories.
+ */
+import { randomBytes, randomUUID } from 'node:crypto'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { createCaller } from '../../routers/index.ts'
+import { createLogger, createRuntime, type Runtime } from '../../src/app.ts'
+import { loadConfig, type Config } from '../../src/config.ts'
+import { buildHttpApp } from '../../src/http/app.ts'
+import { freshDatabase } from './database.ts'
+
+/** A fixed key so tests never write one into a data folder. */
+export const TEST_APP_KEY = `base64:${Buffer.alloc(32, 7).toString('base64')}`
+
+/** A response read over HTTP. */
+export interface HttpResult {
+  status: number
+  headers: Headers
+  /** Parsed JSON, or the raw text when the body is not JSON, or null when empty. */
+  body: any
+}
+
+/** A user made by the factory, with a basic token. */
+export interface TestUser {
+  id: number
+  email: string
+  password: string
+  token: string
+  /** uuid of the user's primary workspace. */
+  workspaceUuid: string
+}
+
+export interface TestApp {
+  runtime: Runtime
+  config: Config
+  url: string
+  /** A procedure caller with these request headers (Authorization, X-Workspace-UUID, ...). */
+  caller: (headers?: Record<string, string>) => ReturnType<typeof createCaller>
+  /** A caller authenticated with the token. */
+  as: (user: { token: string }, headers?: Record<string, string>) => ReturnType<typeof createCaller>
+  /** An HTTP request against the running server. */
+  http: (
+    method: string,
+    path: string,
+    options?: { token?: string; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> },
+  ) => Promise<HttpResult>
+  make: {
+    user: (overrides?: { name?: string; email?: string; password?: string; serviceKey?: string }) => Promise<TestUser>
+  }
+  /** Runs raw SQL on the test database. */
+  sql: (query: string, params?: unknown[]) => Promise<Record<string, unknown>[]>
+  close: () => Promise<void>
+}
+
+/**
+ * Starts the service on a fresh database.
+ * @param env extra environment (e.g. `SIGN_IN_MAX_PER_EMAIL`), over the test defaults.
+ */
+export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const database = await freshDatabase()
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    DATA_DIR: path.join(tmpdir(), `aw-test-${randomBytes(4).toString('hex')}`),
+    APP_KEY: TEST_APP_KEY,
+    ...(database.url ? { DATABASE_URL: database.url } : {}),
+    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    SERVICE_KEYS: 'acme:acme-service-key-0123456789,globex:globex-service-key-0123456789',
+    SIGN_IN_MAX_PER_ADDRESS: '100000',
+    ...env,
+  })
+  const runtime = await createRuntime(config, {
+    orm: database.orm,
+    migrate: false,
+    log: createLogger(config),
+    rateLimitPrefix: `test-${randomUUID()}`,
+  })
+  const { app, createContext } = await buildHttpApp(runtime)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const address = app.server.address()
+  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+
+  const caller = (headers: Record<string, string> = {}) =>
+    createCaller(
+      createContext({
+        requestId: randomUUID(),
+        ip: '127.0.0.1',
+        headers: Object.fromEntries(Object.entries(headers).map(([key, value]) => [key.toLowerCase(), value])),
+        setHeader: () => {},
+      }),
+    )
+  const as = (user: { token: string }, headers: Record<string, string> = {}) =>
+    caller({ authorization: `Bearer ${user.token}`, ...headers })
+
+  const http: TestApp['http'] = async (method, pathname, options = {}) => {
+    const headers: Record<string, string> = { ...options.headers }
+    if (options.token) headers.authorization = `Bearer ${options.token}`
+    let body: string | Buffer | undefined = options.rawBody
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body)
+      headers['content-type'] ??= 'application/json'
+    }
+    const response = await fetch(url + pathname, { method, headers, body })
+    const text = await response.text()
+    let parsed: unknown = null
+    if (text) {
+      try {
+        parsed = JSON.parse(text)
+      } catch {
+        parsed = text
+      }
+    }
+    return { status: response.status, headers: response.headers, body: parsed }
+  }
+
+  let counter = 0
+  const make: TestApp['make'] = {
+    user: async (overrides = {}) => {
+      counter += 1
+      const email = overrides.email ?? `user${counter}-${randomBytes(3).toString('hex')}@example.com`
+      const password = overrides.password ?? 'correct horse battery'
+      const headers: Record<string, string> = overrides.serviceKey ? { 'x-service-authorization': overrides.serviceKey } : {}
+      const result = await caller(headers).auth.signUp({ name: overrides.name ?? `User ${counter}`, email, password })
+      const { user, access_token } = result.data
+      return { id: user.id, email, password, token: access_token, workspaceUuid: user.primary_workspace?.uuid ?? '' }
+    },
+  }
+
+  return {
+    runtime,
+    config,
+    url,
+    caller,
+    as,
+    http,
+    make,
+    sql: (query, params = []) => runtime.orm.em.fork().execute(query, params),
+    close: async () => {
+      await app.close()
+      if (runtime.redis?.isOpen) await runtime.redis.quit()
+      await database.drop()
+    },
+  }
+}
