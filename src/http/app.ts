@@ -26,7 +26,7 @@ function requestIdOf(req: IncomingMessage): string {
 /** The headers a WebSocket client may pass as connectionParams, lower-cased. */
 const WS_HEADERS = ['authorization', 'x-service-authorization', 'x-workspace-uuid'] as const
 
-function wsHeaders(params: Record<string, string> | null): Record<string, string> {
+function wsHeaders(params: Record<string, string | undefined> | null): Record<string, string> {
   const headers: Record<string, string> = {}
   for (const [key, value] of Object.entries(params ?? {})) {
     const name = key.toLowerCase()
