@@ -11,6 +11,10 @@ import { createLogger, createRuntime, type Runtime } from '../../src/app.ts'
 import { loadConfig, type Config } from '../../src/config.ts'
 import { buildHttpApp } from '../../src/http/app.ts'
 import { freshDatabase } from './database.ts'
+import type { z } from 'zod'
+import type { WorkspaceRole } from '../../entities/index.ts'
+import type { TWorkspace } from '../../src/schemas/user.schema.ts'
+import type { CreateWorkspaceInput } from '../../src/schemas/workspace.schema.ts'
 
 /** A fixed key so tests never write one into a data folder. */
 export const TEST_APP_KEY = `base64:${Buffer.alloc(32, 7).toString('base64')}`
@@ -49,6 +53,10 @@ export interface TestApp {
   ) => Promise<HttpResult>
   make: {
     user: (overrides?: { name?: string; email?: string; password?: string; serviceKey?: string }) => Promise<TestUser>
+    /** A workspace created by `owner` (who becomes its `owner` member); answers the Workspace shape. */
+    workspace: (owner: { token: string }, input?: Partial<z.input<typeof CreateWorkspaceInput>>) => Promise<TWorkspace>
+    /** Adds `user` to the workspace with `role` (default `member`), acting as `by` (an owner or admin). */
+    member: (workspace: { uuid: string } | string, by: { token: string }, user: { id: number }, role?: WorkspaceRole) => Promise<void>
   }
   /** Runs raw SQL on the test database. */
   sql: (query: string, params?: unknown[]) => Promise<Record<string, unknown>[]>
@@ -127,6 +135,15 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
       const result = await caller(headers).auth.signUp({ name: overrides.name ?? `User ${counter}`, email, password })
       const { user, access_token } = result.data
       return { id: user.id, email, password, token: access_token, workspaceUuid: user.primary_workspace?.uuid ?? '' }
+    },
+    workspace: async (owner, input = {}) => {
+      counter += 1
+      const result = await as(owner).workspaces.create({ name: `Workspace ${counter}`, ...input })
+      return result.data
+    },
+    member: async (workspace, by, user, role = 'member') => {
+      const uuid = typeof workspace === 'string' ? workspace : workspace.uuid
+      await as(by).workspaces.members.add({ workspace_uuid: uuid, user_id: user.id, role })
     },
   }
 

@@ -1,0 +1,270 @@
+/**
+ * `npm run bench` (issue 2): throughput of the service against baselines measured in the same
+ * run, on PostgreSQL, all over 127.0.0.1.
+ *
+ *   (a) bare node:http route answering the bytes of `GET /api/v1/ping`  (Node's HTTP ceiling)
+ *   (b) bare node:http route doing one primary-key SELECT through `pg`  (one DB round trip)
+ *   (c) `GET /api/v1/ping`: a procedure without database, through the REST layer (stack ceiling)
+ *   (d) `GET /health`: a plain Fastify route of the service
+ *   (e) `GET /api/v1/user` with a bearer token: authentication query + procedure
+ *
+ * Each server is a child process (a fresh database `aw_bench_*` is created and dropped); autocannon
+ * runs here with the same settings for every row: 50 connections, pipelining 1, a 2 s warm-up,
+ * then BENCH_DURATION seconds (default 10). Results are ratios to (c); the target is (e) >= 80% of
+ * (c). The exit code is 0 whether or not the target is met: this is a measurement, not a test.
+ *
+ * Environment:
+ *   BENCH_DATABASE_URL  admin connection of the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres)
+ *   BENCH_DURATION      seconds per measured run (default 10)
+ *   BENCH_WARMUP        seconds of warm-up before each run (default 2)
+ *   BENCH_CONNECTIONS   autocannon connections (default 50)
+ *   BENCH_ONLY          rows to run, e.g. "c,e" (default all)
+ *   BENCH_PROFILE       a folder: run the service with `node --cpu-prof` writing there
+ */
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import autocannon from 'autocannon'
+import pg from 'pg'
+import { type Child, startChild, stopChild } from './processes.ts'
+
+type Key = 'a' | 'b' | 'c' | 'd' | 'e'
+
+interface Target {
+  key: Key
+  name: string
+  request: string
+  url: string
+  headers?: Record<string, string>
+}
+
+/** One measured row. */
+interface Row {
+  key: Key
+  name: string
+  request: string
+  /** Mean of autocannon's per-second samples. */
+  requestsPerSecond: number
+  latencyP50Ms: number
+  latencyP99Ms: number
+  latencyMeanMs: number
+  requests: number
+  non2xx: number
+  errors: number
+  timeouts: number
+  /** requestsPerSecond / (c)'s; null when (c) was not run. */
+  vsPing: number | null
+}
+
+const TARGET_RATIO = 0.8
+const envNumber = (name: string, fallback: number) => {
+  const value = Number(process.env[name] ?? fallback)
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`)
+  return value
+}
+const settings = {
+  connections: envNumber('BENCH_CONNECTIONS', 50),
+  pipelining: 1,
+  durationSeconds: envNumber('BENCH_DURATION', 10),
+  warmupSeconds: envNumber('BENCH_WARMUP', 2),
+}
+const only = new Set((process.env.BENCH_ONLY ?? 'a,b,c,d,e').split(',').map((key) => key.trim()))
+const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const profileDir = process.env.BENCH_PROFILE ? path.resolve(process.env.BENCH_PROFILE) : undefined
+const resultsDir = path.resolve(import.meta.dirname, 'results')
+
+const children: Child[] = []
+let database: string | undefined
+let cleaning: Promise<void> | undefined
+
+/** Stops every child and drops the database; safe to call more than once. */
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    await Promise.allSettled(children.map((child) => stopChild(child)))
+    if (database) {
+      const admin = new pg.Client({ connectionString: adminUrl })
+      try {
+        await admin.connect()
+        await admin.query(`drop database if exists "${database}" with (force)`)
+      } catch (error) {
+        console.error(`could not drop database ${database}:`, error)
+      } finally {
+        await admin.end().catch(() => {})
+      }
+    }
+  })()
+  return cleaning
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.error(`\n${signal}: cleaning up`)
+    void cleanup().then(() => process.exit(130))
+  })
+}
+
+async function expectOk(response: Response, what: string): Promise<Buffer> {
+  const body = Buffer.from(await response.arrayBuffer())
+  if (!response.ok) throw new Error(`${what}: HTTP ${response.status} ${body.toString('utf8').slice(0, 300)}`)
+  return body
+}
+
+async function run(target: Target, durationSeconds: number) {
+  return autocannon({
+    url: target.url,
+    headers: target.headers,
+    connections: settings.connections,
+    pipelining: settings.pipelining,
+    duration: durationSeconds,
+  })
+}
+
+async function measure(target: Target): Promise<Row> {
+  process.stdout.write(`(${target.key}) ${target.request}: warm-up ${settings.warmupSeconds} s, measuring ${settings.durationSeconds} s ... `)
+  await run(target, settings.warmupSeconds)
+  const result = await run(target, settings.durationSeconds)
+  const row: Row = {
+    key: target.key,
+    name: target.name,
+    request: target.request,
+    requestsPerSecond: result.requests.average,
+    latencyP50Ms: result.latency.p50,
+    latencyP99Ms: result.latency.p99,
+    latencyMeanMs: result.latency.average,
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    vsPing: null,
+  }
+  console.log(`${Math.round(row.requestsPerSecond)} req/s${row.non2xx || row.errors ? ` (${row.non2xx} non-2xx, ${row.errors} errors)` : ''}`)
+  return row
+}
+
+const fmt = (value: number, digits = 0) => value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+const pct = (ratio: number | null) => (ratio === null ? 'n/a' : `${fmt(ratio * 100)}%`)
+
+function markdown(rows: Row[], meta: { date: string; machine: string; postgres: string }, verdict: string): string {
+  const lines = [
+    `Benchmark of ${meta.date}: ${meta.machine}; ${meta.postgres}.`,
+    `autocannon: ${settings.connections} connections, pipelining ${settings.pipelining}, ${settings.warmupSeconds} s warm-up then ${settings.durationSeconds} s per row; request logging off (LOG_LEVEL=warn).`,
+    '',
+    '| row | request | req/s | p50 ms | p99 ms | vs (c) |',
+    '| --- | --- | ---: | ---: | ---: | ---: |',
+    ...rows.map(
+      (row) =>
+        `| (${row.key}) ${row.name} | \`${row.request}\` | ${fmt(row.requestsPerSecond)} | ${fmt(row.latencyP50Ms)} | ${fmt(row.latencyP99Ms)} | ${pct(row.vsPing)} |` +
+        (row.non2xx || row.errors ? ` ⚠ ${row.non2xx} non-2xx, ${row.errors} errors` : ''),
+    ),
+    '',
+    verdict,
+    '',
+  ]
+  return lines.join('\n')
+}
+
+async function main() {
+  const admin = new pg.Client({ connectionString: adminUrl })
+  await admin.connect()
+  const postgres = String((await admin.query('show server_version')).rows[0].server_version)
+  database = `aw_bench_${randomBytes(4).toString('hex')}`
+  await admin.query(`create database "${database}"`)
+  await admin.end()
+  const databaseUrl = new URL(adminUrl)
+  databaseUrl.pathname = `/${database}`
+  console.log(`database ${database} (PostgreSQL ${postgres})`)
+
+  const common = { NODE_ENV: 'production', LOG_LEVEL: 'warn' }
+  if (profileDir) mkdirSync(profileDir, { recursive: true })
+  const service = await startChild(
+    'service',
+    'src/server.ts',
+    {
+      ...common,
+      DATABASE_URL: databaseUrl.href,
+      APP_KEY: `base64:${randomBytes(32).toString('base64')}`,
+      APP_URL: '',
+      REDIS_URL: '',
+      SIGN_IN_MAX_PER_ADDRESS: '1000000',
+      SIGN_IN_MAX_PER_EMAIL: '1000000',
+    },
+    { readyPath: '/ready', nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] },
+  )
+  children.push(service)
+
+  const ping = await fetch(`${service.url}/api/v1/ping`)
+  const pingBody = await expectOk(ping, 'GET /api/v1/ping')
+  const contentType = ping.headers.get('content-type') ?? 'application/json; charset=utf-8'
+
+  const email = `bench-${randomBytes(4).toString('hex')}@example.com`
+  const signUp = await fetch(`${service.url}/api/v1/auth/sign-up`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Bench User', email, password: 'bench-password-1234' }),
+  })
+  const token = (JSON.parse((await expectOk(signUp, 'sign-up')).toString('utf8')) as { data: { access_token: string } }).data.access_token
+  const authorization = { authorization: `Bearer ${token}` }
+  const me = JSON.parse((await expectOk(await fetch(`${service.url}/api/v1/user`, { headers: authorization }), 'GET /api/v1/user')).toString('utf8')) as {
+    data: { id: number }
+  }
+
+  const bare = await startChild('bare-http', 'bench/static-server.ts', {
+    ...common,
+    BENCH_BODY_BASE64: pingBody.toString('base64'),
+    BENCH_CONTENT_TYPE: contentType,
+  })
+  children.push(bare)
+  const barePg = await startChild('bare-pg', 'bench/pg-server.ts', { ...common, DATABASE_URL: databaseUrl.href, BENCH_USER_ID: String(me.data.id) })
+  children.push(barePg)
+  const bareBody = await expectOk(await fetch(bare.url), 'bare route')
+  if (!bareBody.equals(pingBody)) throw new Error('the bare route does not answer the bytes of GET /api/v1/ping')
+
+  const targets: Target[] = [
+    { key: 'a', name: 'bare node:http, same bytes', request: 'GET / (bare)', url: `${bare.url}/` },
+    { key: 'b', name: 'bare node:http + pg SELECT by id', request: 'GET / (bare pg)', url: `${barePg.url}/` },
+    { key: 'c', name: 'procedure, no database (REST layer)', request: 'GET /api/v1/ping', url: `${service.url}/api/v1/ping` },
+    { key: 'd', name: 'Fastify route', request: 'GET /health', url: `${service.url}/health` },
+    { key: 'e', name: 'authenticated procedure (1 query)', request: 'GET /api/v1/user', url: `${service.url}/api/v1/user`, headers: authorization },
+  ]
+  const rows: Row[] = []
+  for (const target of targets) if (only.has(target.key)) rows.push(await measure(target))
+
+  const ping_ = rows.find((row) => row.key === 'c')
+  for (const row of rows) row.vsPing = ping_ ? row.requestsPerSecond / ping_.requestsPerSecond : null
+  const user = rows.find((row) => row.key === 'e')
+  const ratio = user?.vsPing ?? null
+  const pass = ratio === null ? null : ratio >= TARGET_RATIO
+  const verdict =
+    ratio === null
+      ? 'Target (e) >= 80% of (c): not measured (run rows c and e).'
+      : `Target (e) >= 80% of (c): (e)/(c) = ${pct(ratio)} -> **${pass ? 'PASS' : 'FAIL'}**`
+
+  const date = new Date().toISOString()
+  const cpus = os.cpus()
+  const machine = `${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, Node ${process.version}`
+  const md = markdown(rows, { date, machine, postgres: `PostgreSQL ${postgres}` }, verdict)
+  console.log(`\n${md}`)
+
+  mkdirSync(resultsDir, { recursive: true })
+  const stamp = date.replace(/[:.]/g, '-')
+  const json = JSON.stringify(
+    { date, machine: { cpu: cpus[0]?.model.trim(), cores: cpus.length, node: process.version, postgres }, settings, rows, target: { ratio, threshold: TARGET_RATIO, pass } },
+    null,
+    2,
+  )
+  for (const name of [`bench-${stamp}`, 'latest']) {
+    writeFileSync(path.join(resultsDir, `${name}.json`), json + '\n')
+    writeFileSync(path.join(resultsDir, `${name}.md`), md)
+  }
+  console.log(`results: ${path.relative(process.cwd(), path.join(resultsDir, `bench-${stamp}.{json,md}`))}`)
+}
+
+try {
+  await main()
+} catch (error) {
+  console.error(error)
+  process.exitCode = 1
+} finally {
+  await cleanup()
+}
