@@ -76,9 +76,16 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
       setHeader: (name, value) => void res.header(name, value),
     })
 
+  // While closing, answers end their keep-alive connections, so close() is not held up by idle
+  // sockets of clients whose requests were in flight when shutdown began.
+  let closing = false
   app.addHook('onRequest', (request, reply, done) => {
     void reply.header('x-request-id', request.id)
     done()
+  })
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) void reply.header('connection', 'close')
+    done(null, payload)
   })
   app.setErrorHandler(handleHostError)
   app.setNotFoundHandler((request, reply) => reply.status(404).send(errorBody(404, 'Route not found', request.id)))
@@ -167,6 +174,7 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req))
   })
   app.addHook('preClose', (done) => {
+    closing = true
     wssHandler.broadcastReconnectNotification()
     for (const client of wss.clients) client.close(1001, 'server shutting down')
     wss.close(() => done())

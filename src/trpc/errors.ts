@@ -8,7 +8,7 @@
  */
 import { TRPCError } from '@trpc/server'
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc'
-import { ZodError } from 'zod'
+import { ZodError, ZodRealError } from 'zod'
 import { DriverException, UniqueConstraintViolationException } from '@mikro-orm/core'
 import { AppError, TooManyRequestsError, ValidationError } from '../errors.ts'
 
@@ -33,7 +33,9 @@ export const VALIDATION_MESSAGE = 'Input validation failed'
  */
 export function toTRPCError(cause: unknown, setHeader: (name: string, value: string) => void): TRPCError | undefined {
   if (cause instanceof ValidationError) {
-    return new TRPCError({ code: 'BAD_REQUEST', message: VALIDATION_MESSAGE, cause: new ZodError(cause.issues) })
+    // ZodRealError, not ZodError: zod 4's ZodError is no Error subclass, so TRPCError would copy
+    // it into an UnknownCauseError and drop the non-enumerable `issues` (both surfaces lost them).
+    return new TRPCError({ code: 'BAD_REQUEST', message: VALIDATION_MESSAGE, cause: new ZodRealError(cause.issues) })
   }
   if (cause instanceof TooManyRequestsError) setHeader('Retry-After', String(cause.retryAfterSeconds))
   if (cause instanceof AppError) return new TRPCError({ code: CODES[cause.status], message: cause.message, cause })

@@ -6,6 +6,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import type { FastifyInstance } from 'fastify'
 import { createCaller } from '../../routers/index.ts'
 import { createLogger, createRuntime, type Runtime } from '../../src/app.ts'
 import { loadConfig, type Config } from '../../src/config.ts'
@@ -39,6 +40,8 @@ export interface TestUser {
 
 export interface TestApp {
   runtime: Runtime
+  /** The Fastify host, listening. */
+  app: FastifyInstance
   config: Config
   url: string
   /** A procedure caller with these request headers (Authorization, X-Workspace-UUID, ...). */
@@ -149,6 +152,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
 
   return {
     runtime,
+    app,
     config,
     url,
     caller,
@@ -157,7 +161,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     make,
     sql: (query, params = []) => runtime.orm.em.fork().execute(query, params),
     close: async () => {
-      await app.close()
+      if (app.server.listening) await app.close()
       if (runtime.redis?.isOpen) await runtime.redis.quit()
       await database.drop()
     },

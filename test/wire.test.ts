@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest'
+import { page, toDate, withParam } from '../src/schemas/wire.ts'
+import { slugify } from '../src/services/slugs.ts'
+import { mergeMetadata } from '../src/services/workspaces.service.ts'
+
+describe('paginator (API.md section 2)', () => {
+  it('builds Laravel links and meta for a middle page', () => {
+    const result = page(['x', 'y'], { total: 7, page: 2, perPage: 2, path: 'http://h/api/v1/things', query: { sort: 'name' } })
+    expect(result).toEqual({
+      data: ['x', 'y'],
+      links: {
+        first: 'http://h/api/v1/things?sort=name&page=1&per_page=2',
+        last: 'http://h/api/v1/things?sort=name&page=4&per_page=2',
+        prev: 'http://h/api/v1/things?sort=name&page=1&per_page=2',
+        next: 'http://h/api/v1/things?sort=name&page=3&per_page=2',
+      },
+      meta: { current_page: 2, from: 3, last_page: 4, path: 'http://h/api/v1/things', per_page: 2, to: 4, total: 7 },
+    })
+  })
+
+  it('answers an empty page with from/to null and last_page 1', () => {
+    const result = page([], { total: 0, page: 1, perPage: 15, path: 'http://h/x' })
+    expect(result.meta).toEqual({ current_page: 1, from: null, last_page: 1, path: 'http://h/x', per_page: 15, to: null, total: 0 })
+    expect(result.links.prev).toBeNull()
+    expect(result.links.next).toBeNull()
+  })
+})
+
+describe('with', () => {
+  it('splits, trims and checks relations', () => {
+    expect(withParam(['user', 'tools'] as const).parse('user, tools')).toEqual(['user', 'tools'])
+    const bad = withParam(['user'] as const).safeParse('user,secrets')
+    expect(bad.success).toBe(false)
+  })
+})
+
+describe('timestamps', () => {
+  it('reads PostgreSQL text timestamps as UTC instants', () => {
+    expect(toDate('2026-11-21 09:41:21.581078+00').toISOString()).toBe('2026-11-21T09:41:21.581Z')
+    expect(toDate('2026-11-21 10:41:21+01').toISOString()).toBe('2026-11-21T09:41:21.000Z')
+  })
+})
+
+describe('slugify', () => {
+  it.each([
+    ["Ada's Workspace", 'ada-s-workspace'],
+    ['  Ünïcödé  Team ', 'unicode-team'],
+    ['日本語', 'workspace'],
+    ['a'.repeat(100), 'a'.repeat(60)],
+  ])('%s -> %s', (name, slug) => expect(slugify(name)).toBe(slug))
+})
+
+describe('mergeMetadata (API.md section 5: merged key by key, null removes)', () => {
+  it('keeps, replaces, adds and removes keys', () => {
+    expect(mergeMetadata({ a: '1', b: '2', c: ['x'] }, { b: '3', c: null, d: '4' })).toEqual({ a: '1', b: '3', d: '4' })
+  })
+})
