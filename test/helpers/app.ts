@@ -6,7 +6,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { createCaller } from '../../routers/index.ts'
 import { createLogger, createRuntime, type Runtime } from '../../src/app.ts'
 import { loadConfig, type Config } from '../../src/config.ts'
@@ -69,8 +69,9 @@ export interface TestApp {
 /**
  * Starts the service on a fresh database.
  * @param env extra environment (e.g. `SIGN_IN_MAX_PER_EMAIL`), over the test defaults.
+ * @param options.log a logger to capture log lines (defaults to a silent one).
  */
-export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function createTestApp(env: Record<string, string> = {}, options: { log?: FastifyBaseLogger } = {}): Promise<TestApp> {
   const database = await freshDatabase()
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -87,7 +88,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
   const runtime = await createRuntime(config, {
     orm: database.orm,
     migrate: false,
-    log: createLogger(config),
+    log: options.log ?? createLogger(config),
     rateLimitPrefix: `test-${randomUUID()}`,
   })
   const { app, createContext } = await buildHttpApp(runtime)

@@ -1,0 +1,44 @@
+import { Writable } from 'node:stream'
+import { pino } from 'pino'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { REDACTED } from '../src/app.ts'
+import { createTestApp, type TestApp } from './helpers/app.ts'
+
+describe('structured logs', () => {
+  const lines: string[] = []
+  let t: TestApp
+  beforeAll(async () => {
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk))
+        done()
+      },
+    })
+    t = await createTestApp({}, { log: pino({ level: 'trace', redact: { paths: REDACTED, censor: '[redacted]' } }, sink) })
+  })
+  afterAll(async () => t?.close())
+
+  it('write JSON lines with the request id and never a token, password or service key', async () => {
+    const password = 'hunter2-hunter2-secret'
+    const signUp = await t.http('POST', '/api/v1/auth/sign-up', {
+      body: { name: 'Log Tester', email: 'log@example.com', password },
+      headers: { 'x-service-authorization': 'acme-service-key-0123456789' },
+    })
+    expect(signUp.status).toBe(201)
+    const token: string = signUp.body.data.access_token
+    const me = await t.http('GET', '/api/v1/user', {
+      token,
+      headers: { 'x-service-authorization': 'acme-service-key-0123456789', 'x-request-id': 'log-test-1' },
+    })
+    expect(me.status).toBe(200)
+    await t.http('POST', '/api/v1/auth/sign-in', { body: { email: 'log@example.com', password: 'wrong-password-here' } })
+
+    const all = lines.join('')
+    expect(lines.length).toBeGreaterThan(3)
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow()
+    expect(lines.some((line) => JSON.parse(line).reqId === 'log-test-1')).toBe(true)
+    for (const secret of [token, token.slice(4), password, 'wrong-password-here', 'acme-service-key-0123456789']) {
+      expect(all).not.toContain(secret)
+    }
+  })
+})
