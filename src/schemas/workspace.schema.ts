@@ -34,6 +34,8 @@ const metadataFields = {
   tools: z.array(text(255)).max(100),
   ai_tools: AiTools,
 }
+/** Most keys a workspace's `metadata` holds, on create and after an update's merge. */
+export const METADATA_MAX_KEYS = 100
 const extraKey = z.string().min(1).max(64).regex(/^[A-Za-z0-9_.-]+$/, 'metadata keys are letters, digits and "_.-"')
 
 /** Workspace `metadata` on create: the named fields plus extra string keys. */
@@ -46,7 +48,9 @@ export const WorkspaceMetadataInput = z
         ctx.addIssue({ code: 'custom', path: [key], message: 'metadata keys are 1..64 letters, digits and "_.-"' })
       }
     }
-    if (Object.keys(value).length > 100) ctx.addIssue({ code: 'custom', path: [], message: 'at most 100 keys' })
+    if (Object.keys(value).length > METADATA_MAX_KEYS) {
+      ctx.addIssue({ code: 'custom', path: [], message: `at most ${METADATA_MAX_KEYS} keys` })
+    }
   })
 
 /** Workspace `metadata` on update: as on create, and `null` removes a key. */
@@ -59,7 +63,9 @@ export const WorkspaceMetadataPatch = z
         ctx.addIssue({ code: 'custom', path: [key], message: 'metadata keys are 1..64 letters, digits and "_.-"' })
       }
     }
-    if (Object.keys(value).length > 100) ctx.addIssue({ code: 'custom', path: [], message: 'at most 100 keys' })
+    if (Object.keys(value).length > METADATA_MAX_KEYS) {
+      ctx.addIssue({ code: 'custom', path: [], message: `at most ${METADATA_MAX_KEYS} keys` })
+    }
   })
 
 const AiToolOut = z.object({ emoji: z.string(), name: z.string(), description: z.string() })

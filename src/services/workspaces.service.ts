@@ -7,7 +7,7 @@ import { Workspace, WorkspaceMember } from '../../entities/index.ts'
 import { memberWorkspaceSql, requireWorkspace } from '../access/workspace-access.ts'
 import { ConflictError, ValidationError } from '../errors.ts'
 import { toWorkspace, type TWorkspace, type UserRow } from '../schemas/user.schema.ts'
-import type { CreateWorkspaceInput, UpdateWorkspaceInput, WorkspaceRow } from '../schemas/workspace.schema.ts'
+import { METADATA_MAX_KEYS, type CreateWorkspaceInput, type UpdateWorkspaceInput, type WorkspaceRow } from '../schemas/workspace.schema.ts'
 import { page, sortOf } from '../schemas/wire.ts'
 import type { Ctx } from '../trpc/context.ts'
 import type { AuthContext } from './auth.service.ts'
@@ -120,11 +120,16 @@ export async function update(ctx: AuthedCtx, input: z.infer<typeof UpdateWorkspa
   const { workspace } = await requireWorkspace(ctx, input.workspace_uuid, 'update')
   if (input.slug !== undefined && input.slug !== workspace.slug) await assertSlugFree(ctx, input.slug, workspace.id)
   const entity = await ctx.em.findOneOrFail(Workspace, workspace.id)
+  const metadata = input.metadata === undefined ? undefined : mergeMetadata(entity.metadata, input.metadata)
+  // Each request is bounded by the schema; the merge must not grow past the same bound.
+  if (metadata && Object.keys(metadata).length > METADATA_MAX_KEYS) {
+    throw new ValidationError(['metadata'], `at most ${METADATA_MAX_KEYS} keys after merging`)
+  }
   if (input.name !== undefined) entity.name = input.name
   if (input.slug !== undefined) entity.slug = input.slug
   if (input.profile_photo_key !== undefined) entity.profilePhotoKey = input.profile_photo_key
   if (input.is_onboarded !== undefined) entity.isOnboarded = input.is_onboarded
-  if (input.metadata !== undefined) entity.metadata = mergeMetadata(entity.metadata, input.metadata)
+  if (metadata !== undefined) entity.metadata = metadata
   await ctx.em.flush()
   return { data: await load(ctx, workspace.id) }
 }
