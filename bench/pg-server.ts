@@ -14,7 +14,10 @@ const server = createServer((_req, res) => {
   pool.query(SQL, [userId]).then(
     (result) => {
       const body = JSON.stringify({ data: result.rows[0] ?? null })
-      res.writeHead(result.rows.length ? 200 : 404, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) })
+      res.writeHead(result.rows.length ? 200 : 404, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(body),
+      })
       res.end(body)
     },
     (error: unknown) => {

@@ -34,10 +34,11 @@ export async function startChild(
   name: string,
   file: string,
   env: Record<string, string>,
-  options: { readyPath?: string; nodeArgs?: string[]; timeoutMs?: number } = {},
+  options: { readyPath?: string; nodeArgs?: string[]; timeoutMs?: number; cwd?: string } = {},
 ): Promise<Child> {
   const port = await freePort()
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', file], {
+    cwd: options.cwd,
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'inherit', 'inherit'],
   })

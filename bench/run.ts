@@ -13,13 +13,19 @@
  * then BENCH_DURATION seconds (default 10). Results are ratios to (c); the target is (e) >= 80% of
  * (c). The exit code is 0 whether or not the target is met: this is a measurement, not a test.
  *
+ * Besides throughput and latency, each row reports the CPU one request cost the server process
+ * and the PostgreSQL backends of the benchmark database (read from /proc, Linux only), and how
+ * busy the rest of the machine was meanwhile ("other load", in cores): a noisy neighbour shows
+ * there instead of silently lowering a ratio.
+ *
  * Environment:
  *   BENCH_DATABASE_URL  admin connection of the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres)
  *   BENCH_DURATION      seconds per measured run (default 10)
  *   BENCH_WARMUP        seconds of warm-up before each run (default 2)
  *   BENCH_CONNECTIONS   autocannon connections (default 50)
  *   BENCH_ONLY          rows to run, e.g. "c,e" (default all)
- *   BENCH_PROFILE       a folder: run the service with `node --cpu-prof` writing there
+ *   BENCH_PROFILE       a folder: run the service under `node --cpu-prof` writing there; each row's
+ *                       measured window is in the results JSON (see bench/profile-summary.ts)
  */
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -27,6 +33,7 @@ import os from 'node:os'
 import path from 'node:path'
 import autocannon from 'autocannon'
 import pg from 'pg'
+import { cpuSeconds, cpuSince, cpuSnapshot, machineBusySeconds } from './cpu.ts'
 import { type Child, startChild, stopChild } from './processes.ts'
 
 type Key = 'a' | 'b' | 'c' | 'd' | 'e'
@@ -37,6 +44,8 @@ interface Target {
   request: string
   url: string
   headers?: Record<string, string>
+  /** The server process answering it. */
+  pid: number
 }
 
 /** One measured row. */
@@ -55,6 +64,15 @@ interface Row {
   timeouts: number
   /** requestsPerSecond / (c)'s; null when (c) was not run. */
   vsPing: number | null
+  /** CPU microseconds per request of the server process and of the benchmark database's backends. */
+  serverCpuUsPerRequest: number | null
+  postgresCpuUsPerRequest: number | null
+  /** CPU microseconds per request of autocannon (this process). */
+  loadGeneratorCpuUsPerRequest: number
+  /** Cores kept busy by everything else on the machine during the run (other processes, interrupts). */
+  otherLoadCores: number | null
+  /** The measured run on the monotonic clock in microseconds (V8's profiles use the same clock on Linux). */
+  window: { startUs: number; endUs: number }
 }
 
 const TARGET_RATIO = 0.8
@@ -76,23 +94,22 @@ const resultsDir = path.resolve(import.meta.dirname, 'results')
 
 const children: Child[] = []
 let database: string | undefined
+/** Admin connection: creates and drops the database, lists its backends. */
+let admin: pg.Client | undefined
 let cleaning: Promise<void> | undefined
 
 /** Stops every child and drops the database; safe to call more than once. */
 function cleanup(): Promise<void> {
   cleaning ??= (async () => {
     await Promise.allSettled(children.map((child) => stopChild(child)))
-    if (database) {
-      const admin = new pg.Client({ connectionString: adminUrl })
+    if (database && admin) {
       try {
-        await admin.connect()
         await admin.query(`drop database if exists "${database}" with (force)`)
       } catch (error) {
         console.error(`could not drop database ${database}:`, error)
-      } finally {
-        await admin.end().catch(() => {})
       }
     }
+    await admin?.end().catch(() => {})
   })()
   return cleaning
 }
@@ -120,10 +137,38 @@ async function run(target: Target, durationSeconds: number) {
   })
 }
 
+/** PIDs of the PostgreSQL backends connected to the benchmark database (after the warm-up, the pool is full). */
+async function backendPids(): Promise<number[]> {
+  const result = await admin!.query<{ pid: number }>(
+    "select pid from pg_stat_activity where datname = $1 and backend_type = 'client backend'",
+    [database],
+  )
+  return result.rows.map((row) => row.pid)
+}
+
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n)
+const delta = (before: number | null, after: number | null) => (before === null || after === null ? null : after - before)
+const perRequest = (seconds: number | null, requests: number) => (seconds === null || requests === 0 ? null : (seconds * 1e6) / requests)
+
 async function measure(target: Target): Promise<Row> {
-  process.stdout.write(`(${target.key}) ${target.request}: warm-up ${settings.warmupSeconds} s, measuring ${settings.durationSeconds} s ... `)
+  process.stdout.write(
+    `(${target.key}) ${target.request}: warm-up ${settings.warmupSeconds} s, measuring ${settings.durationSeconds} s ... `,
+  )
   await run(target, settings.warmupSeconds)
+  const backends = await backendPids()
+  const server0 = cpuSeconds(target.pid)
+  const postgres0 = cpuSnapshot(backends)
+  const machine0 = machineBusySeconds()
+  const self0 = process.cpuUsage()
+  const startUs = monotonicUs()
   const result = await run(target, settings.durationSeconds)
+  const endUs = monotonicUs()
+  const self = process.cpuUsage(self0)
+  const server = delta(server0, cpuSeconds(target.pid))
+  const postgres = cpuSince(postgres0, cpuSnapshot(backends))
+  const machine = delta(machine0, machineBusySeconds())
+  const selfSeconds = (self.user + self.system) / 1e6
+  const requests = result.requests.total
   const row: Row = {
     key: target.key,
     name: target.name,
@@ -132,31 +177,46 @@ async function measure(target: Target): Promise<Row> {
     latencyP50Ms: result.latency.p50,
     latencyP99Ms: result.latency.p99,
     latencyMeanMs: result.latency.average,
-    requests: result.requests.total,
+    requests,
     non2xx: result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,
     vsPing: null,
+    serverCpuUsPerRequest: perRequest(server, requests),
+    postgresCpuUsPerRequest: perRequest(postgres, requests),
+    loadGeneratorCpuUsPerRequest: perRequest(selfSeconds, requests) ?? 0,
+    otherLoadCores:
+      machine === null ? null : Math.max(0, (machine - (server ?? 0) - (postgres ?? 0) - selfSeconds) / ((endUs - startUs) / 1e6)),
+    window: { startUs, endUs },
   }
-  console.log(`${Math.round(row.requestsPerSecond)} req/s${row.non2xx || row.errors ? ` (${row.non2xx} non-2xx, ${row.errors} errors)` : ''}`)
+  console.log(
+    `${Math.round(row.requestsPerSecond)} req/s${row.non2xx || row.errors ? ` (${row.non2xx} non-2xx, ${row.errors} errors)` : ''}`,
+  )
   return row
 }
 
 const fmt = (value: number, digits = 0) => value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
 const pct = (ratio: number | null) => (ratio === null ? 'n/a' : `${fmt(ratio * 100)}%`)
+const ms = (value: number) => (value < 1 ? '< 1' : fmt(value))
+const us = (value: number | null) => (value === null ? '—' : fmt(value))
 
 function markdown(rows: Row[], meta: { date: string; machine: string; postgres: string }, verdict: string): string {
   const lines = [
     `Benchmark of ${meta.date}: ${meta.machine}; ${meta.postgres}.`,
     `autocannon: ${settings.connections} connections, pipelining ${settings.pipelining}, ${settings.warmupSeconds} s warm-up then ${settings.durationSeconds} s per row; request logging off (LOG_LEVEL=warn).`,
     '',
-    '| row | request | req/s | p50 ms | p99 ms | vs (c) |',
-    '| --- | --- | ---: | ---: | ---: | ---: |',
+    '| row | request | req/s | p50 ms | p99 ms | vs (c) | server CPU µs/req | PostgreSQL CPU µs/req | other load |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map(
       (row) =>
-        `| (${row.key}) ${row.name} | \`${row.request}\` | ${fmt(row.requestsPerSecond)} | ${fmt(row.latencyP50Ms)} | ${fmt(row.latencyP99Ms)} | ${pct(row.vsPing)} |` +
+        `| (${row.key}) ${row.name} | \`${row.request}\` | ${fmt(row.requestsPerSecond)} | ${ms(row.latencyP50Ms)} | ${ms(row.latencyP99Ms)} | ` +
+        `${pct(row.vsPing)} | ${us(row.serverCpuUsPerRequest)} | ${us(row.postgresCpuUsPerRequest)} | ` +
+        `${row.otherLoadCores === null ? 'n/a' : fmt(row.otherLoadCores, 2)} |` +
         (row.non2xx || row.errors ? ` ⚠ ${row.non2xx} non-2xx, ${row.errors} errors` : ''),
     ),
+    '',
+    'Latency has 1 ms resolution. CPU per request: of the server process, and of the PostgreSQL backends connected to the',
+    'benchmark database; "other load": cores that everything else on the machine kept busy during the row (noise).',
     '',
     verdict,
     '',
@@ -165,12 +225,11 @@ function markdown(rows: Row[], meta: { date: string; machine: string; postgres: 
 }
 
 async function main() {
-  const admin = new pg.Client({ connectionString: adminUrl })
+  admin = new pg.Client({ connectionString: adminUrl })
   await admin.connect()
   const postgres = String((await admin.query('show server_version')).rows[0].server_version)
   database = `aw_bench_${randomBytes(4).toString('hex')}`
   await admin.query(`create database "${database}"`)
-  await admin.end()
   const databaseUrl = new URL(adminUrl)
   databaseUrl.pathname = `/${database}`
   console.log(`database ${database} (PostgreSQL ${postgres})`)
@@ -205,9 +264,9 @@ async function main() {
   })
   const token = (JSON.parse((await expectOk(signUp, 'sign-up')).toString('utf8')) as { data: { access_token: string } }).data.access_token
   const authorization = { authorization: `Bearer ${token}` }
-  const me = JSON.parse((await expectOk(await fetch(`${service.url}/api/v1/user`, { headers: authorization }), 'GET /api/v1/user')).toString('utf8')) as {
-    data: { id: number }
-  }
+  const me = JSON.parse(
+    (await expectOk(await fetch(`${service.url}/api/v1/user`, { headers: authorization }), 'GET /api/v1/user')).toString('utf8'),
+  ) as { data: { id: number } }
 
   const bare = await startChild('bare-http', 'bench/static-server.ts', {
     ...common,
@@ -215,25 +274,42 @@ async function main() {
     BENCH_CONTENT_TYPE: contentType,
   })
   children.push(bare)
-  const barePg = await startChild('bare-pg', 'bench/pg-server.ts', { ...common, DATABASE_URL: databaseUrl.href, BENCH_USER_ID: String(me.data.id) })
+  const barePg = await startChild('bare-pg', 'bench/pg-server.ts', {
+    ...common,
+    DATABASE_URL: databaseUrl.href,
+    BENCH_USER_ID: String(me.data.id),
+  })
   children.push(barePg)
   const bareBody = await expectOk(await fetch(bare.url), 'bare route')
   if (!bareBody.equals(pingBody)) throw new Error('the bare route does not answer the bytes of GET /api/v1/ping')
 
+  const pid = (child: Child) => child.process.pid!
   const targets: Target[] = [
-    { key: 'a', name: 'bare node:http, same bytes', request: 'GET / (bare)', url: `${bare.url}/` },
-    { key: 'b', name: 'bare node:http + pg SELECT by id', request: 'GET / (bare pg)', url: `${barePg.url}/` },
-    { key: 'c', name: 'procedure, no database (REST layer)', request: 'GET /api/v1/ping', url: `${service.url}/api/v1/ping` },
-    { key: 'd', name: 'Fastify route', request: 'GET /health', url: `${service.url}/health` },
-    { key: 'e', name: 'authenticated procedure (1 query)', request: 'GET /api/v1/user', url: `${service.url}/api/v1/user`, headers: authorization },
+    { key: 'a', name: 'bare node:http, same bytes', request: 'GET / (bare)', url: `${bare.url}/`, pid: pid(bare) },
+    { key: 'b', name: 'bare node:http + pg SELECT by id', request: 'GET / (bare pg)', url: `${barePg.url}/`, pid: pid(barePg) },
+    {
+      key: 'c',
+      name: 'procedure, no database (REST layer)',
+      request: 'GET /api/v1/ping',
+      url: `${service.url}/api/v1/ping`,
+      pid: pid(service),
+    },
+    { key: 'd', name: 'Fastify route', request: 'GET /health', url: `${service.url}/health`, pid: pid(service) },
+    {
+      key: 'e',
+      name: 'authenticated procedure (1 query)',
+      request: 'GET /api/v1/user',
+      url: `${service.url}/api/v1/user`,
+      headers: authorization,
+      pid: pid(service),
+    },
   ]
   const rows: Row[] = []
   for (const target of targets) if (only.has(target.key)) rows.push(await measure(target))
 
-  const ping_ = rows.find((row) => row.key === 'c')
-  for (const row of rows) row.vsPing = ping_ ? row.requestsPerSecond / ping_.requestsPerSecond : null
-  const user = rows.find((row) => row.key === 'e')
-  const ratio = user?.vsPing ?? null
+  const baseline = rows.find((row) => row.key === 'c')
+  for (const row of rows) row.vsPing = baseline ? row.requestsPerSecond / baseline.requestsPerSecond : null
+  const ratio = rows.find((row) => row.key === 'e')?.vsPing ?? null
   const pass = ratio === null ? null : ratio >= TARGET_RATIO
   const verdict =
     ratio === null
@@ -249,7 +325,14 @@ async function main() {
   mkdirSync(resultsDir, { recursive: true })
   const stamp = date.replace(/[:.]/g, '-')
   const json = JSON.stringify(
-    { date, machine: { cpu: cpus[0]?.model.trim(), cores: cpus.length, node: process.version, postgres }, settings, rows, target: { ratio, threshold: TARGET_RATIO, pass } },
+    {
+      date,
+      machine: { cpu: cpus[0]?.model.trim(), cores: cpus.length, node: process.version, postgres, loadAverage: os.loadavg() },
+      settings,
+      rows,
+      target: { ratio, threshold: TARGET_RATIO, pass },
+      profileDir: profileDir ?? null,
+    },
     null,
     2,
   )

@@ -8,7 +8,7 @@ import { signInLimit, signUpLimit } from '../src/trpc/limits.ts'
 export const authRouter = router({
   signUp: publicProcedure
     .meta({
-      openapi: { method: 'POST', path: '/api/v1/auth/sign-up', tags: ['Authentication'], summary: 'Create a user and their primary workspace' },
+      openapi: { method: 'POST', path: '/api/v1/auth/sign-up', tags: ['Authentication'], summary: 'Create a user and their primary workspace', protect: false },
       successStatus: 201,
     })
     .use(signUpLimit)
@@ -17,7 +17,7 @@ export const authRouter = router({
     .mutation(({ ctx, input }) => auth.signUp(ctx, input)),
 
   signIn: publicProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/v1/auth/sign-in', tags: ['Authentication'], summary: 'Exchange e-mail and password for a basic token' } })
+    .meta({ openapi: { method: 'POST', path: '/api/v1/auth/sign-in', tags: ['Authentication'], summary: 'Exchange e-mail and password for a basic token', protect: false } })
     .use(signInLimit)
     .input(SignInInput)
     .output(SignInResponse)

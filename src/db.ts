@@ -8,7 +8,7 @@
 import path from 'node:path'
 import { Migrator } from '@mikro-orm/migrations'
 import { PgliteDriver } from '@mikro-orm/pglite'
-import { PostgreSqlDriver } from '@mikro-orm/postgresql'
+import { PostgreSqlConnection, PostgreSqlDriver } from '@mikro-orm/postgresql'
 import { type AbstractSqlDriver, type EntityManager, MikroORM, defineConfig } from '@mikro-orm/sql'
 import { entities } from '../entities/index.ts'
 import { migrationsList } from './migrations/index.ts'
@@ -55,4 +55,38 @@ export type Orm = MikroORM
 export async function migrate(orm: Orm): Promise<string[]> {
   const applied = await orm.migrator.up()
   return applied.map((migration) => migration.name)
+}
+
+/** The part of `pg`'s Pool that {@link prepared} uses. */
+interface PgPool {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }>
+}
+
+const pools = new WeakMap<Orm, Promise<PgPool | null>>()
+
+/** The ORM's own `pg` pool on PostgreSQL (same connections, same type parsers); null on PGlite. */
+function pgPool(orm: Orm): Promise<PgPool | null> {
+  let pool = pools.get(orm)
+  if (!pool) {
+    const connection = orm.em.getConnection()
+    pool = connection instanceof PostgreSqlConnection ? (connection.getNativeClient() as Promise<PgPool>) : Promise.resolve(null)
+    pools.set(orm, pool)
+  }
+  return pool
+}
+
+/**
+ * A hot read-only statement (`?` placeholders, no other `?` in the text) run as a named prepared
+ * statement on PostgreSQL: parsed and planned once per pooled connection rather than per call
+ * (`em.execute` inlines the parameters into the SQL text, so PostgreSQL parses and plans every
+ * call anew). On PGlite it runs through `em()` as usual. It runs outside any transaction of the
+ * request's EntityManager: use it for single-statement reads.
+ */
+export function prepared(name: string, sql: string) {
+  let index = 0
+  const text = sql.replace(/\?/g, () => `$${++index}`)
+  return async (orm: Orm, em: () => Em, params: unknown[]): Promise<Record<string, unknown>[]> => {
+    const pool = await pgPool(orm)
+    return pool ? (await pool.query({ name, text, values: params })).rows : em().execute(sql, params)
+  }
 }

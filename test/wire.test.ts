@@ -55,3 +55,11 @@ describe('mergeMetadata (API.md section 5: merged key by key, null removes)', ()
     expect(mergeMetadata({ a: '1', b: '2', c: ['x'] }, { b: '3', c: null, d: '4' })).toEqual({ a: '1', b: '3', d: '4' })
   })
 })
+
+describe('name', () => {
+  it('refuses blank and over-long names, NUL and lone surrogates', async () => {
+    const { name } = await import('../src/schemas/wire.ts')
+    expect(name().safeParse('Ada').success).toBe(true)
+    for (const bad of ['', '   ', 'a'.repeat(256), 'a\u0000b', '\ud800']) expect(name().safeParse(bad).success, JSON.stringify(bad)).toBe(false)
+  })
+})

@@ -13,7 +13,15 @@ import { WebSocketServer } from 'ws'
 import { appRouter } from '../../routers/index.ts'
 import { createContextFactory, type AppDeps, type Ctx } from '../trpc/context.ts'
 import { renderDocs } from './docs.ts'
-import { errorBody, flattenRestError, handleHostError } from './errors.ts'
+import {
+  errorBody,
+  flattenRestError,
+  handleClientError,
+  handleHostError,
+  JsonTooDeepError,
+  jsonDeeperThan,
+  MAX_JSON_DEPTH,
+} from './errors.ts'
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -66,7 +74,22 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
     genReqId: requestIdOf,
     return503OnClosing: true,
     routerOptions: { maxParamLength: 1000, ignoreTrailingSlash: true },
+    // Malformed percent-encoding, over-long parameters, oversized headers: our error body too.
+    frameworkErrors: handleHostError,
+    clientErrorHandler: handleClientError,
   })
+
+  // Fastify's JSON parser plus a nesting limit: tRPC re-serializes each body with the recursive
+  // JSON.stringify, which a few thousand levels of `[[[...]]]` overflow (a 500, not a 400).
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
+    parseJson(request, typeof body === 'string' ? body : body.toString('utf8'), (error, value) => {
+      if (error) return done(error)
+      if (jsonDeeperThan(value, MAX_JSON_DEPTH)) return done(new JsonTooDeepError())
+      done(null, value)
+    }),
+  )
 
   const fromFastify = (req: FastifyRequest, res: FastifyReply): Ctx =>
     createContext({
@@ -124,6 +147,25 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
   })
 
   await app.register(async (rest) => {
+    // trpc-to-openapi hands this reply to tRPC's incomingMessageToRequest as if it were a Node
+    // ServerResponse. Without `writableEnded` every finished response looked like a client gone
+    // away, and each request ended by aborting its signal (a DOMException and an abort event).
+    rest.decorateReply('writableEnded', {
+      getter(this: FastifyReply) {
+        return this.raw.writableEnded
+      },
+    })
+    // trpc-to-openapi finds the procedure again in the WHATWG-parsed URL, which resolves `.`, `..`
+    // (also as %2e) and `\`: `DELETE .../members/..` would reach `DELETE /workspaces/{uuid}`.
+    // A path that parser reads differently from the router's is refused.
+    rest.addHook('onRequest', (request, reply, done) => {
+      const raw = request.raw.url ?? '/'
+      const path = raw.split('?')[0]
+      if (new URL(raw, 'http://localhost').pathname !== path) {
+        return void reply.status(400).send(errorBody(400, 'Malformed request path', request.id))
+      }
+      done()
+    })
     rest.addHook('preValidation', (request, reply, done) => {
       if (request.method === 'GET' || request.method === 'DELETE' || request.method === 'HEAD') return done()
       const contentType = request.headers['content-type']

@@ -2,7 +2,9 @@
  * The host's own error answers (malformed JSON, oversized or non-JSON bodies, unknown routes)
  * in the body shape of API.md section 2: `{message, code, issues?, request_id}`.
  */
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { randomUUID } from 'node:crypto'
+import type { Socket } from 'node:net'
+import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 
 /** tRPC code for each status the host answers itself. */
 export const CODE_BY_STATUS: Record<number, string> = {
@@ -26,6 +28,38 @@ const MESSAGES: Record<string, string> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'Request body too large',
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Unsupported Content-Type; send application/json',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'Content-Length does not match the body',
+  // The router's own messages echo the whole path; these do not.
+  FST_ERR_BAD_URL: 'Malformed URL: invalid percent-encoding in the path',
+  FST_ERR_MAX_PARAM_LENGTH: 'A path parameter is too long',
+}
+
+/** Deepest nesting of arrays and objects a JSON body may have (Ruby's and Rails' default limit). */
+export const MAX_JSON_DEPTH = 100
+
+/**
+ * Whether a parsed JSON value nests arrays and objects deeper than `limit`. Iterative: the
+ * point is to refuse values that recursive code (tRPC re-serializes every body with
+ * `JSON.stringify`) would overflow the stack on, answering a 500.
+ */
+export function jsonDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]]
+  for (let entry = stack.pop(); entry; entry = stack.pop()) {
+    const [node, depth] = entry
+    if (typeof node !== 'object' || node === null) continue
+    if (depth > limit) return true
+    for (const child of Object.values(node)) if (typeof child === 'object' && child !== null) stack.push([child, depth + 1])
+  }
+  return false
+}
+
+/** A JSON body nested deeper than {@link MAX_JSON_DEPTH}: a 400, like malformed JSON. */
+export class JsonTooDeepError extends Error {
+  override name = 'JsonTooDeepError'
+  readonly statusCode = 400
+  readonly code = 'ERR_JSON_TOO_DEEP'
+  constructor() {
+    super(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`)
+  }
 }
 
 /** An error body. */
@@ -41,7 +75,34 @@ export function handleHostError(error: FastifyError, request: FastifyRequest, re
     status === 500
       ? 'Internal server error'
       : (MESSAGES[error.code] ?? (error instanceof SyntaxError ? MESSAGES.FST_ERR_CTP_INVALID_JSON_BODY : error.message))
-  return reply.status(status).send(errorBody(status, message, request.id))
+  // Router errors (frameworkErrors) come before the hook that sets the header.
+  return reply
+    .status(status)
+    .header('x-request-id', request.id)
+    .send(errorBody(status, message, request.id))
+}
+
+/**
+ * Errors Node's HTTP parser raises before there is a request (headers or URL over the size limit,
+ * a malformed request line): Fastify's default answers a body of its own shape; this answers ours.
+ */
+export function handleClientError(error: ConnectionError, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const [status, reason, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'Request headers or URL too large']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'Request timed out']
+        : [400, 'Bad Request', 'Malformed HTTP request']
+  const requestId = randomUUID()
+  const body = JSON.stringify(errorBody(status, message, requestId))
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    )
+  }
+  socket.destroy(error)
 }
 
 /**

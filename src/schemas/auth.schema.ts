@@ -2,13 +2,13 @@
 import { z } from 'zod'
 import { TOKEN_ABILITIES } from '../../entities/index.ts'
 import { User } from './user.schema.ts'
-import { envelope, paginated, pageQuery, text, timestamp } from './wire.ts'
+import { envelope, name, paginated, pageQuery, text, timestamp } from './wire.ts'
 
 const Email = z.email().max(320)
 const Password = z.string().min(8).max(256)
 
 export const SignUpInput = z.strictObject({
-  name: text(255, 1),
+  name: name(),
   email: Email,
   password: Password,
   first_name: text(255).optional(),
@@ -48,7 +48,7 @@ export const AccessTokenList = paginated(AccessTokenView)
 export const AccessTokenListInput = z.strictObject({ ...pageQuery })
 
 export const CreateAccessTokenInput = z.strictObject({
-  name: text(255, 1),
+  name: name(),
   expires_at: z.iso.datetime({ offset: true }).optional(),
   workspace_uuid: z.uuid().optional(),
   abilities: z.array(z.enum(TOKEN_ABILITIES)).min(1).max(2).optional(),

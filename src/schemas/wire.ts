@@ -25,6 +25,9 @@ export const text = (max: number, min = 0) =>
     .max(max)
     .refine((value) => !value.includes('\u0000') && value.isWellFormed(), 'must not hold NUL characters or lone surrogates')
 
+/** A required display name: 1..max characters, not only white space. */
+export const name = (max = 255) => text(max).refine((value) => value.trim().length > 0, 'must not be blank')
+
 /** ISO 8601 in UTC with a `Z` suffix (API.md section 2). */
 export const timestamp = () => z.iso.datetime()
 /**

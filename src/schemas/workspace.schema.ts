@@ -2,7 +2,7 @@
  * Workspace wire shapes (specification: "Workspace") and the row -> wire mapper.
  */
 import { z } from 'zod'
-import { iso, jsonBoolean, jsonInt, text, timestamp } from './wire.ts'
+import { iso, jsonBoolean, jsonInt, name, text, timestamp } from './wire.ts'
 
 /** The columns a workspace mapper needs, as raw SQL selects them (camelCase aliases). */
 export interface WorkspaceRow {
@@ -111,7 +111,7 @@ export const WorkspaceBase = z.object({
 
 /** Create input body. */
 export const CreateWorkspaceInput = z.strictObject({
-  name: text(255, 1),
+  name: name(),
   slug: Slug.optional(),
   profile_photo_key: text(512).optional(),
   is_onboarded: jsonBoolean().optional(),
@@ -121,7 +121,7 @@ export const CreateWorkspaceInput = z.strictObject({
 /** Update input: path uuid plus the body; omitted fields are kept, `null` clears. */
 export const UpdateWorkspaceInput = z.strictObject({
   workspace_uuid: z.uuid(),
-  name: text(255, 1).optional(),
+  name: name().optional(),
   slug: Slug.optional(),
   profile_photo_key: text(512).nullable().optional(),
   is_onboarded: jsonBoolean().optional(),

@@ -65,7 +65,7 @@ export function current(ctx: AuthedCtx): { data: TokenView } {
       uuid: token.uuid,
       kind: token.kind,
       name: token.name,
-      prefix: '',
+      prefix: token.prefix,
       abilities: token.abilities,
       workspace_uuid: token.workspaceUuid,
       expires_at: isoOrNull(token.expiresAt),

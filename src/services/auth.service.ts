@@ -10,6 +10,7 @@ import { toUser } from '../schemas/user.schema.ts'
 import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
 import { iso } from '../schemas/wire.ts'
 import type { Ctx } from '../trpc/context.ts'
+import { prepared } from '../db.ts'
 import { unprefix, userColumns, workspaceColumns } from './sql.ts'
 import { hashToken, newToken } from './tokens.ts'
 import { uniqueSlug } from './slugs.ts'
@@ -24,6 +25,8 @@ export interface AuthContext {
     uuid: string
     kind: TokenKind
     name: string
+    /** The displayable start of the plaintext (`wst_...` / `wat_...`). */
+    prefix: string
     abilities: TokenAbility[]
     /** Workspace id an application token is bound to. */
     workspaceId: number | null
@@ -46,7 +49,7 @@ export const hashPassword = (password: string) => argon2Hash(password, ARGON2)
 const LAST_USED_RESOLUTION_MS = 60_000
 
 const AUTH_SQL = `
-select t.id::float8 as "t_id", t.uuid as "t_uuid", t.kind as "t_kind", t.name as "t_name",
+select t.id::float8 as "t_id", t.uuid as "t_uuid", t.kind as "t_kind", t.name as "t_name", t.prefix as "t_prefix",
        t.abilities as "t_abilities", t.workspace_id::float8 as "t_workspaceId", bw.uuid as "t_workspaceUuid",
        t.expires_at as "t_expiresAt", t.last_used_at as "t_lastUsedAt", t.created_at as "t_createdAt",
        ${userColumns('u', 'u_')}, ${workspaceColumns('w', 'w_')}
@@ -56,6 +59,8 @@ left join workspaces w on w.id = u.primary_workspace_id and w.deleted_at is null
 left join workspaces bw on bw.id = t.workspace_id
 where t.token_hash = ? and t.revoked_at is null and (t.expires_at is null or t.expires_at > now())
   and u.service_id is not distinct from ?`
+/** Runs on every authenticated request: prepared once per connection on PostgreSQL. */
+const authQuery = prepared('authenticate', AUTH_SQL)
 
 /**
  * Resolves `Authorization: Bearer <token>` to the caller: one indexed query for token, user and
@@ -66,7 +71,7 @@ export async function authenticate(ctx: Ctx): Promise<AuthContext> {
   const header = ctx.headers.authorization
   const match = header ? /^Bearer +([A-Za-z0-9_-]{16,200})$/i.exec(header) : null
   if (!match) throw new UnauthorizedError(header ? 'Invalid bearer token' : 'Missing bearer token')
-  const rows = await ctx.em.execute(AUTH_SQL, [hashToken(match[1]), ctx.serviceId])
+  const rows = await authQuery(ctx.deps.orm, () => ctx.em, [hashToken(match[1]), ctx.serviceId])
   const row = rows[0]
   if (!row) throw new UnauthorizedError('Invalid, expired or revoked token')
   const token = unprefix<AuthContext['token']>(row, 't_')

@@ -6,7 +6,7 @@
  * without a stack trace: tRPC clients read `data.code`, `data.issues` and `data.request_id`;
  * the REST layer flattens the same to `{message, code, issues, request_id}` (src/http/rest.ts).
  */
-import { TRPCError } from '@trpc/server'
+import { TRPCError, type TRPCDefaultErrorShape } from '@trpc/server'
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc'
 import { ZodError, ZodRealError } from 'zod'
 import { DriverException, UniqueConstraintViolationException } from '@mikro-orm/core'
@@ -54,7 +54,8 @@ function issuesOf(error: TRPCError) {
 }
 
 interface FormatterInput {
-  shape: { message: string; code: number; data: { code: string; httpStatus: number; path?: string } }
+  /** tRPC's own shape; its typed `code` keeps the return a TRPCErrorShape, so `AppRouter` carries it to clients. */
+  shape: TRPCDefaultErrorShape
   error: TRPCError
   ctx?: { requestId?: string }
 }

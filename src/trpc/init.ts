@@ -44,7 +44,12 @@ const hashKey = (key: string) => createHash('sha256').update(key).digest('hex')
 const serviceScope = t.middleware(({ ctx, next }) => {
   const raw = ctx.headers['x-service-authorization']
   const key = (Array.isArray(raw) ? raw[0] : raw)?.trim()
-  if (!key) return next({ ctx: { serviceId: null } })
+  if (!key) {
+    // Set in place rather than through next({ctx}): tRPC copies the context on every next({ctx}),
+    // and the copy reads the lazy `em` getter, forking an EntityManager the request may never use.
+    ctx.serviceId = null
+    return next()
+  }
   // Compare hashes, so lookup time says nothing about how much of a guessed key was right.
   const serviceId = ctx.deps.serviceKeyHashes.get(hashKey(key))
   if (!serviceId) throw new UnauthorizedError('Invalid service key')
