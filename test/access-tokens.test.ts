@@ -3,58 +3,12 @@
  * Named, optionally expiring, optionally bound to one workspace, optionally read-only; the
  * plaintext is shown once; managed only with a sign-in (basic) token.
  */
-import { createHash } from 'node:crypto'
-import { TRPCError } from '@trpc/server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type HttpResult, type TestApp, type TestUser } from './helpers/app.ts'
+import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
+import { ACME_KEY, expectErrorBody, expectIssues, ISO, issuePaths, sha256, trpcError, UUID } from './helpers/expect.ts'
 
-const ACME_KEY = 'acme-service-key-0123456789'
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const READ_ONLY_MESSAGE = 'This token is read-only'
 const SESSION_MESSAGE = 'Application access tokens are managed with a sign-in (basic) token'
-
-const sha256 = (value: string) => createHash('sha256').update(value).digest('hex')
-
-/** Asserts the documented REST error body `{message, code, issues?, request_id}`. */
-function expectErrorBody(res: HttpResult, status: number, code: string, message?: string): void {
-  expect(res.status).toBe(status)
-  expect(res.headers.get('content-type')).toMatch(/^application\/json/)
-  expect(Object.keys(res.body).sort()).toEqual(
-    status === 400 ? ['code', 'issues', 'message', 'request_id'] : ['code', 'message', 'request_id'],
-  )
-  expect(res.body.code).toBe(code)
-  expect(res.body.request_id).toBe(res.headers.get('x-request-id'))
-  if (message !== undefined) expect(res.body.message).toBe(message)
-}
-
-/** The distinct issue paths, in order (zod may report one field twice: `"read"` is no array and too long). */
-const distinctPaths = (issues: { path: unknown }[]) =>
-  [...new Set(issues.map((issue) => JSON.stringify(issue.path)))].map((path) => JSON.parse(path))
-
-/** Asserts a REST validation error whose issues name exactly these paths. */
-function expectIssues(res: HttpResult, paths: (string | number)[][]): void {
-  expectErrorBody(res, 400, 'BAD_REQUEST', 'Input validation failed')
-  expect(distinctPaths(res.body.issues)).toEqual(paths)
-  for (const issue of res.body.issues) expect(typeof issue.message).toBe('string')
-}
-
-/** The TRPCError a caller promise rejects with. */
-async function trpcError(promise: Promise<unknown>): Promise<TRPCError> {
-  const error = await promise.then(
-    () => new Error('expected the call to fail'),
-    (caught: unknown) => caught,
-  )
-  expect(error).toBeInstanceOf(TRPCError)
-  return error as TRPCError
-}
-
-/** Paths of the zod issues carried by a BAD_REQUEST TRPCError. */
-function issuePaths(error: TRPCError): unknown[] {
-  expect(error.code).toBe('BAD_REQUEST')
-  const cause = error.cause as { issues?: { path: unknown }[] } | undefined
-  return distinctPaths(cause?.issues ?? [])
-}
 
 describe('application access tokens', () => {
   let t: TestApp

@@ -2,55 +2,12 @@
  * Authentication (API.md section 3): sign-up, sign-in, logout, bearer tokens, service scopes
  * and sign-in rate limits, through the caller (behaviour) and over HTTP (paths, statuses, bodies).
  */
-import { createHash } from 'node:crypto'
-import { TRPCError } from '@trpc/server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type HttpResult, type TestApp } from './helpers/app.ts'
+import { createTestApp, type TestApp } from './helpers/app.ts'
+import { ACME_KEY, expectErrorBody, expectIssues, GLOBEX_KEY, issuePaths, sha256, trpcError } from './helpers/expect.ts'
 
 const DAY_MS = 86_400_000
-const ACME_KEY = 'acme-service-key-0123456789'
-const GLOBEX_KEY = 'globex-service-key-0123456789'
 const PASSWORD = 'correct horse battery'
-
-const sha256 = (value: string) => createHash('sha256').update(value).digest('hex')
-
-/** Asserts the documented REST error body `{message, code, issues?, request_id}`. */
-function expectErrorBody(res: HttpResult, status: number, code: string, message?: string): void {
-  expect(res.status).toBe(status)
-  expect(res.headers.get('content-type')).toMatch(/^application\/json/)
-  const keys = Object.keys(res.body).sort()
-  expect(keys).toEqual(
-    code === 'BAD_REQUEST' && 'issues' in res.body ? ['code', 'issues', 'message', 'request_id'] : ['code', 'message', 'request_id'],
-  )
-  expect(res.body.code).toBe(code)
-  expect(typeof res.body.message).toBe('string')
-  expect(res.body.request_id).toBe(res.headers.get('x-request-id'))
-  if (message !== undefined) expect(res.body.message).toBe(message)
-}
-
-/** Asserts a REST validation error whose issues name exactly these paths. */
-function expectIssues(res: HttpResult, paths: (string | number)[][]): void {
-  expectErrorBody(res, 400, 'BAD_REQUEST', 'Input validation failed')
-  expect(res.body.issues.map((issue: { path: unknown }) => issue.path)).toEqual(paths)
-  for (const issue of res.body.issues) expect(typeof issue.message).toBe('string')
-}
-
-/** The TRPCError a caller promise rejects with. */
-async function trpcError(promise: Promise<unknown>): Promise<TRPCError> {
-  const error = await promise.then(
-    () => new Error('expected the call to fail'),
-    (caught: unknown) => caught,
-  )
-  expect(error).toBeInstanceOf(TRPCError)
-  return error as TRPCError
-}
-
-/** Paths of the zod issues carried by a BAD_REQUEST TRPCError. */
-function issuePaths(error: TRPCError): unknown[] {
-  expect(error.code).toBe('BAD_REQUEST')
-  const cause = error.cause as { issues?: { path: unknown }[] } | undefined
-  return (cause?.issues ?? []).map((issue) => issue.path)
-}
 
 /** Asserts an instant is `days` days from now, within the time the request took. */
 function expectDaysAhead(iso: string, days: number, before: number): void {

@@ -6,36 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TWorkspace } from '../src/schemas/user.schema.ts'
-import { createTestApp, type HttpResult, type TestApp, type TestUser } from './helpers/app.ts'
+import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
+import { expectInvalid, expectStatus, ISO_Z, USER_KEYS } from './helpers/expect.ts'
 
 const MEMBER_KEYS = ['created_at', 'role', 'updated_at', 'user']
-const USER_KEYS = [
-  'created_at',
-  'email',
-  'first_name',
-  'id',
-  'last_name',
-  'name',
-  'primary_workspace',
-  'profile_photo_url',
-  'service_id',
-  'updated_at',
-]
-const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/
-
-const issuePaths = (res: HttpResult): string[] =>
-  (res.body?.issues ?? []).map((issue: { path: (string | number)[] }) => issue.path.join('.'))
-
-function expectInvalid(res: HttpResult, path: string): void {
-  expect(res.status, JSON.stringify(res.body)).toBe(400)
-  expect(res.body.code).toBe('BAD_REQUEST')
-  expect(issuePaths(res)).toContain(path)
-}
-
-function expectStatus(res: HttpResult, status: number, code: string): void {
-  expect(res.status, JSON.stringify(res.body)).toBe(status)
-  expect(res.body.code).toBe(code)
-}
 
 describe('workspace members', () => {
   let t: TestApp

@@ -6,8 +6,7 @@ import { createTRPCClient, createWSClient, httpBatchLink, isTRPCClientError, TRP
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
 import type { AppRouter } from '../routers/index.ts'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
-
-const ACME_KEY = 'acme-service-key-0123456789'
+import { ACME_KEY } from './helpers/expect.ts'
 
 /** A fetch that records each HTTP request and the X-Request-Id of its response. */
 function recordingFetch() {

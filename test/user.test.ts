@@ -2,35 +2,9 @@
  * The authenticated user and the token of the request (API.md section 3): `GET /api/v1/user`
  * and `GET /api/v1/user/token`, with basic and application tokens.
  */
-import { createHash } from 'node:crypto'
-import { TRPCError } from '@trpc/server'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { createTestApp, type HttpResult, type TestApp, type TestUser } from './helpers/app.ts'
-
-const ACME_KEY = 'acme-service-key-0123456789'
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-
-const sha256 = (value: string) => createHash('sha256').update(value).digest('hex')
-
-/** Asserts the documented REST error body `{message, code, issues?, request_id}`. */
-function expectErrorBody(res: HttpResult, status: number, code: string, message?: string): void {
-  expect(res.status).toBe(status)
-  expect(res.headers.get('content-type')).toMatch(/^application\/json/)
-  expect(Object.keys(res.body).sort()).toEqual(['code', 'message', 'request_id'])
-  expect(res.body.code).toBe(code)
-  expect(res.body.request_id).toBe(res.headers.get('x-request-id'))
-  if (message !== undefined) expect(res.body.message).toBe(message)
-}
-
-/** The TRPCError a caller promise rejects with. */
-async function trpcError(promise: Promise<unknown>): Promise<TRPCError> {
-  const error = await promise.then(
-    () => new Error('expected the call to fail'),
-    (caught: unknown) => caught,
-  )
-  expect(error).toBeInstanceOf(TRPCError)
-  return error as TRPCError
-}
+import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
+import { ACME_KEY, expectErrorBody, ISO, sha256, trpcError } from './helpers/expect.ts'
 
 describe('the current user', () => {
   let t: TestApp

@@ -17,8 +17,7 @@ import { authenticate } from '../src/services/auth.service.ts'
 import { createContextFactory } from '../src/trpc/context.ts'
 import { createCallerFactory, router, workspaceProcedure } from '../src/trpc/init.ts'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
-
-const ACME_KEY = 'acme-service-key-0123456789'
+import { ACME_KEY } from './helpers/expect.ts'
 
 describe('resolveWorkspaceContext', () => {
   let t: TestApp

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type HttpResult, type TestApp, type TestUser } from './helpers/app.ts'
+import { dottedIssuePaths, expectInvalid, ISO_Z, USER_KEYS, UUID } from './helpers/expect.ts'
 
 const WORKSPACE_KEYS = [
   'created_at',
@@ -19,31 +20,6 @@ const WORKSPACE_KEYS = [
   'user',
   'uuid',
 ]
-const USER_KEYS = [
-  'created_at',
-  'email',
-  'first_name',
-  'id',
-  'last_name',
-  'name',
-  'primary_workspace',
-  'profile_photo_url',
-  'service_id',
-  'updated_at',
-]
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/
-
-/** The `issues[].path` of an error body, each joined with dots. */
-const issuePaths = (res: HttpResult): string[] =>
-  (res.body?.issues ?? []).map((issue: { path: (string | number)[] }) => issue.path.join('.'))
-
-/** A 400 whose issues name `path` (dotted). */
-function expectInvalid(res: HttpResult, path: string): void {
-  expect(res.status, JSON.stringify(res.body)).toBe(400)
-  expect(res.body.code).toBe('BAD_REQUEST')
-  expect(issuePaths(res)).toContain(path)
-}
 
 /** A 404 that says nothing of the hidden workspace. */
 function expectHidden(res: HttpResult, hidden: { uuid: string; name: string; slug: string }): void {
@@ -628,7 +604,7 @@ describe('workspaces', () => {
     ])('answers 400 naming the parameter for %s', async (query, path) => {
       const res = await list(`?${query}`)
       expect(res.status).toBe(400)
-      expect(issuePaths(res).some((p) => p === path || p.startsWith(`${path}.`))).toBe(true)
+      expect(dottedIssuePaths(res).some((p) => p === path || p.startsWith(`${path}.`))).toBe(true)
     })
 
     it('accepts the per_page bounds 1 and 100', async () => {

@@ -31,6 +31,9 @@ export interface SqlFragment {
 /** Permission levels, weakest first; `none` sorts lowest. */
 export const PERMISSION_RANK: Record<SharePermission, number> = { read: 1, write: 2, admin: 3 }
 
+/** Workspace owners and admins hold every permission on their workspace's rows. */
+const managesWorkspace = (viewer: Viewer) => viewer.role === 'owner' || viewer.role === 'admin'
+
 /** `shares` rows granting `alias` (of `resourceType`) to the viewer or to the viewer's workspace. */
 function sharesFor(alias: string, resourceType: string, viewer: Viewer): SqlFragment {
   return {
@@ -52,7 +55,7 @@ export function isOwnerSql(alias: string, viewer: Viewer): SqlFragment {
  */
 export function visibleSql(alias: string, resourceType: string, viewer: Viewer): SqlFragment {
   const shares = sharesFor(alias, resourceType, viewer)
-  const admin = viewer.role === 'owner' || viewer.role === 'admin'
+  const admin = managesWorkspace(viewer)
   return {
     sql: `(${alias}.user_id = ?
       or (${alias}.workspace_id = ? and ${admin ? 'true' : `${alias}.visibility = 'workspace'`})
@@ -68,16 +71,16 @@ export function visibleSql(alias: string, resourceType: string, viewer: Viewer):
  */
 export function permissionSql(alias: string, resourceType: string, viewer: Viewer): SqlFragment {
   const shares = sharesFor(alias, resourceType, viewer)
-  const admin = viewer.role === 'owner' || viewer.role === 'admin'
+  const admin = managesWorkspace(viewer)
   return {
     sql: `(case
-      when ${alias}.user_id = ? then 'admin'
-      when ${admin ? `${alias}.workspace_id = ?` : 'false and ? is null'} then 'admin'
+      when ${alias}.user_id = ? then 'admin'${admin ? `
+      when ${alias}.workspace_id = ? then 'admin'` : ''}
       else coalesce(
         (select max(case p.permission when 'admin' then 3 when 'write' then 2 else 1 end) from (${shares.sql}) p)::text,
         case when ${alias}.visibility = 'public' or (${alias}.workspace_id = ? and ${alias}.visibility = 'workspace') then '1' end)
       end)`,
-    params: [viewer.userId, viewer.workspaceId, ...shares.params, viewer.workspaceId],
+    params: [viewer.userId, ...(admin ? [viewer.workspaceId] : []), ...shares.params, viewer.workspaceId],
   }
 }
 

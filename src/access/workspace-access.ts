@@ -5,7 +5,7 @@
 import type { WorkspaceRole } from '../../entities/index.ts'
 import { ForbiddenError, NotFoundError, ValidationError } from '../errors.ts'
 import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
-import { workspaceColumns } from '../services/sql.ts'
+import { unprefix, workspaceColumns } from '../services/sql.ts'
 import type { Ctx } from '../trpc/context.ts'
 import type { AuthContext } from '../services/auth.service.ts'
 
@@ -43,13 +43,12 @@ export function memberWorkspaceSql(ctx: AuthedCtx): { join: string; where: strin
 async function findMembership(ctx: AuthedCtx, by: 'uuid' | 'id', value: string | number): Promise<WorkspaceContext | null> {
   const scope = memberWorkspaceSql(ctx)
   const [row] = await ctx.em.execute(
-    `select ${workspaceColumns('w')}, m.role as "role" from workspaces w ${scope.join}
+    `select ${workspaceColumns('w', 'w_')}, m.role as "role" from workspaces w ${scope.join}
      where w.${by} = ? and ${scope.where}`,
     [scope.params[0], value, ...scope.params.slice(1)],
   )
   if (!row) return null
-  const { role, ...workspace } = row
-  return { workspace: workspace as unknown as WorkspaceRow, role: role as WorkspaceRole }
+  return { workspace: unprefix<WorkspaceRow>(row, 'w_'), role: row.role as WorkspaceRole }
 }
 
 /**
