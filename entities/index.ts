@@ -1,15 +1,80 @@
 /** Every entity, in one list for the ORM (STYLE.md, "Layout"). */
 import { AccessToken } from './access-token.entity.ts'
+import { Account } from './account.entity.ts'
+import { AgentCategory, AgentFile, AgentTool, AgentWorkflow, WorkflowCategory } from './agent-links.entity.ts'
+import { Agent } from './agent.entity.ts'
+import { Category } from './category.entity.ts'
+import { Favorite } from './favorite.entity.ts'
+import { Media } from './media.entity.ts'
+import { Prompt } from './prompt.entity.ts'
+import { Provider } from './provider.entity.ts'
 import { Share } from './share.entity.ts'
+import { Thread } from './thread.entity.ts'
+import { Tool } from './tool.entity.ts'
 import { User } from './user.entity.ts'
 import { WorkspaceMember } from './workspace-member.entity.ts'
+import { Workflow } from './workflow.entity.ts'
 import { Workspace } from './workspace.entity.ts'
 
-export { AccessToken, Share, User, Workspace, WorkspaceMember }
+export {
+  AccessToken,
+  Account,
+  Agent,
+  AgentCategory,
+  AgentFile,
+  AgentTool,
+  AgentWorkflow,
+  Category,
+  Favorite,
+  Media,
+  Prompt,
+  Provider,
+  Share,
+  Thread,
+  Tool,
+  User,
+  Workflow,
+  WorkflowCategory,
+  Workspace,
+  WorkspaceMember,
+}
 export * from './access-token.entity.ts'
+export * from './account.entity.ts'
+export * from './agent-links.entity.ts'
+export * from './agent.entity.ts'
+export * from './category.entity.ts'
+export * from './columns.ts'
+export * from './favorite.entity.ts'
+export * from './media.entity.ts'
+export * from './prompt.entity.ts'
+export * from './provider.entity.ts'
 export * from './share.entity.ts'
+export * from './thread.entity.ts'
+export * from './tool.entity.ts'
 export * from './user.entity.ts'
+export * from './workflow.entity.ts'
 export * from './workspace-member.entity.ts'
 export * from './workspace.entity.ts'
 
-export const entities = [User, Workspace, WorkspaceMember, AccessToken, Share]
+export const entities = [
+  User,
+  Workspace,
+  WorkspaceMember,
+  AccessToken,
+  Share,
+  Category,
+  Provider,
+  Account,
+  Tool,
+  Workflow,
+  Agent,
+  AgentTool,
+  AgentWorkflow,
+  AgentFile,
+  AgentCategory,
+  WorkflowCategory,
+  Favorite,
+  Media,
+  Prompt,
+  Thread,
+]

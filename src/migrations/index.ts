@@ -2,7 +2,9 @@
 import type { Constructor } from '@mikro-orm/core'
 import type { Migration } from '@mikro-orm/migrations'
 import { Migration20261121093927 } from './Migration20261121093927_foundation.ts'
+import { Migration20261121103655_resources } from './Migration20261121103655_resources.ts'
 
 export const migrationsList: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261121093927', class: Migration20261121093927 },
+  { name: 'Migration20261121103655_resources', class: Migration20261121103655_resources },
 ]

@@ -40,3 +40,20 @@ export function unprefix<T>(row: Record<string, unknown>, prefix: string): T {
   for (const key in row) if (key.startsWith(prefix)) out[key.slice(prefix.length)] = row[key]
   return out as T
 }
+
+const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
+
+/**
+ * A select list for raw SQL: each camelCase field is read from its snake_case column as
+ * `"<prefix><field>"`. Fields ending in `Id` or named `id` are bigint keys and are cast to
+ * float8, so both drivers answer numbers (pg answers bigint as a string).
+ */
+export function selectColumns(alias: string, prefix: string, fields: readonly string[]): string {
+  return fields
+    .map((field) => {
+      const column = `${alias}.${snake(field)}`
+      const cast = field === 'id' || field.endsWith('Id') ? `${column}::float8` : column
+      return `${cast} as "${prefix}${field}"`
+    })
+    .join(', ')
+}

@@ -4,6 +4,7 @@
  */
 import type { z } from 'zod'
 import { Workspace, WorkspaceMember } from '../../entities/index.ts'
+import { likePattern } from '../access/resource-access.ts'
 import { memberWorkspaceSql, requireWorkspace } from '../access/workspace-access.ts'
 import { ConflictError, ValidationError } from '../errors.ts'
 import { toWorkspace, type TWorkspace, type UserRow } from '../schemas/user.schema.ts'
@@ -40,7 +41,7 @@ export async function list(
   input: { page: number; per_page: number; sort: string; with?: string[]; search?: string },
 ) {
   const { column, direction } = sortOf(input.sort)
-  const search = input.search ? `%${input.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null
+  const search = input.search ? likePattern(input.search) : null
   const where = search ? `(w.name ilike ? or w.slug ilike ?)` : 'true'
   const params = search ? [search, search] : []
   const scope = memberWorkspaceSql(ctx)

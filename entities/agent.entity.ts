@@ -1,0 +1,26 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
+import { ownership, presentation, resourceKeys, softDelete, timestamps } from './columns.ts'
+
+/**
+ * An AI assistant (`agents`, specification: "Agent"). `usage_count` and `last_used_at` follow
+ * its runs; tools, workflows, files and categories are pivot tables.
+ */
+export const Agent = defineEntity({
+  name: 'Agent',
+  tableName: 'agents',
+  indexes: [{ properties: ['workspace', 'createdAt'] }, { properties: ['user'] }],
+  properties: {
+    ...resourceKeys(),
+    ...presentation(),
+    instruction: p.text().default(''),
+    metadata: p.json<Record<string, unknown>>().default('{}'),
+    isTemplate: p.boolean().fieldName('is_template').default(false),
+    usageCount: p.integer().fieldName('usage_count').default(0),
+    lastUsedAt: p.datetime().nullable().fieldName('last_used_at'),
+    ...ownership(),
+    ...timestamps(),
+    ...softDelete(),
+  },
+})
+
+export type IAgent = InferEntity<typeof Agent>

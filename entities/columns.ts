@@ -1,0 +1,59 @@
+/**
+ * Column builders every resource table repeats (API.md section 1: `uuid`, `created_at`,
+ * `updated_at` in UTC, `deleted_at` where soft-deleted; `visibility` per section 4).
+ */
+import { p } from '@mikro-orm/core'
+import { uuidv7 } from 'uuidv7'
+import { User } from './user.entity.ts'
+import { Workspace } from './workspace.entity.ts'
+
+/** `visibility` values of the specification ("Conventions"). */
+export const VISIBILITIES = ['public', 'private', 'workspace'] as const
+export type Visibility = (typeof VISIBILITIES)[number]
+
+/** `{emoji, background_color, preference}` (specification: "ProfilePhotoConfig"). */
+export interface ProfilePhotoConfigValue {
+  emoji?: string
+  background_color?: string
+  preference?: string
+}
+
+/** Surrogate key, generated UUIDv7 and the two timestamps. */
+export const resourceKeys = () => ({
+  id: p.bigint('number').primary().autoincrement(),
+  uuid: p.uuid().unique().onCreate(() => uuidv7()),
+})
+
+/** `created_at` / `updated_at`, set by the ORM on insert and update. */
+export const timestamps = () => ({
+  createdAt: p.datetime().fieldName('created_at').onCreate(() => new Date()),
+  updatedAt: p
+    .datetime()
+    .fieldName('updated_at')
+    .onCreate(() => new Date())
+    .onUpdate(() => new Date()),
+})
+
+/** `deleted_at` of a soft-deleted resource. */
+export const softDelete = () => ({ deletedAt: p.datetime().nullable().fieldName('deleted_at') })
+
+/** The presentational columns agents, prompts, tools and workflows share. */
+export const presentation = () => ({
+  name: p.string().length(255),
+  description: p.text().default(''),
+  profilePhotoKey: p.string().length(512).nullable().fieldName('profile_photo_key'),
+  profilePhotoConfig: p.json<ProfilePhotoConfigValue>().nullable().fieldName('profile_photo_config'),
+  visibility: p.enum(VISIBILITIES).default('private'),
+})
+
+/** Owner (`user_id`) and tenant (`workspace_id`) of a tenant-owned row (API.md section 4). */
+export const ownership = () => ({
+  user: () =>
+    p.manyToOne(User)
+      .fieldName('user_id')
+      .deleteRule('cascade'),
+  workspace: () =>
+    p.manyToOne(Workspace)
+      .fieldName('workspace_id')
+      .deleteRule('cascade'),
+})

@@ -1,0 +1,20 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
+import { ownership, presentation, resourceKeys, softDelete, timestamps } from './columns.ts'
+
+/** A reusable prompt template with declared inputs (`prompts`, specification: "Prompt"). */
+export const Prompt = defineEntity({
+  name: 'Prompt',
+  tableName: 'prompts',
+  indexes: [{ properties: ['workspace', 'createdAt'] }, { properties: ['user'] }],
+  properties: {
+    ...resourceKeys(),
+    ...presentation(),
+    content: p.text(),
+    metadata: p.json<Record<string, unknown>>().default('{}'),
+    ...ownership(),
+    ...timestamps(),
+    ...softDelete(),
+  },
+})
+
+export type IPrompt = InferEntity<typeof Prompt>

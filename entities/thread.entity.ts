@@ -1,0 +1,28 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
+import { Agent } from './agent.entity.ts'
+import { ownership, resourceKeys, softDelete, timestamps } from './columns.ts'
+
+/**
+ * A conversation with an agent (`threads`). Created here so agent `threads_count` is real;
+ * messages and runs extend it in their own issue.
+ */
+export const Thread = defineEntity({
+  name: 'Thread',
+  tableName: 'threads',
+  indexes: [{ properties: ['workspace', 'createdAt'] }, { properties: ['agent'] }, { properties: ['user'] }],
+  properties: {
+    ...resourceKeys(),
+    name: p.string().length(255).nullable(),
+    agent: () =>
+      p.manyToOne(Agent)
+        .fieldName('agent_id')
+        .deleteRule('cascade'),
+    messagesCount: p.integer().fieldName('messages_count').default(0),
+    metadata: p.json<Record<string, unknown>>().default('{}'),
+    ...ownership(),
+    ...timestamps(),
+    ...softDelete(),
+  },
+})
+
+export type IThread = InferEntity<typeof Thread>

@@ -1,0 +1,42 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
+import { ownership, presentation, resourceKeys, softDelete, timestamps } from './columns.ts'
+import { Provider } from './provider.entity.ts'
+
+/** Tool kinds (specification: sample value `api`). */
+export const TOOL_TYPES = ['api'] as const
+export type ToolType = (typeof TOOL_TYPES)[number]
+
+/** HTTP methods an `api` tool may call. */
+export const TOOL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
+export type ToolMethod = (typeof TOOL_METHODS)[number]
+
+/**
+ * An operation an agent can call (`tools`, API.md section 5): `type` `api` is an HTTP request
+ * (`method`, `url` template with `{{placeholders}}`, JSON-schema `input_schema`) to a provider,
+ * authenticated with the account an agent binds to it.
+ */
+export const Tool = defineEntity({
+  name: 'Tool',
+  tableName: 'tools',
+  indexes: [{ properties: ['workspace', 'createdAt'] }, { properties: ['user'] }],
+  properties: {
+    ...resourceKeys(),
+    ...presentation(),
+    type: p.enum(TOOL_TYPES).default('api'),
+    provider: () =>
+      p.manyToOne(Provider)
+        .nullable()
+        .fieldName('provider_id')
+        .deleteRule('set null'),
+    method: p.enum(TOOL_METHODS).default('GET'),
+    url: p.string().length(2048),
+    inputSchema: p.json<Record<string, unknown>>().fieldName('input_schema').default('{}'),
+    credits: p.decimal('number').precision(12).scale(4).default(0),
+    metadata: p.json<Record<string, unknown>>().default('{}'),
+    ...ownership(),
+    ...timestamps(),
+    ...softDelete(),
+  },
+})
+
+export type ITool = InferEntity<typeof Tool>

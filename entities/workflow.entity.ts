@@ -1,0 +1,29 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
+import { ownership, presentation, resourceKeys, softDelete, timestamps } from './columns.ts'
+
+/**
+ * A node/edge graph (`workflows`, specification: "Workflow"). Stored with structural checks;
+ * the node types and the executor live in src/workflow-engine.
+ */
+export const Workflow = defineEntity({
+  name: 'Workflow',
+  tableName: 'workflows',
+  indexes: [{ properties: ['workspace', 'createdAt'] }, { properties: ['user'] }],
+  properties: {
+    ...resourceKeys(),
+    ...presentation(),
+    isActive: p.boolean().fieldName('is_active').default(false),
+    isTemplate: p.boolean().fieldName('is_template').default(false),
+    nodes: p.json<unknown[]>().default('[]'),
+    edges: p.json<unknown[]>().default('[]'),
+    settings: p.json<Record<string, unknown>>().default('{}'),
+    staticData: p.json<Record<string, unknown>>().fieldName('static_data').default('{}'),
+    pinData: p.json<Record<string, unknown>>().fieldName('pin_data').default('{}'),
+    triggerCount: p.integer().fieldName('trigger_count').default(0),
+    ...ownership(),
+    ...timestamps(),
+    ...softDelete(),
+  },
+})
+
+export type IWorkflow = InferEntity<typeof Workflow>

@@ -1,0 +1,131 @@
+/**
+ * Access to tenant-owned resources (agents, prompts, tools, workflows, accounts, providers),
+ * built on the SQL fragments of ./visibility.ts (API.md section 4). Every service function on
+ * such a resource starts with {@link requireResource} (STYLE.md: the access check is the first
+ * line) and lists through {@link listScopeSql}, so the rules run in the database.
+ */
+import type { SharePermission, Visibility } from '../../entities/index.ts'
+import { ForbiddenError, NotFoundError } from '../errors.ts'
+import type { AuthContext } from '../services/auth.service.ts'
+import type { Ctx } from '../trpc/context.ts'
+import type { WorkspaceContext } from './workspace-access.ts'
+import { allows, permissionOf, permissionSql, visibleSql, type SqlFragment, type Viewer } from './visibility.ts'
+
+/** A context after `workspaceProcedure`: authenticated, inside a workspace. */
+export type ResourceCtx = Ctx & { auth: AuthContext; workspace: WorkspaceContext }
+
+/** Tables that hold shareable, visibility-scoped resources. */
+export type ResourceTable = 'agents' | 'prompts' | 'tools' | 'workflows' | 'accounts' | 'providers'
+
+/** The viewer of a request: the caller, the request's workspace and the caller's role there. */
+export function viewerOf(ctx: ResourceCtx): Viewer {
+  return { userId: ctx.auth.user.id, workspaceId: ctx.workspace.workspace.id, role: ctx.workspace.role }
+}
+
+/**
+ * The row's workspace is alive and in the caller's service scope (API.md section 3). Rows with
+ * no workspace (built-in providers) pass when `allowGlobal` is set.
+ */
+export function serviceScopeSql(alias: string, ctx: Ctx, allowGlobal = false): SqlFragment {
+  return {
+    sql: `(${allowGlobal ? `${alias}.workspace_id is null or ` : ''}exists (select 1 from workspaces rw where rw.id = ${alias}.workspace_id
+      and rw.deleted_at is null and rw.service_id is not distinct from ?))`,
+    params: [ctx.serviceId],
+  }
+}
+
+/** What {@link requireResource} answers: the row's keys and the caller's permission on it. */
+export interface ResourceAccess {
+  id: number
+  uuid: string
+  userId: number | null
+  workspaceId: number | null
+  visibility: Visibility
+  permission: SharePermission
+}
+
+const ACTION_WORDS: Record<SharePermission, string> = { read: 'use', write: 'change', admin: 'share or delete' }
+
+/**
+ * Loads the keys of a live row the caller may see, with the caller's permission, and checks
+ * that permission is at least `needed` (`read` view/run, `write` update, `admin` share/delete).
+ * @param label the resource's name in the 404 message (`Agent`).
+ * @throws NotFoundError when there is no such live row or the caller may not see it (never
+ *   revealing another tenant's rows); ForbiddenError when the caller sees it with too weak a
+ *   permission.
+ */
+export async function requireResource(
+  ctx: ResourceCtx,
+  table: ResourceTable,
+  label: string,
+  uuid: string,
+  needed: SharePermission,
+): Promise<ResourceAccess> {
+  const found = await findResource(ctx, table, uuid)
+  if (!found) throw new NotFoundError(label)
+  if (!allows(found.permission, needed)) {
+    throw new ForbiddenError(`You may not ${ACTION_WORDS[needed]} this ${label.toLowerCase()}`)
+  }
+  return found
+}
+
+/** Like {@link requireResource} without the permission check; null when not visible. */
+export async function findResource(ctx: ResourceCtx, table: ResourceTable, uuid: string): Promise<ResourceAccess | null> {
+  const viewer = viewerOf(ctx)
+  const visible = visibleSql('r', table, viewer)
+  const permission = permissionSql('r', table, viewer)
+  const scope = serviceScopeSql('r', ctx, table === 'providers')
+  const [row] = await ctx.em.execute(
+    `select r.id::float8 as id, r.uuid, r.user_id::float8 as "userId", r.workspace_id::float8 as "workspaceId",
+       r.visibility, ${permission.sql} as permission
+     from ${table} r where r.uuid = ? and r.deleted_at is null and ${visible.sql} and ${scope.sql}`,
+    [...permission.params, uuid, ...visible.params, ...scope.params],
+  )
+  if (!row) return null
+  const held = permissionOf(row.permission)
+  if (!held) return null
+  return {
+    id: Number(row.id),
+    uuid: String(row.uuid),
+    userId: row.userId === null ? null : Number(row.userId),
+    workspaceId: row.workspaceId === null ? null : Number(row.workspaceId),
+    visibility: row.visibility as Visibility,
+    permission: held,
+  }
+}
+
+/**
+ * The rows of a list (API.md section 4): without a `visibility` filter, the rows of the request's
+ * workspace the viewer may see plus rows shared with the viewer or that workspace; with
+ * `visibility=public`, every public row of the service scope; with another `visibility`, the
+ * first set narrowed to it. Live rows only.
+ */
+export function listScopeSql(alias: string, table: ResourceTable, ctx: ResourceCtx, visibility?: Visibility): SqlFragment {
+  const viewer = viewerOf(ctx)
+  const scope = serviceScopeSql(alias, ctx, table === 'providers')
+  if (visibility === 'public') {
+    return { sql: `(${alias}.deleted_at is null and ${alias}.visibility = 'public' and ${scope.sql})`, params: scope.params }
+  }
+  const visible = visibleSql(alias, table, viewer)
+  const shared = `exists (select 1 from shares ls where ls.resource_type = ? and ls.resource_id = ${alias}.id
+      and ((ls.entity_type = 'user' and ls.entity_id = ?) or (ls.entity_type = 'workspace' and ls.entity_id = ?)))`
+  return {
+    sql: `(${alias}.deleted_at is null and ${visible.sql} and ${scope.sql}
+      and (${alias}.workspace_id = ?${table === 'providers' ? ` or ${alias}.workspace_id is null` : ''} or ${shared})
+      ${visibility ? `and ${alias}.visibility = ?` : ''})`,
+    params: [
+      ...visible.params,
+      ...scope.params,
+      viewer.workspaceId,
+      table,
+      viewer.userId,
+      viewer.workspaceId,
+      ...(visibility ? [visibility] : []),
+    ],
+  }
+}
+
+/** `%term%` for ILIKE, with the pattern characters of `term` escaped. */
+export function likePattern(term: string): string {
+  return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+}
