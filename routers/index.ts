@@ -3,10 +3,17 @@
  * front end imports for end-to-end types (API.md section 1).
  */
 import { createCallerFactory, router } from '../src/trpc/init.ts'
+import { agentsRouter } from './agents.router.ts'
 import { authRouter } from './auth.router.ts'
+import { categoriesRouter } from './categories.router.ts'
+import { promptsRouter } from './prompts.router.ts'
 import { systemRouter } from './system.router.ts'
 import { accessTokensRouter, userRouter } from './user.router.ts'
 import { workspacesRouter } from './workspaces.router.ts'
+import { workflowsRouter } from './workflows.router.ts'
+import { accountsRouter } from './accounts.router.ts'
+import { providersRouter } from './providers.router.ts'
+import { toolsRouter } from './tools.router.ts'
 
 export const appRouter = router({
   system: systemRouter,
@@ -14,6 +21,13 @@ export const appRouter = router({
   user: userRouter,
   accessTokens: accessTokensRouter,
   workspaces: workspacesRouter,
+  workflows: workflowsRouter,
+  categories: categoriesRouter,
+  prompts: promptsRouter,
+  agents: agentsRouter,
+  providers: providersRouter,
+  accounts: accountsRouter,
+  tools: toolsRouter,
 })
 
 export type AppRouter = typeof appRouter

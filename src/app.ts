@@ -8,6 +8,7 @@ import { Keyv } from 'keyv'
 import { pino } from 'pino'
 import type { Config } from './config.ts'
 import { migrate, openOrm, targetFromConfig, type Orm } from './db.ts'
+import { AUTH_CACHE_TTL_MS, AuthCache } from './services/auth-cache.ts'
 import type { AppDeps } from './trpc/context.ts'
 import { hashServiceKeys } from './trpc/init.ts'
 import { createRateLimits } from './trpc/rate-limit.ts'
@@ -33,13 +34,18 @@ export interface Runtime extends AppDeps {
 }
 
 /**
- * Opens the database (migrating it unless `migrate: false`), Redis when configured, the cache
- * and the rate limiters.
+ * Opens the database (migrating it unless `migrate: false`), Redis when configured, the cache,
+ * the bearer-token cache (src/services/auth-cache.ts) and the rate limiters.
  * @param options.orm an already opened ORM (tests); `rateLimitPrefix` separates counters.
+ * @param options.authCacheTtlMs lifetime of a cached bearer token; 0 turns the cache off. The
+ *   default is {@link AUTH_CACHE_TTL_MS}, except under `NODE_ENV=test`, where it is 0: the suite
+ *   changes tokens, users and workspaces with raw SQL behind the services' back and expects the
+ *   next request to see it, which no cache can promise (test/auth-cache.test.ts turns it on).
+ * @throws when the database or Redis cannot be reached.
  */
 export async function createRuntime(
   config: Config,
-  options: { orm?: Orm; migrate?: boolean; log?: FastifyBaseLogger; rateLimitPrefix?: string } = {},
+  options: { orm?: Orm; migrate?: boolean; log?: FastifyBaseLogger; rateLimitPrefix?: string; authCacheTtlMs?: number } = {},
 ): Promise<Runtime> {
   const log = options.log ?? createLogger(config)
   const orm = options.orm ?? (await openOrm(targetFromConfig(config)))
@@ -55,6 +61,11 @@ export async function createRuntime(
   }
   const cache = new Keyv({ store: redis ? new KeyvRedis(redis) : new Map(), namespace: 'cache' })
   const limits = createRateLimits(config, redis, options.rateLimitPrefix)
+  const authCache = await AuthCache.create({
+    ttlMs: options.authCacheTtlMs ?? (config.env === 'test' ? 0 : AUTH_CACHE_TTL_MS),
+    log,
+    redis,
+  })
   return {
     orm,
     config,
@@ -63,7 +74,9 @@ export async function createRuntime(
     log,
     redis,
     serviceKeyHashes: hashServiceKeys(config.serviceKeys),
+    authCache,
     close: async () => {
+      await authCache.close()
       if (redis?.isOpen) await redis.quit()
       await orm.close()
     },

@@ -40,6 +40,11 @@ const EnvSchema = z.object({
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   /** Encryption key for stored secrets; generated into DATA_DIR on the first embedded start. */
   APP_KEY: appKey.optional(),
+  /**
+   * Earlier APP_KEY values, comma-separated, same format: still tried (by key id) to decrypt
+   * secrets sealed before a rotation; `npm run keys:rotate` re-seals them under APP_KEY.
+   */
+  APP_PREVIOUS_KEYS: z.string().optional(),
   /** pino level: fatal, error, warn, info, debug, trace or silent. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Whether `POST /api/v1/auth/sign-up` is open. */
@@ -56,6 +61,8 @@ const EnvSchema = z.object({
   SIGN_IN_WINDOW_SECONDS: int(1, 86_400).default(60),
   /** Largest JSON body accepted, in bytes (413 above). */
   BODY_LIMIT_BYTES: int(1024, 100 * 1024 * 1024).default(1024 * 1024),
+  /** Largest file `POST /api/v1/media` accepts, in bytes (413 above; API.md section 2: 25 MiB). */
+  UPLOAD_MAX_BYTES: int(1, 10 * 1024 * 1024 * 1024).default(25 * 1024 * 1024),
   /** How long a shutdown waits for in-flight requests, in milliseconds. */
   SHUTDOWN_TIMEOUT_MS: int(0, 600_000).default(10_000),
   /** Trust X-Forwarded-For for the client address (behind a reverse proxy). */
@@ -77,6 +84,8 @@ export interface Config {
   redisUrl: string | undefined
   /** 32-byte AES-256 key. */
   appKey: Buffer
+  /** Earlier 32-byte keys, tried for decryption only (APP_PREVIOUS_KEYS). */
+  previousAppKeys: Buffer[]
   logLevel: string
   signUpEnabled: boolean
   basicTokenTtlDays: number
@@ -84,6 +93,8 @@ export interface Config {
   serviceKeys: Map<string, string>
   signIn: { maxPerEmail: number; maxPerAddress: number; windowSeconds: number }
   bodyLimitBytes: number
+  /** Largest upload (`POST /api/v1/media`), in bytes. */
+  uploadMaxBytes: number
   shutdownTimeoutMs: number
   trustProxy: boolean
   worker: boolean
@@ -109,6 +120,16 @@ function parseServiceKeys(raw: string): Map<string, string> {
     keys.set(key, serviceId)
   }
   return keys
+}
+
+function parsePreviousKeys(raw: string | undefined): Buffer[] {
+  const keys = (raw ?? '').split(',').map((part) => part.trim()).filter(Boolean)
+  return keys.map((value) => {
+    if (!appKey.safeParse(value).success) {
+      throw new ConfigError('APP_PREVIOUS_KEYS: expected comma-separated keys, each "base64:" followed by 32 bytes in base64')
+    }
+    return Buffer.from(value.slice('base64:'.length), 'base64')
+  })
 }
 
 /** Reads DATA_DIR/app.key, creating it with a fresh random key on the first embedded start. */
@@ -149,6 +170,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     redisUrl: e.REDIS_URL,
     appKey: key,
+    previousAppKeys: parsePreviousKeys(e.APP_PREVIOUS_KEYS),
     logLevel: e.LOG_LEVEL,
     signUpEnabled: e.SIGN_UP_ENABLED,
     basicTokenTtlDays: e.BASIC_TOKEN_TTL_DAYS,
@@ -159,6 +181,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       windowSeconds: e.SIGN_IN_WINDOW_SECONDS,
     },
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    uploadMaxBytes: e.UPLOAD_MAX_BYTES,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     trustProxy: e.TRUST_PROXY,
     worker: e.WORKER,

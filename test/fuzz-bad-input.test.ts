@@ -147,12 +147,38 @@ describe('bad input on every REST endpoint (API.md section 2)', () => {
     }
 
     callerAuth = `Bearer ${ada.token}`
-    ownParams = { workspace_uuid: workspace.uuid, user_id: String(member.id), token_uuid: token.uuid }
+    // One resource of each kind for the caller and for the other tenant, in their primary workspaces.
+    const resources = async (user: TestUser, tag: string) => {
+      const post = (path: string, body: Record<string, unknown>) => expectStatus(201, 'POST', path, { token: user.token, body })
+      const provider = await post('/api/v1/providers', { name: `${tag} tools`, type: 'tool', base_url: `https://${tag}.test` })
+      const account = await post('/api/v1/accounts', { name: `${tag} key`, provider_uuid: provider.uuid, secret: `sk-${tag}-0000000000` })
+      const tool = await post('/api/v1/tools', { name: `${tag} tool`, url: `https://${tag}.test/x`, provider_uuid: provider.uuid })
+      const workflow = await post('/api/v1/workflows', { name: `${tag} workflow` })
+      const prompt = await post('/api/v1/prompts', { name: `${tag} prompt`, content: 'Hello {{name}}' })
+      const agent = await post('/api/v1/agents', {
+        name: `${tag} agent`,
+        tools: [{ tool_uuid: tool.uuid, account_uuid: account.uuid }],
+        workflows: [{ workflow_uuid: workflow.uuid }],
+      })
+      return {
+        provider_uuid: provider.uuid as string,
+        account_uuid: account.uuid as string,
+        tool_uuid: tool.uuid as string,
+        workflow_uuid: workflow.uuid as string,
+        prompt_uuid: prompt.uuid as string,
+        agent_uuid: agent.uuid as string,
+      }
+    }
+    const adaResources = await resources(ada, 'ada')
+    const bobResources = await resources(bob, 'bobglobex')
+    for (const [param, uuid] of Object.entries(bobResources)) secrets[`another tenant's ${param}`] = uuid
+
+    ownParams = { workspace_uuid: workspace.uuid, user_id: String(member.id), token_uuid: token.uuid, ...adaResources }
     let emails = 0
     const targets: FuzzTargets = {
       token: ada.token,
       own: ownParams,
-      foreign: { workspace_uuid: bobWorkspace.uuid, user_id: String(bob.id), token_uuid: bobToken.uuid },
+      foreign: { workspace_uuid: bobWorkspace.uuid, user_id: String(bob.id), token_uuid: bobToken.uuid, ...bobResources },
       badAuth: [
         { label: 'no token', headers: {} },
         { label: 'empty bearer', headers: { authorization: 'Bearer ' } },

@@ -13,6 +13,7 @@ import { WebSocketServer } from 'ws'
 import { appRouter } from '../../routers/index.ts'
 import { createContextFactory, type AppDeps, type Ctx } from '../trpc/context.ts'
 import { renderDocs } from './docs.ts'
+import { MEDIA_OPENAPI_PATHS, mediaRoutes } from './media.routes.ts'
 import {
   errorBody,
   flattenRestError,
@@ -52,6 +53,8 @@ export function openApiDocument(baseUrl: string) {
       'Multi-tenant backend for AI assistants in workspaces. Every operation is also a tRPC procedure at /trpc/<router>.<procedure>.',
     baseUrl,
     securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } },
+    // The upload and download routes are plain Fastify routes beside the procedures.
+    paths: MEDIA_OPENAPI_PATHS,
   })
 }
 
@@ -196,6 +199,9 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
       },
     })
   })
+
+  // Uploads: plain routes in their own scope (multipart, not JSON procedures).
+  await app.register(mediaRoutes, { createContext, config })
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: config.bodyLimitBytes })
   const wssHandler = applyWSSHandler({

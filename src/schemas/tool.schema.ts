@@ -3,9 +3,9 @@
  * row -> wire mapper. `pivot_account` appears on an agent's tools only.
  */
 import { z } from 'zod'
-import type { ProfilePhotoConfigValue, ToolMethod, ToolType, Visibility } from '../../entities/index.ts'
-import { ProfilePhotoConfig, toProfilePhotoConfig } from './resource.schema.ts'
-import { iso, timestamp } from './wire.ts'
+import { TOOL_METHODS, TOOL_TYPES, type ProfilePhotoConfigValue, type ToolMethod, type ToolType, type Visibility as TVisibility } from '../../entities/index.ts'
+import { MediaKey, ProfilePhotoConfig, ProfilePhotoConfigInput, toProfilePhotoConfig, Visibility } from './resource.schema.ts'
+import { iso, name, pageQuery, sortParam, text, timestamp } from './wire.ts'
 import { mediaUrl } from './workspace.schema.ts'
 
 /** Columns of `tools` a mapper reads (see `selectColumns` in src/services/sql.ts). */
@@ -23,7 +23,7 @@ export interface ToolRow {
   type: ToolType
   profilePhotoKey: string | null
   profilePhotoConfig: ProfilePhotoConfigValue | null
-  visibility: Visibility
+  visibility: TVisibility
   credits: number | string
   metadata: Record<string, unknown>
   method: ToolMethod
@@ -96,3 +96,156 @@ export function toTool(row: ToolRow, viewerId: number, appUrl: string): TTool {
     updated_at: iso(row.updatedAt),
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Inputs of the tools endpoints (API.md section 5, "tools").
+
+/** Sortable columns of the tool list. */
+export const TOOL_SORTS = ['created_at', '-created_at', 'name', '-name', 'updated_at', '-updated_at'] as const
+/** Largest `input_schema` and `metadata`, serialized as JSON, in bytes (64 KiB). */
+export const TOOL_JSON_MAX_BYTES = 64 * 1024
+/** Deepest nesting accepted inside `input_schema` and `metadata`. */
+export const TOOL_JSON_MAX_DEPTH = 16
+/** Largest `credits`. */
+export const TOOL_CREDITS_MAX = 1_000_000
+
+/**
+ * A JSON number within [min, max] with at most 4 decimal places (the column is numeric(12,4));
+ * a pipe, so strings are not coerced in JSON bodies (see `jsonInt` in ./wire.ts).
+ */
+export const jsonDecimal = (min: number, max: number) =>
+  z.number().pipe(
+    z
+      .number()
+      .min(min)
+      .max(max)
+      .refine((value) => Number(value.toFixed(4)) === value, 'at most 4 decimal places'),
+  )
+
+/** A `{{name}}` placeholder of a URL template. */
+const PLACEHOLDER = /\{\{\s*[A-Za-z_][A-Za-z0-9_.-]*\s*\}\}/g
+
+/**
+ * What is wrong with a tool URL template, or null: an absolute http(s) URL whose path and query
+ * may hold `{{name}}` placeholders (never its scheme or host).
+ */
+export function urlTemplateProblem(value: string): string | null {
+  const origin = /^https?:\/\/([^/?#]*)/i.exec(value)
+  if (!origin) return 'must be an absolute http or https URL'
+  if (/[{}]/.test(origin[1])) return 'placeholders are allowed in the path and query only'
+  const filled = value.replace(PLACEHOLDER, 'x')
+  if (filled.includes('{{') || filled.includes('}}')) return 'placeholders are {{name}}: a letter or "_", then letters, digits or "_.-"'
+  if (!URL.canParse(filled)) return 'must be an absolute http or https URL'
+  return new URL(filled).hostname ? null : 'must be an absolute http or https URL'
+}
+
+/** A tool's `url`: an http(s) URL template of at most 2048 characters. */
+export const UrlTemplate = text(2048, 1)
+  .superRefine((value, ctx) => {
+    const problem = urlTemplateProblem(value)
+    if (problem) ctx.addIssue({ code: 'custom', message: problem })
+  })
+  .meta({ format: 'uri', description: 'An absolute http(s) URL; `{{name}}` placeholders are allowed in its path and query.' })
+
+/** Problems of a JSON value PostgreSQL's jsonb must store: NUL or lone surrogates, nesting depth. */
+function checkStorableJson(value: unknown, ctx: z.RefinementCtx, path: (string | number)[], depth: number): boolean {
+  const badText = (text: string) => text.includes('\u0000') || !text.isWellFormed()
+  if (typeof value === 'string') {
+    if (!badText(value)) return true
+    ctx.addIssue({ code: 'custom', path, message: 'must not hold NUL characters or lone surrogates' })
+    return false
+  }
+  if (value === null || typeof value !== 'object') return true
+  if (depth > TOOL_JSON_MAX_DEPTH) {
+    ctx.addIssue({ code: 'custom', message: `must not nest deeper than ${TOOL_JSON_MAX_DEPTH} levels` })
+    return false
+  }
+  const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((item, index) => [index, item]) : Object.entries(value)
+  for (const [key, item] of entries) {
+    if (typeof key === 'string' && badText(key)) {
+      ctx.addIssue({ code: 'custom', path, message: 'keys must not hold NUL characters or lone surrogates' })
+      return false
+    }
+    if (!checkStorableJson(item, ctx, [...path, key], depth + 1)) return false
+  }
+  return true
+}
+
+/** A JSON object of at most 64 KiB that jsonb can store (`input_schema`, `metadata`). */
+const jsonObject = () =>
+  z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
+    if (!checkStorableJson(value, ctx, [], 1)) return
+    if (Buffer.byteLength(JSON.stringify(value), 'utf8') > TOOL_JSON_MAX_BYTES) {
+      ctx.addIssue({ code: 'custom', message: `must not exceed ${TOOL_JSON_MAX_BYTES} bytes as JSON` })
+    }
+  })
+
+/**
+ * `input_schema`: a JSON Schema object (draft-07, as Ajv reads it) describing the tool's
+ * arguments; the service also compiles it. Its top-level `type`, when present, is `object`.
+ */
+export const ToolInputSchema = jsonObject().superRefine((value, ctx) => {
+  if ('type' in value && value.type !== 'object') {
+    ctx.addIssue({ code: 'custom', path: ['type'], message: 'a tool takes named arguments: the top-level type must be "object"' })
+  }
+})
+
+/** Tool `metadata` on create: any JSON object of at most 64 KiB. */
+export const ToolMetadataInput = jsonObject()
+/** Tool `metadata` on update: merged key by key; a `null` value removes the key. */
+export const ToolMetadataPatch = jsonObject()
+
+/** Create body (plus the workspace context's `workspace_uuid`). */
+export const CreateToolInput = z.strictObject({
+  workspace_uuid: z.uuid().optional(),
+  name: name(),
+  description: text(2000).nullable().optional(),
+  type: z.enum(TOOL_TYPES).optional(),
+  provider_uuid: z.uuid().nullable().optional(),
+  method: z.enum(TOOL_METHODS).optional(),
+  url: UrlTemplate,
+  input_schema: ToolInputSchema.optional(),
+  credits: jsonDecimal(0, TOOL_CREDITS_MAX).optional(),
+  profile_photo_key: MediaKey.nullable().optional(),
+  profile_photo_config: ProfilePhotoConfigInput.nullable().optional(),
+  visibility: Visibility.optional(),
+  metadata: ToolMetadataInput.optional(),
+})
+export type TCreateToolInput = z.infer<typeof CreateToolInput>
+
+/**
+ * `PUT /api/v1/tools/{tool_uuid}`: omitted fields are kept; `null` clears `description`,
+ * `provider_uuid`, `profile_photo_key` and `profile_photo_config`; `input_schema` replaces the
+ * whole schema; `metadata` merges key by key.
+ */
+export const UpdateToolInput = z.strictObject({
+  tool_uuid: z.uuid(),
+  workspace_uuid: z.uuid().optional(),
+  name: name().optional(),
+  description: text(2000).nullable().optional(),
+  type: z.enum(TOOL_TYPES).optional(),
+  provider_uuid: z.uuid().nullable().optional(),
+  method: z.enum(TOOL_METHODS).optional(),
+  url: UrlTemplate.optional(),
+  input_schema: ToolInputSchema.optional(),
+  credits: jsonDecimal(0, TOOL_CREDITS_MAX).optional(),
+  profile_photo_key: MediaKey.nullable().optional(),
+  profile_photo_config: ProfilePhotoConfigInput.nullable().optional(),
+  visibility: Visibility.optional(),
+  metadata: ToolMetadataPatch.optional(),
+})
+export type TUpdateToolInput = z.infer<typeof UpdateToolInput>
+
+/** Path of retrieve and delete (plus the workspace context). */
+export const ToolPathInput = z.strictObject({ tool_uuid: z.uuid(), workspace_uuid: z.uuid().optional() })
+
+/** List query. */
+export const ToolListInput = z.strictObject({
+  ...pageQuery,
+  sort: sortParam(TOOL_SORTS, '-created_at'),
+  search: text(255).optional(),
+  visibility: Visibility.optional(),
+  provider_uuid: z.uuid().optional(),
+  workspace_uuid: z.uuid().optional(),
+})
+export type TToolListInput = z.infer<typeof ToolListInput>

@@ -147,7 +147,8 @@ export async function create(ctx: AuthedCtx, input: CreateTokenInput) {
 }
 
 /**
- * Revokes one of the caller's application tokens.
+ * Revokes one of the caller's application tokens, and drops the caller's cached tokens here and
+ * in every process (src/services/auth-cache.ts), so it answers 401 from the next request on.
  * @throws NotFoundError when it is not the caller's (or already revoked).
  */
 export async function remove(ctx: AuthedCtx, uuid: string): Promise<void> {
@@ -157,4 +158,5 @@ export async function remove(ctx: AuthedCtx, uuid: string): Promise<void> {
     [uuid, ctx.auth.user.id],
   )
   if (!rows.length) throw new NotFoundError('Access token')
+  await ctx.deps.authCache.invalidate({ users: [ctx.auth.user.id] })
 }

@@ -8,9 +8,10 @@ import { ForbiddenError, UnauthorizedError, ValidationError } from '../errors.ts
 import type { UserRow } from '../schemas/user.schema.ts'
 import { toUser } from '../schemas/user.schema.ts'
 import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
-import { iso } from '../schemas/wire.ts'
+import { toDate } from '../schemas/wire.ts'
 import type { Ctx } from '../trpc/context.ts'
 import { prepared } from '../db.ts'
+import { authCacheKey } from './auth-cache.ts'
 import { unprefix, userColumns, workspaceColumns } from './sql.ts'
 import { hashToken, newToken } from './tokens.ts'
 import { uniqueSlug } from './slugs.ts'
@@ -62,30 +63,85 @@ where t.token_hash = ? and t.revoked_at is null and (t.expires_at is null or t.e
 /** Runs on every authenticated request: prepared once per connection on PostgreSQL. */
 const authQuery = prepared('authenticate', AUTH_SQL)
 
+const BEARER = /^Bearer +([A-Za-z0-9_-]{16,200})$/i
+
 /**
- * Resolves `Authorization: Bearer <token>` to the caller: one indexed query for token, user and
- * primary workspace. A token of another service scope is as unknown as a wrong one.
+ * Resolves `Authorization: Bearer <token>` to the caller: from this process's token cache
+ * (src/services/auth-cache.ts) when it holds the token, else one indexed query for token, user
+ * and primary workspace, whose answer is then cached. A token of another service scope is as
+ * unknown as a wrong one (the scope is part of the cache key and of the query).
+ * The answer is frozen: concurrent requests with the same token share it.
  * @throws UnauthorizedError for a missing, malformed, unknown, expired or revoked token.
  */
 export async function authenticate(ctx: Ctx): Promise<AuthContext> {
   const header = ctx.headers.authorization
-  const match = header ? /^Bearer +([A-Za-z0-9_-]{16,200})$/i.exec(header) : null
+  const match = header ? BEARER.exec(header) : null
   if (!match) throw new UnauthorizedError(header ? 'Invalid bearer token' : 'Missing bearer token')
-  const rows = await authQuery(ctx.deps.orm, () => ctx.em, [hashToken(match[1]), ctx.serviceId])
+  const tokenHash = hashToken(match[1])
+  const key = authCacheKey(tokenHash, ctx.serviceId)
+  const auth = ctx.deps.authCache.get(key) ?? (await loadAuth(ctx, key, tokenHash))
+  recordUse(ctx, key, auth)
+  return auth
+}
+
+/** The authentication query; caches a hit. */
+async function loadAuth(ctx: Ctx, key: string, tokenHash: string): Promise<AuthContext> {
+  const cache = ctx.deps.authCache
+  const generation = cache.generation
+  const rows = await authQuery(ctx.deps.orm, () => ctx.em, [tokenHash, ctx.serviceId])
   const row = rows[0]
   if (!row) throw new UnauthorizedError('Invalid, expired or revoked token')
   const token = unprefix<AuthContext['token']>(row, 't_')
   const user = unprefix<UserRow>(row, 'u_')
   const primary = row.w_uuid ? unprefix<WorkspaceRow>(row, 'w_') : null
-  const lastUsed = token.lastUsedAt ? new Date(iso(token.lastUsedAt)).getTime() : 0
-  if (Date.now() - lastUsed > LAST_USED_RESOLUTION_MS) {
-    // Not awaited: a bookkeeping write must not slow or fail the request it belongs to.
-    ctx.deps.orm.em
-      .fork()
-      .execute('update access_tokens set last_used_at = now() where id = ?', [token.id])
-      .catch((error: unknown) => ctx.log.warn({ err: error }, 'could not record token use'))
+  // Instants as Dates once here, rather than parsing PostgreSQL's text form on every cached use.
+  token.expiresAt = token.expiresAt === null ? null : toDate(token.expiresAt)
+  token.lastUsedAt = token.lastUsedAt === null ? null : toDate(token.lastUsedAt)
+  token.createdAt = toDate(token.createdAt)
+  user.createdAt = toDate(user.createdAt)
+  user.updatedAt = toDate(user.updatedAt)
+  if (primary) {
+    primary.createdAt = toDate(primary.createdAt)
+    primary.updatedAt = toDate(primary.updatedAt)
   }
-  return { user, primaryWorkspace: primary, token }
+  const auth = freezeAuth({ user, primaryWorkspace: primary, token })
+  cache.set(key, auth, generation)
+  return auth
+}
+
+/**
+ * Writes `last_used_at` when the stored one is more than a minute old, without awaiting it (a
+ * bookkeeping write must not slow or fail the request it belongs to). The cached caller gets the
+ * new time, so later requests served from the cache do not write again; this request still
+ * answers the time it found.
+ */
+function recordUse(ctx: Ctx, key: string, auth: AuthContext): void {
+  const lastUsed = auth.token.lastUsedAt ? toDate(auth.token.lastUsedAt).getTime() : 0
+  const now = Date.now()
+  if (now - lastUsed <= LAST_USED_RESOLUTION_MS) return
+  ctx.deps.authCache.replace(key, freezeAuth({ ...auth, token: { ...auth.token, lastUsedAt: new Date(now) } }))
+  ctx.deps.orm.em
+    .fork()
+    .execute('update access_tokens set last_used_at = now() where id = ?', [auth.token.id])
+    .catch((error: unknown) => ctx.log.warn({ err: error }, 'could not record token use'))
+}
+
+/** Freezes a caller (and the objects it holds) so that no request can change what others share. */
+function freezeAuth(auth: AuthContext): AuthContext {
+  Object.freeze(auth.user)
+  Object.freeze(auth.token.abilities)
+  Object.freeze(auth.token)
+  if (auth.primaryWorkspace) {
+    deepFreeze(auth.primaryWorkspace.metadata)
+    Object.freeze(auth.primaryWorkspace)
+  }
+  return Object.freeze(auth)
+}
+
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return
+  for (const child of Object.values(value)) deepFreeze(child)
+  Object.freeze(value)
 }
 
 /** The sign-in answer (API.md section 3). */
@@ -202,7 +258,11 @@ export async function signIn(ctx: Ctx, input: { email: string; password: string 
   return signedIn(ctx, Number(row.id))
 }
 
-/** Revokes the token the caller used. */
+/**
+ * Revokes the token the caller used, and drops the caller's cached tokens here and in every
+ * process (src/services/auth-cache.ts), so the token answers 401 from the next request on.
+ */
 export async function logout(ctx: Ctx & { auth: AuthContext }): Promise<void> {
   await ctx.em.execute('update access_tokens set revoked_at = now(), updated_at = now() where id = ?', [ctx.auth.token.id])
+  await ctx.deps.authCache.invalidate({ users: [ctx.auth.user.id] })
 }

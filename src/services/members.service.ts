@@ -106,7 +106,8 @@ export async function update(ctx: AuthedCtx, input: { workspace_uuid: string; us
 }
 
 /**
- * Removes a member, or lets the caller leave.
+ * Removes a member, or lets the caller leave. The member loses the workspace as primary if it
+ * was theirs, so their cached callers are dropped.
  * @throws ConflictError for the workspace's creator; ForbiddenError when a `member` removes
  *   someone else or an admin removes an owner.
  */
@@ -120,4 +121,5 @@ export async function remove(ctx: AuthedCtx, input: { workspace_uuid: string; us
     await em.execute('delete from workspace_members where workspace_id = ? and user_id = ?', [workspace.id, input.user_id])
     await em.execute('update users set primary_workspace_id = null where id = ? and primary_workspace_id = ?', [input.user_id, workspace.id])
   })
+  await ctx.deps.authCache.invalidate({ users: [input.user_id] })
 }

@@ -114,7 +114,8 @@ export function mergeMetadata(current: Record<string, unknown>, patch: Record<st
 }
 
 /**
- * Updates a workspace: omitted fields are kept, `null` clears, `metadata` merges.
+ * Updates a workspace: omitted fields are kept, `null` clears, `metadata` merges. Cached callers
+ * whose primary workspace it is are dropped (their `GET /api/v1/user` embeds it).
  * @throws NotFoundError (not a member), ForbiddenError (a `member`), ValidationError (slug taken).
  */
 export async function update(ctx: AuthedCtx, input: z.infer<typeof UpdateWorkspaceInput>): Promise<{ data: TWorkspace }> {
@@ -132,12 +133,14 @@ export async function update(ctx: AuthedCtx, input: z.infer<typeof UpdateWorkspa
   if (input.is_onboarded !== undefined) entity.isOnboarded = input.is_onboarded
   if (metadata !== undefined) entity.metadata = metadata
   await ctx.em.flush()
+  await ctx.deps.authCache.invalidate({ workspaces: [workspace.id] })
   return { data: await load(ctx, workspace.id) }
 }
 
 /**
  * Soft-deletes a workspace (owner only). Members whose primary workspace it was lose it as
- * primary; the owner's own primary workspace cannot be deleted.
+ * primary (and their cached callers are dropped); the owner's own primary workspace cannot be
+ * deleted.
  * @throws ConflictError for the caller's primary workspace.
  */
 export async function remove(ctx: AuthedCtx, uuid: string): Promise<void> {
@@ -149,4 +152,5 @@ export async function remove(ctx: AuthedCtx, uuid: string): Promise<void> {
     await em.execute('update workspaces set deleted_at = now(), updated_at = now() where id = ?', [workspace.id])
     await em.execute('update users set primary_workspace_id = null where primary_workspace_id = ?', [workspace.id])
   })
+  await ctx.deps.authCache.invalidate({ workspaces: [workspace.id] })
 }

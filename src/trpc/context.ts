@@ -4,6 +4,12 @@
  * Both surfaces (tRPC over HTTP and WebSocket, REST through trpc-to-openapi) and the tests'
  * `appRouter.createCaller` build it with {@link createContextFactory}. The request's
  * EntityManager is forked on first use, so a procedure that touches no database pays nothing.
+ *
+ * tRPC's `next({ ctx })` copies the context with an object spread, which reads every getter:
+ * a copy forks the EntityManager whether or not the procedure needs it. Middlewares whose
+ * additions depend only on the request's headers (service scope, the authenticated caller) set
+ * them on the context in place instead (src/trpc/init.ts); only the workspace middleware copies,
+ * after its own query has forked the EntityManager anyway.
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Keyv } from 'keyv'
@@ -11,6 +17,7 @@ import type { FastifyBaseLogger as Logger } from 'fastify'
 import type { Config } from '../config.ts'
 import type { Em, Orm } from '../db.ts'
 import type { AuthContext } from '../services/auth.service.ts'
+import type { AuthCache } from '../services/auth-cache.ts'
 import type { WorkspaceContext } from '../access/workspace-access.ts'
 import type { RateLimits } from './rate-limit.ts'
 
@@ -23,6 +30,8 @@ export interface AppDeps {
   log: Logger
   /** sha256(service key) -> service_id, from SERVICE_KEYS. */
   serviceKeyHashes: Map<string, string>
+  /** Resolved bearer tokens of this process; services that change a caller invalidate it. */
+  authCache: AuthCache
 }
 
 /** What a transport knows about one request. */
@@ -41,12 +50,17 @@ export interface Ctx extends RequestMeta {
   deps: AppDeps
   config: Config
   cache: Keyv
-  log: Logger
+  /** The process logger bound to this request's id, created on first access. */
+  readonly log: Logger
   /** A forked EntityManager for this request, created on first access. */
   readonly em: Em
   /** Service scope from X-Service-Authorization; set by the base procedure (API.md section 3). */
   serviceId: string | null
-  /** Set by `authedProcedure`. */
+  /**
+   * Set by `authedProcedure`, in place. Where calls share a context (a tRPC batch, a WebSocket
+   * connection) it may be left from another call with the same headers: only procedures built on
+   * `authedProcedure`, which sets it before they run, may read it.
+   */
   auth?: AuthContext
   /** Set by `workspaceProcedure`. */
   workspace?: WorkspaceContext
@@ -58,12 +72,17 @@ export interface Ctx extends RequestMeta {
 export function createContextFactory(deps: AppDeps) {
   return (meta: RequestMeta): Ctx => {
     let em: Em | undefined
+    let log: Logger | undefined
     return {
       ...meta,
       deps,
       config: deps.config,
       cache: deps.cache,
-      log: deps.log.child({ reqId: meta.requestId }),
+      // A child logger costs its bindings' serialization: made when a procedure first logs.
+      get log() {
+        log ??= deps.log.child({ reqId: meta.requestId })
+        return log
+      },
       get em() {
         em ??= deps.orm.em.fork()
         return em

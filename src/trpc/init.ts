@@ -5,7 +5,7 @@
  * - `workspaceProcedure`: plus the request's workspace context (API.md section 4).
  */
 import { createHash } from 'node:crypto'
-import { initTRPC } from '@trpc/server'
+import { initTRPC, type TRPCError } from '@trpc/server'
 import type { OpenApiMeta } from 'trpc-to-openapi'
 import { resolveWorkspaceContext, type WorkspaceContext } from '../access/workspace-access.ts'
 import { ForbiddenError, UnauthorizedError } from '../errors.ts'
@@ -29,49 +29,87 @@ export const router = t.router
 export const createCallerFactory = t.createCallerFactory
 export const middleware = t.middleware
 
-const mapErrors = t.middleware(async ({ ctx, meta, next }) => {
-  if (meta?.successStatus) ctx.successStatus = meta.successStatus
-  const result = await next()
+/** The result of `next()` as a middleware sees it: ok, or a failure whose `cause` is what was thrown. */
+type NextResult = { ok: true } | { ok: false; error: TRPCError }
+
+/** Turns a service's named error into its tRPC error (the HTTP status); anything else stays as thrown. */
+function mapError(ctx: Ctx, cause: unknown): unknown {
+  return toTRPCError(cause, ctx.setHeader) ?? cause
+}
+
+/** Maps the named error of a failed `next()` (a later middleware, the input parser, the resolver). */
+function mapResult<R extends NextResult>(ctx: Ctx, result: R): R {
   if (!result.ok) {
     const mapped = toTRPCError(result.error.cause, ctx.setHeader)
     if (mapped) throw mapped
   }
   return result
-})
+}
 
 const hashKey = (key: string) => createHash('sha256').update(key).digest('hex')
 
-const serviceScope = t.middleware(({ ctx, next }) => {
+/**
+ * The service scope of X-Service-Authorization (API.md section 3): null without the header (or
+ * with an empty one), else the service whose key it is.
+ * @throws UnauthorizedError for a non-empty header that is no configured key.
+ */
+function serviceScopeOf(ctx: Ctx): string | null {
   const raw = ctx.headers['x-service-authorization']
   const key = (Array.isArray(raw) ? raw[0] : raw)?.trim()
-  if (!key) {
-    // Set in place rather than through next({ctx}): tRPC copies the context on every next({ctx}),
-    // and the copy reads the lazy `em` getter, forking an EntityManager the request may never use.
-    ctx.serviceId = null
-    return next()
-  }
+  if (!key) return null
   // Compare hashes, so lookup time says nothing about how much of a guessed key was right.
   const serviceId = ctx.deps.serviceKeyHashes.get(hashKey(key))
   if (!serviceId) throw new UnauthorizedError('Invalid service key')
-  return next({ ctx: { serviceId } })
-})
+  return serviceId
+}
 
-/** Hashes configured service keys for {@link serviceScope}'s lookups. */
+/** Hashes configured service keys for {@link serviceScopeOf}'s lookups. */
 export function hashServiceKeys(keys: Map<string, string>): Map<string, string> {
   return new Map([...keys].map(([key, serviceId]) => [hashKey(key), serviceId]))
 }
 
+/*
+ * Each middleware level costs every request a few copies of tRPC's call options, so error
+ * mapping, service scope and authentication are one level each procedure kind starts with, not
+ * three. What they add to the context depends only on the request's headers, so they set it in
+ * place rather than through `next({ ctx })`, whose copy would also fork the lazy EntityManager
+ * (src/trpc/context.ts). In place is safe even where calls share one context (a tRPC batch, a
+ * WebSocket connection): every call of it has the same headers, so writes the same values.
+ */
+
+/** Error mapping, success status and service scope: the start of every procedure. */
+const base = t.middleware(async ({ ctx, meta, next }) => {
+  if (meta?.successStatus) ctx.successStatus = meta.successStatus
+  try {
+    ctx.serviceId = serviceScopeOf(ctx)
+  } catch (error) {
+    throw mapError(ctx, error)
+  }
+  return mapResult(ctx, await next())
+})
+
+/** As {@link base}, plus a valid bearer token (API.md section 3); read-only tokens may only query. */
+const authed = t.middleware(async ({ ctx, type, meta, next }) => {
+  if (meta?.successStatus) ctx.successStatus = meta.successStatus
+  try {
+    ctx.serviceId = serviceScopeOf(ctx)
+    const auth: AuthContext = await authenticate(ctx)
+    if (type === 'mutation' && !auth.token.abilities.includes('write') && !meta?.readOnlyAllowed) {
+      throw new ForbiddenError('This token is read-only')
+    }
+    ctx.auth = auth
+  } catch (error) {
+    throw mapError(ctx, error)
+  }
+  // Typed as if passed through `next({ ctx: { auth } })`: set in place just above.
+  return mapResult(ctx, await next<{ auth: AuthContext }>({}))
+})
+
 /** No authentication; errors mapped and service scope resolved. */
-export const publicProcedure = t.procedure.use(mapErrors).use(serviceScope)
+export const publicProcedure = t.procedure.use(base)
 
 /** A valid bearer token of either kind; `ctx.auth` holds the caller. */
-export const authedProcedure = publicProcedure.use(async ({ ctx, type, meta, next }) => {
-  const auth: AuthContext = await authenticate(ctx)
-  if (type === 'mutation' && !auth.token.abilities.includes('write') && !meta?.readOnlyAllowed) {
-    throw new ForbiddenError('This token is read-only')
-  }
-  return next({ ctx: { auth } })
-})
+export const authedProcedure = t.procedure.use(authed)
 
 /** Authenticated and inside a workspace the caller belongs to; `ctx.workspace` holds it. */
 export const workspaceProcedure = authedProcedure.use(async ({ ctx, getRawInput, next }) => {

@@ -45,6 +45,7 @@ interface OpenApiOperation {
   security?: unknown[]
   parameters?: OpenApiParameter[]
   requestBody?: { content?: Record<string, { schema?: JsonSchema }> }
+  responses?: Record<string, { content?: Record<string, unknown> }>
 }
 
 /** The OpenAPI document as far as the generator reads it. */
@@ -116,6 +117,9 @@ export function operationsOf(doc: OpenApiDocument): Operation[] {
     for (const [verb, operation] of Object.entries(item)) {
       const method = verb.toUpperCase()
       if (!['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(method)) continue
+      // Uploads (multipart) and file downloads are not JSON operations; test/media.test.ts covers them.
+      if (operation.requestBody && !operation.requestBody.content?.['application/json']) continue
+      if (method === 'GET' && operation.responses?.['200'] && !operation.responses['200'].content?.['application/json']) continue
       const params = operation.parameters ?? []
       operations.push({
         id: operation.operationId ?? `${method} ${path}`,

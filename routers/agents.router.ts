@@ -1,0 +1,74 @@
+/**
+ * Agents (specification: "Agent (response shape)", "Update an Agent"; API.md sections 4 and 5):
+ * list, create, retrieve, update, delete, share, favourite.
+ */
+import { z } from 'zod'
+import * as agents from '../src/services/agents.service.ts'
+import {
+  AgentPathInput,
+  CreateAgentInput,
+  ListAgentsInput,
+  RetrieveAgentInput,
+  ShareAgentInput,
+  UpdateAgentInput,
+} from '../src/schemas/agent-input.schema.ts'
+import { Agent } from '../src/schemas/agent.schema.ts'
+import { envelope, paginated } from '../src/schemas/wire.ts'
+import { router, workspaceProcedure } from '../src/trpc/init.ts'
+
+const AgentResponse = envelope(Agent)
+const tags = ['Agents']
+const path = '/api/v1/agents/{agent_uuid}'
+
+export const agentsRouter = router({
+  list: workspaceProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/v1/agents', tags, summary: 'Agents the caller may see, filtered and paginated', protect: true } })
+    .input(ListAgentsInput)
+    .output(paginated(Agent))
+    .query(({ ctx, input }) => agents.list(ctx, input)),
+
+  create: workspaceProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/v1/agents', tags, summary: 'Create an agent', protect: true }, successStatus: 201 })
+    .input(CreateAgentInput)
+    .output(AgentResponse)
+    .mutation(({ ctx, input }) => agents.create(ctx, input)),
+
+  retrieve: workspaceProcedure
+    .meta({ openapi: { method: 'GET', path, tags, summary: 'Retrieve an agent with its tools, workflows and shares', protect: true } })
+    .input(RetrieveAgentInput)
+    .output(AgentResponse)
+    .query(({ ctx, input }) => agents.retrieve(ctx, input.agent_uuid)),
+
+  update: workspaceProcedure
+    .meta({ openapi: { method: 'PUT', path, tags, summary: 'Update an agent (write permission)', protect: true } })
+    .input(UpdateAgentInput)
+    .output(AgentResponse)
+    .mutation(({ ctx, input }) => agents.update(ctx, input)),
+
+  delete: workspaceProcedure
+    .meta({ openapi: { method: 'DELETE', path, tags, summary: 'Delete an agent (admin permission)', protect: true }, successStatus: 204 })
+    .input(AgentPathInput)
+    .output(z.void())
+    .mutation(({ ctx, input }) => agents.remove(ctx, input.agent_uuid)),
+
+  share: workspaceProcedure
+    .meta({ openapi: { method: 'POST', path: `${path}/share`, tags, summary: 'Share an agent with a user or a workspace, or remove a share', protect: true } })
+    .input(ShareAgentInput)
+    .output(AgentResponse)
+    .mutation(({ ctx, input }) => agents.share(ctx, input)),
+
+  favorite: workspaceProcedure
+    .meta({ openapi: { method: 'POST', path: `${path}/favorite`, tags, summary: "Add an agent to the caller's favourites", protect: true }, successStatus: 204 })
+    .input(AgentPathInput)
+    .output(z.void())
+    .mutation(({ ctx, input }) => agents.favorite(ctx, input.agent_uuid)),
+
+  unfavorite: workspaceProcedure
+    .meta({
+      openapi: { method: 'DELETE', path: `${path}/favorite`, tags, summary: "Remove an agent from the caller's favourites", protect: true },
+      successStatus: 204,
+    })
+    .input(AgentPathInput)
+    .output(z.void())
+    .mutation(({ ctx, input }) => agents.unfavorite(ctx, input.agent_uuid)),
+})

@@ -1,0 +1,65 @@
+/**
+ * Prompts (specification: "Prompt (response shape)", "Update a Prompt"; API.md section 5):
+ * reusable prompt templates with declared inputs.
+ */
+import { z } from 'zod'
+import * as prompts from '../src/services/prompts.service.ts'
+import {
+  CreatePromptInput,
+  DeletePromptInput,
+  Prompt,
+  PROMPT_RELATIONS,
+  PROMPT_SORTS,
+  RetrievePromptInput,
+  UpdatePromptInput,
+} from '../src/schemas/prompt.schema.ts'
+import { Visibility } from '../src/schemas/resource.schema.ts'
+import { envelope, paginated, pageQuery, sortParam, text, withParam } from '../src/schemas/wire.ts'
+import { router, workspaceProcedure } from '../src/trpc/init.ts'
+
+const PromptResponse = envelope(Prompt)
+const tags = ['Prompts']
+
+export const promptsRouter = router({
+  list: workspaceProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/v1/prompts', tags, summary: 'Prompts the caller may see in the workspace', protect: true } })
+    .input(
+      z.strictObject({
+        ...pageQuery,
+        sort: sortParam(PROMPT_SORTS, '-created_at'),
+        with: withParam(PROMPT_RELATIONS).optional(),
+        search: text(255).optional(),
+        visibility: Visibility.optional(),
+        workspace_uuid: z.uuid().optional(),
+      }),
+    )
+    .output(paginated(Prompt))
+    .query(({ ctx, input }) => prompts.list(ctx, input)),
+
+  create: workspaceProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/v1/prompts', tags, summary: 'Create a prompt', protect: true }, successStatus: 201 })
+    .input(CreatePromptInput)
+    .output(PromptResponse)
+    .mutation(({ ctx, input }) => prompts.create(ctx, input)),
+
+  retrieve: workspaceProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/v1/prompts/{prompt_uuid}', tags, summary: 'Retrieve a prompt', protect: true } })
+    .input(RetrievePromptInput)
+    .output(PromptResponse)
+    .query(({ ctx, input }) => prompts.retrieve(ctx, input.prompt_uuid)),
+
+  update: workspaceProcedure
+    .meta({ openapi: { method: 'PUT', path: '/api/v1/prompts/{prompt_uuid}', tags, summary: 'Update a prompt (write permission)', protect: true } })
+    .input(UpdatePromptInput)
+    .output(PromptResponse)
+    .mutation(({ ctx, input }) => prompts.update(ctx, input)),
+
+  delete: workspaceProcedure
+    .meta({
+      openapi: { method: 'DELETE', path: '/api/v1/prompts/{prompt_uuid}', tags, summary: 'Delete a prompt (admin permission)', protect: true },
+      successStatus: 204,
+    })
+    .input(DeletePromptInput)
+    .output(z.void())
+    .mutation(({ ctx, input }) => prompts.remove(ctx, input.prompt_uuid)),
+})

@@ -1,0 +1,186 @@
+/**
+ * Uploads as plain Fastify routes beside the procedures (API.md section 1: multipart is not a JSON
+ * procedure). `POST /api/v1/media` authenticates like `workspaceProcedure` (same service
+ * functions: bearer token, service scope, workspace context; a read-only token is 403), parses
+ * the body with @fastify/multipart and answers the error bodies of API.md section 2.
+ * `GET /api/v1/media/{key}` serves an upload publicly: keys are random and unguessable.
+ */
+import { createHash } from 'node:crypto'
+import fastifyMultipart from '@fastify/multipart'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { z } from 'zod'
+import type { ResourceCtx } from '../access/resource-access.ts'
+import { resolveWorkspaceContext } from '../access/workspace-access.ts'
+import { AppError, ForbiddenError, TooManyRequestsError, UnauthorizedError, ValidationError } from '../errors.ts'
+import { MediaUploadForm, MediaUploadResponse } from '../schemas/media.schema.ts'
+import { authenticate } from '../services/auth.service.ts'
+import * as media from '../services/media.service.ts'
+import { createStorage, type MediaStorage } from '../services/storage.ts'
+import type { Config } from '../config.ts'
+import type { Ctx, RequestMeta } from '../trpc/context.ts'
+import { VALIDATION_MESSAGE } from '../trpc/errors.ts'
+import { errorBody, handleHostError } from './errors.ts'
+
+/** What the routes need from the host. */
+export interface MediaRoutesOptions {
+  createContext: (meta: RequestMeta) => Ctx
+  config: Config
+  /** The store; defaults to the local folder `DATA_DIR/media`. */
+  storage?: MediaStorage
+}
+
+/** A body the multipart parser could not read (cut short, no boundary, broken part headers). */
+class MalformedBodyError extends AppError {
+  override name = 'MalformedBodyError'
+  readonly status = 400
+}
+
+/** The request's context, as the procedures get it. */
+function contextOf(createContext: MediaRoutesOptions['createContext'], request: FastifyRequest, reply: FastifyReply): Ctx {
+  return createContext({
+    requestId: request.id,
+    ip: request.ip,
+    headers: request.headers,
+    setHeader: (name, value) => void reply.header(name, value),
+  })
+}
+
+/**
+ * Authenticates as `workspaceProcedure` does for a mutation (src/trpc/init.ts): the service scope
+ * of X-Service-Authorization, the bearer token (write ability required), the workspace context.
+ * @throws UnauthorizedError, ForbiddenError (read-only token), ValidationError / NotFoundError
+ *   (X-Workspace-UUID).
+ */
+async function authorize(ctx: Ctx): Promise<ResourceCtx> {
+  const raw = ctx.headers['x-service-authorization']
+  const serviceKey = (Array.isArray(raw) ? raw[0] : raw)?.trim()
+  if (serviceKey) {
+    const serviceId = ctx.deps.serviceKeyHashes.get(createHash('sha256').update(serviceKey).digest('hex'))
+    if (!serviceId) throw new UnauthorizedError('Invalid service key')
+    ctx.serviceId = serviceId
+  } else ctx.serviceId = null
+  const auth = await authenticate(ctx)
+  if (!auth.token.abilities.includes('write')) throw new ForbiddenError('This token is read-only')
+  const authed = Object.assign(ctx, { auth })
+  return Object.assign(authed, { workspace: await resolveWorkspaceContext(authed, undefined) })
+}
+
+/** `Content-Disposition` with the client's file name as RFC 5987 data (never raw in the header). */
+function disposition(mimeType: string, key: string, originalName: string): string {
+  const kind = mimeType.startsWith('image/') ? 'inline' : 'attachment'
+  const encoded = Array.from(new TextEncoder().encode(originalName), (byte) => {
+    const char = String.fromCharCode(byte)
+    return /[A-Za-z0-9!#$&+.^_`|~-]/.test(char) ? char : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
+  }).join('')
+  return `${kind}; filename="${key}"; filename*=UTF-8''${encoded}`
+}
+
+/** Maps what a route throws to the documented error body. */
+function handleMediaError(this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const send = (status: number, message: string, issues?: unknown[]) =>
+    reply.status(status).header('x-request-id', request.id).send(errorBody(status, message, request.id, issues))
+  if (error instanceof ValidationError) return send(400, VALIDATION_MESSAGE, error.issues)
+  if (error instanceof TooManyRequestsError) void reply.header('retry-after', String(error.retryAfterSeconds))
+  if (error instanceof AppError) return send(error.status, error.message)
+  const { FilesLimitError, PartsLimitError, FieldsLimitError, RequestFileTooLargeError, InvalidMultipartContentTypeError } =
+    this.multipartErrors
+  if (error instanceof FilesLimitError) {
+    return send(400, VALIDATION_MESSAGE, [{ code: 'custom', path: ['file'], message: 'Send one file' }])
+  }
+  if (error instanceof PartsLimitError || error instanceof FieldsLimitError) return send(400, 'Too many form fields; send one file as "file"')
+  if (error instanceof RequestFileTooLargeError) return send(413, 'The file is too large')
+  if (error instanceof InvalidMultipartContentTypeError) return send(415, 'Send multipart/form-data')
+  return handleHostError(error, request, reply)
+}
+
+/** Registers `POST /api/v1/media` and `GET /api/v1/media/{key}` in their own scope. */
+export async function mediaRoutes(scope: FastifyInstance, options: MediaRoutesOptions): Promise<void> {
+  const storage = options.storage ?? createStorage(options.config)
+
+  // Only multipart is parsed here; any other body is left unread and answered 415 by the handler.
+  scope.removeAllContentTypeParsers()
+  await scope.register(fastifyMultipart)
+  scope.addContentTypeParser('*', (_request, _payload, done) => done(null))
+  scope.setErrorHandler(handleMediaError)
+
+  scope.post('/api/v1/media', async (request, reply) => {
+    const ctx = await authorize(contextOf(options.createContext, request, reply))
+    if (!request.isMultipart()) throw new media.UnsupportedMediaTypeError('Send multipart/form-data with the file in the field "file"')
+    const maxBytes = ctx.config.uploadMaxBytes
+    // One byte over the limit tells "too large" from "exactly the limit".
+    const parts = request.parts({ limits: { fileSize: maxBytes + 1, files: 1, fields: 10, fieldSize: 1024, parts: 11 } })
+    let stored: media.StoredFile | null = null
+    try {
+      for (;;) {
+        const next = await parts.next().catch((error: unknown) => {
+          if (error instanceof Error && 'statusCode' in error) throw error
+          throw new MalformedBodyError('Malformed multipart body')
+        })
+        if (next.done) break
+        const part = next.value
+        if (part.type === 'field') {
+          throw new ValidationError([part.fieldname], part.fieldname === 'file' ? 'Must be a file, not a text field' : 'Unknown field; send only the file, as "file"')
+        }
+        if (part.fieldname !== 'file') {
+          part.file.resume()
+          throw new ValidationError([part.fieldname], 'Unknown field; send the file as "file"')
+        }
+        stored = await media.storeFile(storage, { filename: part.filename, stream: part.file }, maxBytes)
+      }
+      if (!stored) throw new ValidationError(['file'], 'Required: one file in the field "file"')
+      const created = await media.recordUpload(ctx, storage, stored)
+      return reply.status(201).send(created)
+    } catch (error) {
+      if (stored) await media.discardFile(storage, stored)
+      throw error
+    }
+  })
+
+  scope.get<{ Params: { key: string } }>('/api/v1/media/:key', async (request, reply) => {
+    const ctx = contextOf(options.createContext, request, reply)
+    const found = await media.openMedia(ctx.em, storage, request.params.key)
+    if (!found) return reply.status(404).send(errorBody(404, 'Media not found', request.id))
+    const text = found.mimeType.startsWith('text/') || found.mimeType === 'application/json'
+    return reply
+      .header('content-type', text ? `${found.mimeType}; charset=utf-8` : found.mimeType)
+      .header('content-length', String(found.size))
+      .header('x-content-type-options', 'nosniff')
+      .header('content-disposition', disposition(found.mimeType, request.params.key, found.originalName))
+      .header('content-security-policy', "default-src 'none'; sandbox")
+      .header('cache-control', 'public, max-age=31536000, immutable')
+      .send(found.body)
+  })
+}
+
+/** The two routes in the OpenAPI document (trpc-to-openapi's `paths` option). */
+export const MEDIA_OPENAPI_PATHS = {
+  '/api/v1/media': {
+    post: {
+      operationId: 'media-upload',
+      summary: 'Upload a file (multipart/form-data, one field "file")',
+      tags: ['Media'],
+      security: [{ bearerAuth: [] }],
+      requestBody: { required: true, content: { 'multipart/form-data': { schema: MediaUploadForm } } },
+      responses: {
+        '201': { description: 'Stored', content: { 'application/json': { schema: MediaUploadResponse } } },
+        '400': { description: 'No file in the field "file", or a malformed body' },
+        '401': { description: 'No valid token' },
+        '403': { description: 'A read-only token' },
+        '413': { description: 'Over UPLOAD_MAX_BYTES' },
+        '415': { description: 'Not multipart, or a file type off the allow-list' },
+      },
+    },
+  },
+  '/api/v1/media/{key}': {
+    get: {
+      operationId: 'media-read',
+      summary: 'Read an upload (public: keys are random)',
+      tags: ['Media'],
+      requestParams: { path: z.object({ key: z.string() }) },
+      responses: {
+        '200': { description: 'The file, with its detected Content-Type' },
+        '404': { description: 'No upload has this key' },
+      },
+    },
+  },
+}

@@ -1,0 +1,238 @@
+/**
+ * Accounts (API.md section 5, "accounts"): credentials of a provider in a workspace. The secret
+ * is sealed with AES-256-GCM under APP_KEY (./secrets.ts) and bound to its row; responses carry
+ * only `secret_hint` and `has_secret`, and no query here reads the ciphertext except
+ * {@link revealSecret} and {@link resealSecrets}. Access runs through
+ * src/access/resource-access.ts first in every function.
+ */
+import { uuidv7 } from 'uuidv7'
+import { Account, Provider } from '../../entities/index.ts'
+import { likePattern, listScopeSql, requireResource, type ResourceCtx } from '../access/resource-access.ts'
+import type { Config } from '../config.ts'
+import type { Em } from '../db.ts'
+import { ConflictError } from '../errors.ts'
+import {
+  ACCOUNT_FIELDS,
+  toAccount,
+  type AccountRow,
+  type TAccount,
+  type TAccountListInput,
+  type TCreateAccountInput,
+  type TUpdateAccountInput,
+} from '../schemas/account.schema.ts'
+import type { UserRow } from '../schemas/user.schema.ts'
+import { page, sortOf } from '../schemas/wire.ts'
+import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
+import { usableProvider } from './providers.service.ts'
+import { keyringOf, needsReseal, open, seal, secretHint, type Keyring } from './secrets.ts'
+import { selectColumns, unprefix, userColumns, workspaceColumns } from './sql.ts'
+import { mergeMetadata } from './workspaces.service.ts'
+
+const SORT_COLUMNS: Record<string, string> = { created_at: 'a.created_at', name: 'lower(a.name)', updated_at: 'a.updated_at' }
+
+/** Page or single-row select: the account, its provider, owner and workspace; never the ciphertext. */
+const SELECT = `select ${selectColumns('a', '', ACCOUNT_FIELDS)}, a.secret_key_id as "secretKeyId", pv.uuid as "providerUuid", pv.slug as "providerSlug",
+    pv.name as "providerName", pv.type as "providerType", pv.driver as "providerDriver",
+    ${userColumns('u', 'u_')}, ${workspaceColumns('w', 'w_')}
+  from accounts a join providers pv on pv.id = a.provider_id join users u on u.id = a.user_id
+  join workspaces w on w.id = a.workspace_id`
+
+/** The AES-GCM additional data binding a ciphertext to its account. */
+const sealContext = (uuid: string) => `accounts:${uuid}`
+
+function toWire(ctx: ResourceCtx, row: Record<string, unknown>, embed: { user: boolean; workspace: boolean }): TAccount {
+  return toAccount(
+    unprefix<AccountRow>(row, ''),
+    {
+      user: embed.user ? unprefix<UserRow>(row, 'u_') : null,
+      workspace: embed.workspace ? unprefix<WorkspaceRow>(row, 'w_') : null,
+    },
+    ctx.auth.user.id,
+    ctx.config.appUrl,
+  )
+}
+
+async function load(ctx: ResourceCtx, id: number): Promise<{ data: TAccount }> {
+  const [row] = await ctx.em.execute(`${SELECT} where a.id = ?`, [id])
+  return { data: toWire(ctx, row, { user: true, workspace: true }) }
+}
+
+/**
+ * Accounts the caller may see in the request's workspace (API.md section 4), filtered by
+ * `provider_uuid` and `search` (name, case-insensitive); `with=user,workspace` embeds those.
+ */
+export async function list(ctx: ResourceCtx, input: TAccountListInput) {
+  const scope = listScopeSql('a', 'accounts', ctx)
+  const where = [scope.sql]
+  const params = [...scope.params]
+  if (input.provider_uuid) {
+    where.push('pv.uuid = ?')
+    params.push(input.provider_uuid)
+  }
+  if (input.search) {
+    where.push('a.name ilike ?')
+    params.push(likePattern(input.search))
+  }
+  const { column, direction } = sortOf(input.sort)
+  const condition = where.join(' and ')
+  const [rows, [count]] = await Promise.all([
+    ctx.em.execute(
+      `${SELECT} where ${condition} order by ${SORT_COLUMNS[column]} ${direction}, a.id ${direction}
+       limit ${input.per_page} offset ${(input.page - 1) * input.per_page}`,
+      params,
+    ),
+    ctx.em.execute(`select count(*)::int as total from accounts a join providers pv on pv.id = a.provider_id where ${condition}`, params),
+  ])
+  const embed = { user: input.with?.includes('user') ?? false, workspace: input.with?.includes('workspace') ?? false }
+  return page(
+    rows.map((row) => toWire(ctx, row, embed)),
+    {
+      total: Number(count.total),
+      page: input.page,
+      perPage: input.per_page,
+      path: `${ctx.config.appUrl}/api/v1/accounts`,
+      query: { sort: input.sort, with: input.with?.join(','), provider_uuid: input.provider_uuid, search: input.search },
+    },
+  )
+}
+
+/** Retrieves an account the caller may see. @throws NotFoundError otherwise. */
+export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<{ data: TAccount }> {
+  const access = await requireResource(ctx, 'accounts', 'Account', uuid, 'read')
+  return load(ctx, access.id)
+}
+
+/** The sealed columns of a secret (all null without one). */
+function sealedColumns(keyring: Keyring, uuid: string, secret: string | null) {
+  if (secret === null) return { secretCiphertext: null, secretKeyId: null, secretHint: null }
+  const sealed = seal(keyring, secret, sealContext(uuid))
+  return { secretCiphertext: sealed.ciphertext, secretKeyId: sealed.keyId, secretHint: secretHint(secret) }
+}
+
+/**
+ * Creates an account of a provider the caller may see, in the request's workspace.
+ * @throws ValidationError naming `provider_uuid` for a provider the caller cannot see.
+ */
+export async function create(ctx: ResourceCtx, input: TCreateAccountInput): Promise<{ data: TAccount }> {
+  const provider = await usableProvider(ctx, input.provider_uuid, ['provider_uuid'])
+  const uuid = uuidv7()
+  const account = ctx.em.create(Account, {
+    uuid,
+    name: input.name,
+    provider: provider.id,
+    visibility: input.visibility ?? 'private',
+    ...sealedColumns(keyringOf(ctx.config), uuid, input.secret ?? null),
+    baseUrl: input.base_url ?? null,
+    metadata: input.metadata ?? {},
+    user: ctx.auth.user.id,
+    workspace: ctx.workspace.workspace.id,
+  })
+  await ctx.em.flush()
+  return load(ctx, account.id)
+}
+
+/**
+ * Updates an account (write permission): omitted fields kept, `secret: null` removes the secret,
+ * `base_url: null` the override, `metadata` merged key by key.
+ * @throws NotFoundError (not visible), ForbiddenError (too weak a permission), ValidationError
+ *   (`provider_uuid` not visible), ConflictError (changing the provider of an account that
+ *   agents' tools are bound to).
+ */
+export async function update(ctx: ResourceCtx, input: TUpdateAccountInput): Promise<{ data: TAccount }> {
+  const access = await requireResource(ctx, 'accounts', 'Account', input.account_uuid, 'write')
+  const entity = await ctx.em.findOneOrFail(Account, access.id)
+  if (input.provider_uuid !== undefined) {
+    const provider = await usableProvider(ctx, input.provider_uuid, ['provider_uuid'])
+    if (provider.id !== entity.provider.id) {
+      const bound = await ctx.em.execute('select 1 from agent_tools where account_id = ? limit 1', [access.id])
+      if (bound.length) throw new ConflictError("Agents' tools use this account: unbind it before changing its provider")
+      entity.provider = ctx.em.getReference(Provider, provider.id)
+    }
+  }
+  if (input.name !== undefined) entity.name = input.name
+  if (input.visibility !== undefined) entity.visibility = input.visibility
+  if (input.base_url !== undefined) entity.baseUrl = input.base_url
+  if (input.metadata !== undefined) entity.metadata = mergeMetadata(entity.metadata, input.metadata)
+  if (input.secret !== undefined) {
+    const sealed = sealedColumns(keyringOf(ctx.config), entity.uuid, input.secret)
+    entity.secretCiphertext = sealed.secretCiphertext
+    entity.secretKeyId = sealed.secretKeyId
+    entity.secretHint = sealed.secretHint
+  }
+  await ctx.em.flush()
+  return load(ctx, access.id)
+}
+
+/**
+ * Soft-deletes an account (admin permission) and unbinds it from agents' tools, as the foreign
+ * key does on a hard delete.
+ * @throws NotFoundError (not visible), ForbiddenError (too weak a permission).
+ */
+export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
+  const access = await requireResource(ctx, 'accounts', 'Account', uuid, 'admin')
+  await ctx.em.transactional(async (em) => {
+    await em.execute('update accounts set deleted_at = now(), updated_at = now() where id = ?', [access.id])
+    await em.execute('update agent_tools set account_id = null where account_id = ?', [access.id])
+  })
+}
+
+/**
+ * SERVER-ONLY: the plaintext secret of an account, for the code that calls its provider (runs).
+ * Never put it in a response, a log line or an error. Makes no access check: the caller must
+ * have resolved `accountId` through the access rules first.
+ * @returns the secret, or null when the account has none (or does not exist).
+ * @throws SecretUnavailableError (./secrets.ts) when no configured key opens it.
+ */
+export async function revealSecret(em: Em, accountId: number, config: Pick<Config, 'appKey' | 'previousAppKeys'>): Promise<string | null> {
+  const [row] = await em.execute(
+    `select uuid, secret_ciphertext as ciphertext, secret_key_id as "keyId" from accounts where id = ?`,
+    [accountId],
+  )
+  if (!row || row.ciphertext === null || row.keyId === null) return null
+  return open(keyringOf(config), { ciphertext: String(row.ciphertext), keyId: String(row.keyId) }, sealContext(String(row.uuid)))
+}
+
+/** What {@link resealSecrets} did. */
+export interface ResealReport {
+  resealed: number
+  /** uuids of accounts whose secret no configured key opens (left as they were). */
+  failed: string[]
+}
+
+/**
+ * Re-seals every account secret not sealed under the current APP_KEY (`npm run keys:rotate`),
+ * in batches, each row in its own short update guarded by its old key id.
+ */
+export async function resealSecrets(em: Em, config: Pick<Config, 'appKey' | 'previousAppKeys'>, batchSize = 200): Promise<ResealReport> {
+  const keyring = keyringOf(config)
+  const report: ResealReport = { resealed: 0, failed: [] }
+  let afterId = 0
+  for (;;) {
+    const rows = await em.execute(
+      `select id::float8 as id, uuid, secret_ciphertext as ciphertext, secret_key_id as "keyId" from accounts
+       where secret_key_id is not null and secret_key_id <> ? and id > ? order by id limit ?`,
+      [keyring.current.id, afterId, batchSize],
+    )
+    if (!rows.length) return report
+    for (const row of rows) {
+      afterId = Number(row.id)
+      const sealed = { ciphertext: String(row.ciphertext), keyId: String(row.keyId) }
+      if (!needsReseal(keyring, sealed)) continue
+      let plaintext: string
+      try {
+        plaintext = open(keyring, sealed, sealContext(String(row.uuid)))
+      } catch {
+        report.failed.push(String(row.uuid))
+        continue
+      }
+      const next = seal(keyring, plaintext, sealContext(String(row.uuid)))
+      await em.execute('update accounts set secret_ciphertext = ?, secret_key_id = ? where id = ? and secret_key_id = ?', [
+        next.ciphertext,
+        next.keyId,
+        afterId,
+        sealed.keyId,
+      ])
+      report.resealed += 1
+    }
+  }
+}

@@ -1,0 +1,237 @@
+/**
+ * Reading agents (specification: "Agent (response shape)"; API.md sections 2 and 4): one SQL
+ * statement builds a whole agent, or a whole page of agents, with the caller's permission, the
+ * counts, `is_favorite`, the owner and workspace (joined) and each embedded collection as a
+ * correlated `json_agg` sub-select. So a retrieve is one statement after the workspace context;
+ * lists (./agent-list.service.ts) reuse the same select list.
+ */
+import { createHash } from 'node:crypto'
+import { serviceScopeSql, viewerOf, type ResourceCtx } from '../access/resource-access.ts'
+import { permissionOf, permissionSql, visibleSql, type SqlFragment } from '../access/visibility.ts'
+import { prepared } from '../db.ts'
+import { NotFoundError } from '../errors.ts'
+import {
+  AGENT_FIELDS,
+  AGENT_RELATIONS,
+  toAgent,
+  type AgentFileRow,
+  type AgentRecord,
+  type AgentRelation,
+  type AgentRow,
+  type AgentToolRow,
+  type ShareRow,
+  type TAgent,
+} from '../schemas/agent.schema.ts'
+import type { TCategory } from '../schemas/resource.schema.ts'
+import { TOOL_FIELDS } from '../schemas/tool.schema.ts'
+import type { UserRow } from '../schemas/user.schema.ts'
+import { WORKFLOW_FIELDS, type WorkflowRow } from '../schemas/workflow.schema.ts'
+import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
+import { favoriteSql } from './favorites.service.ts'
+import { selectColumns, unprefix, userColumns, workspaceColumns } from './sql.ts'
+import type { SharePermission } from '../../entities/index.ts'
+
+const snake = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
+
+/** `json_build_object('id', t.id, 'profilePhotoKey', t.profile_photo_key, ...)`: camelCase keys, like selectColumns. */
+function jsonObject(alias: string, fields: readonly string[], extra: Record<string, string> = {}): string {
+  const pairs = [...fields.map((field) => `'${field}', ${alias}.${snake(field)}`), ...Object.entries(extra).map(([key, sql]) => `'${key}', ${sql}`)]
+  return `json_build_object(${pairs.join(', ')})`
+}
+
+const USER_FIELDS = ['id', 'name', 'firstName', 'lastName', 'email', 'profilePhotoKey', 'serviceId', 'createdAt', 'updatedAt'] as const
+const WORKSPACE_FIELDS = [
+  'id', 'uuid', 'slug', 'name', 'profilePhotoKey', 'serviceId', 'isOnboarded', 'metadata', 'userId', 'createdAt', 'updatedAt',
+] as const
+
+/** Each collection as a correlated sub-select over the agent `a`; no parameters. */
+const COLLECTIONS: Record<Exclude<AgentRelation, 'user' | 'workspace'>, string> = {
+  // Live tools only, in the order sent; the bound account only while it is live (never its secret).
+  tools: `coalesce((select json_agg(${jsonObject('t', TOOL_FIELDS, {
+    providerUuid: 'tp.uuid',
+    providerSlug: 'tp.slug',
+    providerName: 'tp.name',
+    accountUuid: 'ac.uuid',
+    accountName: 'ac.name',
+    accountProviderUuid: 'ap.uuid',
+    accountSecretHint: 'ac.secret_hint',
+  })} order by x.position, x.id)
+    from agent_tools x join tools t on t.id = x.tool_id and t.deleted_at is null
+    left join providers tp on tp.id = t.provider_id
+    left join accounts ac on ac.id = x.account_id and ac.deleted_at is null
+    left join providers ap on ap.id = ac.provider_id
+    where x.agent_id = a.id), '[]'::json)`,
+  workflows: `coalesce((select json_agg(${jsonObject('f', WORKFLOW_FIELDS)} order by x.position, x.id)
+    from agent_workflows x join workflows f on f.id = x.workflow_id and f.deleted_at is null
+    where x.agent_id = a.id), '[]'::json)`,
+  shares: `coalesce((select json_agg(json_build_object('entityType', s.entity_type, 'permission', s.permission,
+      'user', case when su.id is null then null else ${jsonObject('su', USER_FIELDS)} end,
+      'workspace', case when sw.id is null then null else ${jsonObject('sw', WORKSPACE_FIELDS)} end) order by s.id)
+    from shares s
+    left join users su on s.entity_type = 'user' and su.id = s.entity_id
+    left join workspaces sw on s.entity_type = 'workspace' and sw.id = s.entity_id and sw.deleted_at is null
+    where s.resource_type = 'agents' and s.resource_id = a.id), '[]'::json)`,
+  categories: `coalesce((select json_agg(json_build_object('uuid', c.uuid, 'slug', c.slug, 'name', c.name,
+      'description', c.description) order by c.position, c.id)
+    from agent_categories x join categories c on c.id = x.category_id where x.agent_id = a.id), '[]'::json)`,
+  files: `coalesce((select json_agg(json_build_object('key', m.key, 'mimeType', m.mime_type, 'size', m.size) order by x.position, x.id)
+    from agent_files x join media m on m.id = x.media_id where x.agent_id = a.id), '[]'::json)`,
+}
+
+const COUNTS = [
+  `(select count(*) from agent_tools x join tools t on t.id = x.tool_id where x.agent_id = a.id and t.deleted_at is null)::int as "toolsCount"`,
+  `(select count(*) from agent_workflows x join workflows f on f.id = x.workflow_id
+     where x.agent_id = a.id and f.deleted_at is null)::int as "workflowsCount"`,
+  `(select count(*) from threads th where th.agent_id = a.id and th.deleted_at is null)::int as "threadsCount"`,
+  // Runs do not exist yet: the runs issue replaces this with the count of the agent's runs of
+  // the last 30 days (src/services/usage-frequency.ts).
+  `0 as "runsInWindow"`,
+]
+
+/** The select list and joins of an agent read, embedding `relations`; parameters first. */
+export function selectSql(ctx: ResourceCtx, relations: ReadonlySet<AgentRelation>): { columns: string; joins: string; params: unknown[] } {
+  const viewer = viewerOf(ctx)
+  const permission = permissionSql('a', 'agents', viewer)
+  const favorite = favoriteSql('a', 'agents', viewer.userId)
+  // The text depends only on the relations and on whether the viewer manages the workspace
+  // (permissionSql's shape): built once per variant, not per request.
+  const key = `${[...relations].sort().join(',')}|${viewer.role === 'owner' || viewer.role === 'admin'}`
+  let text = selectTexts.get(key)
+  if (!text) {
+    text = {
+      columns: [
+        selectColumns('a', 'a_', AGENT_FIELDS),
+        `${permission.sql} as "permission"`,
+        `${favorite.sql} as "isFavorite"`,
+        ...COUNTS,
+        ...(relations.has('user') ? [userColumns('u', 'u_')] : []),
+        ...(relations.has('workspace') ? [workspaceColumns('w', 'w_')] : []),
+        ...AGENT_RELATIONS.flatMap((relation) =>
+          relation !== 'user' && relation !== 'workspace' && relations.has(relation) ? [`${COLLECTIONS[relation]} as "${relation}"`] : [],
+        ),
+      ].join(',\n '),
+      joins: [
+        relations.has('user') ? 'join users u on u.id = a.user_id' : '',
+        relations.has('workspace') ? 'join workspaces w on w.id = a.workspace_id' : '',
+      ].join(' '),
+    }
+    selectTexts.set(key, text)
+  }
+  return { ...text, params: [...permission.params, ...favorite.params] }
+}
+const selectTexts = new Map<string, { columns: string; joins: string }>()
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/** A JSON value as an object (PostgreSQL answers `json` parsed; text is parsed here). */
+function jsonRecord(value: unknown): Record<string, unknown> | undefined {
+  const parsed: unknown = typeof value === 'string' ? JSON.parse(value) : value
+  return isRecord(parsed) ? parsed : undefined
+}
+
+/** A `json_agg` value as an array (PostgreSQL answers it parsed; text is parsed here). */
+function jsonRows<T>(value: unknown): T[] {
+  const parsed: unknown = typeof value === 'string' ? JSON.parse(value) : value
+  return Array.isArray(parsed) ? parsed : []
+}
+
+/** One result row -> what the mapper needs. */
+export function toRecord(row: Record<string, unknown>, relations: ReadonlySet<AgentRelation>, permission: SharePermission): AgentRecord {
+  const record: AgentRecord = {
+    agent: unprefix<AgentRow>(row, 'a_'),
+    permission,
+    toolsCount: Number(row.toolsCount),
+    workflowsCount: Number(row.workflowsCount),
+    threadsCount: Number(row.threadsCount),
+    runsInWindow: Number(row.runsInWindow),
+    isFavorite: row.isFavorite === true,
+    user: relations.has('user') ? unprefix<UserRow>(row, 'u_') : null,
+    workspace: relations.has('workspace') ? unprefix<WorkspaceRow>(row, 'w_') : null,
+  }
+  if (relations.has('tools')) record.tools = jsonRows<AgentToolRow>(row.tools)
+  if (relations.has('workflows')) record.workflows = jsonRows<WorkflowRow>(row.workflows)
+  if (relations.has('shares')) record.shares = jsonRows<ShareRow>(row.shares)
+  if (relations.has('categories')) record.categories = jsonRows<TCategory>(row.categories)
+  if (relations.has('files')) record.files = jsonRows<AgentFileRow>(row.files)
+  return record
+}
+
+const EVERYTHING: ReadonlySet<AgentRelation> = new Set(AGENT_RELATIONS)
+
+/**
+ * Most distinct statements prepared per process (each pooled PostgreSQL connection keeps a plan
+ * of each, so this bounds their memory); further variants (rare combinations of list filters,
+ * sorts and `with`) run unprepared.
+ */
+const MAX_PREPARED = 64
+const statements = new Map<string, ReturnType<typeof prepared>>()
+
+/**
+ * Runs a read as a named prepared statement on PostgreSQL (parsed and planned once per pooled
+ * connection: planning these statements costs several times their execution), through the
+ * EntityManager on PGlite. `key` identifies the text (the text itself, or a shorter key that
+ * fixes it); past {@link MAX_PREPARED} variants, new ones run unprepared.
+ */
+export async function runRead(ctx: ResourceCtx, key: string, sql: string | (() => string), params: unknown[]) {
+  let run = statements.get(key)
+  if (!run) {
+    const text = typeof sql === 'string' ? sql : sql()
+    if (statements.size >= MAX_PREPARED) return ctx.em.execute(text, params)
+    run = prepared(`agent_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`, text)
+    statements.set(key, run)
+  }
+  return run(ctx.deps.orm, () => ctx.em, params)
+}
+
+/** A `row_to_json` column as the row it stands for. */
+export function jsonRow(row: Record<string, unknown>): Record<string, unknown> | undefined {
+  return jsonRecord(row.row)
+}
+
+/**
+ * Runs a single-agent read (every relation). `kind` names the WHERE's shape, which with the
+ * viewer's role fixes the whole text.
+ */
+async function readOne(ctx: ResourceCtx, kind: string, where: SqlFragment): Promise<Record<string, unknown> | undefined> {
+  const select = selectSql(ctx, EVERYTHING)
+  // One JSON column rather than ~45 typed ones: the driver parses one JSON text natively
+  // instead of decoding every column of the row description and row.
+  const rows = await runRead(
+    ctx,
+    `one|${kind}|${ctx.workspace.role}`,
+    () => `select row_to_json(r) as "row" from (select ${select.columns}\n from agents a ${select.joins} where ${where.sql}) r`,
+    [...select.params, ...where.params],
+  )
+  return rows.length ? jsonRow(rows[0]) : undefined
+}
+
+/**
+ * `GET /api/v1/agents/{agent_uuid}` in one statement: the access check (visibility, shares,
+ * service scope, live row) and the whole agent with every relation.
+ * @throws NotFoundError when there is no such live agent or the caller may not see it.
+ */
+export async function retrieveAgent(ctx: ResourceCtx, uuid: string): Promise<TAgent> {
+  const viewer = viewerOf(ctx)
+  const visible = visibleSql('a', 'agents', viewer)
+  const scope = serviceScopeSql('a', ctx)
+  const row = await readOne(ctx, 'uuid', {
+    sql: `a.uuid = ? and a.deleted_at is null and ${visible.sql} and ${scope.sql}`,
+    params: [uuid, ...visible.params, ...scope.params],
+  })
+  const permission = row ? permissionOf(row.permission) : null
+  if (!row || !permission) throw new NotFoundError('Agent')
+  return toAgent(toRecord(row, EVERYTHING, permission), viewer.userId, ctx.config.appUrl)
+}
+
+/**
+ * One agent by id with every relation, after the caller's access was checked and their write
+ * committed (create, update, share). The caller's permission is read again for `shares`; a
+ * caller whose own change took their access away (an `admin` grantee removing their share) is
+ * answered as a reader, once, with `shares` hidden.
+ */
+export async function loadAgent(ctx: ResourceCtx, id: number): Promise<TAgent> {
+  const row = await readOne(ctx, 'id', { sql: 'a.id = ?', params: [id] })
+  if (!row) throw new NotFoundError('Agent')
+  const permission = permissionOf(row.permission) ?? 'read'
+  return toAgent(toRecord(row, EVERYTHING, permission), ctx.auth.user.id, ctx.config.appUrl)
+}

@@ -1,0 +1,177 @@
+/**
+ * Agents (specification: "Agent (response shape)", "Update an Agent"; API.md sections 4 and 5):
+ * list, create, retrieve, update (`PUT`), delete, share, favourite. Every function starts with
+ * the access check of src/access/resource-access.ts (retrieve folds it into its one statement);
+ * every visibility and share rule runs in SQL. Reads are in ./agent-read.service.ts, bindings
+ * (tools, workflows, files, categories) in ./agent-links.service.ts.
+ */
+import { LockMode } from '@mikro-orm/core'
+import { Agent } from '../../entities/index.ts'
+import { requireResource, type ResourceCtx } from '../access/resource-access.ts'
+import { memberWorkspaceSql } from '../access/workspace-access.ts'
+import { ValidationError } from '../errors.ts'
+import {
+  AGENT_METADATA_MAX_BYTES,
+  jsonBytes,
+  type TCreateAgentInput,
+  type TListAgentsInput,
+  type TShareAgentInput,
+  type TUpdateAgentInput,
+} from '../schemas/agent-input.schema.ts'
+import type { TAgent } from '../schemas/agent.schema.ts'
+import { listAgents } from './agent-list.service.ts'
+import { loadAgent, retrieveAgent } from './agent-read.service.ts'
+import { resolveAgentLinks, writeAgentLinks } from './agent-links.service.ts'
+import { addFavorite, removeFavorite } from './favorites.service.ts'
+import { resolveProfilePhotoKey } from './media-keys.ts'
+import { mergeMetadata } from './workspaces.service.ts'
+
+type Envelope = { data: TAgent }
+
+/** The agents the caller may list, filtered, sorted and paginated (see {@link listAgents}). */
+export function list(ctx: ResourceCtx, input: TListAgentsInput) {
+  return listAgents(ctx, input)
+}
+
+/**
+ * Retrieves an agent the caller may see, with every relation (user, workspace, tools,
+ * workflows, shares, categories, files).
+ * @throws NotFoundError when it does not exist or the caller may not see it.
+ */
+export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<Envelope> {
+  return { data: await retrieveAgent(ctx, uuid) }
+}
+
+/**
+ * Creates an agent owned by the caller in the request's workspace (API.md section 5). Every
+ * reference is checked before the one transaction that writes the agent and its bindings.
+ * @throws ValidationError naming the field of an unusable photo, tool, account, workflow, file
+ *   or category.
+ */
+export async function create(ctx: ResourceCtx, input: TCreateAgentInput): Promise<Envelope> {
+  const photoKey = await resolveProfilePhotoKey(ctx, input.profile_photo_key)
+  const links = await resolveAgentLinks(ctx, input)
+  const id = await ctx.em.transactional(async (em) => {
+    const agent = em.create(Agent, {
+      name: input.name,
+      description: input.description ?? '',
+      instruction: input.instruction ?? '',
+      visibility: input.visibility ?? 'private',
+      profilePhotoKey: photoKey ?? null,
+      profilePhotoConfig: input.profile_photo_config ?? null,
+      metadata: input.metadata ?? {},
+      isTemplate: input.is_template ?? false,
+      user: ctx.auth.user.id,
+      workspace: ctx.workspace.workspace.id,
+    })
+    await em.flush()
+    await writeAgentLinks(em, agent.id, links)
+    return agent.id
+  })
+  return { data: await loadAgent(ctx, id) }
+}
+
+/**
+ * `PUT /api/v1/agents/{agent_uuid}` (specification: "Update an Agent"; API.md section 5):
+ * omitted fields are kept, `null` clears `description`/`instruction` (to `''`),
+ * `profile_photo_key` and `profile_photo_config`; `metadata` merges key by key (`null` removes a
+ * key); `tools`, `workflows`, `file.keys` and `category_uuids` replace the whole set. Every
+ * reference is checked before writing, and the writes run in one transaction, so a failed
+ * update changes nothing.
+ * @throws NotFoundError (not visible), ForbiddenError (visible without `write`), ValidationError
+ *   (an unusable reference, `metadata` over 64 KiB after merging).
+ */
+export async function update(ctx: ResourceCtx, input: TUpdateAgentInput): Promise<Envelope> {
+  const access = await requireResource(ctx, 'agents', 'Agent', input.agent_uuid, 'write')
+  const photoKey = await resolveProfilePhotoKey(ctx, input.profile_photo_key)
+  const links = await resolveAgentLinks(ctx, input)
+  await ctx.em.transactional(async (em) => {
+    // Locked, so two concurrent metadata merges cannot lose each other's keys.
+    const agent = await em.findOneOrFail(Agent, access.id, { lockMode: LockMode.PESSIMISTIC_WRITE })
+    if (input.metadata !== undefined) {
+      const merged = mergeMetadata(agent.metadata, input.metadata)
+      if (jsonBytes(merged) > AGENT_METADATA_MAX_BYTES) {
+        throw new ValidationError(['metadata'], `metadata must not exceed ${AGENT_METADATA_MAX_BYTES} bytes as JSON after merging`)
+      }
+      agent.metadata = merged
+    }
+    if (input.name !== undefined) agent.name = input.name
+    if (input.description !== undefined) agent.description = input.description ?? ''
+    if (input.instruction !== undefined) agent.instruction = input.instruction ?? ''
+    if (input.visibility !== undefined) agent.visibility = input.visibility
+    if (photoKey !== undefined) agent.profilePhotoKey = photoKey
+    if (input.profile_photo_config !== undefined) agent.profilePhotoConfig = input.profile_photo_config
+    if (input.is_template !== undefined) agent.isTemplate = input.is_template
+    // A PUT is an update even when it only replaces bindings.
+    agent.updatedAt = new Date()
+    await em.flush()
+    await writeAgentLinks(em, access.id, links)
+  })
+  return { data: await loadAgent(ctx, access.id) }
+}
+
+/**
+ * Soft-deletes an agent (`deleted_at`); needs `admin` permission (API.md section 4).
+ * @throws NotFoundError (not visible), ForbiddenError (visible without `admin`).
+ */
+export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
+  const access = await requireResource(ctx, 'agents', 'Agent', uuid, 'admin')
+  await ctx.em.execute('update agents set deleted_at = now(), updated_at = now() where id = ? and deleted_at is null', [access.id])
+}
+
+/** The id of the share's entity: a user of the caller's service scope, or a workspace the caller belongs to. */
+async function shareEntityId(ctx: ResourceCtx, input: TShareAgentInput, ownerId: number | null): Promise<number> {
+  if (input.entity_type === 'user') {
+    const userId = Number(input.entity_id)
+    const [user] = await ctx.em.execute('select id from users where id = ? and service_id is not distinct from ?', [userId, ctx.serviceId])
+    if (!user) throw new ValidationError(['entity_id'], 'No user has this id')
+    if (userId === ownerId) throw new ValidationError(['entity_id'], 'The owner already holds every permission')
+    return userId
+  }
+  const scope = memberWorkspaceSql(ctx)
+  const [workspace] = await ctx.em.execute(
+    `select w.id::float8 as id from workspaces w ${scope.join} where w.uuid = ? and ${scope.where}`,
+    [scope.params[0], String(input.entity_id), ...scope.params.slice(1)],
+  )
+  if (!workspace) throw new ValidationError(['entity_id'], 'You are not a member of a workspace with this uuid')
+  return Number(workspace.id)
+}
+
+/**
+ * `POST /api/v1/agents/{agent_uuid}/share`: sets (or, with `permission: null`, removes) the
+ * share of the agent with a user (`entity_id` a user id of the caller's service scope) or a
+ * workspace (`entity_id` the uuid of a workspace the caller belongs to). Needs `admin`.
+ * @throws NotFoundError, ForbiddenError; ValidationError naming `entity_id` for an unknown
+ *   user, a workspace the caller is not a member of, or the agent's owner.
+ */
+export async function share(ctx: ResourceCtx, input: TShareAgentInput): Promise<Envelope> {
+  const access = await requireResource(ctx, 'agents', 'Agent', input.agent_uuid, 'admin')
+  const entityId = await shareEntityId(ctx, input, access.userId)
+  if (input.permission === null) {
+    await ctx.em.execute(
+      `delete from shares where resource_type = 'agents' and resource_id = ? and entity_type = ? and entity_id = ?`,
+      [access.id, input.entity_type, entityId],
+    )
+  } else {
+    await ctx.em.execute(
+      `insert into shares (resource_type, resource_id, entity_type, entity_id, permission, created_at, updated_at)
+       values ('agents', ?, ?, ?, ?, now(), now())
+       on conflict (resource_type, resource_id, entity_type, entity_id)
+       do update set permission = excluded.permission, updated_at = now()`,
+      [access.id, input.entity_type, entityId, input.permission],
+    )
+  }
+  return { data: await loadAgent(ctx, access.id) }
+}
+
+/** `POST /api/v1/agents/{agent_uuid}/favorite`: idempotent; needs `read`. */
+export async function favorite(ctx: ResourceCtx, uuid: string): Promise<void> {
+  const access = await requireResource(ctx, 'agents', 'Agent', uuid, 'read')
+  await addFavorite(ctx, 'agents', access.id)
+}
+
+/** `DELETE /api/v1/agents/{agent_uuid}/favorite`: idempotent; needs `read`. */
+export async function unfavorite(ctx: ResourceCtx, uuid: string): Promise<void> {
+  const access = await requireResource(ctx, 'agents', 'Agent', uuid, 'read')
+  await removeFavorite(ctx, 'agents', access.id)
+}

@@ -1,0 +1,109 @@
+/**
+ * Categories (issue 3, item 6): the seeded catalogue listed by `GET /api/v1/categories`, and the
+ * helpers agents and workflows use to resolve `category_uuids` and to embed `categories`.
+ */
+import type { ResourceCtx } from '../access/resource-access.ts'
+import { likePattern } from '../access/resource-access.ts'
+import type { Em } from '../db.ts'
+import { ValidationError, type FieldPath } from '../errors.ts'
+import type { TCategory } from '../schemas/resource.schema.ts'
+import { page, sortOf } from '../schemas/wire.ts'
+import type { Ctx } from '../trpc/context.ts'
+
+/** Sortable columns of the category list; `position` (the catalogue order) by default. */
+export const CATEGORY_SORTS = ['position', '-position', 'name', '-name', 'created_at', '-created_at'] as const
+
+const SORT_COLUMNS: Record<string, string> = { position: 'c.position', name: 'lower(c.name)', created_at: 'c.created_at' }
+
+/** Tables whose rows carry categories, with their pivot and its key column. */
+const PIVOTS = {
+  agents: { pivot: 'agent_categories', key: 'agent_id' },
+  workflows: { pivot: 'workflow_categories', key: 'workflow_id' },
+} as const
+
+const CATEGORY_COLUMNS = 'c.uuid, c.slug, c.name, c.description'
+
+function toCategory(row: Record<string, unknown>): TCategory {
+  return { uuid: String(row.uuid), slug: String(row.slug), name: String(row.name), description: String(row.description ?? '') }
+}
+
+/**
+ * Resolves `category_uuids` (in order, duplicates allowed and collapsed) to category ids.
+ * Categories are a global catalogue, so every existing category may be used.
+ * @param field the request field holding the uuids; issues name `[...field, index]`.
+ * @returns the ids, without duplicates, in the order first given.
+ * @throws ValidationError naming the first uuid that names no category.
+ */
+export async function resolveCategoryUuids(ctx: ResourceCtx, uuids: readonly string[], field: FieldPath): Promise<number[]> {
+  if (!uuids.length) return []
+  const wellFormed = uuids.filter((uuid) => UUID_RE.test(uuid))
+  const rows = wellFormed.length
+    ? await ctx.em.execute(`select c.id::float8 as id, c.uuid from categories c where c.uuid in (?)`, [wellFormed])
+    : []
+  const byUuid = new Map(rows.map((row) => [String(row.uuid).toLowerCase(), Number(row.id)]))
+  const ids: number[] = []
+  uuids.forEach((uuid, index) => {
+    const id = byUuid.get(uuid.toLowerCase())
+    if (id === undefined) throw new ValidationError([...field, index], 'No category has this uuid')
+    if (!ids.includes(id)) ids.push(id)
+  })
+  return ids
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/**
+ * The categories of many rows in one query (for embedding in lists and single responses),
+ * each row's categories in catalogue order. Rows without categories get an empty array.
+ */
+export async function categoriesOf(em: Em, table: 'agents' | 'workflows', ids: number[]): Promise<Map<number, TCategory[]>> {
+  const out = new Map<number, TCategory[]>(ids.map((id) => [id, []]))
+  if (!ids.length) return out
+  const { pivot, key } = PIVOTS[table]
+  const rows = await em.execute(
+    `select p.${key}::float8 as owner, ${CATEGORY_COLUMNS} from ${pivot} p join categories c on c.id = p.category_id
+     where p.${key} in (?) order by c.position, c.id`,
+    [ids],
+  )
+  for (const row of rows) out.get(Number(row.owner))?.push(toCategory(row))
+  return out
+}
+
+/**
+ * Replaces the categories of one row with `categoryIds` (from {@link resolveCategoryUuids}).
+ * Run it inside the caller's transaction.
+ */
+export async function setCategories(em: Em, table: 'agents' | 'workflows', id: number, categoryIds: readonly number[]): Promise<void> {
+  const { pivot, key } = PIVOTS[table]
+  await em.execute(`delete from ${pivot} where ${key} = ?`, [id])
+  if (!categoryIds.length) return
+  const values = categoryIds.map(() => '(?, ?)').join(', ')
+  await em.execute(
+    `insert into ${pivot} (${key}, category_id) values ${values}`,
+    categoryIds.flatMap((categoryId) => [id, categoryId]),
+  )
+}
+
+/** `GET /api/v1/categories`: the catalogue as the paginator shape, `search` over name and description. */
+export async function list(ctx: Ctx, input: { page: number; per_page: number; sort: string; search?: string }) {
+  const { column, direction } = sortOf(input.sort)
+  const search = input.search ? likePattern(input.search) : null
+  const where = search ? '(c.name ilike ? or c.description ilike ? or c.slug ilike ?)' : 'true'
+  const params = search ? [search, search, search] : []
+  const [rows, [count]] = await Promise.all([
+    ctx.em.execute(
+      `select ${CATEGORY_COLUMNS} from categories c where ${where}
+       order by ${SORT_COLUMNS[column]} ${direction}, c.id ${direction}
+       limit ${input.per_page} offset ${(input.page - 1) * input.per_page}`,
+      params,
+    ),
+    ctx.em.execute(`select count(*)::int as total from categories c where ${where}`, params),
+  ])
+  return page(rows.map(toCategory), {
+    total: Number(count.total),
+    page: input.page,
+    perPage: input.per_page,
+    path: `${ctx.config.appUrl}/api/v1/categories`,
+    query: { sort: input.sort, search: input.search },
+  })
+}

@@ -1,0 +1,171 @@
+/**
+ * Tools (API.md section 5, "tools"): operations an agent can call. `type` `api` is an HTTP
+ * request (`method`, `url` template, JSON-schema `input_schema`) to an optional provider of type
+ * `tool`. Access runs through src/access/resource-access.ts first in every function.
+ */
+import { Provider, Tool } from '../../entities/index.ts'
+import { likePattern, listScopeSql, requireResource, type ResourceCtx } from '../access/resource-access.ts'
+import { ValidationError } from '../errors.ts'
+import {
+  TOOL_FIELDS,
+  TOOL_JSON_MAX_BYTES,
+  toTool,
+  type TCreateToolInput,
+  type TTool,
+  type TToolListInput,
+  type TUpdateToolInput,
+  type ToolRow,
+} from '../schemas/tool.schema.ts'
+import { page, sortOf } from '../schemas/wire.ts'
+import { jsonSchemaProblem } from './json-schema.ts'
+import { resolveProfilePhotoKey } from './media-keys.ts'
+import { usableProvider } from './providers.service.ts'
+import { selectColumns, unprefix } from './sql.ts'
+import { mergeMetadata } from './workspaces.service.ts'
+
+const SORT_COLUMNS: Record<string, string> = { created_at: 't.created_at', name: 'lower(t.name)', updated_at: 't.updated_at' }
+
+const SELECT = `select ${selectColumns('t', '', TOOL_FIELDS)}, pv.uuid as "providerUuid", pv.slug as "providerSlug",
+    pv.name as "providerName"
+  from tools t left join providers pv on pv.id = t.provider_id`
+
+const toWire = (ctx: ResourceCtx, row: Record<string, unknown>) => toTool(unprefix<ToolRow>(row, ''), ctx.auth.user.id, ctx.config.appUrl)
+
+async function load(ctx: ResourceCtx, id: number): Promise<{ data: TTool }> {
+  const [row] = await ctx.em.execute(`${SELECT} where t.id = ?`, [id])
+  return { data: toWire(ctx, row) }
+}
+
+/**
+ * Tools the caller may see in the request's workspace (API.md section 4; `visibility=public`
+ * lists every public tool), filtered by `search` (name and description, case-insensitive) and
+ * `provider_uuid`.
+ */
+export async function list(ctx: ResourceCtx, input: TToolListInput) {
+  const scope = listScopeSql('t', 'tools', ctx, input.visibility)
+  const where = [scope.sql]
+  const params = [...scope.params]
+  if (input.provider_uuid) {
+    where.push('pv.uuid = ?')
+    params.push(input.provider_uuid)
+  }
+  if (input.search) {
+    const pattern = likePattern(input.search)
+    where.push('(t.name ilike ? or t.description ilike ?)')
+    params.push(pattern, pattern)
+  }
+  const { column, direction } = sortOf(input.sort)
+  const condition = where.join(' and ')
+  const [rows, [count]] = await Promise.all([
+    ctx.em.execute(
+      `${SELECT} where ${condition} order by ${SORT_COLUMNS[column]} ${direction}, t.id ${direction}
+       limit ${input.per_page} offset ${(input.page - 1) * input.per_page}`,
+      params,
+    ),
+    ctx.em.execute(`select count(*)::int as total from tools t left join providers pv on pv.id = t.provider_id where ${condition}`, params),
+  ])
+  return page(
+    rows.map((row) => toWire(ctx, row)),
+    {
+      total: Number(count.total),
+      page: input.page,
+      perPage: input.per_page,
+      path: `${ctx.config.appUrl}/api/v1/tools`,
+      query: { sort: input.sort, search: input.search, visibility: input.visibility, provider_uuid: input.provider_uuid },
+    },
+  )
+}
+
+/** Retrieves a tool the caller may see. @throws NotFoundError otherwise. */
+export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<{ data: TTool }> {
+  const access = await requireResource(ctx, 'tools', 'Tool', uuid, 'read')
+  return load(ctx, access.id)
+}
+
+/** `input_schema` must compile. @throws ValidationError naming it. */
+function checkInputSchema(schema: Record<string, unknown> | undefined): void {
+  if (schema === undefined) return
+  const problem = jsonSchemaProblem(schema)
+  if (problem) throw new ValidationError(['input_schema'], problem)
+}
+
+/** The provider id of `provider_uuid`: a visible provider of type `tool`, or null. */
+async function providerIdOf(ctx: ResourceCtx, uuid: string | null | undefined): Promise<number | null | undefined> {
+  if (uuid === undefined || uuid === null) return uuid
+  return (await usableProvider(ctx, uuid, ['provider_uuid'], 'tool')).id
+}
+
+/**
+ * Creates a tool in the request's workspace, owned by the caller.
+ * @throws ValidationError (`input_schema` does not compile, `provider_uuid` not a visible tool
+ *   provider, `profile_photo_key` not an image the caller uploaded).
+ */
+export async function create(ctx: ResourceCtx, input: TCreateToolInput): Promise<{ data: TTool }> {
+  checkInputSchema(input.input_schema)
+  const providerId = await providerIdOf(ctx, input.provider_uuid)
+  const photoKey = await resolveProfilePhotoKey(ctx, input.profile_photo_key)
+  const tool = ctx.em.create(Tool, {
+    name: input.name,
+    description: input.description ?? '',
+    type: input.type ?? 'api',
+    provider: providerId ?? null,
+    method: input.method ?? 'GET',
+    url: input.url,
+    inputSchema: input.input_schema ?? {},
+    credits: input.credits ?? 0,
+    profilePhotoKey: photoKey ?? null,
+    profilePhotoConfig: input.profile_photo_config ?? null,
+    visibility: input.visibility ?? 'private',
+    metadata: input.metadata ?? {},
+    user: ctx.auth.user.id,
+    workspace: ctx.workspace.workspace.id,
+  })
+  await ctx.em.flush()
+  return load(ctx, tool.id)
+}
+
+/**
+ * Updates a tool (write permission): omitted fields kept, `null` clears, `input_schema`
+ * replaced, `metadata` merged key by key (`null` removes a key). Everything is checked before
+ * anything is written.
+ * @throws NotFoundError (not visible), ForbiddenError (too weak a permission), ValidationError
+ *   (as for create).
+ */
+export async function update(ctx: ResourceCtx, input: TUpdateToolInput): Promise<{ data: TTool }> {
+  const access = await requireResource(ctx, 'tools', 'Tool', input.tool_uuid, 'write')
+  checkInputSchema(input.input_schema)
+  const providerId = await providerIdOf(ctx, input.provider_uuid)
+  const photoKey = await resolveProfilePhotoKey(ctx, input.profile_photo_key)
+  const entity = await ctx.em.findOneOrFail(Tool, access.id)
+  const metadata = input.metadata === undefined ? undefined : mergeMetadata(entity.metadata, input.metadata)
+  if (metadata && Buffer.byteLength(JSON.stringify(metadata), 'utf8') > TOOL_JSON_MAX_BYTES) {
+    throw new ValidationError(['metadata'], `metadata must not exceed ${TOOL_JSON_MAX_BYTES} bytes as JSON after merging`)
+  }
+  if (input.name !== undefined) entity.name = input.name
+  if (input.description !== undefined) entity.description = input.description ?? ''
+  if (input.type !== undefined) entity.type = input.type
+  if (providerId !== undefined) entity.provider = providerId === null ? null : ctx.em.getReference(Provider, providerId)
+  if (input.method !== undefined) entity.method = input.method
+  if (input.url !== undefined) entity.url = input.url
+  if (input.input_schema !== undefined) entity.inputSchema = input.input_schema
+  if (input.credits !== undefined) entity.credits = input.credits
+  if (photoKey !== undefined) entity.profilePhotoKey = photoKey
+  if (input.profile_photo_config !== undefined) entity.profilePhotoConfig = input.profile_photo_config
+  if (input.visibility !== undefined) entity.visibility = input.visibility
+  if (metadata !== undefined) entity.metadata = metadata
+  await ctx.em.flush()
+  return load(ctx, access.id)
+}
+
+/**
+ * Soft-deletes a tool (admin permission) and removes it from agents, as the foreign key does on
+ * a hard delete.
+ * @throws NotFoundError (not visible), ForbiddenError (too weak a permission).
+ */
+export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
+  const access = await requireResource(ctx, 'tools', 'Tool', uuid, 'admin')
+  await ctx.em.transactional(async (em) => {
+    await em.execute('update tools set deleted_at = now(), updated_at = now() where id = ?', [access.id])
+    await em.execute('delete from agent_tools where tool_id = ?', [access.id])
+  })
+}

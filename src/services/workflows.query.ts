@@ -1,0 +1,141 @@
+/**
+ * Reading workflows into the Workflow shape (src/schemas/workflow.schema.ts): one query for the
+ * rows (owner and workspace joined when wanted, `is_favorite` as a sub-select) and one for their
+ * categories, whatever the number of rows (issue 3, item 8: a constant number of queries).
+ */
+import { listScopeSql, likePattern, viewerOf, type ResourceCtx } from '../access/resource-access.ts'
+import type { SqlFragment } from '../access/visibility.ts'
+import type { TCategory } from '../schemas/resource.schema.ts'
+import { toNestedUser, type UserRow } from '../schemas/user.schema.ts'
+import { toWorkflowBase, WORKFLOW_FIELDS, type TListWorkflowsInput, type TWorkflow, type WorkflowRow } from '../schemas/workflow.schema.ts'
+import { sortOf } from '../schemas/wire.ts'
+import { toWorkspaceBase, type WorkspaceRow } from '../schemas/workspace.schema.ts'
+import { categoriesOf } from './categories.service.ts'
+import { favoriteSql } from './favorites.service.ts'
+import { selectColumns, unprefix, userColumns, workspaceColumns } from './sql.ts'
+
+/** What to embed besides the specification's fields. */
+export interface WorkflowEmbeds {
+  user: boolean
+  workspace: boolean
+  categories: boolean
+}
+
+/** Single responses embed everything (API.md section 2). */
+export const EMBED_ALL: WorkflowEmbeds = { user: true, workspace: true, categories: true }
+
+const SORT_COLUMNS: Record<string, string> = { created_at: 'w.created_at', name: 'lower(w.name)', updated_at: 'w.updated_at' }
+
+/** The select list and joins of a workflow read; `is_favorite` is the caller's. */
+function selectSql(ctx: ResourceCtx, embeds: WorkflowEmbeds): { columns: string; joins: string; params: unknown[] } {
+  const favorite = favoriteSql('w', 'workflows', ctx.auth.user.id)
+  const columns = [
+    selectColumns('w', 'w_', WORKFLOW_FIELDS),
+    `${favorite.sql} as "isFavorite"`,
+    ...(embeds.user ? [userColumns('u', 'u_')] : []),
+    ...(embeds.workspace ? [workspaceColumns('ws', 'ws_')] : []),
+  ].join(', ')
+  const joins = [
+    ...(embeds.user ? ['join users u on u.id = w.user_id'] : []),
+    ...(embeds.workspace ? ['join workspaces ws on ws.id = w.workspace_id'] : []),
+  ].join(' ')
+  return { columns, joins, params: favorite.params }
+}
+
+/** Joined rows -> the Workflow shape; `categories` only when embedded. */
+function toWorkflows(
+  ctx: ResourceCtx,
+  rows: Record<string, unknown>[],
+  embeds: WorkflowEmbeds,
+  categories: Map<number, TCategory[]> | null,
+): TWorkflow[] {
+  const { appUrl } = ctx.config
+  const viewerId = ctx.auth.user.id
+  return rows.map((raw) => {
+    const row = unprefix<WorkflowRow>(raw, 'w_')
+    const id = Number(row.id)
+    const user = embeds.user ? toNestedUser(unprefix<UserRow>(raw, 'u_'), appUrl) : null
+    const workspace = embeds.workspace ? { ...toWorkspaceBase(unprefix<WorkspaceRow>(raw, 'ws_'), viewerId, appUrl), user: null } : null
+    return {
+      ...toWorkflowBase(row, viewerId, appUrl),
+      ...(categories ? { categories: categories.get(id) ?? [] } : {}),
+      is_favorite: raw.isFavorite === true,
+      user,
+      workspace,
+    }
+  })
+}
+
+/** One live workflow by id with every embed (the caller already passed `requireResource`). */
+export async function loadWorkflow(ctx: ResourceCtx, id: number): Promise<TWorkflow> {
+  const select = selectSql(ctx, EMBED_ALL)
+  const [rows, categories] = await Promise.all([
+    ctx.em.execute(`select ${select.columns} from workflows w ${select.joins} where w.id = ?`, [...select.params, id]),
+    categoriesOf(ctx.em, 'workflows', [id]),
+  ])
+  return toWorkflows(ctx, rows, EMBED_ALL, categories)[0]
+}
+
+/** The WHERE of a list: visibility and scope (listScopeSql) plus the filters. */
+function filterSql(ctx: ResourceCtx, input: TListWorkflowsInput): SqlFragment {
+  const scope = listScopeSql('w', 'workflows', ctx, input.visibility)
+  const parts = [scope.sql]
+  const params = [...scope.params]
+  if (input.workspace_uuid) {
+    parts.push('w.workspace_id = (select fw.id from workspaces fw where fw.uuid = ?)')
+    params.push(input.workspace_uuid)
+  }
+  if (input.user_id !== undefined) {
+    parts.push('w.user_id = ?')
+    params.push(input.user_id)
+  }
+  if (input.search) {
+    const pattern = likePattern(input.search)
+    parts.push('(w.name ilike ? or w.description ilike ?)')
+    params.push(pattern, pattern)
+  }
+  if (input.category_uuids?.length) {
+    parts.push(`exists (select 1 from workflow_categories fc join categories c on c.id = fc.category_id
+      where fc.workflow_id = w.id and c.uuid in (?))`)
+    params.push(input.category_uuids)
+  }
+  if (input.favorite) {
+    const favorite = favoriteSql('w', 'workflows', viewerOf(ctx).userId)
+    parts.push(favorite.sql)
+    params.push(...favorite.params)
+  }
+  if (input.template) parts.push('w.is_template = true')
+  return { sql: parts.join(' and '), params }
+}
+
+/**
+ * One page of workflows and the total: the page query, the count and, with
+ * `with=categories`, one categories query over the page's ids. Three queries at most.
+ */
+export async function listWorkflows(ctx: ResourceCtx, input: TListWorkflowsInput): Promise<{ items: TWorkflow[]; total: number }> {
+  const embeds: WorkflowEmbeds = {
+    user: input.with?.includes('user') ?? false,
+    workspace: input.with?.includes('workspace') ?? false,
+    categories: input.with?.includes('categories') ?? false,
+  }
+  const where = filterSql(ctx, input)
+  const select = selectSql(ctx, embeds)
+  const { column, direction } = sortOf(input.sort)
+  const [rows, [count]] = await Promise.all([
+    ctx.em.execute(
+      `select ${select.columns} from workflows w ${select.joins} where ${where.sql}
+       order by ${SORT_COLUMNS[column]} ${direction}, w.id ${direction}
+       limit ${input.per_page} offset ${(input.page - 1) * input.per_page}`,
+      [...select.params, ...where.params],
+    ),
+    ctx.em.execute(`select count(*)::int as total from workflows w where ${where.sql}`, where.params),
+  ])
+  const categories = embeds.categories
+    ? await categoriesOf(
+        ctx.em,
+        'workflows',
+        rows.map((row) => Number(row.w_id)),
+      )
+    : null
+  return { items: toWorkflows(ctx, rows, embeds, categories), total: Number(count.total) }
+}

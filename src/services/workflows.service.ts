@@ -1,0 +1,164 @@
+/**
+ * Workflows as stored resources (specification: "Workflow"; API.md sections 4, 5 and 7; issue 3,
+ * items 4, 6 and 7): list, create, retrieve, update, soft delete, favourites. Every function
+ * starts with its access check; visibility and shares run in SQL (src/access). The graph is
+ * checked on every save (src/workflow-engine/graph.ts); running workflows comes later.
+ */
+import { LockMode } from '@mikro-orm/core'
+import { Workflow } from '../../entities/index.ts'
+import { requireResource, type ResourceCtx } from '../access/resource-access.ts'
+import type { Em } from '../db.ts'
+import { ValidationError } from '../errors.ts'
+import type { TCreateWorkflowInput, TListWorkflowsInput, TUpdateWorkflowInput, TWorkflow } from '../schemas/workflow.schema.ts'
+import { page } from '../schemas/wire.ts'
+import { graphBytes, graphIssues, MAX_GRAPH_BYTES, type GraphIssue } from '../workflow-engine/graph.ts'
+import { resolveCategoryUuids, setCategories } from './categories.service.ts'
+import { addFavorite, removeFavorite } from './favorites.service.ts'
+import { resolveProfilePhotoKey } from './media-keys.ts'
+import { listWorkflows, loadWorkflow } from './workflows.query.ts'
+
+const LABEL = 'Workflow'
+/** Most graph issues one 400 lists. */
+const MAX_ISSUES = 20
+
+/** Throws the graph's problems as one 400 naming each node or edge. */
+function assertGraph(issues: GraphIssue[]): void {
+  if (!issues.length) return
+  const error = new ValidationError(issues[0].path, issues[0].message)
+  for (const issue of issues.slice(1, MAX_ISSUES)) error.issues.push({ code: 'custom', ...issue })
+  throw error
+}
+
+/**
+ * `GET /api/v1/workflows`: the paginator shape over the workflows the caller may list in the
+ * request's workspace (API.md section 4), with the specification's filters. A constant number
+ * of queries whatever the page size.
+ */
+export async function list(ctx: ResourceCtx, input: TListWorkflowsInput) {
+  const { items, total } = await listWorkflows(ctx, input)
+  return page(items, {
+    total,
+    page: input.page,
+    perPage: input.per_page,
+    path: `${ctx.config.appUrl}/api/v1/workflows`,
+    query: {
+      sort: input.sort,
+      with: input.with?.join(','),
+      workspace_uuid: input.workspace_uuid,
+      user_id: input.user_id === undefined ? undefined : String(input.user_id),
+      search: input.search,
+      visibility: input.visibility,
+      category_uuids: input.category_uuids?.join(','),
+      favorite: input.favorite === undefined ? undefined : String(input.favorite),
+      template: input.template === undefined ? undefined : String(input.template),
+    },
+  })
+}
+
+/** `GET /api/v1/workflows/{workflow_uuid}`. @throws NotFoundError when the caller may not see it. */
+export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<{ data: TWorkflow }> {
+  const { id } = await requireResource(ctx, 'workflows', LABEL, uuid, 'read')
+  return { data: await loadWorkflow(ctx, id) }
+}
+
+/**
+ * `POST /api/v1/workflows`: a workflow of the request's workspace owned by the caller.
+ * @throws ValidationError naming `profile_photo_key`, `category_uuids.N`, a node or an edge.
+ */
+export async function create(ctx: ResourceCtx, input: TCreateWorkflowInput): Promise<{ data: TWorkflow }> {
+  const nodes = input.nodes ?? []
+  const edges = input.edges ?? []
+  assertGraph(graphIssues(nodes, edges))
+  await resolveProfilePhotoKey(ctx, input.profile_photo_key)
+  const categoryIds = await resolveCategoryUuids(ctx, input.category_uuids ?? [], ['category_uuids'])
+  const id = await ctx.em.transactional(async (em) => {
+    const workflow = em.create(Workflow, {
+      name: input.name,
+      description: input.description ?? '',
+      profilePhotoKey: input.profile_photo_key ?? null,
+      profilePhotoConfig: input.profile_photo_config ?? null,
+      visibility: input.visibility ?? 'private',
+      isActive: input.is_active ?? false,
+      isTemplate: input.is_template ?? false,
+      nodes,
+      edges,
+      settings: input.settings ?? {},
+      staticData: input.static_data ?? {},
+      pinData: input.pin_data ?? {},
+      triggerCount: 0,
+      user: ctx.auth.user.id,
+      workspace: ctx.workspace.workspace.id,
+    })
+    await em.flush()
+    await setCategories(em, 'workflows', workflow.id, categoryIds)
+    return workflow.id
+  })
+  return { data: await loadWorkflow(ctx, id) }
+}
+
+/**
+ * Applies a PUT to a locked row: omitted fields kept, `null` clears, lists and the graph objects
+ * replaced whole. The merged graph is checked before anything is written.
+ */
+async function applyUpdate(em: Em, id: number, input: TUpdateWorkflowInput, categoryIds: number[] | undefined): Promise<void> {
+  const workflow = await em.findOneOrFail(Workflow, id, { lockMode: LockMode.PESSIMISTIC_WRITE })
+  if (input.nodes !== undefined || input.edges !== undefined) {
+    assertGraph(graphIssues(input.nodes ?? workflow.nodes, input.edges ?? workflow.edges))
+  }
+  const graph = {
+    nodes: input.nodes ?? workflow.nodes,
+    edges: input.edges ?? workflow.edges,
+    settings: input.settings ?? workflow.settings,
+    static_data: input.static_data ?? workflow.staticData,
+    pin_data: input.pin_data ?? workflow.pinData,
+  }
+  if (graphBytes(graph) > MAX_GRAPH_BYTES) {
+    throw new ValidationError([], `The workflow graph is larger than ${MAX_GRAPH_BYTES} bytes`)
+  }
+  if (input.name !== undefined) workflow.name = input.name
+  if (input.description !== undefined) workflow.description = input.description
+  if (input.profile_photo_key !== undefined) workflow.profilePhotoKey = input.profile_photo_key
+  if (input.profile_photo_config !== undefined) workflow.profilePhotoConfig = input.profile_photo_config
+  if (input.visibility !== undefined) workflow.visibility = input.visibility
+  if (input.is_active !== undefined) workflow.isActive = input.is_active
+  if (input.is_template !== undefined) workflow.isTemplate = input.is_template
+  if (input.nodes !== undefined) workflow.nodes = input.nodes
+  if (input.edges !== undefined) workflow.edges = input.edges
+  if (input.settings !== undefined) workflow.settings = input.settings
+  if (input.static_data !== undefined) workflow.staticData = input.static_data
+  if (input.pin_data !== undefined) workflow.pinData = input.pin_data
+  workflow.updatedAt = new Date()
+  await em.flush()
+  if (categoryIds !== undefined) await setCategories(em, 'workflows', id, categoryIds)
+}
+
+/**
+ * `PUT /api/v1/workflows/{workflow_uuid}` (API.md section 5 semantics), in one transaction.
+ * @throws NotFoundError (not visible), ForbiddenError (less than `write`), ValidationError.
+ */
+export async function update(ctx: ResourceCtx, input: TUpdateWorkflowInput): Promise<{ data: TWorkflow }> {
+  const { id } = await requireResource(ctx, 'workflows', LABEL, input.workflow_uuid, 'write')
+  await resolveProfilePhotoKey(ctx, input.profile_photo_key)
+  const categoryIds =
+    input.category_uuids === undefined ? undefined : await resolveCategoryUuids(ctx, input.category_uuids, ['category_uuids'])
+  await ctx.em.transactional((em) => applyUpdate(em, id, input, categoryIds))
+  return { data: await loadWorkflow(ctx, id) }
+}
+
+/** `DELETE /api/v1/workflows/{workflow_uuid}`: soft delete. @throws ForbiddenError below `admin`. */
+export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
+  const { id } = await requireResource(ctx, 'workflows', LABEL, uuid, 'admin')
+  await ctx.em.execute('update workflows set deleted_at = now(), updated_at = now() where id = ? and deleted_at is null', [id])
+}
+
+/** `POST /api/v1/workflows/{workflow_uuid}/favorite`: idempotent. */
+export async function favorite(ctx: ResourceCtx, uuid: string): Promise<void> {
+  const { id } = await requireResource(ctx, 'workflows', LABEL, uuid, 'read')
+  await addFavorite(ctx, 'workflows', id)
+}
+
+/** `DELETE /api/v1/workflows/{workflow_uuid}/favorite`: idempotent. */
+export async function unfavorite(ctx: ResourceCtx, uuid: string): Promise<void> {
+  const { id } = await requireResource(ctx, 'workflows', LABEL, uuid, 'read')
+  await removeFavorite(ctx, 'workflows', id)
+}
