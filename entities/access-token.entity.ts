@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
+import { timestamps } from './columns.ts'
 import { uuidv7 } from 'uuidv7'
 import { User } from './user.entity.ts'
 import { Workspace } from './workspace.entity.ts'
@@ -40,12 +41,7 @@ export const AccessToken = defineEntity({
     expiresAt: p.datetime().nullable().fieldName('expires_at'),
     lastUsedAt: p.datetime().nullable().fieldName('last_used_at'),
     revokedAt: p.datetime().nullable().fieldName('revoked_at'),
-    createdAt: p.datetime().fieldName('created_at').onCreate(() => new Date()),
-    updatedAt: p
-      .datetime()
-      .fieldName('updated_at')
-      .onCreate(() => new Date())
-      .onUpdate(() => new Date()),
+    ...timestamps(),
   },
 })
 

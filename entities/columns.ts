@@ -24,15 +24,21 @@ export const resourceKeys = () => ({
   uuid: p.uuid().unique().onCreate(() => uuidv7()),
 })
 
-/** `created_at` / `updated_at`, set by the ORM on insert and update. */
-export const timestamps = () => ({
-  createdAt: p.datetime().fieldName('created_at').onCreate(() => new Date()),
-  updatedAt: p
-    .datetime()
-    .fieldName('updated_at')
-    .onCreate(() => new Date())
-    .onUpdate(() => new Date()),
-})
+/**
+ * `created_at` / `updated_at`, set by the ORM on insert and update. A function declaration, so
+ * users and workspaces (which this module imports for {@link ownership}) can call it whichever
+ * module of the cycle loads first.
+ */
+export function timestamps() {
+  return {
+    createdAt: p.datetime().fieldName('created_at').onCreate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .fieldName('updated_at')
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
+  }
+}
 
 /** `deleted_at` of a soft-deleted resource. */
 export const softDelete = () => ({ deletedAt: p.datetime().nullable().fieldName('deleted_at') })

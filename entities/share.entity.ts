@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
+import { timestamps } from './columns.ts'
 
 /** Whom a resource is shared with (API.md section 4). */
 export const SHARE_ENTITY_TYPES = ['user', 'workspace'] as const
@@ -26,12 +27,7 @@ export const Share = defineEntity({
     entityType: p.enum(SHARE_ENTITY_TYPES).fieldName('entity_type'),
     entityId: p.bigint('number').fieldName('entity_id'),
     permission: p.enum(SHARE_PERMISSIONS),
-    createdAt: p.datetime().fieldName('created_at').onCreate(() => new Date()),
-    updatedAt: p
-      .datetime()
-      .fieldName('updated_at')
-      .onCreate(() => new Date())
-      .onUpdate(() => new Date()),
+    ...timestamps(),
   },
 })
 

@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
+import { timestamps } from './columns.ts'
 import { Workspace } from './workspace.entity.ts'
 
 /** A person who signs in (`users`). `id` is the integer the specification exposes. */
@@ -27,12 +28,7 @@ export const User = defineEntity({
       .nullable()
       .fieldName('primary_workspace_id')
       .deleteRule('set null'),
-    createdAt: p.datetime().fieldName('created_at').onCreate(() => new Date()),
-    updatedAt: p
-      .datetime()
-      .fieldName('updated_at')
-      .onCreate(() => new Date())
-      .onUpdate(() => new Date()),
+    ...timestamps(),
   },
 })
 

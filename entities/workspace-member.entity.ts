@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
+import { timestamps } from './columns.ts'
 import { User } from './user.entity.ts'
 import { Workspace } from './workspace.entity.ts'
 
@@ -23,12 +24,7 @@ export const WorkspaceMember = defineEntity({
       .fieldName('user_id')
       .deleteRule('cascade'),
     role: p.enum(WORKSPACE_ROLES),
-    createdAt: p.datetime().fieldName('created_at').onCreate(() => new Date()),
-    updatedAt: p
-      .datetime()
-      .fieldName('updated_at')
-      .onCreate(() => new Date())
-      .onUpdate(() => new Date()),
+    ...timestamps(),
   },
 })
 

@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
+import { timestamps } from './columns.ts'
 import { uuidv7 } from 'uuidv7'
 import { User } from './user.entity.ts'
 
@@ -23,12 +24,7 @@ export const Workspace = defineEntity({
       p.manyToOne(User)
       .fieldName('user_id')
       .deleteRule('cascade'),
-    createdAt: p.datetime().fieldName('created_at').onCreate(() => new Date()),
-    updatedAt: p
-      .datetime()
-      .fieldName('updated_at')
-      .onCreate(() => new Date())
-      .onUpdate(() => new Date()),
+    ...timestamps(),
     deletedAt: p.datetime().nullable().fieldName('deleted_at'),
   },
 })

@@ -38,9 +38,9 @@ export interface Runtime extends AppDeps {
  * the bearer-token cache (src/services/auth-cache.ts) and the rate limiters.
  * @param options.orm an already opened ORM (tests); `rateLimitPrefix` separates counters.
  * @param options.authCacheTtlMs lifetime of a cached bearer token; 0 turns the cache off. The
- *   default is {@link AUTH_CACHE_TTL_MS}, except under `NODE_ENV=test`, where it is 0: the suite
- *   changes tokens, users and workspaces with raw SQL behind the services' back and expects the
- *   next request to see it, which no cache can promise (test/auth-cache.test.ts turns it on).
+ *   default is {@link AUTH_CACHE_TTL_MS}. The test helper passes 0: the suite changes tokens,
+ *   users and workspaces with raw SQL behind the services' back and expects the next request to
+ *   see it, which no cache can promise (test/auth-cache.test.ts turns it on).
  * @throws when the database or Redis cannot be reached.
  */
 export async function createRuntime(
@@ -62,7 +62,7 @@ export async function createRuntime(
   const cache = new Keyv({ store: redis ? new KeyvRedis(redis) : new Map(), namespace: 'cache' })
   const limits = createRateLimits(config, redis, options.rateLimitPrefix)
   const authCache = await AuthCache.create({
-    ttlMs: options.authCacheTtlMs ?? (config.env === 'test' ? 0 : AUTH_CACHE_TTL_MS),
+    ttlMs: options.authCacheTtlMs ?? AUTH_CACHE_TTL_MS,
     log,
     redis,
   })

@@ -63,6 +63,18 @@ export class ConflictError extends AppError {
   readonly status = 409
 }
 
+/** 413: the upload is larger than `UPLOAD_MAX_BYTES`. */
+export class PayloadTooLargeError extends AppError {
+  override name = 'PayloadTooLargeError'
+  readonly status = 413
+}
+
+/** 415: the upload's type is not on the allow-list. */
+export class UnsupportedMediaTypeError extends AppError {
+  override name = 'UnsupportedMediaTypeError'
+  readonly status = 415
+}
+
 /** 429: rate limited; `retryAfterSeconds` becomes the Retry-After header. */
 export class TooManyRequestsError extends AppError {
   override name = 'TooManyRequestsError'

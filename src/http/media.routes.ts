@@ -5,13 +5,12 @@
  * the body with @fastify/multipart and answers the error bodies of API.md section 2.
  * `GET /api/v1/media/{key}` serves an upload publicly: keys are random and unguessable.
  */
-import { createHash } from 'node:crypto'
 import fastifyMultipart from '@fastify/multipart'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import type { ResourceCtx } from '../access/resource-access.ts'
 import { resolveWorkspaceContext } from '../access/workspace-access.ts'
-import { AppError, ForbiddenError, TooManyRequestsError, UnauthorizedError, ValidationError } from '../errors.ts'
+import { AppError, ForbiddenError, TooManyRequestsError, UnsupportedMediaTypeError, ValidationError } from '../errors.ts'
 import { MediaUploadForm, MediaUploadResponse } from '../schemas/media.schema.ts'
 import { authenticate } from '../services/auth.service.ts'
 import * as media from '../services/media.service.ts'
@@ -19,6 +18,7 @@ import { createStorage, type MediaStorage } from '../services/storage.ts'
 import type { Config } from '../config.ts'
 import type { Ctx, RequestMeta } from '../trpc/context.ts'
 import { VALIDATION_MESSAGE } from '../trpc/errors.ts'
+import { serviceIdOf } from '../trpc/service-scope.ts'
 import { errorBody, handleHostError } from './errors.ts'
 
 /** What the routes need from the host. */
@@ -52,13 +52,7 @@ function contextOf(createContext: MediaRoutesOptions['createContext'], request: 
  *   (X-Workspace-UUID).
  */
 async function authorize(ctx: Ctx): Promise<ResourceCtx> {
-  const raw = ctx.headers['x-service-authorization']
-  const serviceKey = (Array.isArray(raw) ? raw[0] : raw)?.trim()
-  if (serviceKey) {
-    const serviceId = ctx.deps.serviceKeyHashes.get(createHash('sha256').update(serviceKey).digest('hex'))
-    if (!serviceId) throw new UnauthorizedError('Invalid service key')
-    ctx.serviceId = serviceId
-  } else ctx.serviceId = null
+  ctx.serviceId = serviceIdOf(ctx.headers, ctx.deps)
   const auth = await authenticate(ctx)
   if (!auth.token.abilities.includes('write')) throw new ForbiddenError('This token is read-only')
   const authed = Object.assign(ctx, { auth })
@@ -105,7 +99,7 @@ export async function mediaRoutes(scope: FastifyInstance, options: MediaRoutesOp
 
   scope.post('/api/v1/media', async (request, reply) => {
     const ctx = await authorize(contextOf(options.createContext, request, reply))
-    if (!request.isMultipart()) throw new media.UnsupportedMediaTypeError('Send multipart/form-data with the file in the field "file"')
+    if (!request.isMultipart()) throw new UnsupportedMediaTypeError('Send multipart/form-data with the file in the field "file"')
     const maxBytes = ctx.config.uploadMaxBytes
     // One byte over the limit tells "too large" from "exactly the limit".
     const parts = request.parts({ limits: { fileSize: maxBytes + 1, files: 1, fields: 10, fieldSize: 1024, parts: 11 } })

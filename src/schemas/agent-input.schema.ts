@@ -5,9 +5,8 @@
 import { z } from 'zod'
 import { SHARE_ENTITY_TYPES, SHARE_PERMISSIONS } from '../../entities/index.ts'
 import { AGENT_RELATIONS, AGENT_SORTS, DISC_PERSONALITIES, OPENAI_VOICES } from './agent.schema.ts'
-import { MediaKey, ProfilePhotoConfigInput, Visibility } from './resource.schema.ts'
+import { CategoryUuids, checkMetadata, MediaKey, ProfilePhotoConfigInput, resourceListFilters, Visibility } from './resource.schema.ts'
 import { jsonBoolean, jsonInt, name, pageQuery, sortParam, text, withParam } from './wire.ts'
-import { CategoryUuidsQuery, MAX_CATEGORY_UUIDS, queryBoolean } from './workflow.schema.ts'
 
 /** Largest `metadata`, serialized as JSON, in bytes (API.md section 5: 64 KiB), also after an update's merge. */
 export const AGENT_METADATA_MAX_BYTES = 64 * 1024
@@ -15,12 +14,6 @@ export const AGENT_METADATA_MAX_BYTES = 64 * 1024
 export const AGENT_LINKS_MAX = 50
 /** Most `conversation_starters` (API.md section 5). */
 export const CONVERSATION_STARTERS_MAX = 10
-
-/** Names of the extra (string-valued) metadata keys. */
-const EXTRA_KEY = /^[A-Za-z0-9_.-]{1,64}$/
-
-/** Bytes of a value serialized as JSON. */
-export const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value), 'utf8')
 
 /** The specification's metadata fields with their bounds. */
 const metadataFields = {
@@ -60,36 +53,19 @@ const metadataPatchFields = {
   web_search: metadataFields.web_search.nullable(),
 }
 
-/** An extra metadata value: a string (or, on update, `null` to remove the key). */
-const extraValue = text(10_000)
-const extraValueOrNull = extraValue.nullable()
-
-/**
- * Extra keys (names and string values) and the serialized size (of the request's object; the
- * service checks the merge too). Extra values are checked here rather than with `catchall(string)`
- * so the inferred type stays usable by tRPC clients (an index signature of strings would clash
- * with `conversation_starters` and the booleans).
- */
-const checkMetadata = (nullable: boolean) => (value: Record<string, unknown>, ctx: z.RefinementCtx) => {
-  for (const [key, extra] of Object.entries(value)) {
-    if (AGENT_METADATA_KEYS.includes(key)) continue
-    if (!EXTRA_KEY.test(key)) {
-      ctx.addIssue({ code: 'custom', path: [key], message: 'metadata keys are 1..64 letters, digits and "_.-"' })
-      continue
-    }
-    const parsed = (nullable ? extraValueOrNull : extraValue).safeParse(extra)
-    for (const issue of parsed.error?.issues ?? []) ctx.addIssue({ code: 'custom', path: [key, ...issue.path], message: issue.message })
-  }
-  if (jsonBytes(value) > AGENT_METADATA_MAX_BYTES) {
-    ctx.addIssue({ code: 'custom', path: [], message: `metadata must not exceed ${AGENT_METADATA_MAX_BYTES} bytes as JSON` })
-  }
-}
-
 /** `metadata` on create: the specification's fields (each optional) plus extra string keys. */
-export const AgentMetadataInput = z.object(metadataFields).partial().catchall(z.unknown()).superRefine(checkMetadata(false))
+export const AgentMetadataInput = z
+  .object(metadataFields)
+  .partial()
+  .catchall(z.unknown())
+  .superRefine(checkMetadata(AGENT_METADATA_KEYS, AGENT_METADATA_MAX_BYTES, false))
 
 /** `metadata` on update: merged key by key; `null` removes a key. */
-export const AgentMetadataPatch = z.object(metadataPatchFields).partial().catchall(z.unknown()).superRefine(checkMetadata(true))
+export const AgentMetadataPatch = z
+  .object(metadataPatchFields)
+  .partial()
+  .catchall(z.unknown())
+  .superRefine(checkMetadata(AGENT_METADATA_KEYS, AGENT_METADATA_MAX_BYTES, true))
 
 /** An element of `tools`: the tool and the account it is called with (null or omitted: none). */
 export const AgentToolLink = z.strictObject({ tool_uuid: z.uuid(), account_uuid: z.uuid().nullable().optional() })
@@ -108,20 +84,39 @@ const unique =
     })
   }
 
-/** Fields create and update share (each as sent; nullability is added per operation). */
-const fields = {
-  description: text(2_000),
-  instruction: text(100_000),
-  visibility: Visibility,
-  profile_photo_key: MediaKey,
-  profile_photo_config: ProfilePhotoConfigInput,
-  tools: z.array(AgentToolLink).max(AGENT_LINKS_MAX).superRefine(unique((link) => link.tool_uuid, 'tool_uuid')),
-  workflows: z.array(AgentWorkflowLink).max(AGENT_LINKS_MAX).superRefine(unique((link) => link.workflow_uuid, 'workflow_uuid')),
-  file: z.strictObject({ keys: z.array(MediaKey).max(AGENT_LINKS_MAX).superRefine(unique((key: string) => key, null)) }),
-  with: withParam(AGENT_RELATIONS),
-  category_uuids: z.array(z.uuid()).max(MAX_CATEGORY_UUIDS),
-  is_template: jsonBoolean(),
-}
+/**
+ * The body fields create and update share, in order (`name` comes before them); omitted fields
+ * are kept on update. `metadata` differs: create sets it, update merges it key by key.
+ */
+const bodyFields = <M extends z.ZodType>(metadata: M) => ({
+  description: text(2_000).nullable().optional(),
+  instruction: text(100_000).nullable().optional(),
+  visibility: Visibility.optional(),
+  profile_photo_key: MediaKey.nullable().optional(),
+  profile_photo_config: ProfilePhotoConfigInput.nullable().optional(),
+  tools: z
+    .array(AgentToolLink)
+    .max(AGENT_LINKS_MAX)
+    .superRefine(unique((link) => link.tool_uuid, 'tool_uuid'))
+    .optional(),
+  workflows: z
+    .array(AgentWorkflowLink)
+    .max(AGENT_LINKS_MAX)
+    .superRefine(unique((link) => link.workflow_uuid, 'workflow_uuid'))
+    .optional(),
+  metadata: metadata.optional(),
+  file: z
+    .strictObject({
+      keys: z
+        .array(MediaKey)
+        .max(AGENT_LINKS_MAX)
+        .superRefine(unique((key: string) => key, null)),
+    })
+    .optional(),
+  with: withParam(AGENT_RELATIONS).optional(),
+  category_uuids: CategoryUuids.optional(),
+  is_template: jsonBoolean().optional(),
+})
 
 /**
  * `POST /api/v1/agents`: `name` required; everything else optional. `workspace_uuid` is the
@@ -130,18 +125,7 @@ const fields = {
 export const CreateAgentInput = z.strictObject({
   workspace_uuid: z.uuid().optional(),
   name: name(255),
-  description: fields.description.nullable().optional(),
-  instruction: fields.instruction.nullable().optional(),
-  visibility: fields.visibility.optional(),
-  profile_photo_key: fields.profile_photo_key.nullable().optional(),
-  profile_photo_config: fields.profile_photo_config.nullable().optional(),
-  tools: fields.tools.optional(),
-  workflows: fields.workflows.optional(),
-  metadata: AgentMetadataInput.optional(),
-  file: fields.file.optional(),
-  with: fields.with.optional(),
-  category_uuids: fields.category_uuids.optional(),
-  is_template: fields.is_template.optional(),
+  ...bodyFields(AgentMetadataInput),
 })
 export type TCreateAgentInput = z.infer<typeof CreateAgentInput>
 
@@ -156,18 +140,7 @@ export const UpdateAgentInput = z.strictObject({
   agent_uuid: z.uuid(),
   workspace_uuid: z.uuid().optional(),
   name: name(255).optional(),
-  description: fields.description.nullable().optional(),
-  instruction: fields.instruction.nullable().optional(),
-  visibility: fields.visibility.optional(),
-  profile_photo_key: fields.profile_photo_key.nullable().optional(),
-  profile_photo_config: fields.profile_photo_config.nullable().optional(),
-  tools: fields.tools.optional(),
-  workflows: fields.workflows.optional(),
-  metadata: AgentMetadataPatch.optional(),
-  file: fields.file.optional(),
-  with: fields.with.optional(),
-  category_uuids: fields.category_uuids.optional(),
-  is_template: fields.is_template.optional(),
+  ...bodyFields(AgentMetadataPatch),
 })
 export type TUpdateAgentInput = z.infer<typeof UpdateAgentInput>
 
@@ -176,13 +149,7 @@ export const ListAgentsInput = z.strictObject({
   ...pageQuery,
   sort: sortParam(AGENT_SORTS, '-created_at'),
   with: withParam(AGENT_RELATIONS).optional(),
-  workspace_uuid: z.uuid().optional(),
-  user_id: z.number().int().min(1).max(2_147_483_647).optional(),
-  search: text(255).optional(),
-  visibility: Visibility.optional(),
-  category_uuids: CategoryUuidsQuery.optional(),
-  favorite: queryBoolean().optional(),
-  template: queryBoolean().optional(),
+  ...resourceListFilters,
 })
 export type TListAgentsInput = z.infer<typeof ListAgentsInput>
 

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod'
 import type { ProfilePhotoConfigValue, Visibility as TVisibility } from '../../entities/index.ts'
-import { MediaKey, ProfilePhotoConfig, ProfilePhotoConfigInput, toProfilePhotoConfig, Visibility } from './resource.schema.ts'
+import { checkMetadata, MediaKey, ProfilePhotoConfig, ProfilePhotoConfigInput, toProfilePhotoConfig, Visibility } from './resource.schema.ts'
 import { NestedUser, NestedWorkspace, toNestedUser, type UserRow } from './user.schema.ts'
 import { iso, jsonBoolean, name, text, timestamp, withParam } from './wire.ts'
 import { mediaUrl, toWorkspaceBase, type WorkspaceRow } from './workspace.schema.ts'
@@ -24,11 +24,6 @@ export const PROMPT_METADATA_MAX_BYTES = 64 * 1024
 
 /** An input key: usable as a Mustache `{{key}}` placeholder. */
 const INPUT_KEY = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/
-/** Names of the extra (string-valued) metadata keys. */
-const EXTRA_KEY = /^[A-Za-z0-9_.-]{1,64}$/
-
-/** Bytes of a value serialized as JSON. */
-export const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value), 'utf8')
 
 /** One prompt input field as sent: `options` only (and always) for the select kinds. */
 export const PromptInputFieldInput = z
@@ -67,34 +62,7 @@ export const PromptInputList = z
     })
   })
 
-/** An extra metadata value: a string of at most 10,000 characters. */
-const ExtraValue = text(10_000)
-
-/**
- * Extra metadata keys (names 1..64 of `A-Za-z0-9_.-`, string values; `null` too when patching)
- * and the serialized size of the whole object. The extras are checked here rather than through
- * `catchall(text())`, whose inferred type no object literal with `input` could satisfy, so
- * TypeScript callers can send `{input: [...], audience: '...'}`.
- */
-const checkMetadata = (nullable: boolean) => (value: Record<string, unknown>, ctx: z.RefinementCtx) => {
-  for (const [key, extra] of Object.entries(value)) {
-    if (key === 'input') continue
-    if (!EXTRA_KEY.test(key)) {
-      ctx.addIssue({ code: 'custom', path: [key], message: 'metadata keys are 1..64 letters, digits and "_.-"' })
-      continue
-    }
-    if (nullable && extra === null) continue
-    const parsed = ExtraValue.safeParse(extra)
-    if (!parsed.success) {
-      for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', path: [key, ...issue.path], message: issue.message })
-    }
-  }
-  if (jsonBytes(value) > PROMPT_METADATA_MAX_BYTES) {
-    ctx.addIssue({ code: 'custom', path: [], message: `metadata must not exceed ${PROMPT_METADATA_MAX_BYTES} bytes as JSON` })
-  }
-}
-
-/** Documents the extra keys as strings (the schema checks them in {@link checkMetadata}). */
+/** Documents the extra keys as strings (the schema checks them with {@link checkMetadata}). */
 const extraStrings = (nullable: boolean) => ({
   override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
     jsonSchema.additionalProperties = nullable
@@ -107,14 +75,14 @@ const extraStrings = (nullable: boolean) => ({
 export const PromptMetadataInput = z
   .object({ input: PromptInputList.optional() })
   .catchall(z.unknown())
-  .superRefine(checkMetadata(false))
+  .superRefine(checkMetadata(['input'], PROMPT_METADATA_MAX_BYTES, false))
   .meta(extraStrings(false))
 
 /** Prompt `metadata` on update: merged key by key; `null` removes a key (`input: null` empties the list). */
 export const PromptMetadataPatch = z
   .object({ input: PromptInputList.nullable().optional() })
   .catchall(z.unknown())
-  .superRefine(checkMetadata(true))
+  .superRefine(checkMetadata(['input'], PROMPT_METADATA_MAX_BYTES, true))
   .meta(extraStrings(true))
 
 /** Prompt `content`: 1..100,000 characters, not blank. */

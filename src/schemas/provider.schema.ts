@@ -15,7 +15,7 @@ import {
   type Visibility as TVisibility,
 } from '../../entities/index.ts'
 import { Visibility } from './resource.schema.ts'
-import { iso, name, pageQuery, sortParam, text, timestamp } from './wire.ts'
+import { iso, jsonBytes, name, pageQuery, sortParam, text, timestamp } from './wire.ts'
 import { Slug } from './workspace.schema.ts'
 
 /** Sortable columns of the provider list. */
@@ -39,9 +39,6 @@ export const PARAMETER_SCHEMES: readonly AuthScheme[] = ['header', 'query']
 /** Largest string-valued `metadata`, serialized as JSON, in bytes (64 KiB). */
 export const STRING_METADATA_MAX_BYTES = 64 * 1024
 const METADATA_KEY = /^[A-Za-z0-9_.-]{1,64}$/
-
-/** Bytes of a value serialized as JSON. */
-const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value), 'utf8')
 
 function checkStringMetadata(value: Record<string, unknown>, ctx: z.RefinementCtx): void {
   for (const key of Object.keys(value)) {

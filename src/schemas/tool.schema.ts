@@ -5,7 +5,7 @@
 import { z } from 'zod'
 import { TOOL_METHODS, TOOL_TYPES, type ProfilePhotoConfigValue, type ToolMethod, type ToolType, type Visibility as TVisibility } from '../../entities/index.ts'
 import { MediaKey, ProfilePhotoConfig, ProfilePhotoConfigInput, toProfilePhotoConfig, Visibility } from './resource.schema.ts'
-import { iso, name, pageQuery, sortParam, text, timestamp } from './wire.ts'
+import { iso, jsonBytes, name, pageQuery, sortParam, text, timestamp } from './wire.ts'
 import { mediaUrl } from './workspace.schema.ts'
 
 /** Columns of `tools` a mapper reads (see `selectColumns` in src/services/sql.ts). */
@@ -175,7 +175,7 @@ function checkStorableJson(value: unknown, ctx: z.RefinementCtx, path: (string |
 const jsonObject = () =>
   z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
     if (!checkStorableJson(value, ctx, [], 1)) return
-    if (Buffer.byteLength(JSON.stringify(value), 'utf8') > TOOL_JSON_MAX_BYTES) {
+    if (jsonBytes(value) > TOOL_JSON_MAX_BYTES) {
       ctx.addIssue({ code: 'custom', message: `must not exceed ${TOOL_JSON_MAX_BYTES} bytes as JSON` })
     }
   })

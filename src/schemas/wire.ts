@@ -25,6 +25,9 @@ export const text = (max: number, min = 0) =>
     .max(max)
     .refine((value) => !value.includes('\u0000') && value.isWellFormed(), 'must not hold NUL characters or lone surrogates')
 
+/** Bytes of a value serialized as JSON. */
+export const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value), 'utf8')
+
 /** A required display name: 1..max characters, not only white space. */
 export const name = (max = 255) => text(max).refine((value) => value.trim().length > 0, 'must not be blank')
 

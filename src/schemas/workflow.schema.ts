@@ -5,7 +5,16 @@
 import { z } from 'zod'
 import type { ProfilePhotoConfigValue, Visibility as VisibilityValue } from '../../entities/index.ts'
 import { graphBytes, MAX_GRAPH_BYTES, StorableObject, WorkflowEdges, WorkflowNodes } from '../workflow-engine/graph.ts'
-import { Category, MediaKey, ProfilePhotoConfig, ProfilePhotoConfigInput, toProfilePhotoConfig, Visibility } from './resource.schema.ts'
+import {
+  Category,
+  CategoryUuids,
+  MediaKey,
+  ProfilePhotoConfig,
+  ProfilePhotoConfigInput,
+  resourceListFilters,
+  toProfilePhotoConfig,
+  Visibility,
+} from './resource.schema.ts'
 import { NestedUser, NestedWorkspace } from './user.schema.ts'
 import { envelope, iso, isoOrNull, jsonBoolean, name, paginated, pageQuery, sortParam, text, timestamp, withParam } from './wire.ts'
 import { mediaUrl } from './workspace.schema.ts'
@@ -114,58 +123,18 @@ export const WORKFLOW_RELATIONS = ['user', 'workspace', 'categories'] as const
 /** Sortable columns of the workflow list. */
 export const WORKFLOW_SORTS = ['created_at', '-created_at', 'name', '-name', 'updated_at', '-updated_at'] as const
 
-/** Most category uuids one request names (body or filter). */
-export const MAX_CATEGORY_UUIDS = 50
-
-/**
- * A boolean query flag (`favorite`, `template`): `true`/`false`/`1`/`0` as REST sends it, or a
- * real boolean from tRPC callers. Anything else is a 400 naming the parameter.
- */
-export const queryBoolean = () =>
-  z
-    .union([z.boolean(), z.enum(['true', 'false', '1', '0'])])
-    .transform((value) => value === true || value === 'true' || value === '1')
-
-/**
- * `category_uuids` as a list filter: comma-separated (`?category_uuids=a,b`), repeated
- * (`?category_uuids=a&category_uuids=b`), or an array from tRPC callers.
- */
-export const CategoryUuidsQuery = z
-  .union([z.string().max(2000), z.array(z.string().max(2000)).max(MAX_CATEGORY_UUIDS)])
-  .transform((value) =>
-    (Array.isArray(value) ? value : [value])
-      .flatMap((part) => part.split(','))
-      .map((part) => part.trim())
-      .filter(Boolean),
-  )
-  .pipe(z.array(z.uuid()).max(MAX_CATEGORY_UUIDS))
-
 /** `GET /api/v1/workflows` query (specification: "Resource-specific filters", Workflows). */
 export const ListWorkflowsInput = z.strictObject({
   ...pageQuery,
   sort: sortParam(WORKFLOW_SORTS, '-created_at'),
   with: withParam(WORKFLOW_RELATIONS).optional(),
-  workspace_uuid: z.uuid().optional(),
-  user_id: z.number().int().min(1).max(2_147_483_647).optional(),
-  search: text(255).optional(),
-  visibility: Visibility.optional(),
-  category_uuids: CategoryUuidsQuery.optional(),
-  favorite: queryBoolean().optional(),
-  template: queryBoolean().optional(),
+  ...resourceListFilters,
 })
 export type TListWorkflowsInput = z.infer<typeof ListWorkflowsInput>
 
 /** A JSON object stored whole (`settings`, `static_data`, `pin_data`). */
 const GraphObject = StorableObject()
 
-/** The graph members of a body. */
-const graphFields = {
-  nodes: WorkflowNodes,
-  edges: WorkflowEdges,
-  settings: GraphObject,
-  static_data: GraphObject,
-  pin_data: GraphObject,
-}
 const GRAPH_KEYS = ['nodes', 'edges', 'settings', 'static_data', 'pin_data'] as const
 
 /** Adds an issue when the graph members sent are larger than {@link MAX_GRAPH_BYTES} together. */
@@ -176,34 +145,25 @@ function checkGraphSize(value: Partial<Record<(typeof GRAPH_KEYS)[number], unkno
   }
 }
 
-/** Fields create and update share. */
-const writableFields = {
-  description: text(2000),
-  profile_photo_config: ProfilePhotoConfigInput,
-  visibility: Visibility,
-  is_active: jsonBoolean(),
-  is_template: jsonBoolean(),
-  category_uuids: z.array(z.uuid()).max(MAX_CATEGORY_UUIDS),
+/** The body fields create and update share, in order (`name` comes before them), each optional. */
+const bodyFields = {
+  description: text(2000).optional(),
+  profile_photo_key: MediaKey.nullable().optional(),
+  profile_photo_config: ProfilePhotoConfigInput.nullable().optional(),
+  visibility: Visibility.optional(),
+  is_active: jsonBoolean().optional(),
+  is_template: jsonBoolean().optional(),
+  category_uuids: CategoryUuids.optional(),
+  nodes: WorkflowNodes.optional(),
+  edges: WorkflowEdges.optional(),
+  settings: GraphObject.optional(),
+  static_data: GraphObject.optional(),
+  pin_data: GraphObject.optional(),
 }
 
 /** `POST /api/v1/workflows` body: `name` required; everything else optional. */
 export const CreateWorkflowInput = z
-  .strictObject({
-    workspace_uuid: z.uuid().optional(),
-    name: name(),
-    description: writableFields.description.optional(),
-    profile_photo_key: MediaKey.nullable().optional(),
-    profile_photo_config: writableFields.profile_photo_config.nullable().optional(),
-    visibility: writableFields.visibility.optional(),
-    is_active: writableFields.is_active.optional(),
-    is_template: writableFields.is_template.optional(),
-    category_uuids: writableFields.category_uuids.optional(),
-    nodes: graphFields.nodes.optional(),
-    edges: graphFields.edges.optional(),
-    settings: graphFields.settings.optional(),
-    static_data: graphFields.static_data.optional(),
-    pin_data: graphFields.pin_data.optional(),
-  })
+  .strictObject({ workspace_uuid: z.uuid().optional(), name: name(), ...bodyFields })
   .superRefine(checkGraphSize)
 export type TCreateWorkflowInput = z.infer<typeof CreateWorkflowInput>
 
@@ -214,23 +174,7 @@ export type TCreateWorkflowInput = z.infer<typeof CreateWorkflowInput>
  * `pin_data` the whole object.
  */
 export const UpdateWorkflowInput = z
-  .strictObject({
-    workflow_uuid: z.uuid(),
-    workspace_uuid: z.uuid().optional(),
-    name: name().optional(),
-    description: writableFields.description.optional(),
-    profile_photo_key: MediaKey.nullable().optional(),
-    profile_photo_config: writableFields.profile_photo_config.nullable().optional(),
-    visibility: writableFields.visibility.optional(),
-    is_active: writableFields.is_active.optional(),
-    is_template: writableFields.is_template.optional(),
-    category_uuids: writableFields.category_uuids.optional(),
-    nodes: graphFields.nodes.optional(),
-    edges: graphFields.edges.optional(),
-    settings: graphFields.settings.optional(),
-    static_data: graphFields.static_data.optional(),
-    pin_data: graphFields.pin_data.optional(),
-  })
+  .strictObject({ workflow_uuid: z.uuid(), workspace_uuid: z.uuid().optional(), name: name().optional(), ...bodyFields })
   .superRefine(checkGraphSize)
 export type TUpdateWorkflowInput = z.infer<typeof UpdateWorkflowInput>
 

@@ -7,7 +7,7 @@
  */
 import { uuidv7 } from 'uuidv7'
 import { Account, Provider } from '../../entities/index.ts'
-import { likePattern, listScopeSql, requireResource, type ResourceCtx } from '../access/resource-access.ts'
+import { listScopeSql, requireResource, type ResourceCtx } from '../access/resource-access.ts'
 import type { Config } from '../config.ts'
 import type { Em } from '../db.ts'
 import { ConflictError } from '../errors.ts'
@@ -24,6 +24,7 @@ import type { UserRow } from '../schemas/user.schema.ts'
 import { page, sortOf } from '../schemas/wire.ts'
 import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
 import { usableProvider } from './providers.service.ts'
+import { Conditions, searchSql } from './list-filters.ts'
 import { keyringOf, needsReseal, open, seal, secretHint, type Keyring } from './secrets.ts'
 import { selectColumns, unprefix, userColumns, workspaceColumns } from './sql.ts'
 import { mergeMetadata } from './workspaces.service.ts'
@@ -62,19 +63,11 @@ async function load(ctx: ResourceCtx, id: number): Promise<{ data: TAccount }> {
  * `provider_uuid` and `search` (name, case-insensitive); `with=user,workspace` embeds those.
  */
 export async function list(ctx: ResourceCtx, input: TAccountListInput) {
-  const scope = listScopeSql('a', 'accounts', ctx)
-  const where = [scope.sql]
-  const params = [...scope.params]
-  if (input.provider_uuid) {
-    where.push('pv.uuid = ?')
-    params.push(input.provider_uuid)
-  }
-  if (input.search) {
-    where.push('a.name ilike ?')
-    params.push(likePattern(input.search))
-  }
+  const where = new Conditions(listScopeSql('a', 'accounts', ctx))
+  if (input.provider_uuid) where.add('pv.uuid = ?', input.provider_uuid)
+  if (input.search) where.add(searchSql(['a.name'], input.search))
   const { column, direction } = sortOf(input.sort)
-  const condition = where.join(' and ')
+  const { sql: condition, params } = where.toSql()
   const [rows, [count]] = await Promise.all([
     ctx.em.execute(
       `${SELECT} where ${condition} order by ${SORT_COLUMNS[column]} ${direction}, a.id ${direction}

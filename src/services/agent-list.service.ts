@@ -4,55 +4,19 @@
  * whatever the page size and `with`: the page (each embedded relation a correlated sub-select,
  * see ./agent-read.service.ts) and the count, both prepared on PostgreSQL.
  */
-import { likePattern, listScopeSql, type ResourceCtx } from '../access/resource-access.ts'
-import { permissionOf, type SqlFragment } from '../access/visibility.ts'
+import type { ResourceCtx } from '../access/resource-access.ts'
+import { permissionOf } from '../access/visibility.ts'
 import type { TListAgentsInput } from '../schemas/agent-input.schema.ts'
 import { toAgent, type AgentRelation } from '../schemas/agent.schema.ts'
 import { page, sortOf } from '../schemas/wire.ts'
 import { jsonRow, runRead, selectSql, toRecord } from './agent-read.service.ts'
-import { favoriteSql } from './favorites.service.ts'
+import { resourceFilterQuery, resourceFilterSql } from './list-filters.ts'
 
 const SORT_COLUMNS: Record<string, string> = {
   created_at: 'a.created_at',
   name: 'lower(a.name)',
   updated_at: 'a.updated_at',
   usage_count: 'a.usage_count',
-}
-
-/**
- * The WHERE of a list: visibility, shares and scope (listScopeSql) plus the filters. Values are
- * parameters only (no lists expanded into the text), so each combination of filters is one
- * statement text that PostgreSQL plans once.
- */
-function filterSql(ctx: ResourceCtx, input: TListAgentsInput): SqlFragment {
-  const scope = listScopeSql('a', 'agents', ctx, input.visibility)
-  const parts = [scope.sql]
-  const params = [...scope.params]
-  if (input.workspace_uuid) {
-    parts.push('a.workspace_id = (select fw.id from workspaces fw where fw.uuid = ?)')
-    params.push(input.workspace_uuid)
-  }
-  if (input.user_id !== undefined) {
-    parts.push('a.user_id = ?')
-    params.push(input.user_id)
-  }
-  if (input.search) {
-    const pattern = likePattern(input.search)
-    parts.push('(a.name ilike ? or a.description ilike ?)')
-    params.push(pattern, pattern)
-  }
-  if (input.category_uuids?.length) {
-    parts.push(`exists (select 1 from agent_categories fc join categories c on c.id = fc.category_id
-      where fc.agent_id = a.id and c.uuid = any(string_to_array(?, ',')::uuid[]))`)
-    params.push(input.category_uuids.join(','))
-  }
-  if (input.favorite) {
-    const favorite = favoriteSql('a', 'agents', ctx.auth.user.id)
-    parts.push(favorite.sql)
-    params.push(...favorite.params)
-  }
-  if (input.template) parts.push('a.is_template = true')
-  return { sql: parts.join(' and '), params }
 }
 
 /**
@@ -63,7 +27,7 @@ function filterSql(ctx: ResourceCtx, input: TListAgentsInput): SqlFragment {
  */
 export async function listAgents(ctx: ResourceCtx, input: TListAgentsInput) {
   const relations: ReadonlySet<AgentRelation> = new Set(input.with ?? [])
-  const where = filterSql(ctx, input)
+  const where = resourceFilterSql('a', 'agents', ctx, input)
   const select = selectSql(ctx, relations)
   const { column, direction } = sortOf(input.sort)
   // Rows as JSON (one column each); the page is re-sorted outside, since row_to_json over an
@@ -92,13 +56,7 @@ export async function listAgents(ctx: ResourceCtx, input: TListAgentsInput) {
     query: {
       sort: input.sort,
       with: input.with?.join(','),
-      workspace_uuid: input.workspace_uuid,
-      user_id: input.user_id === undefined ? undefined : String(input.user_id),
-      search: input.search,
-      visibility: input.visibility,
-      category_uuids: input.category_uuids?.join(','),
-      favorite: input.favorite === undefined ? undefined : String(input.favorite),
-      template: input.template === undefined ? undefined : String(input.template),
+      ...resourceFilterQuery(input),
     },
   })
 }

@@ -12,13 +12,13 @@ import { memberWorkspaceSql } from '../access/workspace-access.ts'
 import { ValidationError } from '../errors.ts'
 import {
   AGENT_METADATA_MAX_BYTES,
-  jsonBytes,
   type TCreateAgentInput,
   type TListAgentsInput,
   type TShareAgentInput,
   type TUpdateAgentInput,
 } from '../schemas/agent-input.schema.ts'
 import type { TAgent } from '../schemas/agent.schema.ts'
+import { jsonBytes } from '../schemas/wire.ts'
 import { listAgents } from './agent-list.service.ts'
 import { loadAgent, retrieveAgent } from './agent-read.service.ts'
 import { resolveAgentLinks, writeAgentLinks } from './agent-links.service.ts'

@@ -6,7 +6,8 @@
  *   one scope stays unknown in another). Only successful look-ups are cached, never a 401.
  * - An entry lives at most {@link AUTH_CACHE_TTL_MS}, and never past the token's `expires_at`.
  * - Writes that change what an entry holds invalidate it at once in this process and, when Redis
- *   is configured, in every process through a pub/sub channel ({@link AUTH_CACHE_CHANNEL}):
+ *   is configured, in every other process as soon as a message on a pub/sub channel
+ *   ({@link AUTH_CACHE_CHANNEL}) arrives (Redis answers PUBLISH before it writes to subscribers):
  *   logout and token revocation (by user), a primary workspace renamed or deleted (by
  *   workspace), a member removed (by user). Any new write to `users`, a user's primary workspace
  *   or `access_tokens` must call {@link AuthCache.invalidate} too.

@@ -4,6 +4,7 @@
  */
 import type { ResourceCtx } from '../access/resource-access.ts'
 import { likePattern } from '../access/resource-access.ts'
+import type { SqlFragment } from '../access/visibility.ts'
 import type { Em } from '../db.ts'
 import { ValidationError, type FieldPath } from '../errors.ts'
 import type { TCategory } from '../schemas/resource.schema.ts'
@@ -25,6 +26,20 @@ const CATEGORY_COLUMNS = 'c.uuid, c.slug, c.name, c.description'
 
 function toCategory(row: Record<string, unknown>): TCategory {
   return { uuid: String(row.uuid), slug: String(row.slug), name: String(row.name), description: String(row.description ?? '') }
+}
+
+/**
+ * SQL that is true when `alias` (a row of `table`) carries one of the categories `uuids`; for
+ * the `category_uuids` list filter. The list is one parameter (not expanded into the text), so
+ * every list size is one statement text.
+ */
+export function inCategoriesSql(alias: string, table: keyof typeof PIVOTS, uuids: readonly string[]): SqlFragment {
+  const { pivot, key } = PIVOTS[table]
+  return {
+    sql: `exists (select 1 from ${pivot} fc join categories c on c.id = fc.category_id
+      where fc.${key} = ${alias}.id and c.uuid = any(string_to_array(?, ',')::uuid[]))`,
+    params: [uuids.join(',')],
+  }
 }
 
 /**

@@ -10,22 +10,10 @@ import { uuidv7 } from 'uuidv7'
 import { Media } from '../../entities/index.ts'
 import type { ResourceCtx } from '../access/resource-access.ts'
 import type { Em } from '../db.ts'
-import { AppError, ValidationError } from '../errors.ts'
+import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../errors.ts'
 import type { TMediaUpload } from '../schemas/media.schema.ts'
 import { mediaUrl } from '../schemas/workspace.schema.ts'
 import type { MediaStorage, StoredObject } from './storage.ts'
-
-/** 413: the upload is larger than `UPLOAD_MAX_BYTES`. */
-export class PayloadTooLargeError extends AppError {
-  override name = 'PayloadTooLargeError'
-  readonly status = 413
-}
-
-/** 415: the upload's type is not on the allow-list. */
-export class UnsupportedMediaTypeError extends AppError {
-  override name = 'UnsupportedMediaTypeError'
-  readonly status = 415
-}
 
 /** Binary types recognised from their bytes (file-type), with the extension of their keys. */
 const BINARY_TYPES: Record<string, string> = {

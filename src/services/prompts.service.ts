@@ -8,7 +8,6 @@ import { Prompt } from '../../entities/index.ts'
 import { likePattern, listScopeSql, requireResource, type ResourceCtx } from '../access/resource-access.ts'
 import { ValidationError } from '../errors.ts'
 import {
-  jsonBytes,
   PROMPT_FIELDS,
   PROMPT_METADATA_MAX_BYTES,
   toPrompt,
@@ -22,7 +21,7 @@ import {
 } from '../schemas/prompt.schema.ts'
 import type { Visibility } from '../schemas/resource.schema.ts'
 import type { UserRow } from '../schemas/user.schema.ts'
-import { page, sortOf } from '../schemas/wire.ts'
+import { jsonBytes, page, sortOf } from '../schemas/wire.ts'
 import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
 import { resolveProfilePhotoKey } from './media-keys.ts'
 import { selectColumns, unprefix, userColumns, workspaceColumns } from './sql.ts'

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { Provider, type AuthScheme, type ProviderDriver, type ProviderType } from '../../entities/index.ts'
-import { findResource, likePattern, listScopeSql, requireResource, type ResourceCtx } from '../access/resource-access.ts'
+import { findResource, listScopeSql, requireResource, type ResourceCtx } from '../access/resource-access.ts'
 import { allows } from '../access/visibility.ts'
 import { ForbiddenError, ValidationError, type FieldPath } from '../errors.ts'
 import {
@@ -21,6 +21,7 @@ import {
   type TUpdateProviderInput,
 } from '../schemas/provider.schema.ts'
 import { page, sortOf } from '../schemas/wire.ts'
+import { Conditions, searchSql } from './list-filters.ts'
 import { selectColumns, unprefix } from './sql.ts'
 import { slugify } from './slugs.ts'
 import { mergeMetadata } from './workspaces.service.ts'
@@ -40,20 +41,11 @@ async function load(ctx: ResourceCtx, id: number): Promise<TProvider> {
  * description, case-insensitive); the paginator shape.
  */
 export async function list(ctx: ResourceCtx, input: TProviderListInput) {
-  const scope = listScopeSql('p', 'providers', ctx)
-  const where = [scope.sql]
-  const params = [...scope.params]
-  if (input.type) {
-    where.push('p.type = ?')
-    params.push(input.type)
-  }
-  if (input.search) {
-    const pattern = likePattern(input.search)
-    where.push('(p.name ilike ? or p.slug ilike ? or p.description ilike ?)')
-    params.push(pattern, pattern, pattern)
-  }
+  const where = new Conditions(listScopeSql('p', 'providers', ctx))
+  if (input.type) where.add('p.type = ?', input.type)
+  if (input.search) where.add(searchSql(['p.name', 'p.slug', 'p.description'], input.search))
   const { column, direction } = sortOf(input.sort)
-  const condition = where.join(' and ')
+  const { sql: condition, params } = where.toSql()
   const [rows, [count]] = await Promise.all([
     ctx.em.execute(
       `select ${COLUMNS} from providers p where ${condition}

@@ -4,7 +4,7 @@
  * `tool`. Access runs through src/access/resource-access.ts first in every function.
  */
 import { Provider, Tool } from '../../entities/index.ts'
-import { likePattern, listScopeSql, requireResource, type ResourceCtx } from '../access/resource-access.ts'
+import { listScopeSql, requireResource, type ResourceCtx } from '../access/resource-access.ts'
 import { ValidationError } from '../errors.ts'
 import {
   TOOL_FIELDS,
@@ -16,8 +16,9 @@ import {
   type TUpdateToolInput,
   type ToolRow,
 } from '../schemas/tool.schema.ts'
-import { page, sortOf } from '../schemas/wire.ts'
+import { jsonBytes, page, sortOf } from '../schemas/wire.ts'
 import { jsonSchemaProblem } from './json-schema.ts'
+import { Conditions, searchSql } from './list-filters.ts'
 import { resolveProfilePhotoKey } from './media-keys.ts'
 import { usableProvider } from './providers.service.ts'
 import { selectColumns, unprefix } from './sql.ts'
@@ -42,20 +43,11 @@ async function load(ctx: ResourceCtx, id: number): Promise<{ data: TTool }> {
  * `provider_uuid`.
  */
 export async function list(ctx: ResourceCtx, input: TToolListInput) {
-  const scope = listScopeSql('t', 'tools', ctx, input.visibility)
-  const where = [scope.sql]
-  const params = [...scope.params]
-  if (input.provider_uuid) {
-    where.push('pv.uuid = ?')
-    params.push(input.provider_uuid)
-  }
-  if (input.search) {
-    const pattern = likePattern(input.search)
-    where.push('(t.name ilike ? or t.description ilike ?)')
-    params.push(pattern, pattern)
-  }
+  const where = new Conditions(listScopeSql('t', 'tools', ctx, input.visibility))
+  if (input.provider_uuid) where.add('pv.uuid = ?', input.provider_uuid)
+  if (input.search) where.add(searchSql(['t.name', 't.description'], input.search))
   const { column, direction } = sortOf(input.sort)
-  const condition = where.join(' and ')
+  const { sql: condition, params } = where.toSql()
   const [rows, [count]] = await Promise.all([
     ctx.em.execute(
       `${SELECT} where ${condition} order by ${SORT_COLUMNS[column]} ${direction}, t.id ${direction}
@@ -138,7 +130,7 @@ export async function update(ctx: ResourceCtx, input: TUpdateToolInput): Promise
   const photoKey = await resolveProfilePhotoKey(ctx, input.profile_photo_key)
   const entity = await ctx.em.findOneOrFail(Tool, access.id)
   const metadata = input.metadata === undefined ? undefined : mergeMetadata(entity.metadata, input.metadata)
-  if (metadata && Buffer.byteLength(JSON.stringify(metadata), 'utf8') > TOOL_JSON_MAX_BYTES) {
+  if (metadata && jsonBytes(metadata) > TOOL_JSON_MAX_BYTES) {
     throw new ValidationError(['metadata'], `metadata must not exceed ${TOOL_JSON_MAX_BYTES} bytes as JSON after merging`)
   }
   if (input.name !== undefined) entity.name = input.name

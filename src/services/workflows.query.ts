@@ -3,8 +3,7 @@
  * rows (owner and workspace joined when wanted, `is_favorite` as a sub-select) and one for their
  * categories, whatever the number of rows (issue 3, item 8: a constant number of queries).
  */
-import { listScopeSql, likePattern, viewerOf, type ResourceCtx } from '../access/resource-access.ts'
-import type { SqlFragment } from '../access/visibility.ts'
+import type { ResourceCtx } from '../access/resource-access.ts'
 import type { TCategory } from '../schemas/resource.schema.ts'
 import { toNestedUser, type UserRow } from '../schemas/user.schema.ts'
 import { toWorkflowBase, WORKFLOW_FIELDS, type TListWorkflowsInput, type TWorkflow, type WorkflowRow } from '../schemas/workflow.schema.ts'
@@ -12,6 +11,7 @@ import { sortOf } from '../schemas/wire.ts'
 import { toWorkspaceBase, type WorkspaceRow } from '../schemas/workspace.schema.ts'
 import { categoriesOf } from './categories.service.ts'
 import { favoriteSql } from './favorites.service.ts'
+import { resourceFilterSql } from './list-filters.ts'
 import { selectColumns, unprefix, userColumns, workspaceColumns } from './sql.ts'
 
 /** What to embed besides the specification's fields. */
@@ -76,38 +76,6 @@ export async function loadWorkflow(ctx: ResourceCtx, id: number): Promise<TWorkf
   return toWorkflows(ctx, rows, EMBED_ALL, categories)[0]
 }
 
-/** The WHERE of a list: visibility and scope (listScopeSql) plus the filters. */
-function filterSql(ctx: ResourceCtx, input: TListWorkflowsInput): SqlFragment {
-  const scope = listScopeSql('w', 'workflows', ctx, input.visibility)
-  const parts = [scope.sql]
-  const params = [...scope.params]
-  if (input.workspace_uuid) {
-    parts.push('w.workspace_id = (select fw.id from workspaces fw where fw.uuid = ?)')
-    params.push(input.workspace_uuid)
-  }
-  if (input.user_id !== undefined) {
-    parts.push('w.user_id = ?')
-    params.push(input.user_id)
-  }
-  if (input.search) {
-    const pattern = likePattern(input.search)
-    parts.push('(w.name ilike ? or w.description ilike ?)')
-    params.push(pattern, pattern)
-  }
-  if (input.category_uuids?.length) {
-    parts.push(`exists (select 1 from workflow_categories fc join categories c on c.id = fc.category_id
-      where fc.workflow_id = w.id and c.uuid in (?))`)
-    params.push(input.category_uuids)
-  }
-  if (input.favorite) {
-    const favorite = favoriteSql('w', 'workflows', viewerOf(ctx).userId)
-    parts.push(favorite.sql)
-    params.push(...favorite.params)
-  }
-  if (input.template) parts.push('w.is_template = true')
-  return { sql: parts.join(' and '), params }
-}
-
 /**
  * One page of workflows and the total: the page query, the count and, with
  * `with=categories`, one categories query over the page's ids. Three queries at most.
@@ -118,7 +86,7 @@ export async function listWorkflows(ctx: ResourceCtx, input: TListWorkflowsInput
     workspace: input.with?.includes('workspace') ?? false,
     categories: input.with?.includes('categories') ?? false,
   }
-  const where = filterSql(ctx, input)
+  const where = resourceFilterSql('w', 'workflows', ctx, input)
   const select = selectSql(ctx, embeds)
   const { column, direction } = sortOf(input.sort)
   const [rows, [count]] = await Promise.all([

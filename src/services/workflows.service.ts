@@ -15,6 +15,7 @@ import { graphBytes, graphIssues, MAX_GRAPH_BYTES, type GraphIssue } from '../wo
 import { resolveCategoryUuids, setCategories } from './categories.service.ts'
 import { addFavorite, removeFavorite } from './favorites.service.ts'
 import { resolveProfilePhotoKey } from './media-keys.ts'
+import { resourceFilterQuery } from './list-filters.ts'
 import { listWorkflows, loadWorkflow } from './workflows.query.ts'
 
 const LABEL = 'Workflow'
@@ -44,13 +45,7 @@ export async function list(ctx: ResourceCtx, input: TListWorkflowsInput) {
     query: {
       sort: input.sort,
       with: input.with?.join(','),
-      workspace_uuid: input.workspace_uuid,
-      user_id: input.user_id === undefined ? undefined : String(input.user_id),
-      search: input.search,
-      visibility: input.visibility,
-      category_uuids: input.category_uuids?.join(','),
-      favorite: input.favorite === undefined ? undefined : String(input.favorite),
-      template: input.template === undefined ? undefined : String(input.template),
+      ...resourceFilterQuery(input),
     },
   })
 }

@@ -4,14 +4,14 @@
  * - `authedProcedure`: a valid bearer token (API.md section 3); read-only tokens may only query;
  * - `workspaceProcedure`: plus the request's workspace context (API.md section 4).
  */
-import { createHash } from 'node:crypto'
 import { initTRPC, type TRPCError } from '@trpc/server'
 import type { OpenApiMeta } from 'trpc-to-openapi'
 import { resolveWorkspaceContext, type WorkspaceContext } from '../access/workspace-access.ts'
-import { ForbiddenError, UnauthorizedError } from '../errors.ts'
+import { ForbiddenError } from '../errors.ts'
 import { authenticate, type AuthContext } from '../services/auth.service.ts'
 import type { Ctx } from './context.ts'
 import { errorFormatter, toTRPCError } from './errors.ts'
+import { hashKey, serviceIdOf } from './service-scope.ts'
 
 /** Procedure metadata: the OpenAPI route plus the status of a success (201 for creates, 204 when bodiless). */
 export type Meta = OpenApiMeta & {
@@ -46,22 +46,11 @@ function mapResult<R extends NextResult>(ctx: Ctx, result: R): R {
   return result
 }
 
-const hashKey = (key: string) => createHash('sha256').update(key).digest('hex')
-
 /**
- * The service scope of X-Service-Authorization (API.md section 3): null without the header (or
- * with an empty one), else the service whose key it is.
+ * The service scope of X-Service-Authorization (API.md section 3), see ./service-scope.ts.
  * @throws UnauthorizedError for a non-empty header that is no configured key.
  */
-function serviceScopeOf(ctx: Ctx): string | null {
-  const raw = ctx.headers['x-service-authorization']
-  const key = (Array.isArray(raw) ? raw[0] : raw)?.trim()
-  if (!key) return null
-  // Compare hashes, so lookup time says nothing about how much of a guessed key was right.
-  const serviceId = ctx.deps.serviceKeyHashes.get(hashKey(key))
-  if (!serviceId) throw new UnauthorizedError('Invalid service key')
-  return serviceId
-}
+const serviceScopeOf = (ctx: Ctx): string | null => serviceIdOf(ctx.headers, ctx.deps)
 
 /** Hashes configured service keys for {@link serviceScopeOf}'s lookups. */
 export function hashServiceKeys(keys: Map<string, string>): Map<string, string> {
