@@ -10,6 +10,7 @@ import type { Config } from './config.ts'
 import { migrate, openOrm, targetFromConfig, type Orm } from './db.ts'
 import { AUTH_CACHE_TTL_MS, AuthCache } from './services/auth-cache.ts'
 import type { AppDeps } from './trpc/context.ts'
+import { InFlight } from './trpc/in-flight.ts'
 import { hashServiceKeys } from './trpc/init.ts'
 import { createRateLimits } from './trpc/rate-limit.ts'
 
@@ -66,6 +67,7 @@ export async function createRuntime(
     log,
     redis,
   })
+  const inFlight = new InFlight()
   return {
     orm,
     config,
@@ -75,7 +77,10 @@ export async function createRuntime(
     redis,
     serviceKeyHashes: hashServiceKeys(config.serviceKeys),
     authCache,
+    inFlight,
     close: async () => {
+      // Calls whose clients left are still running: let them finish before the database goes.
+      await inFlight.idle(config.shutdownTimeoutMs)
       await authCache.close()
       if (redis?.isOpen) await redis.quit()
       await orm.close()

@@ -19,6 +19,7 @@ import type { Em, Orm } from '../db.ts'
 import type { AuthContext } from '../services/auth.service.ts'
 import type { AuthCache } from '../services/auth-cache.ts'
 import type { WorkspaceContext } from '../access/workspace-access.ts'
+import type { InFlight } from './in-flight.ts'
 import type { RateLimits } from './rate-limit.ts'
 
 /** Long-lived dependencies shared by every request of one process. */
@@ -32,6 +33,8 @@ export interface AppDeps {
   serviceKeyHashes: Map<string, string>
   /** Resolved bearer tokens of this process; services that change a caller invalidate it. */
   authCache: AuthCache
+  /** Procedure calls still running; shutdown waits for them before closing the database. */
+  inFlight: InFlight
 }
 
 /** What a transport knows about one request. */

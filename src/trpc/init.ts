@@ -68,30 +68,40 @@ export function hashServiceKeys(keys: Map<string, string>): Map<string, string> 
 
 /** Error mapping, success status and service scope: the start of every procedure. */
 const base = t.middleware(async ({ ctx, meta, next }) => {
-  if (meta?.successStatus) ctx.successStatus = meta.successStatus
+  ctx.deps.inFlight.enter()
   try {
-    ctx.serviceId = serviceScopeOf(ctx)
-  } catch (error) {
-    throw mapError(ctx, error)
+    if (meta?.successStatus) ctx.successStatus = meta.successStatus
+    try {
+      ctx.serviceId = serviceScopeOf(ctx)
+    } catch (error) {
+      throw mapError(ctx, error)
+    }
+    return mapResult(ctx, await next())
+  } finally {
+    ctx.deps.inFlight.leave()
   }
-  return mapResult(ctx, await next())
 })
 
 /** As {@link base}, plus a valid bearer token (API.md section 3); read-only tokens may only query. */
 const authed = t.middleware(async ({ ctx, type, meta, next }) => {
-  if (meta?.successStatus) ctx.successStatus = meta.successStatus
+  ctx.deps.inFlight.enter()
   try {
-    ctx.serviceId = serviceScopeOf(ctx)
-    const auth: AuthContext = await authenticate(ctx)
-    if (type === 'mutation' && !auth.token.abilities.includes('write') && !meta?.readOnlyAllowed) {
-      throw new ForbiddenError('This token is read-only')
+    if (meta?.successStatus) ctx.successStatus = meta.successStatus
+    try {
+      ctx.serviceId = serviceScopeOf(ctx)
+      const auth: AuthContext = await authenticate(ctx)
+      if (type === 'mutation' && !auth.token.abilities.includes('write') && !meta?.readOnlyAllowed) {
+        throw new ForbiddenError('This token is read-only')
+      }
+      ctx.auth = auth
+    } catch (error) {
+      throw mapError(ctx, error)
     }
-    ctx.auth = auth
-  } catch (error) {
-    throw mapError(ctx, error)
+    // Typed as if passed through `next({ ctx: { auth } })`: set in place just above.
+    return mapResult(ctx, await next<{ auth: AuthContext }>({}))
+  } finally {
+    ctx.deps.inFlight.leave()
   }
-  // Typed as if passed through `next({ ctx: { auth } })`: set in place just above.
-  return mapResult(ctx, await next<{ auth: AuthContext }>({}))
 })
 
 /** No authentication; errors mapped and service scope resolved. */
