@@ -103,6 +103,31 @@ describe('bearer token cache (src/services/auth-cache.ts)', () => {
   }
 
   describe('within one process', () => {
+    it('works in the primary workspace from the cached caller, and a rename of it shows at once', async () => {
+      const user = await t.make.user()
+      const created = await a.http('POST', '/api/v1/agents', { token: user.token, body: { name: 'Cached context' } })
+      expect(created.status, JSON.stringify(created.body)).toBe(201)
+      expect(created.body.data.workspace.uuid).toBe(user.workspaceUuid)
+      const renamed = await a.http('PUT', `/api/v1/workspaces/${user.workspaceUuid}`, { token: user.token, body: { name: 'Renamed home' } })
+      expect(renamed.status).toBe(200)
+      const read = await a.http('GET', `/api/v1/agents/${created.body.data.uuid}`, { token: user.token })
+      expect(read.status).toBe(200)
+      expect(read.body.data.workspace.name).toBe('Renamed home')
+      expect(read.body.data.is_owner).toBe(true)
+    })
+
+    it("keeps another workspace's context a membership question: a member removed there is refused at once", async () => {
+      const owner = await t.make.user()
+      const member = await t.make.user()
+      const team = await t.make.workspace(owner)
+      await t.make.member(team, owner, member, 'admin')
+      const headers = { 'x-workspace-uuid': team.uuid }
+      expect((await a.http('GET', '/api/v1/agents', { token: member.token, headers })).status).toBe(200)
+      await t.as(owner).workspaces.members.remove({ workspace_uuid: team.uuid, user_id: member.id })
+      expect((await a.http('GET', '/api/v1/agents', { token: member.token, headers })).status).toBe(404)
+      expect((await a.http('GET', '/api/v1/agents', { token: member.token })).status).toBe(200)
+    })
+
     it('serves a known token from the cache: a revocation behind the services (raw SQL) shows only once the TTL has passed', async () => {
       const short = await startNode(t, 1000)
       try {

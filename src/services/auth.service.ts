@@ -3,7 +3,7 @@
  * the caller in one query.
  */
 import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2'
-import { AccessToken, User, Workspace, WorkspaceMember, type TokenAbility, type TokenKind } from '../../entities/index.ts'
+import { AccessToken, User, Workspace, WorkspaceMember, type TokenAbility, type TokenKind, type WorkspaceRole } from '../../entities/index.ts'
 import { ForbiddenError, UnauthorizedError, ValidationError } from '../errors.ts'
 import type { UserRow } from '../schemas/user.schema.ts'
 import { toUser } from '../schemas/user.schema.ts'
@@ -21,6 +21,12 @@ export interface AuthContext {
   user: UserRow
   /** The user's primary workspace, null when it was deleted. */
   primaryWorkspace: WorkspaceRow | null
+  /**
+   * The user's role in the primary workspace (null without one), so the most common workspace
+   * context (API.md section 4: no header, no `workspace_uuid`, no bound workspace) needs no
+   * query of its own. Role changes invalidate the cached caller (members.service).
+   */
+  primaryRole: WorkspaceRole | null
   token: {
     id: number
     uuid: string
@@ -53,10 +59,11 @@ const AUTH_SQL = `
 select t.id::float8 as "t_id", t.uuid as "t_uuid", t.kind as "t_kind", t.name as "t_name", t.prefix as "t_prefix",
        t.abilities as "t_abilities", t.workspace_id::float8 as "t_workspaceId", bw.uuid as "t_workspaceUuid",
        t.expires_at as "t_expiresAt", t.last_used_at as "t_lastUsedAt", t.created_at as "t_createdAt",
-       ${userColumns('u', 'u_')}, ${workspaceColumns('w', 'w_')}
+       ${userColumns('u', 'u_')}, ${workspaceColumns('w', 'w_')}, pm.role as "primaryRole"
 from access_tokens t
 join users u on u.id = t.user_id
 left join workspaces w on w.id = u.primary_workspace_id and w.deleted_at is null
+left join workspace_members pm on pm.workspace_id = w.id and pm.user_id = u.id
 left join workspaces bw on bw.id = t.workspace_id
 where t.token_hash = ? and t.revoked_at is null and (t.expires_at is null or t.expires_at > now())
   and u.service_id is not distinct from ?`
@@ -104,7 +111,8 @@ async function loadAuth(ctx: Ctx, key: string, tokenHash: string): Promise<AuthC
     primary.createdAt = toDate(primary.createdAt)
     primary.updatedAt = toDate(primary.updatedAt)
   }
-  const auth = freezeAuth({ user, primaryWorkspace: primary, token })
+  const primaryRole = primary && row.primaryRole ? (String(row.primaryRole) as WorkspaceRole) : null
+  const auth = freezeAuth({ user, primaryWorkspace: primary, primaryRole, token })
   cache.set(key, auth, generation)
   return auth
 }

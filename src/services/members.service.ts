@@ -75,6 +75,8 @@ export async function add(
   if (existing.length) throw new ConflictError('The user is already a member of this workspace')
   ctx.em.create(WorkspaceMember, { workspace: workspace.id, user: userId, role: input.role })
   await ctx.em.flush()
+  // A cached caller holds their role in their primary workspace (src/services/auth.service.ts).
+  await ctx.deps.authCache.invalidate({ users: [userId] })
   return { data: await loadMember(ctx, workspace.id, userId) }
 }
 
@@ -102,6 +104,8 @@ export async function update(ctx: AuthedCtx, input: { workspace_uuid: string; us
     workspace.id,
     input.user_id,
   ])
+  // A cached caller holds their role in their primary workspace (src/services/auth.service.ts).
+  await ctx.deps.authCache.invalidate({ users: [input.user_id] })
   return { data: await loadMember(ctx, workspace.id, input.user_id) }
 }
 
