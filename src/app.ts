@@ -9,6 +9,7 @@ import { pino } from 'pino'
 import type { Config } from './config.ts'
 import { migrate, openOrm, targetFromConfig, type Orm } from './db.ts'
 import { AUTH_CACHE_TTL_MS, AuthCache } from './services/auth-cache.ts'
+import { READ_CACHE_TTL_MS, ReadCache } from './services/read-cache.ts'
 import type { AppDeps } from './trpc/context.ts'
 import { InFlight } from './trpc/in-flight.ts'
 import { hashServiceKeys } from './trpc/init.ts'
@@ -42,11 +43,20 @@ export interface Runtime extends AppDeps {
  *   default is {@link AUTH_CACHE_TTL_MS}. The test helper passes 0: the suite changes tokens,
  *   users and workspaces with raw SQL behind the services' back and expects the next request to
  *   see it, which no cache can promise (test/auth-cache.test.ts turns it on).
+ * @param options.readCacheTtlMs lifetime of a cached resource read (src/services/read-cache.ts);
+ *   0 turns it off, default {@link READ_CACHE_TTL_MS}. The test helper passes 0 for the same reason.
  * @throws when the database or Redis cannot be reached.
  */
 export async function createRuntime(
   config: Config,
-  options: { orm?: Orm; migrate?: boolean; log?: FastifyBaseLogger; rateLimitPrefix?: string; authCacheTtlMs?: number } = {},
+  options: {
+    orm?: Orm
+    migrate?: boolean
+    log?: FastifyBaseLogger
+    rateLimitPrefix?: string
+    authCacheTtlMs?: number
+    readCacheTtlMs?: number
+  } = {},
 ): Promise<Runtime> {
   const log = options.log ?? createLogger(config)
   const orm = options.orm ?? (await openOrm(targetFromConfig(config)))
@@ -67,6 +77,7 @@ export async function createRuntime(
     log,
     redis,
   })
+  const readCache = await ReadCache.create({ ttlMs: options.readCacheTtlMs ?? READ_CACHE_TTL_MS, log, redis })
   const inFlight = new InFlight()
   return {
     orm,
@@ -78,10 +89,12 @@ export async function createRuntime(
     serviceKeyHashes: hashServiceKeys(config.serviceKeys),
     authCache,
     inFlight,
+    readCache,
     close: async () => {
       // Calls whose clients left are still running: let them finish before the database goes.
       await inFlight.idle(config.shutdownTimeoutMs)
       await authCache.close()
+      await readCache.close()
       if (redis?.isOpen) await redis.quit()
       await orm.close()
     },

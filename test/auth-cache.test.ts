@@ -7,12 +7,9 @@
  * their own API "processes" (a runtime and HTTP host each, cache on) over the test app's
  * database, as several API processes share one database and one Redis in distributed mode.
  */
-import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { createLogger, createRuntime, type Runtime } from '../src/app.ts'
-import { buildHttpApp } from '../src/http/app.ts'
-import { AUTH_CACHE_TTL_MS } from '../src/services/auth-cache.ts'
-import { createTestApp, type HttpResult, type TestApp, type TestUser } from './helpers/app.ts'
+import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
+import { startNode, type Node } from './helpers/nodes.ts'
 import { ACME_KEY, expectErrorBody, GLOBEX_KEY, ISO, sha256 } from './helpers/expect.ts'
 
 const REVOKED = 'Invalid, expired or revoked token'
@@ -24,52 +21,6 @@ const withRedis = Boolean(process.env.REDIS_URL)
  * 1 s, far inside the 5 s TTL, tells a delivered invalidation from an entry that merely expired.
  */
 const eventually = (check: () => Promise<void>) => vi.waitFor(check, { timeout: 1000, interval: 10 })
-
-/** One more API process on the test app's database (and Redis), with the token cache on. */
-interface Node {
-  runtime: Runtime
-  http: (
-    method: string,
-    path: string,
-    options?: { token?: string; body?: unknown; headers?: Record<string, string> },
-  ) => Promise<HttpResult>
-  close: () => Promise<void>
-}
-
-async function startNode(t: TestApp, ttlMs = AUTH_CACHE_TTL_MS): Promise<Node> {
-  const runtime = await createRuntime(t.config, {
-    orm: t.runtime.orm,
-    migrate: false,
-    log: createLogger(t.config),
-    rateLimitPrefix: `test-${randomUUID()}`,
-    authCacheTtlMs: ttlMs,
-  })
-  const { app } = await buildHttpApp(runtime)
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const address = app.server.address()
-  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
-  return {
-    runtime,
-    http: async (method, path, options = {}) => {
-      const headers: Record<string, string> = { ...options.headers }
-      if (options.token) headers.authorization = `Bearer ${options.token}`
-      if (options.body !== undefined) headers['content-type'] = 'application/json'
-      const response = await fetch(url + path, {
-        method,
-        headers,
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      })
-      const text = await response.text()
-      return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : null }
-    },
-    close: async () => {
-      await app.close()
-      // Not runtime.close(): the ORM belongs to the test app.
-      await runtime.authCache.close()
-      if (runtime.redis?.isOpen) await runtime.redis.quit()
-    },
-  }
-}
 
 describe('bearer token cache (src/services/auth-cache.ts)', () => {
   let t: TestApp

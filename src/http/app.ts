@@ -94,12 +94,13 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
     }),
   )
 
-  const fromFastify = (req: FastifyRequest, res: FastifyReply): Ctx =>
+  const fromFastify = (req: FastifyRequest, res: FastifyReply, singleCall = false): Ctx =>
     createContext({
       requestId: req.id,
       ip: req.ip,
       headers: req.headers,
       setHeader: (name, value) => void res.header(name, value),
+      singleCall,
     })
 
   // While closing, answers end their keep-alive connections, so close() is not held up by idle
@@ -191,7 +192,8 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
     rest.addHook('onSend', async (request, reply, payload) => flattenRestError(request, reply, payload))
     await rest.register(fastifyTRPCOpenApiPlugin, {
       router: appRouter,
-      createContext: ({ req, res }: { req: FastifyRequest; res: FastifyReply }) => fromFastify(req, res),
+      // One REST request is one procedure call.
+      createContext: ({ req, res }: { req: FastifyRequest; res: FastifyReply }) => fromFastify(req, res, true),
       responseMeta: ({ ctx, errors }: { ctx?: Ctx; errors: unknown[] }) =>
         errors.length === 0 && ctx?.successStatus ? { status: ctx.successStatus } : {},
       onError: ({ error }: { error: { code: string } & Error }) => {

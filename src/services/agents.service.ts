@@ -39,7 +39,9 @@ export function list(ctx: ResourceCtx, input: TListAgentsInput) {
  * @throws NotFoundError when it does not exist or the caller may not see it.
  */
 export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<Envelope> {
-  return { data: await retrieveAgent(ctx, uuid) }
+  // Everything the answer depends on besides the data: who asks, in which workspace and role, in which scope.
+  const key = `${uuid}:${ctx.auth.user.id}:${ctx.workspace.workspace.id}:${ctx.workspace.role}:${ctx.serviceId ?? ''}`
+  return ctx.deps.readCache.agents.read(key, async () => ({ data: await retrieveAgent(ctx, uuid) }))
 }
 
 /**

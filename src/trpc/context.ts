@@ -19,6 +19,7 @@ import type { Em, Orm } from '../db.ts'
 import type { AuthContext } from '../services/auth.service.ts'
 import type { AuthCache } from '../services/auth-cache.ts'
 import type { WorkspaceContext } from '../access/workspace-access.ts'
+import type { ReadCache } from '../services/read-cache.ts'
 import type { InFlight } from './in-flight.ts'
 import type { RateLimits } from './rate-limit.ts'
 
@@ -35,6 +36,8 @@ export interface AppDeps {
   authCache: AuthCache
   /** Procedure calls still running; shutdown waits for them before closing the database. */
   inFlight: InFlight
+  /** Cached single-resource reads of this process; every mutation procedure drops them. */
+  readCache: ReadCache
 }
 
 /** What a transport knows about one request. */
@@ -46,6 +49,12 @@ export interface RequestMeta {
   headers: IncomingHttpHeaders
   /** Sets a response header (Retry-After); a no-op where there is no HTTP response. */
   setHeader: (name: string, value: string) => void
+  /**
+   * True when the context serves exactly one procedure call (the REST surface), so middlewares
+   * may set what depends on the call's input in place; tRPC batches, WebSocket connections and
+   * callers share one context between calls.
+   */
+  singleCall?: boolean
 }
 
 /** The context every procedure receives. */

@@ -67,7 +67,7 @@ export function hashServiceKeys(keys: Map<string, string>): Map<string, string> 
  */
 
 /** Error mapping, success status and service scope: the start of every procedure. */
-const base = t.middleware(async ({ ctx, meta, next }) => {
+const base = t.middleware(async ({ ctx, type, meta, next }) => {
   ctx.deps.inFlight.enter()
   try {
     if (meta?.successStatus) ctx.successStatus = meta.successStatus
@@ -78,6 +78,7 @@ const base = t.middleware(async ({ ctx, meta, next }) => {
     }
     return mapResult(ctx, await next())
   } finally {
+    if (type === 'mutation') await ctx.deps.readCache.written()
     ctx.deps.inFlight.leave()
   }
 })
@@ -100,6 +101,8 @@ const authed = t.middleware(async ({ ctx, type, meta, next }) => {
     // Typed as if passed through `next({ ctx: { auth } })`: set in place just above.
     return mapResult(ctx, await next<{ auth: AuthContext }>({}))
   } finally {
+    // Any mutation may change what a cached read shows (src/services/read-cache.ts).
+    if (type === 'mutation') await ctx.deps.readCache.written()
     ctx.deps.inFlight.leave()
   }
 })
@@ -115,5 +118,12 @@ export const workspaceProcedure = authedProcedure.use(async ({ ctx, getRawInput,
   const raw = await getRawInput()
   const requested = typeof raw === 'object' && raw !== null && 'workspace_uuid' in raw ? raw.workspace_uuid : undefined
   const workspace: WorkspaceContext = await resolveWorkspaceContext(ctx, requested)
+  if (ctx.singleCall) {
+    // In place, as `authed` does: next({ ctx }) would copy the context and so fork the lazy
+    // EntityManager and logger even for an answer served from a cache. Only where the context
+    // serves this call alone, since the workspace depends on the call's input.
+    ctx.workspace = workspace
+    return next<{ workspace: WorkspaceContext }>({})
+  }
   return next({ ctx: { workspace } })
 })

@@ -93,6 +93,7 @@ export async function createTestApp(env: Record<string, string> = {}, options: {
     // Tests change tokens and workspaces with raw SQL and expect the next request to see it;
     // test/auth-cache.test.ts starts its own runtimes with the cache on.
     authCacheTtlMs: 0,
+    readCacheTtlMs: 0,
   })
   const { app, createContext } = await buildHttpApp(runtime)
   await app.listen({ port: 0, host: '127.0.0.1' })

@@ -1,0 +1,162 @@
+/**
+ * Per-process cache of single-resource reads (`GET /api/v1/agents/{uuid}` today), so that
+ * repeated reads of an unchanged resource skip its SQL (issue 3's benchmark target).
+ *
+ * - Key: the resource, the caller, the request's workspace context and role, and the service
+ *   scope, so an answer is only ever served to a caller for whom it was computed.
+ * - Invalidation is coarse on purpose: every mutation procedure (src/trpc/init.ts) calls
+ *   {@link ReadCache.written} once it is done, which drops every entry of this process and,
+ *   with Redis, of every other process (pub/sub on {@link READ_CACHE_CHANNEL}). No write path can
+ *   be forgotten that way; background work that changes what a read shows (the runs and workflow
+ *   issues) must call `written()` too.
+ * - A read that raced with a write is not stored (a generation counter); entries live at most
+ *   {@link READ_CACHE_TTL_MS}, which also bounds what another process without Redis, or a change
+ *   made directly in the database, may leave stale. While the Redis subscription is down nothing
+ *   is served.
+ */
+import { randomUUID } from 'node:crypto'
+import type { RedisClientType } from '@keyv/redis'
+import type { TAgent } from '../schemas/agent.schema.ts'
+import type { AuthCacheLog } from './auth-cache.ts'
+
+/** How long a read is served without asking the database again. */
+export const READ_CACHE_TTL_MS = 5_000
+/** Most entries kept per resource kind; the oldest is dropped beyond it. */
+export const READ_CACHE_MAX_ENTRIES = 2_000
+/** Redis channel announcing writes, shared by every process of a deployment. */
+export const READ_CACHE_CHANNEL = 'aw:read-cache:written'
+
+interface Entry<T> {
+  value: T
+  /** Epoch milliseconds after which the entry is not served. */
+  expiresAt: number
+  generation: number
+}
+
+/** The cached reads of one resource kind; see the module comment. */
+export class ReadStore<T> {
+  readonly #owner: ReadCache
+  readonly #entries = new Map<string, Entry<T>>()
+
+  constructor(owner: ReadCache) {
+    this.#owner = owner
+  }
+
+  /** Number of entries held (stale ones included until they are looked up or dropped). */
+  get size(): number {
+    return this.#entries.size
+  }
+
+  /**
+   * The cached value of `key`, else `compute()`'s, stored for later reads unless a write
+   * happened meanwhile. Values are shared between requests and must not be changed.
+   */
+  async read(key: string, compute: () => Promise<T>): Promise<T> {
+    if (!this.#owner.usable) return compute()
+    const hit = this.#entries.get(key)
+    const generation = this.#owner.generation
+    if (hit && hit.generation === generation && hit.expiresAt > Date.now()) return hit.value
+    const value = await compute()
+    if (generation === this.#owner.generation && this.#owner.usable) {
+      this.#entries.delete(key)
+      while (this.#entries.size >= READ_CACHE_MAX_ENTRIES) {
+        const oldest = this.#entries.keys().next()
+        if (oldest.done) break
+        this.#entries.delete(oldest.value)
+      }
+      this.#entries.set(key, { value, expiresAt: Date.now() + this.#owner.ttlMs, generation })
+    }
+    return value
+  }
+
+  /** Drops every entry. */
+  clear(): void {
+    this.#entries.clear()
+  }
+}
+
+/** The read caches of a process; one instance per runtime, created by {@link ReadCache.create}. */
+export class ReadCache {
+  /** Entry lifetime; 0 turns caching off (writes are still announced to other processes). */
+  readonly ttlMs: number
+  /** `GET /api/v1/agents/{uuid}` answers (src/services/agents.service.ts). */
+  readonly agents = new ReadStore<{ data: TAgent }>(this)
+  readonly #log: AuthCacheLog
+  readonly #origin = randomUUID()
+  readonly #publisher: RedisClientType | undefined
+  #subscriber: RedisClientType | undefined
+  #generation = 0
+
+  private constructor(ttlMs: number, log: AuthCacheLog, publisher: RedisClientType | undefined) {
+    this.ttlMs = ttlMs
+    this.#log = log
+    this.#publisher = publisher
+  }
+
+  /**
+   * Creates the cache; with `redis` (and caching on) a second connection subscribes to the other
+   * processes' writes.
+   * @throws when the subscriber cannot connect.
+   */
+  static async create(options: { ttlMs: number; log: AuthCacheLog; redis?: RedisClientType }): Promise<ReadCache> {
+    const cache = new ReadCache(Math.max(0, options.ttlMs), options.log, options.redis)
+    if (options.redis && cache.ttlMs > 0) {
+      const subscriber = options.redis.duplicate()
+      subscriber.on('error', (error: unknown) => options.log.error({ err: error }, 'read cache subscriber error'))
+      await subscriber.connect()
+      await subscriber.subscribe(READ_CACHE_CHANNEL, (origin) => {
+        if (origin !== cache.#origin) cache.#drop()
+      })
+      // Writes announced while the subscription was down are lost: start empty.
+      subscriber.on('ready', () => cache.#drop())
+      subscriber.unref()
+      options.redis.once('end', () => void cache.close())
+      cache.#subscriber = subscriber
+    }
+    return cache
+  }
+
+  /** Changes with every write; a read computed under an older value is not stored. */
+  get generation(): number {
+    return this.#generation
+  }
+
+  /** Whether entries may be served: caching is on and, with Redis, the subscription is live. */
+  get usable(): boolean {
+    return this.ttlMs > 0 && (this.#subscriber === undefined || this.#subscriber.isReady)
+  }
+
+  /**
+   * Announces a write: drops every entry here at once and, with Redis, in every other process
+   * (awaited, so the write's response goes out after it). A failed publication is logged.
+   */
+  async written(): Promise<void> {
+    this.#drop()
+    const publisher = this.#publisher
+    if (!publisher) return
+    if (!publisher.isReady) {
+      this.#log.error({}, 'read cache write not announced: Redis is not connected')
+      return
+    }
+    try {
+      await publisher.publish(READ_CACHE_CHANNEL, this.#origin)
+    } catch (error) {
+      this.#log.error({ err: error }, 'read cache write not announced')
+    }
+  }
+
+  /** Empties the cache and closes the subscriber connection, if any. */
+  async close(): Promise<void> {
+    this.#drop()
+    const subscriber = this.#subscriber
+    this.#subscriber = undefined
+    if (subscriber?.isOpen) {
+      await subscriber.quit().catch((error: unknown) => this.#log.warn({ err: error }, 'could not close the read cache subscriber'))
+    }
+  }
+
+  #drop(): void {
+    this.#generation += 1
+    this.agents.clear()
+  }
+}

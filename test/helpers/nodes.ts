@@ -1,0 +1,60 @@
+/**
+ * More API "processes" for tests of the per-process caches: a runtime and HTTP host each, over
+ * the test app's database (and Redis when REDIS_URL is set), with the caches on, as several API
+ * processes share one database and one Redis in distributed mode.
+ */
+import { randomUUID } from 'node:crypto'
+import { createLogger, createRuntime, type Runtime } from '../../src/app.ts'
+import { buildHttpApp } from '../../src/http/app.ts'
+import { AUTH_CACHE_TTL_MS } from '../../src/services/auth-cache.ts'
+import { READ_CACHE_TTL_MS } from '../../src/services/read-cache.ts'
+import type { HttpResult, TestApp } from './app.ts'
+
+/** One more API process on the test app's database (and Redis), with the caches on. */
+export interface Node {
+  runtime: Runtime
+  http: (
+    method: string,
+    path: string,
+    options?: { token?: string; body?: unknown; headers?: Record<string, string> },
+  ) => Promise<HttpResult>
+  close: () => Promise<void>
+}
+
+/** Starts a {@link Node}; `ttlMs` / `readTtlMs` set the token and read caches' lifetimes. */
+export async function startNode(t: TestApp, ttlMs = AUTH_CACHE_TTL_MS, readTtlMs = READ_CACHE_TTL_MS): Promise<Node> {
+  const runtime = await createRuntime(t.config, {
+    orm: t.runtime.orm,
+    migrate: false,
+    log: createLogger(t.config),
+    rateLimitPrefix: `test-${randomUUID()}`,
+    authCacheTtlMs: ttlMs,
+    readCacheTtlMs: readTtlMs,
+  })
+  const { app } = await buildHttpApp(runtime)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const address = app.server.address()
+  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+  return {
+    runtime,
+    http: async (method, path, options = {}) => {
+      const headers: Record<string, string> = { ...options.headers }
+      if (options.token) headers.authorization = `Bearer ${options.token}`
+      if (options.body !== undefined) headers['content-type'] = 'application/json'
+      const response = await fetch(url + path, {
+        method,
+        headers,
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      })
+      const text = await response.text()
+      return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : null }
+    },
+    close: async () => {
+      await app.close()
+      // Not runtime.close(): the ORM belongs to the test app.
+      await runtime.authCache.close()
+      await runtime.readCache.close()
+      if (runtime.redis?.isOpen) await runtime.redis.quit()
+    },
+  }
+}
