@@ -20,6 +20,7 @@
 import { randomUUID } from 'node:crypto'
 import type { RedisClientType } from '@keyv/redis'
 import { toDate } from '../schemas/wire.ts'
+import { subscribe } from './subscriber.ts'
 import type { AuthContext } from './auth.service.ts'
 
 /** How long a resolved token is trusted without asking the database again. */
@@ -104,16 +105,14 @@ export class AuthCache {
   static async create(options: { ttlMs: number; log: AuthCacheLog; redis?: RedisClientType }): Promise<AuthCache> {
     const cache = new AuthCache(Math.max(0, options.ttlMs), options.log, options.redis)
     if (options.redis && cache.ttlMs > 0) {
-      const subscriber = options.redis.duplicate()
-      subscriber.on('error', (error: unknown) => options.log.error({ err: error }, 'auth cache subscriber error'))
-      await subscriber.connect()
-      await subscriber.subscribe(AUTH_CACHE_CHANNEL, (raw) => cache.#receive(raw))
-      // After a reconnect, messages sent meanwhile are lost: start empty.
-      subscriber.on('ready', () => cache.clear())
-      // Never the reason a process stays alive; closed with the main connection.
-      subscriber.unref()
-      options.redis.once('end', () => void cache.close())
-      cache.#subscriber = subscriber
+      cache.#subscriber = await subscribe(options.redis, AUTH_CACHE_CHANNEL, {
+        label: 'auth cache',
+        log: options.log,
+        onMessage: (raw) => cache.#receive(raw),
+        // After a reconnect, messages sent meanwhile are lost: start empty.
+        onReconnect: () => cache.clear(),
+        onEnd: () => void cache.close(),
+      })
     }
     return cache
   }

@@ -18,6 +18,7 @@ import { randomUUID } from 'node:crypto'
 import type { RedisClientType } from '@keyv/redis'
 import type { TAgent } from '../schemas/agent.schema.ts'
 import type { AuthCacheLog } from './auth-cache.ts'
+import { subscribe } from './subscriber.ts'
 
 /** How long a read is served without asking the database again. */
 export const READ_CACHE_TTL_MS = 5_000
@@ -101,17 +102,16 @@ export class ReadCache {
   static async create(options: { ttlMs: number; log: AuthCacheLog; redis?: RedisClientType }): Promise<ReadCache> {
     const cache = new ReadCache(Math.max(0, options.ttlMs), options.log, options.redis)
     if (options.redis && cache.ttlMs > 0) {
-      const subscriber = options.redis.duplicate()
-      subscriber.on('error', (error: unknown) => options.log.error({ err: error }, 'read cache subscriber error'))
-      await subscriber.connect()
-      await subscriber.subscribe(READ_CACHE_CHANNEL, (origin) => {
-        if (origin !== cache.#origin) cache.#drop()
+      cache.#subscriber = await subscribe(options.redis, READ_CACHE_CHANNEL, {
+        label: 'read cache',
+        log: options.log,
+        onMessage: (origin) => {
+          if (origin !== cache.#origin) cache.#drop()
+        },
+        // Writes announced while the subscription was down are lost: start empty.
+        onReconnect: () => cache.#drop(),
+        onEnd: () => void cache.close(),
       })
-      // Writes announced while the subscription was down are lost: start empty.
-      subscriber.on('ready', () => cache.#drop())
-      subscriber.unref()
-      options.redis.once('end', () => void cache.close())
-      cache.#subscriber = subscriber
     }
     return cache
   }
