@@ -6,12 +6,14 @@ import { Agent } from './agent.entity.ts'
 import { Category } from './category.entity.ts'
 import { Favorite } from './favorite.entity.ts'
 import { Media } from './media.entity.ts'
+import { Message } from './message.entity.ts'
 import { Prompt } from './prompt.entity.ts'
 import { Provider } from './provider.entity.ts'
 import { Share } from './share.entity.ts'
 import { Thread } from './thread.entity.ts'
 import { Tool } from './tool.entity.ts'
 import { User } from './user.entity.ts'
+import { WorkflowExecution } from './workflow-execution.entity.ts'
 import { WorkspaceMember } from './workspace-member.entity.ts'
 import { Workflow } from './workflow.entity.ts'
 import { Workspace } from './workspace.entity.ts'
@@ -27,6 +29,7 @@ export {
   Category,
   Favorite,
   Media,
+  Message,
   Prompt,
   Provider,
   Share,
@@ -35,6 +38,7 @@ export {
   User,
   Workflow,
   WorkflowCategory,
+  WorkflowExecution,
   Workspace,
   WorkspaceMember,
 }
@@ -46,12 +50,14 @@ export * from './category.entity.ts'
 export * from './columns.ts'
 export * from './favorite.entity.ts'
 export * from './media.entity.ts'
+export * from './message.entity.ts'
 export * from './prompt.entity.ts'
 export * from './provider.entity.ts'
 export * from './share.entity.ts'
 export * from './thread.entity.ts'
 export * from './tool.entity.ts'
 export * from './user.entity.ts'
+export * from './workflow-execution.entity.ts'
 export * from './workflow.entity.ts'
 export * from './workspace-member.entity.ts'
 export * from './workspace.entity.ts'
@@ -77,4 +83,6 @@ export const entities = [
   Media,
   Prompt,
   Thread,
+  Message,
+  WorkflowExecution,
 ]

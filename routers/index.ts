@@ -14,6 +14,7 @@ import { workflowsRouter } from './workflows.router.ts'
 import { accountsRouter } from './accounts.router.ts'
 import { providersRouter } from './providers.router.ts'
 import { toolsRouter } from './tools.router.ts'
+import { metricsRouter } from './metrics.router.ts'
 
 export const appRouter = router({
   system: systemRouter,
@@ -28,6 +29,7 @@ export const appRouter = router({
   providers: providersRouter,
   accounts: accountsRouter,
   tools: toolsRouter,
+  metrics: metricsRouter,
 })
 
 export type AppRouter = typeof appRouter

@@ -3,8 +3,10 @@ import type { Constructor } from '@mikro-orm/core'
 import type { Migration } from '@mikro-orm/migrations'
 import { Migration20261121093927 } from './Migration20261121093927_foundation.ts'
 import { Migration20261121103655_resources } from './Migration20261121103655_resources.ts'
+import { Migration20261121120939_metrics } from './Migration20261121120939_metrics.ts'
 
 export const migrationsList: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261121093927', class: Migration20261121093927 },
   { name: 'Migration20261121103655_resources', class: Migration20261121103655_resources },
+  { name: 'Migration20261121120939_metrics', class: Migration20261121120939_metrics },
 ]

@@ -1,0 +1,48 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
+import { resourceKeys, softDelete, timestamps } from './columns.ts'
+import { Thread } from './thread.entity.ts'
+import { User } from './user.entity.ts'
+import { Workspace } from './workspace.entity.ts'
+
+/** Roles of a message's author. */
+export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'tool'] as const
+export type MessageRole = (typeof MESSAGE_ROLES)[number]
+
+/**
+ * One message of a thread (`messages`). Created for the metrics issue (API.md section 6: messages
+ * belong to the workspace of their thread); the messages issue adds its operations.
+ */
+export const Message = defineEntity({
+  name: 'Message',
+  tableName: 'messages',
+  indexes: [{ properties: ['thread', 'createdAt'] }, { properties: ['workspace', 'createdAt'] }],
+  properties: {
+    ...resourceKeys(),
+    thread: () =>
+      p.manyToOne(Thread)
+        .fieldName('thread_id')
+        .deleteRule('cascade'),
+    user: () =>
+      p.manyToOne(User)
+        .fieldName('user_id')
+        .nullable()
+        .deleteRule('set null'),
+    workspace: () =>
+      p.manyToOne(Workspace)
+        .fieldName('workspace_id')
+        .deleteRule('cascade'),
+    role: p.enum(MESSAGE_ROLES),
+    content: p.text().default(''),
+    parts: p.json<unknown[]>().default('[]'),
+    model: p.string().length(255).nullable(),
+    promptTokens: p.integer().fieldName('prompt_tokens').nullable(),
+    completionTokens: p.integer().fieldName('completion_tokens').nullable(),
+    totalTokens: p.integer().fieldName('total_tokens').nullable(),
+    latencyMs: p.integer().fieldName('latency_ms').nullable(),
+    cost: p.decimal('number').precision(14).scale(6).nullable(),
+    ...timestamps(),
+    ...softDelete(),
+  },
+})
+
+export type IMessage = InferEntity<typeof Message>
