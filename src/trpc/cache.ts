@@ -46,14 +46,25 @@ export const metricsCache = middleware(async ({ ctx, path, input, next }) => {
   const key = `metrics:${createHash('sha256')
     .update(canonicalJson([path, ctx.serviceId, workspaceId, userId, input]))
     .digest('hex')}`
-  if (!noCache(ctx.headers['cache-control'])) {
-    const hit: unknown = (await ctx.cache.get(key)) ?? (await pending.get(key))
+  const bypass = noCache(ctx.headers['cache-control'])
+  // Join a computation under way. No await between this look-up and registering our own below,
+  // so of several identical concurrent misses exactly one computes.
+  const joined = bypass ? undefined : pending.get(key)
+  if (joined) {
+    const hit = await joined
     if (hit !== undefined) return next({ ctx: { cachedAnswer: hit } })
   }
   let settle: (value: unknown) => void = () => {}
   const promise = new Promise<unknown>((resolve) => (settle = resolve))
   pending.set(key, promise)
   try {
+    if (!bypass) {
+      const hit: unknown = await ctx.cache.get(key)
+      if (hit !== undefined) {
+        settle(hit)
+        return next({ ctx: { cachedAnswer: hit } })
+      }
+    }
     const result = await next({ ctx: { cachedAnswer: undefined } })
     if (result.ok) {
       await ctx.cache.set(key, result.data, METRICS_CACHE_TTL_MS)
