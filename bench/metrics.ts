@@ -22,72 +22,36 @@
  * The exit code is 0 whether or not the targets are met: this is a measurement, not a test.
  */
 import { randomBytes } from 'node:crypto'
-import { mkdirSync, writeFileSync } from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
-import autocannon from 'autocannon'
 import pg from 'pg'
 import type { ResourceCtx } from '../src/access/resource-access.ts'
-import type { TMetricsResponse } from '../src/schemas/metrics.schema.ts'
+import { type Calculation, CALCULATIONS, type TMetricsResponse } from '../src/schemas/metrics.schema.ts'
 import * as metricsService from '../src/services/metrics.service.ts'
-import { type Child, startChild, stopChild } from './processes.ts'
+import {
+  type Bench,
+  cannon,
+  cannonSettings,
+  envNumber,
+  expectOk,
+  failures,
+  fmt,
+  machineOf,
+  runBench,
+  signUp,
+  startService,
+  writeResults,
+} from './harness.ts'
 
-const envNumber = (name: string, fallback: number) => {
-  const value = Number(process.env[name] ?? fallback)
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`)
-  return value
-}
 const settings = {
   messages: Math.floor(envNumber('BENCH_MESSAGES', 1_000_000)),
   rowsPerTable: 100_000,
   messageThreads: 2_000,
   repeat: Math.floor(envNumber('BENCH_REPEAT', 5)),
   days: 90,
-  connections: envNumber('BENCH_CONNECTIONS', 50),
-  durationSeconds: envNumber('BENCH_DURATION', 10),
-  warmupSeconds: envNumber('BENCH_WARMUP', 2),
+  ...cannonSettings,
 }
 const RATIO_TARGET = 1.3
 const MESSAGES_DAILY_TARGET_MS = 150
 const CACHED_TARGET = 0.8
-const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const resultsDir = path.resolve(import.meta.dirname, 'results')
-
-const children: Child[] = []
-let database: string | undefined
-let admin: pg.Client | undefined
-let db: pg.Client | undefined
-let cleaning: Promise<void> | undefined
-
-/** Stops the service and drops the database; safe to call more than once. */
-function cleanup(): Promise<void> {
-  cleaning ??= (async () => {
-    await Promise.allSettled(children.map((child) => stopChild(child)))
-    await db?.end().catch(() => {})
-    if (database && admin) {
-      try {
-        await admin.query(`drop database if exists "${database}" with (force)`)
-      } catch (error) {
-        console.error(`could not drop database ${database}:`, error)
-      }
-    }
-    await admin?.end().catch(() => {})
-  })()
-  return cleaning
-}
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    console.error(`\n${signal}: cleaning up`)
-    void cleanup().then(() => process.exit(130))
-  })
-}
-
-async function expectOk(response: Response, what: string): Promise<Buffer> {
-  const body = Buffer.from(await response.arrayBuffer())
-  if (!response.ok) throw new Error(`${what}: HTTP ${response.status} ${body.toString('utf8').slice(0, 300)}`)
-  return body
-}
 
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -107,8 +71,6 @@ async function timeIt(fn: () => Promise<unknown>): Promise<{ medianMs: number; r
   return { medianMs: median(runsMs), runsMs }
 }
 
-type Calculation = 'accumulated_count' | 'time_series_count' | 'accumulated_average' | 'time_series_average'
-const CALCULATIONS: Calculation[] = ['accumulated_count', 'time_series_count', 'accumulated_average', 'time_series_average']
 const ENDPOINTS = [
   { path: 'agents/metrics', table: 'agents', column: 'usage_count', service: 'agents' },
   { path: 'workflows/metrics', table: 'workflows', column: 'trigger_count', service: 'workflows' },
@@ -164,31 +126,31 @@ async function serviceSqlOf(
   return { sql: captured.sql.replace(/\?/g, () => `$${++n}`), params: captured.params }
 }
 
-async function seed(userId: number, workspaceIds: number[]): Promise<Record<string, number>> {
+async function seed(db: pg.Client, userId: number, workspaceIds: number[]): Promise<Record<string, number>> {
   const timings: Record<string, number> = {}
   const step = async (name: string, sql: string, params: unknown[] = []) => {
     const start = performance.now()
-    await db!.query(sql, params)
+    await db.query(sql, params)
     timings[name] = (performance.now() - start) / 1000
     console.log(`  ${name}: ${timings[name]!.toFixed(1)} s`)
   }
   const n = settings.rowsPerTable
   // Spread over 365 days before now; `ws[1 + i % 3]` spreads rows over the 3 workspaces.
   const spread = `now() - random() * interval '365 days'`
-  await step(
-    'agents',
-    `insert into agents (uuid, name, visibility, usage_count, user_id, workspace_id, created_at, updated_at)
-     select gen_random_uuid(), 'Agent ' || i, 'workspace', (random() * 1000)::int, $1, ($2::bigint[])[1 + i % 3], t, t
-     from (select i, ${spread} as t from generate_series(1, ${n}) i) s`,
-    [userId, workspaceIds],
-  )
-  await step(
-    'workflows',
-    `insert into workflows (uuid, name, visibility, trigger_count, user_id, workspace_id, created_at, updated_at)
-     select gen_random_uuid(), 'Workflow ' || i, 'workspace', (random() * 1000)::int, $1, ($2::bigint[])[1 + i % 3], t, t
-     from (select i, ${spread} as t from generate_series(1, ${n}) i) s`,
-    [userId, workspaceIds],
-  )
+  // Agents and workflows: the same columns but the counter.
+  for (const [table, counter] of [
+    ['agents', 'usage_count'],
+    ['workflows', 'trigger_count'],
+  ] as const) {
+    const label = table === 'agents' ? 'Agent' : 'Workflow'
+    await step(
+      table,
+      `insert into ${table} (uuid, name, visibility, ${counter}, user_id, workspace_id, created_at, updated_at)
+       select gen_random_uuid(), '${label} ' || i, 'workspace', (random() * 1000)::int, $1, ($2::bigint[])[1 + i % 3], t, t
+       from (select i, ${spread} as t from generate_series(1, ${n}) i) s`,
+      [userId, workspaceIds],
+    )
+  }
   await step(
     'workflow_executions',
     `with w as (select id, workspace_id, row_number() over (order by id) as rn from workflows)
@@ -219,44 +181,15 @@ async function seed(userId: number, workspaceIds: number[]): Promise<Record<stri
   return timings
 }
 
-const fmt = (value: number, digits = 0) => value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
 
-async function main() {
-  admin = new pg.Client({ connectionString: adminUrl })
-  await admin.connect()
-  const postgres = String((await admin.query('show server_version')).rows[0].server_version)
-  database = `aw_bench_metrics_${randomBytes(4).toString('hex')}`
-  await admin.query(`create database "${database}"`)
-  const databaseUrl = new URL(adminUrl)
-  databaseUrl.pathname = `/${database}`
-  console.log(`database ${database} (PostgreSQL ${postgres})`)
-
-  const service = await startChild(
-    'service',
-    'src/server.ts',
-    {
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: databaseUrl.href,
-      APP_KEY: `base64:${randomBytes(32).toString('base64')}`,
-      APP_URL: '',
-      REDIS_URL: '',
-      SIGN_IN_MAX_PER_ADDRESS: '1000000',
-      SIGN_IN_MAX_PER_EMAIL: '1000000',
-    },
-    { readyPath: '/ready' },
-  )
-  children.push(service)
-  db = new pg.Client({ connectionString: databaseUrl.href })
+async function main(bench: Bench) {
+  const service = await startService(bench)
+  const db = new pg.Client({ connectionString: bench.databaseUrl })
   await db.connect()
+  bench.closers.push(() => db.end())
 
   const email = `bench-${randomBytes(4).toString('hex')}@example.com`
-  const signUp = await fetch(`${service.url}/api/v1/auth/sign-up`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Bench User', email, password: 'bench-password-1234' }),
-  })
-  const token = (JSON.parse((await expectOk(signUp, 'sign-up')).toString('utf8')) as { data: { access_token: string } }).data.access_token
+  const { token } = await signUp(service.url, 'Bench User', email)
   const authorization = { authorization: `Bearer ${token}` }
   for (const name of ['Bench Two', 'Bench Three']) {
     await expectOk(
@@ -282,7 +215,7 @@ async function main() {
 
   console.log(`seeding (${fmt(settings.rowsPerTable)} agents, workflows, executions, threads; ${fmt(settings.messages)} messages):`)
   const seedStart = performance.now()
-  const seedTimings = await seed(user.id, workspaceIds)
+  const seedTimings = await seed(db, user.id, workspaceIds)
   const seedSeconds = (performance.now() - seedStart) / 1000
   console.log(`seeding took ${seedSeconds.toFixed(1)} s`)
 
@@ -322,11 +255,11 @@ async function main() {
       })
       // The service's own statement for this request, run through `pg` (not prepared, like em.execute).
       const own = await serviceSqlOf(endpoint.service, Number(measured.id), user.id, JSON.parse(requestBody) as Record<string, unknown>)
-      const serviceSqlTime = await timeIt(() => db!.query(own.sql, own.params))
+      const serviceSqlTime = await timeIt(() => db.query(own.sql, own.params))
       const sqlText = bareSql(endpoint.table, endpoint.column, calculation)
       const params = [measured.id, lower, upper]
       let result: pg.QueryResult | undefined
-      const sql = await timeIt(async () => (result = await db!.query(sqlText, params)))
+      const sql = await timeIt(async () => (result = await db.query(sqlText, params)))
       const rowsInRange = Number(
         (await db.query(`select count(*) as n from ${endpoint.table} where workspace_id = $1 and created_at >= $2 and created_at < $3 and deleted_at is null`, params))
           .rows[0].n,
@@ -367,7 +300,7 @@ async function main() {
   const serviceSql = await serviceSqlOf('messages', Number(measured.id), user.id, seriesInput)
   const agentsSql = await serviceSqlOf('agents', Number(measured.id), user.id, { ...seriesInput, calculation: 'accumulated_count' })
   const explain = async (sql: string, params: unknown[]) =>
-    (await db!.query(`explain (analyze, buffers) ${sql}`, params)).rows.map((row) => String(row['QUERY PLAN'])).join('\n')
+    (await db.query(`explain (analyze, buffers) ${sql}`, params)).rows.map((row) => String(row['QUERY PLAN'])).join('\n')
   const serviceExplain = await explain(serviceSql.sql, serviceSql.params)
   const bareExplain = await explain(bareSql('messages', 'total_tokens', 'time_series_count'), [measured.id, lower, upper])
   console.log(`\nEXPLAIN ANALYZE, service statement (messages, time_series_count daily):\n${serviceSql.sql}\n${serviceExplain}`)
@@ -379,11 +312,11 @@ async function main() {
   const cachedEndpoint = ENDPOINTS[4]
   const cachedBody = body(cachedEndpoint, 'time_series_count')
   await expectOk(await fetch(`${service.url}/api/v1/${cachedEndpoint.path}`, { method: 'POST', headers, body: cachedBody }), 'prime cache')
-  const cannon = async (options: autocannon.Options) => {
+  const measureCannon = async (options: { url: string; method?: 'POST'; headers?: Record<string, string>; body?: string }) => {
     process.stdout.write(`${options.method ?? 'GET'} ${options.url}: warm-up ${settings.warmupSeconds} s, measuring ${settings.durationSeconds} s ... `)
-    await autocannon({ ...options, connections: settings.connections, pipelining: 1, duration: settings.warmupSeconds })
-    const result = await autocannon({ ...options, connections: settings.connections, pipelining: 1, duration: settings.durationSeconds })
-    console.log(`${Math.round(result.requests.average)} req/s${result.non2xx || result.errors ? ` (${result.non2xx} non-2xx, ${result.errors} errors)` : ''}`)
+    await cannon(options, settings.warmupSeconds)
+    const result = await cannon(options, settings.durationSeconds)
+    console.log(`${Math.round(result.requests.average)} req/s${failures(result)}`)
     return {
       requestsPerSecond: result.requests.average,
       latencyP50Ms: result.latency.p50,
@@ -392,11 +325,11 @@ async function main() {
       errors: result.errors,
     }
   }
-  const ping = await cannon({ url: `${service.url}/api/v1/ping` })
-  const cached = await cannon({ url: `${service.url}/api/v1/${cachedEndpoint.path}`, method: 'POST', headers, body: cachedBody })
+  const ping = await measureCannon({ url: `${service.url}/api/v1/ping` })
+  const cached = await measureCannon({ url: `${service.url}/api/v1/${cachedEndpoint.path}`, method: 'POST', headers, body: cachedBody })
   const smallBody = body(cachedEndpoint, 'accumulated_count')
   await expectOk(await fetch(`${service.url}/api/v1/${cachedEndpoint.path}`, { method: 'POST', headers, body: smallBody }), 'prime cache')
-  const cachedSmall = await cannon({ url: `${service.url}/api/v1/${cachedEndpoint.path}`, method: 'POST', headers, body: smallBody })
+  const cachedSmall = await measureCannon({ url: `${service.url}/api/v1/${cachedEndpoint.path}`, method: 'POST', headers, body: smallBody })
   const cachedRatio = cached.requestsPerSecond / ping.requestsPerSecond
   const cachedSmallRatio = cachedSmall.requestsPerSecond / ping.requestsPerSecond
 
@@ -408,10 +341,9 @@ async function main() {
   const dailyPass = messagesDaily.endpointMs < MESSAGES_DAILY_TARGET_MS && messagesDailyAvg.endpointMs < MESSAGES_DAILY_TARGET_MS
   const cachedPass = cachedRatio >= CACHED_TARGET && cachedSmallRatio >= CACHED_TARGET
   const date = new Date().toISOString()
-  const cpus = os.cpus()
-  const machine = `${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, Node ${process.version}`
+  const machine = machineOf(bench.postgres)
   const md = [
-    `Metrics benchmark of ${date}: ${machine}; PostgreSQL ${postgres}.`,
+    `Metrics benchmark of ${date}: ${machine.line}; PostgreSQL ${bench.postgres}.`,
     `Seeded ${fmt(settings.rowsPerTable)} agents, workflows, executions and threads over 3 workspaces and 365 days, ` +
       `${fmt(settings.messages)} messages in ${fmt(settings.messageThreads)} threads, in ${seedSeconds.toFixed(1)} s. ` +
       `Measured: the primary workspace, ${dateFrom}..${dateTo} (${settings.days} days), daily buckets; median of ${settings.repeat} after one warm-up; ` +
@@ -442,42 +374,22 @@ async function main() {
   ].join('\n')
   console.log(`\n${md}`)
 
-  mkdirSync(resultsDir, { recursive: true })
-  const json = JSON.stringify(
-    {
-      date,
-      machine: { cpu: cpus[0]?.model.trim(), cores: cpus.length, node: process.version, postgres, loadAverage: os.loadavg() },
-      settings,
-      seed: { seconds: seedSeconds, steps: seedTimings },
-      range: { dateFrom, dateTo },
-      rows,
-      autocannon: { ping, cached, cachedRatio, cachedSmall, cachedSmallRatio },
-      targets: {
-        ratio: { threshold: RATIO_TARGET, worst: worst.ratio, pass: ratioPass },
-        messagesDaily: { thresholdMs: MESSAGES_DAILY_TARGET_MS, countMs: messagesDaily.endpointMs, averageMs: messagesDailyAvg.endpointMs, pass: dailyPass },
-        cached: { threshold: CACHED_TARGET, ratio: cachedRatio, smallRatio: cachedSmallRatio, pass: cachedPass },
-      },
-      explain: {
-        serviceSql: serviceSql.sql,
-        service: serviceExplain,
-        bare: bareExplain,
-        agentsSql: agentsSql.sql,
-        agents: agentsExplain,
-      },
+  const json = {
+    date,
+    machine: machine.json,
+    settings,
+    seed: { seconds: seedSeconds, steps: seedTimings },
+    range: { dateFrom, dateTo },
+    rows,
+    autocannon: { ping, cached, cachedRatio, cachedSmall, cachedSmallRatio },
+    targets: {
+      ratio: { threshold: RATIO_TARGET, worst: worst.ratio, pass: ratioPass },
+      messagesDaily: { thresholdMs: MESSAGES_DAILY_TARGET_MS, countMs: messagesDaily.endpointMs, averageMs: messagesDailyAvg.endpointMs, pass: dailyPass },
+      cached: { threshold: CACHED_TARGET, ratio: cachedRatio, smallRatio: cachedSmallRatio, pass: cachedPass },
     },
-    null,
-    2,
-  )
-  writeFileSync(path.join(resultsDir, 'metrics-latest.json'), json + '\n')
-  writeFileSync(path.join(resultsDir, 'metrics-latest.md'), md)
-  console.log(`results: ${path.relative(process.cwd(), path.join(resultsDir, 'metrics-latest.{json,md}'))}`)
+    explain: { serviceSql: serviceSql.sql, service: serviceExplain, bare: bareExplain, agentsSql: agentsSql.sql, agents: agentsExplain },
+  }
+  writeResults(['metrics-latest'], json, md)
 }
 
-try {
-  await main()
-} catch (error) {
-  console.error(error)
-  process.exitCode = 1
-} finally {
-  await cleanup()
-}
+await runBench('aw_bench_metrics', main)

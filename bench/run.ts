@@ -32,13 +32,25 @@
  *                       measured window is in the results JSON (see bench/profile-summary.ts)
  */
 import { randomBytes } from 'node:crypto'
-import { mkdirSync, writeFileSync } from 'node:fs'
-import os from 'node:os'
+import { mkdirSync } from 'node:fs'
 import path from 'node:path'
-import autocannon from 'autocannon'
-import pg from 'pg'
+import type pg from 'pg'
 import { cpuSeconds, cpuSince, cpuSnapshot, machineBusySeconds } from './cpu.ts'
-import { type Child, startChild, stopChild } from './processes.ts'
+import {
+  type Bench,
+  cannon,
+  cannonSettings as settings,
+  CHILD_ENV,
+  expectOk,
+  failures,
+  fmt,
+  machineOf,
+  runBench,
+  signUp,
+  startService,
+  writeResults,
+} from './harness.ts'
+import { type Child, startChild } from './processes.ts'
 import { seedAgents } from './seed-agents.ts'
 
 type Key = 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g'
@@ -83,70 +95,12 @@ interface Row {
 const TARGET_RATIO = 0.8
 /** Issue 3: the single agent read (f) at least 60% of (c). */
 const AGENT_TARGET_RATIO = 0.6
-const envNumber = (name: string, fallback: number) => {
-  const value = Number(process.env[name] ?? fallback)
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`)
-  return value
-}
-const settings = {
-  connections: envNumber('BENCH_CONNECTIONS', 50),
-  pipelining: 1,
-  durationSeconds: envNumber('BENCH_DURATION', 10),
-  warmupSeconds: envNumber('BENCH_WARMUP', 2),
-}
 const only = new Set((process.env.BENCH_ONLY ?? 'a,b,c,d,e,f,g').split(',').map((key) => key.trim()))
-const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const profileDir = process.env.BENCH_PROFILE ? path.resolve(process.env.BENCH_PROFILE) : undefined
-const resultsDir = path.resolve(import.meta.dirname, 'results')
-
-const children: Child[] = []
-let database: string | undefined
-/** Admin connection: creates and drops the database, lists its backends. */
-let admin: pg.Client | undefined
-let cleaning: Promise<void> | undefined
-
-/** Stops every child and drops the database; safe to call more than once. */
-function cleanup(): Promise<void> {
-  cleaning ??= (async () => {
-    await Promise.allSettled(children.map((child) => stopChild(child)))
-    if (database && admin) {
-      try {
-        await admin.query(`drop database if exists "${database}" with (force)`)
-      } catch (error) {
-        console.error(`could not drop database ${database}:`, error)
-      }
-    }
-    await admin?.end().catch(() => {})
-  })()
-  return cleaning
-}
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    console.error(`\n${signal}: cleaning up`)
-    void cleanup().then(() => process.exit(130))
-  })
-}
-
-async function expectOk(response: Response, what: string): Promise<Buffer> {
-  const body = Buffer.from(await response.arrayBuffer())
-  if (!response.ok) throw new Error(`${what}: HTTP ${response.status} ${body.toString('utf8').slice(0, 300)}`)
-  return body
-}
-
-async function run(target: Target, durationSeconds: number) {
-  return autocannon({
-    url: target.url,
-    headers: target.headers,
-    connections: settings.connections,
-    pipelining: settings.pipelining,
-    duration: durationSeconds,
-  })
-}
 
 /** PIDs of the PostgreSQL backends connected to the benchmark database (after the warm-up, the pool is full). */
-async function backendPids(): Promise<number[]> {
-  const result = await admin!.query<{ pid: number }>(
+async function backendPids(admin: pg.Client, database: string): Promise<number[]> {
+  const result = await admin.query<{ pid: number }>(
     "select pid from pg_stat_activity where datname = $1 and backend_type = 'client backend'",
     [database],
   )
@@ -157,18 +111,19 @@ const monotonicUs = () => Number(process.hrtime.bigint() / 1000n)
 const delta = (before: number | null, after: number | null) => (before === null || after === null ? null : after - before)
 const perRequest = (seconds: number | null, requests: number) => (seconds === null || requests === 0 ? null : (seconds * 1e6) / requests)
 
-async function measure(target: Target): Promise<Row> {
+async function measure(bench: Bench, target: Target): Promise<Row> {
   process.stdout.write(
     `(${target.key}) ${target.request}: warm-up ${settings.warmupSeconds} s, measuring ${settings.durationSeconds} s ... `,
   )
-  await run(target, settings.warmupSeconds)
-  const backends = await backendPids()
+  const options = { url: target.url, headers: target.headers }
+  await cannon(options, settings.warmupSeconds)
+  const backends = await backendPids(bench.admin, bench.database)
   const server0 = cpuSeconds(target.pid)
   const postgres0 = cpuSnapshot(backends)
   const machine0 = machineBusySeconds()
   const self0 = process.cpuUsage()
   const startUs = monotonicUs()
-  const result = await run(target, settings.durationSeconds)
+  const result = await cannon(options, settings.durationSeconds)
   const endUs = monotonicUs()
   const self = process.cpuUsage(self0)
   const server = delta(server0, cpuSeconds(target.pid))
@@ -196,13 +151,10 @@ async function measure(target: Target): Promise<Row> {
       machine === null ? null : Math.max(0, (machine - (server ?? 0) - (postgres ?? 0) - selfSeconds) / ((endUs - startUs) / 1e6)),
     window: { startUs, endUs },
   }
-  console.log(
-    `${Math.round(row.requestsPerSecond)} req/s${row.non2xx || row.errors ? ` (${row.non2xx} non-2xx, ${row.errors} errors)` : ''}`,
-  )
+  console.log(`${Math.round(row.requestsPerSecond)} req/s${failures(row)}`)
   return row
 }
 
-const fmt = (value: number, digits = 0) => value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
 const pct = (ratio: number | null) => (ratio === null ? 'n/a' : `${fmt(ratio * 100)}%`)
 const ms = (value: number) => (value < 1 ? '< 1' : fmt(value))
 const us = (value: number | null) => (value === null ? '—' : fmt(value))
@@ -231,70 +183,33 @@ function markdown(rows: Row[], meta: { date: string; machine: string; postgres: 
   return lines.join('\n')
 }
 
-async function main() {
-  admin = new pg.Client({ connectionString: adminUrl })
-  await admin.connect()
-  const postgres = String((await admin.query('show server_version')).rows[0].server_version)
-  database = `aw_bench_${randomBytes(4).toString('hex')}`
-  await admin.query(`create database "${database}"`)
-  const databaseUrl = new URL(adminUrl)
-  databaseUrl.pathname = `/${database}`
-  console.log(`database ${database} (PostgreSQL ${postgres})`)
-
-  const common = { NODE_ENV: 'production', LOG_LEVEL: 'warn' }
+async function main(bench: Bench) {
   if (profileDir) mkdirSync(profileDir, { recursive: true })
-  const service = await startChild(
-    'service',
-    'src/server.ts',
-    {
-      ...common,
-      DATABASE_URL: databaseUrl.href,
-      APP_KEY: `base64:${randomBytes(32).toString('base64')}`,
-      APP_URL: '',
-      REDIS_URL: '',
-      SIGN_IN_MAX_PER_ADDRESS: '1000000',
-      SIGN_IN_MAX_PER_EMAIL: '1000000',
-    },
-    { readyPath: '/ready', nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] },
-  )
-  children.push(service)
+  const service = await startService(bench, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])
 
   const ping = await fetch(`${service.url}/api/v1/ping`)
   const pingBody = await expectOk(ping, 'GET /api/v1/ping')
   const contentType = ping.headers.get('content-type') ?? 'application/json; charset=utf-8'
 
   const email = `bench-${randomBytes(4).toString('hex')}@example.com`
-  const signUp = await fetch(`${service.url}/api/v1/auth/sign-up`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Bench User', email, password: 'bench-password-1234' }),
-  })
-  const token = (JSON.parse((await expectOk(signUp, 'sign-up')).toString('utf8')) as { data: { access_token: string } }).data.access_token
-  const authorization = { authorization: `Bearer ${token}` }
-  const me = JSON.parse(
-    (await expectOk(await fetch(`${service.url}/api/v1/user`, { headers: authorization }), 'GET /api/v1/user')).toString('utf8'),
-  ) as { data: { id: number } }
-
-  const friendSignUp = await fetch(`${service.url}/api/v1/auth/sign-up`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Bench Friend', email: `friend-${email}`, password: 'bench-password-1234' }),
-  })
-  const friend = JSON.parse((await expectOk(friendSignUp, 'sign-up')).toString('utf8')) as { data: { user: { id: number } } }
-  const seeded = only.has('f') || only.has('g') ? await seedAgents(service.url, token, friend.data.user.id) : null
+  const me = await signUp(service.url, 'Bench User', email)
+  const authorization = { authorization: `Bearer ${me.token}` }
+  await expectOk(await fetch(`${service.url}/api/v1/user`, { headers: authorization }), 'GET /api/v1/user')
+  const friend = await signUp(service.url, 'Bench Friend', `friend-${email}`)
+  const seeded = only.has('f') || only.has('g') ? await seedAgents(service.url, me.token, friend.userId) : null
 
   const bare = await startChild('bare-http', 'bench/static-server.ts', {
-    ...common,
+    ...CHILD_ENV,
     BENCH_BODY_BASE64: pingBody.toString('base64'),
     BENCH_CONTENT_TYPE: contentType,
   })
-  children.push(bare)
+  bench.children.push(bare)
   const barePg = await startChild('bare-pg', 'bench/pg-server.ts', {
-    ...common,
-    DATABASE_URL: databaseUrl.href,
-    BENCH_USER_ID: String(me.data.id),
+    ...CHILD_ENV,
+    DATABASE_URL: bench.databaseUrl,
+    BENCH_USER_ID: String(me.userId),
   })
-  children.push(barePg)
+  bench.children.push(barePg)
   const bareBody = await expectOk(await fetch(bare.url), 'bare route')
   if (!bareBody.equals(pingBody)) throw new Error('the bare route does not answer the bytes of GET /api/v1/ping')
 
@@ -340,7 +255,7 @@ async function main() {
     )
   }
   const rows: Row[] = []
-  for (const target of targets) if (only.has(target.key)) rows.push(await measure(target))
+  for (const target of targets) if (only.has(target.key)) rows.push(await measure(bench, target))
 
   const baseline = rows.find((row) => row.key === 'c')
   for (const row of rows) row.vsPing = baseline ? row.requestsPerSecond / baseline.requestsPerSecond : null
@@ -358,38 +273,20 @@ async function main() {
       : `Target (f) >= 60% of (c): (f)/(c) = ${pct(agentRatio)} -> **${agentPass ? 'PASS' : 'FAIL'}**`
 
   const date = new Date().toISOString()
-  const cpus = os.cpus()
-  const machine = `${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, Node ${process.version}`
-  const md = markdown(rows, { date, machine, postgres: `PostgreSQL ${postgres}` }, `${verdict}\n\n${agentVerdict}`)
+  const machine = machineOf(bench.postgres)
+  const md = markdown(rows, { date, machine: machine.line, postgres: `PostgreSQL ${bench.postgres}` }, `${verdict}\n\n${agentVerdict}`)
   console.log(`\n${md}`)
 
-  mkdirSync(resultsDir, { recursive: true })
-  const stamp = date.replace(/[:.]/g, '-')
-  const json = JSON.stringify(
-    {
-      date,
-      machine: { cpu: cpus[0]?.model.trim(), cores: cpus.length, node: process.version, postgres, loadAverage: os.loadavg() },
-      settings,
-      rows,
-      target: { ratio, threshold: TARGET_RATIO, pass },
-      agentTarget: { ratio: agentRatio, threshold: AGENT_TARGET_RATIO, pass: agentPass },
-      profileDir: profileDir ?? null,
-    },
-    null,
-    2,
-  )
-  for (const name of [`bench-${stamp}`, 'latest']) {
-    writeFileSync(path.join(resultsDir, `${name}.json`), json + '\n')
-    writeFileSync(path.join(resultsDir, `${name}.md`), md)
+  const json = {
+    date,
+    machine: machine.json,
+    settings,
+    rows,
+    target: { ratio, threshold: TARGET_RATIO, pass },
+    agentTarget: { ratio: agentRatio, threshold: AGENT_TARGET_RATIO, pass: agentPass },
+    profileDir: profileDir ?? null,
   }
-  console.log(`results: ${path.relative(process.cwd(), path.join(resultsDir, `bench-${stamp}.{json,md}`))}`)
+  writeResults([`bench-${date.replace(/[:.]/g, '-')}`, 'latest'], json, md)
 }
 
-try {
-  await main()
-} catch (error) {
-  console.error(error)
-  process.exitCode = 1
-} finally {
-  await cleanup()
-}
+await runBench('aw_bench', main)

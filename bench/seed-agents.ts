@@ -61,7 +61,7 @@ export async function seedAgents(baseUrl: string, token: string, friendId: numbe
     )
   }
   const agents = 16
-  let first: Record<string, unknown> | undefined
+  const uuids: string[] = []
   for (let i = 0; i < agents; i += 1) {
     const agent = await post(baseUrl, token, '/api/v1/agents', {
       name: `Bench agent ${i + 1}`,
@@ -72,9 +72,9 @@ export async function seedAgents(baseUrl: string, token: string, friendId: numbe
       workflows: workflows.map((workflow) => ({ workflow_uuid: workflow.uuid })),
       metadata: { role: 'Assistant', conversation_starters: ['Hello'], memory: true },
     })
-    first ??= agent
+    uuids.push(String(agent.uuid))
   }
-  const agentUuid = String(first!.uuid)
+  const [agentUuid] = uuids
   await post(baseUrl, token, `/api/v1/agents/${agentUuid}/share`, { entity_type: 'user', entity_id: friendId, permission: 'read' })
   return { agentUuid, agents }
 }

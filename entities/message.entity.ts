@@ -1,8 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
-import { resourceKeys, softDelete, timestamps } from './columns.ts'
+import { recordOwnership, resourceKeys, softDelete, timestamps } from './columns.ts'
 import { Thread } from './thread.entity.ts'
-import { User } from './user.entity.ts'
-import { Workspace } from './workspace.entity.ts'
 
 /** Roles of a message's author. */
 export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'tool'] as const
@@ -22,15 +20,7 @@ export const Message = defineEntity({
       p.manyToOne(Thread)
         .fieldName('thread_id')
         .deleteRule('cascade'),
-    user: () =>
-      p.manyToOne(User)
-        .fieldName('user_id')
-        .nullable()
-        .deleteRule('set null'),
-    workspace: () =>
-      p.manyToOne(Workspace)
-        .fieldName('workspace_id')
-        .deleteRule('cascade'),
+    ...recordOwnership(),
     role: p.enum(MESSAGE_ROLES),
     content: p.text().default(''),
     parts: p.json<unknown[]>().default('[]'),

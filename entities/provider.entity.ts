@@ -1,7 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
-import { resourceKeys, softDelete, timestamps, VISIBILITIES } from './columns.ts'
-import { User } from './user.entity.ts'
-import { Workspace } from './workspace.entity.ts'
+import { optionalOwnership, resourceKeys, softDelete, timestamps, VISIBILITIES } from './columns.ts'
 
 /** What a provider serves: language models or tool calls (API.md section 5). */
 export const PROVIDER_TYPES = ['llm', 'tool'] as const
@@ -47,16 +45,7 @@ export const Provider = defineEntity({
     isBuiltin: p.boolean().fieldName('is_builtin').default(false),
     visibility: p.enum(VISIBILITIES).default('workspace'),
     metadata: p.json<Record<string, unknown>>().default('{}'),
-    user: () =>
-      p.manyToOne(User)
-        .nullable()
-        .fieldName('user_id')
-        .deleteRule('cascade'),
-    workspace: () =>
-      p.manyToOne(Workspace)
-        .nullable()
-        .fieldName('workspace_id')
-        .deleteRule('cascade'),
+    ...optionalOwnership(),
     ...timestamps(),
     ...softDelete(),
   },

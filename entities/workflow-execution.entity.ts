@@ -1,8 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
-import { resourceKeys, softDelete, timestamps } from './columns.ts'
-import { User } from './user.entity.ts'
+import { recordOwnership, resourceKeys, softDelete, timestamps } from './columns.ts'
 import { Workflow } from './workflow.entity.ts'
-import { Workspace } from './workspace.entity.ts'
 
 /** States of an execution. */
 export const EXECUTION_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceled'] as const
@@ -22,16 +20,8 @@ export const WorkflowExecution = defineEntity({
       p.manyToOne(Workflow)
         .fieldName('workflow_id')
         .deleteRule('cascade'),
-    /** The triggering user. */
-    user: () =>
-      p.manyToOne(User)
-        .fieldName('user_id')
-        .nullable()
-        .deleteRule('set null'),
-    workspace: () =>
-      p.manyToOne(Workspace)
-        .fieldName('workspace_id')
-        .deleteRule('cascade'),
+    /** `user`: the triggering user. */
+    ...recordOwnership(),
     status: p.enum(EXECUTION_STATUSES).default('queued'),
     mode: p.string().length(32).default('manual'),
     input: p.json<unknown>().nullable(),

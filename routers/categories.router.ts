@@ -1,20 +1,13 @@
 /** The category catalogue (issue 3, item 6): `GET /api/v1/categories`. */
-import { z } from 'zod'
 import * as categories from '../src/services/categories.service.ts'
-import { Category } from '../src/schemas/resource.schema.ts'
-import { paginated, pageQuery, sortParam, text } from '../src/schemas/wire.ts'
+import { Category, ListCategoriesInput } from '../src/schemas/resource.schema.ts'
+import { paginated } from '../src/schemas/wire.ts'
 import { authedProcedure, router } from '../src/trpc/init.ts'
 
 export const categoriesRouter = router({
   list: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/api/v1/categories', tags: ['Categories'], summary: 'The category catalogue', protect: true } })
-    .input(
-      z.strictObject({
-        ...pageQuery,
-        sort: sortParam(categories.CATEGORY_SORTS, 'position'),
-        search: text(255).optional(),
-      }),
-    )
+    .input(ListCategoriesInput)
     .output(paginated(Category))
     .query(({ ctx, input }) => categories.list(ctx, input)),
 })

@@ -1,10 +1,12 @@
 /**
  * The metrics endpoints (specification: "Metrics endpoints"; API.md section 6), each at its
- * specified `/v1/...` path and again under `/api/v1/...` (one path per procedure, so two
- * procedures share the schemas and the service call), plus the workspace summary.
- * Metrics are reads sent as POST: tRPC mutations that a read-only token may call.
+ * specified `/v1/...` path and again under `/api/v1/...` (one path per procedure, so each
+ * endpoint is two procedures built by {@link endpoint}), plus the workspace summary.
+ * Metrics are reads sent as POST: tRPC mutations that a read-only token may call, answered from
+ * the metrics cache when it holds the answer (src/trpc/cache.ts).
  */
 import type { z } from 'zod'
+import type { ResourceCtx } from '../src/access/resource-access.ts'
 import * as metrics from '../src/services/metrics.service.ts'
 import {
   AgentMetricsInput,
@@ -15,65 +17,59 @@ import {
   WorkflowMetricsInput,
   WorkspaceMetricsInput,
   WorkspaceMetricsResponse,
+  type TMetricsResponse,
 } from '../src/schemas/metrics.schema.ts'
-import { cachedOr, metricsCache } from '../src/trpc/cache.ts'
+import { metricsCache } from '../src/trpc/cache.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
-type Path = `/${string}`
+/** A metrics procedure at `path` before its resolver: a cached read a read-only token may call. */
+const metricProcedure = <Input extends z.ZodType>(path: `/${string}`, tag: string, input: Input) =>
+  workspaceProcedure
+    .meta({
+      openapi: { method: 'POST', path, tags: [tag, 'Metrics'], summary: `Count or average ${tag.toLowerCase()} (cached 5 minutes)`, protect: true },
+      readOnlyAllowed: true,
+      storesNothing: true,
+    })
+    .input(input)
+    .output(MetricsResponse)
+    .use(metricsCache)
 
-/** The start of a metrics procedure at `path`: a read a read-only token may call. */
-const at = (path: Path, tag: string) =>
-  workspaceProcedure.meta({
-    openapi: { method: 'POST', path, tags: [tag, 'Metrics'], summary: `Count or average ${tag.toLowerCase()} (cached 5 minutes)`, protect: true },
-    readOnlyAllowed: true,
-  })
+/** The parsed input of {@link metricProcedure} as its resolver receives it. */
+type ParsedInput<Input extends z.ZodType> = Parameters<Parameters<ReturnType<typeof metricProcedure<Input>>['mutation']>[0]>[0]['input']
 
-/** The cached answer the middleware found, else the computed one. */
-const answer = (cached: unknown, compute: () => Promise<z.infer<typeof MetricsResponse>>) =>
-  cachedOr(cached, (value) => MetricsResponse.parse(value), compute)
+/** The two procedures of one metrics endpoint, at `/v1/<segment>/metrics` and `/api/v1/<segment>/metrics`. */
+function endpoint<Input extends z.ZodType>(
+  segment: string,
+  tag: string,
+  input: Input,
+  compute: (ctx: ResourceCtx, input: ParsedInput<Input>) => Promise<TMetricsResponse>,
+) {
+  const at = (path: `/${string}`) => metricProcedure(path, tag, input).mutation(({ ctx, input }) => compute(ctx, input))
+  return [at(`/v1/${segment}/metrics`), at(`/api/v1/${segment}/metrics`)] as const
+}
 
-const agents = (path: Path) =>
-  at(path, 'Agents')
-    .input(AgentMetricsInput)
-    .output(MetricsResponse)
-    .use(metricsCache)
-    .mutation(({ ctx, input }) => answer(ctx.cachedAnswer, () => metrics.agents(ctx, input)))
-const workflows = (path: Path) =>
-  at(path, 'Workflows')
-    .input(WorkflowMetricsInput)
-    .output(MetricsResponse)
-    .use(metricsCache)
-    .mutation(({ ctx, input }) => answer(ctx.cachedAnswer, () => metrics.workflows(ctx, input)))
-const executions = (path: Path) =>
-  at(path, 'Workflow executions')
-    .input(ExecutionMetricsInput)
-    .output(MetricsResponse)
-    .use(metricsCache)
-    .mutation(({ ctx, input }) => answer(ctx.cachedAnswer, () => metrics.executions(ctx, input)))
-const threads = (path: Path) =>
-  at(path, 'Threads')
-    .input(ThreadMetricsInput)
-    .output(MetricsResponse)
-    .use(metricsCache)
-    .mutation(({ ctx, input }) => answer(ctx.cachedAnswer, () => metrics.threads(ctx, input)))
-const messages = (path: Path) =>
-  at(path, 'Messages')
-    .input(MessageMetricsInput)
-    .output(MetricsResponse)
-    .use(metricsCache)
-    .mutation(({ ctx, input }) => answer(ctx.cachedAnswer, () => metrics.messages(ctx, input)))
+const [agents, apiAgents] = endpoint('agents', 'Agents', AgentMetricsInput, metrics.agents)
+const [workflows, apiWorkflows] = endpoint('workflows', 'Workflows', WorkflowMetricsInput, metrics.workflows)
+const [workflowExecutions, apiWorkflowExecutions] = endpoint(
+  'workflow-executions',
+  'Workflow executions',
+  ExecutionMetricsInput,
+  metrics.executions,
+)
+const [threads, apiThreads] = endpoint('threads', 'Threads', ThreadMetricsInput, metrics.threads)
+const [messages, apiMessages] = endpoint('messages', 'Messages', MessageMetricsInput, metrics.messages)
 
 export const metricsRouter = router({
-  agents: agents('/v1/agents/metrics'),
-  apiAgents: agents('/api/v1/agents/metrics'),
-  workflows: workflows('/v1/workflows/metrics'),
-  apiWorkflows: workflows('/api/v1/workflows/metrics'),
-  workflowExecutions: executions('/v1/workflow-executions/metrics'),
-  apiWorkflowExecutions: executions('/api/v1/workflow-executions/metrics'),
-  threads: threads('/v1/threads/metrics'),
-  apiThreads: threads('/api/v1/threads/metrics'),
-  messages: messages('/v1/messages/metrics'),
-  apiMessages: messages('/api/v1/messages/metrics'),
+  agents,
+  apiAgents,
+  workflows,
+  apiWorkflows,
+  workflowExecutions,
+  apiWorkflowExecutions,
+  threads,
+  apiThreads,
+  messages,
+  apiMessages,
 
   workspace: workspaceProcedure
     .meta({

@@ -7,33 +7,21 @@ import * as prompts from '../src/services/prompts.service.ts'
 import {
   CreatePromptInput,
   DeletePromptInput,
-  Prompt,
-  PROMPT_RELATIONS,
-  PROMPT_SORTS,
+  ListPromptsInput,
+  PromptList,
+  PromptResponse,
   RetrievePromptInput,
   UpdatePromptInput,
 } from '../src/schemas/prompt.schema.ts'
-import { Visibility } from '../src/schemas/resource.schema.ts'
-import { envelope, paginated, pageQuery, sortParam, text, withParam } from '../src/schemas/wire.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
-const PromptResponse = envelope(Prompt)
 const tags = ['Prompts']
 
 export const promptsRouter = router({
   list: workspaceProcedure
     .meta({ openapi: { method: 'GET', path: '/api/v1/prompts', tags, summary: 'Prompts the caller may see in the workspace', protect: true } })
-    .input(
-      z.strictObject({
-        ...pageQuery,
-        sort: sortParam(PROMPT_SORTS, '-created_at'),
-        with: withParam(PROMPT_RELATIONS).optional(),
-        search: text(255).optional(),
-        visibility: Visibility.optional(),
-        workspace_uuid: z.uuid().optional(),
-      }),
-    )
-    .output(paginated(Prompt))
+    .input(ListPromptsInput)
+    .output(PromptList)
     .query(({ ctx, input }) => prompts.list(ctx, input)),
 
   create: workspaceProcedure

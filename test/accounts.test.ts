@@ -3,13 +3,11 @@
  * "accounts"): credentials of a provider in a workspace, the secret sealed at rest and never
  * answered or logged (only `secret_hint` / `has_secret`), tenancy and permissions of section 4.
  */
-import { Writable } from 'node:stream'
-import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { REDACTED } from '../src/app.ts'
 import { keyId } from '../src/services/secrets.ts'
-import { createTestApp, type HttpResult, type TestApp, type TestUser } from './helpers/app.ts'
-import { expectErrorBody, expectInvalid, ISO_Z, USER_KEYS, UUID } from './helpers/expect.ts'
+import { captureLogs, createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
+import { expectErrorBody, expectInvalid, hiddenCheck, ISO_Z, USER_KEYS, UUID, WORKSPACE_KEYS } from './helpers/expect.ts'
+import { agentUsing, teamCast } from './helpers/resources.ts'
 
 const ACCOUNT_KEYS = [
   'base_url',
@@ -26,26 +24,8 @@ const ACCOUNT_KEYS = [
   'visibility',
   'workspace',
 ]
-const NESTED_WORKSPACE_KEYS = [
-  'created_at',
-  'is_onboarded',
-  'is_owner',
-  'metadata',
-  'name',
-  'profile_photo_url',
-  'service_id',
-  'slug',
-  'updated_at',
-  'user',
-  'uuid',
-]
-
 /** A 404 that says nothing of the hidden account. */
-function expectHidden(res: HttpResult, hidden: { uuid: string; name: string }): void {
-  expectErrorBody(res, 404, 'NOT_FOUND', 'Account not found')
-  const text = JSON.stringify(res.body)
-  for (const value of [hidden.uuid, hidden.name]) expect(text).not.toContain(value)
-}
+const expectHidden = hiddenCheck('Account')
 
 describe('accounts', () => {
   let t: TestApp
@@ -55,19 +35,11 @@ describe('accounts', () => {
   let dave: TestUser
   let reader: string
   let team: { uuid: string }
+  let inTeam: () => Record<string, string>
   let openaiCompatible: { uuid: string; slug: string; name: string }
-  const inTeam = () => ({ 'x-workspace-uuid': team.uuid })
 
   beforeAll(async () => {
-    t = await createTestApp()
-    alice = await t.make.user({ name: 'Alice Owner' })
-    bob = await t.make.user({ name: 'Bob Other' })
-    carol = await t.make.user({ name: 'Carol Member' })
-    dave = await t.make.user({ name: 'Dave Admin' })
-    team = await t.make.workspace(alice, { name: 'Account Team' })
-    await t.make.member(team, alice, carol, 'member')
-    await t.make.member(team, alice, dave, 'admin')
-    reader = (await t.as(alice).accessTokens.create({ name: 'reader', abilities: ['read'] })).data.access_token
+    ;({ t, alice, bob, carol, dave, reader, team, inTeam } = await teamCast('Account Team'))
     openaiCompatible = (await t.as(alice).providers.list({ search: 'openai-compatible' })).data.find((p) => p.slug === 'openai-compatible')!
   })
   afterAll(async () => t?.close())
@@ -110,7 +82,7 @@ describe('accounts', () => {
       expect(Object.keys(account.provider).sort()).toEqual(['driver', 'name', 'slug', 'type', 'uuid'])
       expect(Object.keys(account.user).sort()).toEqual(USER_KEYS)
       expect(account.user).toMatchObject({ id: alice.id, primary_workspace: null })
-      expect(Object.keys(account.workspace).sort()).toEqual(NESTED_WORKSPACE_KEYS)
+      expect(Object.keys(account.workspace).sort()).toEqual(WORKSPACE_KEYS)
       expect(account.workspace).toMatchObject({ uuid: team.uuid, user: null })
       expect(account.created_at).toMatch(ISO_Z)
       const stored = await row(account.uuid)
@@ -199,6 +171,16 @@ describe('accounts', () => {
       )
       expect(await t.sql(`select 1 from accounts where name in ('Unknown field', 'No token', 'Read only')`)).toHaveLength(0)
     })
+
+    it('answers 404 for a workspace context the caller is not a member of, creating nothing', async () => {
+      const res = await t.http('POST', '/api/v1/accounts', {
+        token: bob.token,
+        headers: inTeam(),
+        body: { name: 'Into the team', provider_uuid: openaiCompatible.uuid },
+      })
+      expect(res.status).toBe(404)
+      expect(await t.sql('select 1 from accounts where name = ?', ['Into the team'])).toHaveLength(0)
+    })
   })
 
   describe('accounts.list (GET /api/v1/accounts)', () => {
@@ -270,6 +252,12 @@ describe('accounts', () => {
       expectHidden(await t.http('GET', `/api/v1/accounts/${privateOne.uuid}`, { token: carol.token, headers: inTeam() }), privateOne)
       expectErrorBody(await t.http('GET', `/api/v1/accounts/${privateOne.uuid}`), 401, 'UNAUTHORIZED')
     })
+
+    it('answers 400 naming account_uuid for a malformed uuid, and with for an unknown relation', async () => {
+      expectInvalid(await t.http('GET', '/api/v1/accounts/not-a-uuid', { token: alice.token }), 'account_uuid')
+      const account = await teamAccount({ name: 'Queried' })
+      expectInvalid(await t.http('GET', `/api/v1/accounts/${account.uuid}?with=secret`, { token: alice.token, headers: inTeam() }), 'with.0')
+    })
   })
 
   describe('accounts.update (PUT /api/v1/accounts/{account_uuid})', () => {
@@ -315,17 +303,8 @@ describe('accounts', () => {
       )
       expect((await row(account.uuid)).name).toBe('Movable')
 
-      const [agent] = await t.sql(
-        `insert into agents (uuid, name, user_id, workspace_id, created_at, updated_at)
-         values (gen_random_uuid(), 'Binder', ?, (select id from workspaces where uuid = ?), now(), now()) returning id`,
-        [alice.id, team.uuid],
-      )
       const tool = await t.as(alice, inTeam()).tools.create({ name: 'Bound tool', url: 'https://x.test' })
-      await t.sql(
-        `insert into agent_tools (agent_id, tool_id, account_id, position, created_at)
-         values (?, (select id from tools where uuid = ?), (select id from accounts where uuid = ?), 0, now())`,
-        [agent.id, tool.data.uuid, account.uuid],
-      )
+      const agentId = await agentUsing(t, { userId: alice.id, workspaceUuid: team.uuid, toolUuid: tool.data.uuid, accountUuid: account.uuid })
       const conflict = await t.http('PUT', `/api/v1/accounts/${account.uuid}`, {
         token: alice.token,
         headers: inTeam(),
@@ -338,7 +317,7 @@ describe('accounts', () => {
 
       // Deleting the account unbinds it from the agent's tool (what the foreign key does on a hard delete).
       await t.as(alice, inTeam()).accounts.delete({ account_uuid: account.uuid })
-      const [pivot] = await t.sql('select account_id from agent_tools where agent_id = ?', [agent.id])
+      const [pivot] = await t.sql('select account_id from agent_tools where agent_id = ?', [agentId])
       expect(pivot.account_id).toBeNull()
     })
 
@@ -373,6 +352,10 @@ describe('accounts', () => {
       expectErrorBody(await t.http('PUT', `/api/v1/accounts/${account.uuid}`, { token: reader, headers: inTeam(), body: { name: 'x' } }), 403, 'FORBIDDEN')
       expect(await row(account.uuid)).toEqual(before)
     })
+
+    it('answers 400 naming account_uuid for a malformed uuid', async () => {
+      expectInvalid(await t.http('PUT', '/api/v1/accounts/not-a-uuid', { token: alice.token, body: { name: 'x' } }), 'account_uuid')
+    })
   })
 
   describe('accounts.delete (DELETE /api/v1/accounts/{account_uuid})', () => {
@@ -394,21 +377,19 @@ describe('accounts', () => {
       expectErrorBody(await t.http('DELETE', `/api/v1/accounts/${account.uuid}`), 401, 'UNAUTHORIZED')
       expect((await row(account.uuid)).deleted_at).toBeNull()
     })
+
+    it('answers 400 naming account_uuid for a malformed uuid', async () => {
+      expectInvalid(await t.http('DELETE', '/api/v1/accounts/not-a-uuid', { token: alice.token }), 'account_uuid')
+    })
   })
 })
 
 describe('account secrets never leave the server (API.md section 5)', () => {
-  const lines: string[] = []
+  const { log, lines } = captureLogs()
   let t: TestApp
 
   beforeAll(async () => {
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk))
-        done()
-      },
-    })
-    t = await createTestApp({}, { log: pino({ level: 'trace', redact: { paths: REDACTED, censor: '[redacted]' } }, sink) })
+    t = await createTestApp({}, { log })
   })
   afterAll(async () => t?.close())
 

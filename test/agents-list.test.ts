@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type HttpResult, type TestApp } from './helpers/app.ts'
-import { AGENT_KEYS, AGENT_LIST_KEYS, bindables, countQueries, expectNamed, member, type Member } from './helpers/agents.ts'
+import { AGENT_KEYS, AGENT_LIST_KEYS, bindables, countQueries, expectNamed, makeAgent, member, type Member } from './helpers/agents.ts'
 import { expectStatus } from './helpers/expect.ts'
 
 describe('agents lists', () => {
@@ -15,14 +15,7 @@ describe('agents lists', () => {
   let bob: Member
   let categories: { uuid: string }[]
   const http = (...args: Parameters<TestApp['http']>) => t.http(...args)
-  let counter = 0
-  /** An agent of `user` made through the REST endpoint. */
-  const agent = async (user: { token: string }, input: Record<string, unknown> = {}) => {
-    counter += 1
-    const res = await http('POST', '/api/v1/agents', { token: user.token, body: { name: `Agent ${counter}`, ...input } })
-    expect(res.status, JSON.stringify(res.body)).toBe(201)
-    return res.body.data
-  }
+  const agent = (user: { token: string }, input: Record<string, unknown> = {}) => makeAgent(t, user, input)
 
   beforeAll(async () => {
     t = await createTestApp()

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { expectNamed, member, readOnlyToken, type Member } from './helpers/agents.ts'
-import { ACME_KEY, expectStatus, USER_KEYS } from './helpers/expect.ts'
+import { ACME_KEY, expectStatus, USER_KEYS, WORKSPACE_KEYS } from './helpers/expect.ts'
 
 describe('agents.share (POST /api/v1/agents/{agent_uuid}/share)', () => {
   let t: TestApp
@@ -127,6 +127,7 @@ describe('agents.share (POST /api/v1/agents/{agent_uuid}/share)', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200)
     const [s] = res.body.data.shares
     expect(s).toMatchObject({ entity_type: 'workspace', permission: 'write', entity: { uuid: team.uuid, name: 'Shared team', user: null } })
+    expect(Object.keys(s.entity).sort()).toEqual(WORKSPACE_KEYS)
     const inTeam = { 'X-Workspace-UUID': team.uuid }
     expect((await t.http('GET', agentPath(a.uuid), { token: zoe.token, headers: inTeam })).status).toBe(200)
     const list = await t.http('GET', '/api/v1/agents', { token: zoe.token, headers: inTeam })
@@ -165,6 +166,7 @@ describe('agents.share (POST /api/v1/agents/{agent_uuid}/share)', () => {
       [{ entity_type: 'user', entity_id: bob.id, permission: 'read', note: 'hi' }, 'note'],
     ]
     for (const [body, field] of others) expectNamed(await share(alice, a.uuid, body), field)
+    expectNamed(await share(alice, 'not-a-uuid', toUser(bob, 'read')), 'agent_uuid')
     expect(await t.sql(`select id from shares where resource_type = 'agents' and resource_id = (select id from agents where uuid = ?)`, [a.uuid])).toEqual([])
   })
 

@@ -5,29 +5,24 @@
  * agents-list.test.ts; updates: agents-update.test.ts; shares: agents-share.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type HttpResult, type TestApp } from './helpers/app.ts'
+import { createTestApp, type TestApp } from './helpers/app.ts'
 import {
   AGENT_KEYS,
   AGENT_TOOL_KEYS,
   AGENT_WORKFLOW_KEYS,
   bindables,
   expectNamed,
+  makeAgent,
   member,
   readOnlyToken,
   type Bindables,
   type Member,
 } from './helpers/agents.ts'
-import { expectStatus, ISO_Z, issuePaths, trpcError, USER_KEYS, UUID } from './helpers/expect.ts'
+import { expectStatus, hiddenCheck, ISO_Z, issuePaths, trpcError, USER_KEYS, UUID, WORKSPACE_KEYS } from './helpers/expect.ts'
 import { agentId, insertAccount, insertProvider, insertThread, insertTool, insertWorkflow, builtinProviderId } from './helpers/rows.ts'
 
 /** A 404 that says nothing of the hidden agent. */
-function expectHidden(res: HttpResult, hidden: { uuid: string; name: string }): void {
-  expect(res.status, JSON.stringify(res.body)).toBe(404)
-  expect(res.body.code).toBe('NOT_FOUND')
-  const text = JSON.stringify(res.body)
-  expect(text).not.toContain(hidden.uuid)
-  expect(text).not.toContain(hidden.name)
-}
+const expectHidden = hiddenCheck('Agent')
 
 describe('agents', () => {
   let t: TestApp
@@ -43,14 +38,7 @@ describe('agents', () => {
   let categories: { uuid: string; slug: string }[]
   const http = (...args: Parameters<TestApp['http']>) => t.http(...args)
   const create = (user: { token: string }, body: Record<string, unknown>) => http('POST', '/api/v1/agents', { token: user.token, body })
-  let counter = 0
-  /** An agent of `user` made through the procedure. */
-  const agent = async (user: { token: string }, input: Record<string, unknown> = {}) => {
-    counter += 1
-    const res = await create(user, { name: `Agent ${counter}`, ...input })
-    expect(res.status, JSON.stringify(res.body)).toBe(201)
-    return res.body.data
-  }
+  const agent = (user: { token: string }, input: Record<string, unknown> = {}) => makeAgent(t, user, input)
 
   beforeAll(async () => {
     t = await createTestApp()
@@ -130,6 +118,7 @@ describe('agents', () => {
       expect(a.updated_at).toMatch(ISO_Z)
       expect(Object.keys(a.user).sort()).toEqual(USER_KEYS)
       expect(a.user).toMatchObject({ id: alice.id, name: 'Alice Liddell', primary_workspace: null })
+      expect(Object.keys(a.workspace).sort()).toEqual(WORKSPACE_KEYS)
       expect(a.workspace).toMatchObject({ uuid: alice.workspaceUuid, is_owner: true, user: null })
       // Tools in the order sent, with the bound account as `pivot_account`.
       expect(a.tools.map((tool: { uuid: string }) => tool.uuid)).toEqual([own.tool.uuid, own.plainTool.uuid])
@@ -186,6 +175,7 @@ describe('agents', () => {
       expect(res.status).toBe(201)
       expect(res.body.data.workspace.uuid).toBe(team.uuid)
       expectStatus(await create(bob, { name: 'Intruder', workspace_uuid: team.uuid }), 404, 'NOT_FOUND')
+      expect(await t.sql(`select id from agents where name = 'Intruder'`)).toEqual([])
     })
 
     it('refuses each invalid field with a 400 naming it', async () => {
@@ -447,6 +437,15 @@ describe('agents', () => {
       expect(row.deleted_at).toBeNull()
       expect((await http('DELETE', `/api/v1/agents/${a.uuid}`, { token: dave.token, headers: inTeam })).status).toBe(204)
     })
+
+    it('refuses a malformed uuid and unknown parameters with a 400 naming them, and deletes nothing', async () => {
+      const a = await agent(alice)
+      expectNamed(await http('DELETE', '/api/v1/agents/not-a-uuid', { token: alice.token }), 'agent_uuid')
+      expectNamed(await http('DELETE', `/api/v1/agents/${a.uuid}?force=1`, { token: alice.token }), 'force')
+      expectNamed(await http('DELETE', `/api/v1/agents/${a.uuid}?workspace_uuid=nope`, { token: alice.token }), 'workspace_uuid')
+      const [row] = await t.sql('select deleted_at from agents where uuid = ?', [a.uuid])
+      expect(row.deleted_at).toBeNull()
+    })
   })
 
   describe('agents.favorite / unfavorite (POST/DELETE /api/v1/agents/{agent_uuid}/favorite)', () => {
@@ -467,6 +466,34 @@ describe('agents', () => {
       expectHidden(await http('POST', `/api/v1/agents/${a.uuid}/favorite`, { token: bob.token }), a)
       expectStatus(await http('POST', `/api/v1/agents/${a.uuid}/favorite`), 401, 'UNAUTHORIZED')
       expectStatus(await http('POST', `/api/v1/agents/${a.uuid}/favorite`, { token: (await readOnlyToken(t, alice)).token }), 403, 'FORBIDDEN')
+      expect(await t.sql(`select id from favorites where resource_type = 'agents' and resource_id = ?`, [await agentId(t, a.uuid)])).toEqual([])
+    })
+
+    it("unfavorite answers 404 for an agent the caller cannot see, 401 without a token, 403 to a read-only token, and keeps the favourite", async () => {
+      const a = await agent(alice, { name: 'Hidden favourite' })
+      const path = `/api/v1/agents/${a.uuid}/favorite`
+      expect((await http('POST', path, { token: alice.token })).status).toBe(204)
+      // Bob favourites it while it is public, then loses sight of it.
+      await http('PUT', `/api/v1/agents/${a.uuid}`, { token: alice.token, body: { visibility: 'public' } })
+      expect((await http('POST', path, { token: bob.token })).status).toBe(204)
+      await http('PUT', `/api/v1/agents/${a.uuid}`, { token: alice.token, body: { visibility: 'private' } })
+      expectHidden(await http('DELETE', path, { token: bob.token }), a)
+      expectStatus(await http('DELETE', path), 401, 'UNAUTHORIZED')
+      expectStatus(await http('DELETE', path, { token: (await readOnlyToken(t, alice)).token }), 403, 'FORBIDDEN')
+      const rows = await t.sql(`select user_id from favorites where resource_type = 'agents' and resource_id = ? order by user_id`, [
+        await agentId(t, a.uuid),
+      ])
+      expect(rows).toEqual([{ user_id: alice.id }, { user_id: bob.id }])
+    })
+
+    it('refuses a malformed uuid and unknown parameters with a 400 naming them, on both verbs', async () => {
+      const a = await agent(alice)
+      for (const method of ['POST', 'DELETE']) {
+        expectNamed(await http(method, '/api/v1/agents/not-a-uuid/favorite', { token: alice.token }), 'agent_uuid')
+      }
+      // A DELETE's parameters come in the query, a POST's in the body.
+      expectNamed(await http('DELETE', `/api/v1/agents/${a.uuid}/favorite?pin=1`, { token: alice.token }), 'pin')
+      expectNamed(await http('POST', `/api/v1/agents/${a.uuid}/favorite`, { token: alice.token, body: { note: 'x' } }), 'note')
       expect(await t.sql(`select id from favorites where resource_type = 'agents' and resource_id = ?`, [await agentId(t, a.uuid)])).toEqual([])
     })
   })

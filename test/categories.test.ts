@@ -67,7 +67,9 @@ describe('categories', () => {
     })
 
     it('answers 400 for an unknown parameter, 401 without a token, and works with a read-only token', async () => {
-      expect((await list('colour=red')).status).toBe(400)
+      const unknown = await list('colour=red')
+      expect(unknown.status).toBe(400)
+      expect(unknown.body.issues).toEqual([expect.objectContaining({ code: 'unrecognized_keys', keys: ['colour'] })])
       expectErrorBody(await t.http('GET', '/api/v1/categories'), 401, 'UNAUTHORIZED')
       expect((await list('', (await readOnlyToken(t, alice)).token)).status).toBe(200)
     })

@@ -1,20 +1,11 @@
-import { Writable } from 'node:stream'
-import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { REDACTED } from '../src/app.ts'
-import { createTestApp, type TestApp } from './helpers/app.ts'
+import { captureLogs, createTestApp, type TestApp } from './helpers/app.ts'
 
 describe('structured logs', () => {
-  const lines: string[] = []
+  const { log, lines } = captureLogs()
   let t: TestApp
   beforeAll(async () => {
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk))
-        done()
-      },
-    })
-    t = await createTestApp({}, { log: pino({ level: 'trace', redact: { paths: REDACTED, censor: '[redacted]' } }, sink) })
+    t = await createTestApp({}, { log })
   })
   afterAll(async () => t?.close())
 

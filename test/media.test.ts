@@ -98,8 +98,12 @@ describe('media', () => {
       const res = await upload(t, { token: alice.token, files: [{ bytes: PNG, filename: 'a.png' }], headers: { 'x-workspace-uuid': team.uuid } })
       const [row] = await t.sql('select workspace_id::float8 as id from media where uuid = ?', [res.body.data.uuid])
       expect(Number(row.id)).toBe(await workspaceId(t, team.uuid))
+      const [files, rows] = [storedFiles().length, await mediaRows()]
       const outsider = await upload(t, { token: bob.token, files: [{ bytes: PNG, filename: 'a.png' }], headers: { 'x-workspace-uuid': team.uuid } })
       expectErrorBody(outsider, 404, 'NOT_FOUND')
+      // Another tenant's workspace: nothing stored, nothing recorded.
+      expect(storedFiles()).toHaveLength(files)
+      expect(await mediaRows()).toBe(rows)
       expectIssues(await upload(t, { token: alice.token, files: [{ bytes: PNG, filename: 'a.png' }], headers: { 'x-workspace-uuid': 'nope' } }), [
         ['X-Workspace-UUID'],
       ])

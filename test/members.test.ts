@@ -475,4 +475,19 @@ describe('workspace members', () => {
       expect((await t.http('POST', members(bound), { token, body: { user_id: nina.id } })).status).toBe(201)
     })
   })
+
+  describe('with a read-only application token', () => {
+    it('lists members, but answers 403 to add, change and remove, and changes nothing', async () => {
+      const ws = await team()
+      const created = await t.http('POST', '/api/v1/access-tokens', { token: alice.token, body: { name: 'reader', abilities: ['read'] } })
+      expect(created.status).toBe(201)
+      const token: string = created.body.data.access_token
+      const before = await rolesOf(ws)
+      expect((await t.http('GET', members(ws), { token })).status).toBe(200)
+      expectStatus(await t.http('POST', members(ws), { token, body: { user_id: nina.id } }), 403, 'FORBIDDEN')
+      expectStatus(await t.http('PUT', member(ws, mia), { token, body: { role: 'admin' } }), 403, 'FORBIDDEN')
+      expectStatus(await t.http('DELETE', member(ws, mia), { token }), 403, 'FORBIDDEN')
+      expect(await rolesOf(ws)).toEqual(before)
+    })
+  })
 })

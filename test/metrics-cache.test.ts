@@ -2,8 +2,9 @@
  * The metrics cache (specification: "Limits"; API.md section 6), authentication and the paths
  * of the metrics endpoints: same `cached_at` within the window, `Cache-Control: no-cache`
  * recomputes, every parameter is part of the key, invalid requests create no entry, concurrent
- * identical misses compute once; read-only tokens may call them; 401 without a token; every
- * endpoint answers at `/v1/...` and `/api/v1/...`.
+ * identical misses compute once; read-only tokens may call them; 401 without a token; another
+ * tenant's workspace in X-Workspace-UUID is a 404 revealing nothing; every endpoint answers at
+ * `/v1/...` and `/api/v1/...`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp } from './helpers/app.ts'
@@ -15,6 +16,7 @@ const RESOURCES = ['agents', 'workflows', 'workflow-executions', 'threads', 'mes
 describe('metrics cache, authentication and paths', () => {
   let t: TestApp
   let erin: Member
+  let bob: Member
   let sets: string[]
 
   const metric = (body: Record<string, unknown>, headers: Record<string, string> = {}, path = '/v1/agents/metrics', token = erin.token) =>
@@ -23,6 +25,7 @@ describe('metrics cache, authentication and paths', () => {
   beforeAll(async () => {
     t = await createTestApp()
     erin = await member(t, await t.make.user({ name: 'Erin' }))
+    bob = await member(t, await t.make.user({ name: 'Bob' }))
     const res = await t.http('POST', '/api/v1/agents', { token: erin.token, body: { name: 'Cached' } })
     await setCreated(t, 'agents', res.body.data.uuid, '2026-01-05T10:00:00Z')
     sets = []
@@ -111,6 +114,26 @@ describe('metrics cache, authentication and paths', () => {
       }
     })
   }
+
+  for (const resource of RESOURCES) {
+    it(`${resource}: another tenant's workspace in X-Workspace-UUID is a 404 revealing nothing, and is not cached`, async () => {
+      const before = sets.length
+      for (const path of [`/v1/${resource}/metrics`, `/api/v1/${resource}/metrics`]) {
+        const res = await metric({ calculation: 'accumulated_count' }, { 'X-Workspace-UUID': erin.workspaceUuid }, path, bob.token)
+        expect(res.status).toBe(404)
+        expect(JSON.stringify(res.body)).not.toContain('Erin')
+        expect(JSON.stringify(res.body)).not.toContain('Cached')
+      }
+      expect(sets.length).toBe(before)
+    })
+  }
+
+  it("another tenant's agents are never counted, whichever path and cache entry", async () => {
+    for (const path of ['/v1/agents/metrics', '/api/v1/agents/metrics']) {
+      const answer = ok(await metric({ calculation: 'accumulated_count', search: 'Cached' }, { 'Cache-Control': 'no-cache' }, path, bob.token))
+      expect(answer.total).toBe(0)
+    }
+  })
 
   it('POST /api/v1/agents/metrics reaches the metrics procedure, not an agent route', async () => {
     const res = await metric({ calculation: 'accumulated_count' }, {}, '/api/v1/agents/metrics')

@@ -7,8 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp } from './helpers/app.ts'
-import { expectNamed, member, type Member } from './helpers/agents.ts'
-import { idOf, insertMessage, insertThread, ok, type Row } from './helpers/metrics.ts'
+import { expectNamed, type Member } from './helpers/agents.ts'
+import { createIn, idOf, insertMessage, insertThread, metricsCast, ok, type Row } from './helpers/metrics.ts'
 
 describe('threads and messages metrics', () => {
   let t: TestApp
@@ -28,22 +28,11 @@ describe('threads and messages metrics', () => {
   const count = async (resource: string, filters: Record<string, unknown>, user: Member = erin) =>
     ok(await metric(resource, { calculation: 'accumulated_count', ...filters }, user)).total
 
-  const agent = async (user: Member, workspaceUuid: string) => {
-    const res = await t.http('POST', '/api/v1/agents', {
-      token: user.token,
-      body: { name: 'Helper', visibility: 'workspace' },
-      headers: { 'X-Workspace-UUID': workspaceUuid },
-    })
-    expect(res.status).toBe(201)
-    return res.body.data.uuid as string
-  }
+  const agent = (user: Member, workspaceUuid: string) => createIn(t, 'agents', user, workspaceUuid, { name: 'Helper', visibility: 'workspace' })
 
   beforeAll(async () => {
     t = await createTestApp()
-    erin = await member(t, await t.make.user({ name: 'Erin' }))
-    frank = await member(t, await t.make.user({ name: 'Frank' }))
-    bob = await member(t, await t.make.user({ name: 'Bob' }))
-    await t.make.member(erin.workspaceUuid, erin, frank, 'member')
+    ;({ erin, frank, bob } = await metricsCast(t))
     const agentE = await idOf(t, 'agents', await agent(erin, erin.workspaceUuid))
     agentF = await agent(frank, erin.workspaceUuid)
     const agentFId = await idOf(t, 'agents', agentF)

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp } from './helpers/app.ts'
-import { expectNamed, member, type Member } from './helpers/agents.ts'
-import { idOf, insertExecution, insertMessage, insertThread, ok } from './helpers/metrics.ts'
+import { expectNamed, readOnlyToken, type Member } from './helpers/agents.ts'
+import { createIn, idOf, insertExecution, insertMessage, insertThread, metricsCast, ok } from './helpers/metrics.ts'
 
 describe('workflow executions and workspace metrics', () => {
   let t: TestApp
@@ -24,22 +24,12 @@ describe('workflow executions and workspace metrics', () => {
     })
   const count = async (filters: Record<string, unknown>, user: Member = erin) => ok(await metric({ calculation: 'accumulated_count', ...filters }, user)).total
 
-  const workflow = async (user: Member, workspaceUuid: string, visibility: string) => {
-    const res = await t.http('POST', '/api/v1/workflows', {
-      token: user.token,
-      body: { name: 'Flow', visibility },
-      headers: { 'X-Workspace-UUID': workspaceUuid },
-    })
-    expect(res.status).toBe(201)
-    return res.body.data.uuid as string
-  }
+  const workflow = (user: Member, workspaceUuid: string, visibility: string) =>
+    createIn(t, 'workflows', user, workspaceUuid, { name: 'Flow', visibility })
 
   beforeAll(async () => {
     t = await createTestApp()
-    erin = await member(t, await t.make.user({ name: 'Erin' }))
-    frank = await member(t, await t.make.user({ name: 'Frank' }))
-    bob = await member(t, await t.make.user({ name: 'Bob' }))
-    await t.make.member(erin.workspaceUuid, erin, frank, 'member')
+    ;({ erin, frank, bob } = await metricsCast(t))
     wf.shared = await workflow(erin, erin.workspaceUuid, 'workspace')
     wf.private = await workflow(erin, erin.workspaceUuid, 'private')
     wf.bob = await workflow(bob, bob.workspaceUuid, 'workspace')
@@ -160,6 +150,13 @@ describe('workflow executions and workspace metrics', () => {
       expect(JSON.stringify(res.body)).not.toContain('Erin')
       expect((await t.http('GET', `/api/v1/workspaces/${erin.workspaceUuid}/metrics`)).status).toBe(401)
       expectNamed(await t.http('GET', '/api/v1/workspaces/not-a-uuid/metrics', { token: erin.token }), 'workspace_uuid')
+    })
+
+    it('a read-only token may read it', async () => {
+      const readOnly = await readOnlyToken(t, erin)
+      const res = await t.http('GET', `/api/v1/workspaces/${erin.workspaceUuid}/metrics`, { token: readOnly.token })
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+      expect(res.body.data.members).toBe(2)
     })
   })
 })

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp } from './helpers/app.ts'
-import { expectNamed, member, type Member } from './helpers/agents.ts'
-import { ok, setCreated } from './helpers/metrics.ts'
+import { expectNamed, type Member } from './helpers/agents.ts'
+import { createIn, metricsCast, ok, setCreated } from './helpers/metrics.ts'
 
 describe('agents and workflows metrics', () => {
   let t: TestApp
@@ -34,13 +34,7 @@ describe('agents and workflows metrics', () => {
     count: number,
     input: Record<string, unknown> = {},
   ) => {
-    const res = await t.http('POST', `/api/v1/${table}`, {
-      token: user.token,
-      body: { name: label, ...input },
-      headers: { 'X-Workspace-UUID': workspaceUuid },
-    })
-    expect(res.status, JSON.stringify(res.body)).toBe(201)
-    const uuid: string = res.body.data.uuid
+    const uuid = await createIn(t, table, user, workspaceUuid, { name: label, ...input })
     await setCreated(t, table, uuid, at)
     await t.sql(`update ${table} set ${table === 'agents' ? 'usage_count' : 'trigger_count'} = ? where uuid = ?`, [count, uuid])
     made[`${table}:${label}`] = uuid
@@ -49,10 +43,7 @@ describe('agents and workflows metrics', () => {
 
   beforeAll(async () => {
     t = await createTestApp()
-    erin = await member(t, await t.make.user({ name: 'Erin' }))
-    frank = await member(t, await t.make.user({ name: 'Frank' }))
-    bob = await member(t, await t.make.user({ name: 'Bob other tenant' }))
-    await t.make.member(erin.workspaceUuid, erin, frank, 'member')
+    ;({ erin, frank, bob } = await metricsCast(t))
     cat1 = (await t.http('GET', '/api/v1/categories', { token: erin.token })).body.data[1].uuid
     for (const table of ['agents', 'workflows'] as const) {
       const ws = erin.workspaceUuid

@@ -6,8 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
+import { readOnlyToken } from './helpers/agents.ts'
 import { expectInvalid, ISO_Z, issuePaths, trpcError } from './helpers/expect.ts'
-import { appToken, expectHidden, insertMedia, makePrompt, PROMPT_KEYS, sharePrompt, storedPrompt, TWO_INPUTS } from './helpers/prompts.ts'
+import { expectHidden, insertMedia, makePrompt, PROMPT_KEYS, sharePrompt, storedPrompt, TWO_INPUTS } from './helpers/prompts.ts'
 
 describe('prompts.update (PUT /api/v1/prompts/{prompt_uuid})', () => {
   let t: TestApp
@@ -142,6 +143,15 @@ describe('prompts.update (PUT /api/v1/prompts/{prompt_uuid})', () => {
       expect(res.body.data.metadata).toEqual({ input: TWO_INPUTS, locale: 'fr', tag: 'news' })
     })
 
+    it('keeps every key of concurrent updates of different metadata keys (the row is locked)', async () => {
+      const prompt = await fullPrompt()
+      const keys = Array.from({ length: 8 }, (_, i) => `k${i}`)
+      const answers = await Promise.all(keys.map((key) => put(prompt.uuid, alice, { metadata: { [key]: key } })))
+      expect(answers.map((res) => res.status)).toEqual(keys.map(() => 200))
+      const stored = (await put(prompt.uuid, alice, {})).body.data.metadata
+      expect(stored).toEqual({ input: TWO_INPUTS, audience: 'developers', locale: 'en', ...Object.fromEntries(keys.map((key) => [key, key])) })
+    })
+
     it('replaces the whole input list when metadata.input is sent; null or [] empties it', async () => {
       const prompt = await fullPrompt()
       const one = [{ key: 'only', label: 'Only', type: 'date', required: true }]
@@ -232,7 +242,7 @@ describe('prompts.update (PUT /api/v1/prompts/{prompt_uuid})', () => {
     it('answers 403 for a read-only token, changing nothing', async () => {
       const prompt = await fullPrompt()
       const before = await storedPrompt(t, prompt.uuid)
-      const token = await appToken(t, alice, { abilities: ['read'] })
+      const token = (await readOnlyToken(t, alice)).token
       const res = await put(prompt.uuid, { token }, { name: 'Read only' })
       expect(res.status).toBe(403)
       expect(res.body.code).toBe('FORBIDDEN')

@@ -4,15 +4,14 @@
  * API.md section 5, the tenancy, visibility and share rules of API.md section 4. The `PUT`
  * update has its own file (test/prompts-update.test.ts).
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type HttpResult, type TestApp, type TestUser } from './helpers/app.ts'
-import { ACME_KEY, dottedIssuePaths, expectInvalid, ISO_Z, issuePaths, trpcError, USER_KEYS, UUID } from './helpers/expect.ts'
+import { countQueries, readOnlyToken } from './helpers/agents.ts'
+import { ACME_KEY, dottedIssuePaths, expectInvalid, ISO_Z, issuePaths, trpcError, USER_KEYS, UUID, WORKSPACE_KEYS } from './helpers/expect.ts'
 import {
-  appToken,
   expectHidden,
   insertMedia,
   makePrompt,
-  NESTED_WORKSPACE_KEYS,
   PROMPT_KEYS,
   sharePrompt,
   storedPrompt,
@@ -75,7 +74,7 @@ describe('prompts', () => {
       expect(prompt.updated_at).toMatch(ISO_Z)
       expect(Object.keys(prompt.user).sort()).toEqual(USER_KEYS)
       expect(prompt.user).toMatchObject({ id: alice.id, name: 'Alice Liddell', email: alice.email, primary_workspace: null })
-      expect(Object.keys(prompt.workspace).sort()).toEqual(NESTED_WORKSPACE_KEYS)
+      expect(Object.keys(prompt.workspace).sort()).toEqual(WORKSPACE_KEYS)
       expect(prompt.workspace).toMatchObject({ uuid: alice.workspaceUuid, is_owner: true, user: null })
 
       const again = await http('GET', `/api/v1/prompts/${prompt.uuid}`, { token: alice.token })
@@ -202,7 +201,7 @@ describe('prompts', () => {
 
     it('answers 401 without a token and 403 for a read-only token, creating nothing', async () => {
       expect((await http('POST', '/api/v1/prompts', { body: { name: 'Nope', content: 'c' } })).status).toBe(401)
-      const token = await appToken(t, alice, { abilities: ['read'] })
+      const token = (await readOnlyToken(t, alice)).token
       const res = await http('POST', '/api/v1/prompts', { token, body: { name: 'Nope', content: 'c' } })
       expect(res.status).toBe(403)
       expect(res.body.code).toBe('FORBIDDEN')
@@ -372,16 +371,13 @@ describe('prompts', () => {
 
     it('answers in a constant number of SQL queries whatever the page size', async () => {
       for (let i = 0; i < 20; i += 1) await makePrompt(t, erin, { name: `Bulk ${i}` }, erinWs)
-      const connection = t.runtime.orm.em.getConnection()
       const count = async (query: string) => {
-        const spy = vi.spyOn(connection, 'execute')
-        try {
-          const res = await list(query)
-          expect(res.status).toBe(200)
-          return spy.mock.calls.length
-        } finally {
-          spy.mockRestore()
-        }
+        let status = 0
+        const sent = await countQueries(t, async () => {
+          status = (await list(query)).status
+        })
+        expect(status).toBe(200)
+        return sent.length
       }
       const small = await count('?per_page=1&with=user,workspace')
       const large = await count('?per_page=24&with=user,workspace')
@@ -452,9 +448,13 @@ describe('prompts', () => {
       expect(await storedPrompt(t, prompt.uuid)).toEqual(before)
     })
 
+    it('answers 400 naming prompt_uuid for a malformed uuid', async () => {
+      expectInvalid(await del('not-a-uuid', alice), 'prompt_uuid')
+    })
+
     it('answers 403 for a read-only token and 401 without a token, deleting nothing', async () => {
       const prompt = await makePrompt(t, alice)
-      const token = await appToken(t, alice, { abilities: ['read'] })
+      const token = (await readOnlyToken(t, alice)).token
       expect((await del(prompt.uuid, { token })).status).toBe(403)
       expect((await http('DELETE', `/api/v1/prompts/${prompt.uuid}`)).status).toBe(401)
       expect((await storedPrompt(t, prompt.uuid)).deleted_at).toBeNull()

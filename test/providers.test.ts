@@ -4,8 +4,9 @@
  * workspace with the tenancy and permission rules of API.md section 4.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type HttpResult, type TestApp, type TestUser } from './helpers/app.ts'
-import { expectErrorBody, expectInvalid, ISO_Z, trpcError, UUID } from './helpers/expect.ts'
+import type { TestApp, TestUser } from './helpers/app.ts'
+import { expectErrorBody, expectInvalid, hiddenCheck, ISO_Z, trpcError, UUID } from './helpers/expect.ts'
+import { teamCast } from './helpers/resources.ts'
 
 const PROVIDER_KEYS = [
   'auth_parameter',
@@ -27,11 +28,7 @@ const PROVIDER_KEYS = [
 const BUILTINS = ['anthropic', 'local', 'ollama', 'openai', 'openai-compatible']
 
 /** A 404 that says nothing of the hidden provider. */
-function expectHidden(res: HttpResult, hidden: { uuid: string; name: string; slug: string }): void {
-  expectErrorBody(res, 404, 'NOT_FOUND', 'Provider not found')
-  const text = JSON.stringify(res.body)
-  for (const value of [hidden.uuid, hidden.name, hidden.slug]) expect(text).not.toContain(value)
-}
+const expectHidden = hiddenCheck('Provider')
 
 describe('providers', () => {
   let t: TestApp
@@ -42,18 +39,10 @@ describe('providers', () => {
   let reader: string
   /** alice's team workspace: carol `member`, dave `admin`. */
   let team: { uuid: string }
-  const inTeam = () => ({ 'x-workspace-uuid': team.uuid })
+  let inTeam: () => Record<string, string>
 
   beforeAll(async () => {
-    t = await createTestApp()
-    alice = await t.make.user({ name: 'Alice Owner' })
-    bob = await t.make.user({ name: 'Bob Other' })
-    carol = await t.make.user({ name: 'Carol Member' })
-    dave = await t.make.user({ name: 'Dave Admin' })
-    team = await t.make.workspace(alice, { name: 'Provider Team' })
-    await t.make.member(team, alice, carol, 'member')
-    await t.make.member(team, alice, dave, 'admin')
-    reader = (await t.as(alice).accessTokens.create({ name: 'reader', abilities: ['read'] })).data.access_token
+    ;({ t, alice, bob, carol, dave, reader, team, inTeam } = await teamCast('Provider Team'))
   })
   afterAll(async () => t?.close())
 
@@ -393,6 +382,10 @@ describe('providers', () => {
       )
       expect((await row(mine.uuid)).name).toBe('Read only target')
     })
+
+    it('answers 400 naming provider_uuid for a malformed uuid', async () => {
+      expectInvalid(await t.http('PUT', '/api/v1/providers/not-a-uuid', { token: alice.token, body: { name: 'x' } }), 'provider_uuid')
+    })
   })
 
   describe('providers.delete (DELETE /api/v1/providers/{provider_uuid})', () => {
@@ -413,6 +406,10 @@ describe('providers', () => {
       // The slug is free again.
       const reused = await teamProvider({ name: 'Doomed again', slug: mine.slug })
       expect(reused.slug).toBe(mine.slug)
+    })
+
+    it('answers 400 naming provider_uuid for a malformed uuid', async () => {
+      expectInvalid(await t.http('DELETE', '/api/v1/providers/not-a-uuid', { token: alice.token }), 'provider_uuid')
     })
 
     it('answers 403 for a built-in provider', async () => {

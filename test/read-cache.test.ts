@@ -82,6 +82,22 @@ describe('read cache of GET /api/v1/agents/{agent_uuid}', () => {
     expect((await read(a, bea, uuid)).status).toBe(404)
   })
 
+  it('keeps the cached reads through a metrics POST, which stores nothing', async () => {
+    const uuid = await agent(a, ada)
+    expect((await read(a, ada, uuid)).data.name).toBe('Cached')
+    await t.sql("update agents set name = 'Changed in SQL' where uuid = ?", [uuid])
+    const metrics = await a.http('POST', '/v1/agents/metrics', {
+      token: ada.token,
+      body: { calculation: 'accumulated_count' },
+      headers: { 'Cache-Control': 'no-cache' },
+    })
+    expect(metrics.status, JSON.stringify(metrics.body)).toBe(200)
+    expect((await read(a, ada, uuid)).data.name).toBe('Cached')
+    // A mutation that stores something still drops them.
+    expect((await a.http('POST', '/api/v1/agents', { token: ada.token, body: { name: 'Other' } })).status).toBe(201)
+    expect((await read(a, ada, uuid)).data.name).toBe('Changed in SQL')
+  })
+
   it('answers 401 for a revoked token even when its read is cached', async () => {
     const uuid = await agent(a, ada)
     await read(a, ada, uuid)

@@ -4,27 +4,13 @@
  * type `tool` and `credits`; PUT semantics and the tenancy and permissions of section 4.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type HttpResult, type TestApp, type TestUser } from './helpers/app.ts'
-import { expectErrorBody, expectInvalid, ISO_Z, trpcError, UUID } from './helpers/expect.ts'
+import type { TestApp, TestUser } from './helpers/app.ts'
+import { AGENT_TOOL_KEYS } from './helpers/agents.ts'
+import { expectErrorBody, expectInvalid, hiddenCheck, ISO_Z, trpcError, UUID } from './helpers/expect.ts'
+import { agentUsing, teamCast } from './helpers/resources.ts'
 
-const TOOL_KEYS = [
-  'created_at',
-  'credits',
-  'description',
-  'input_schema',
-  'is_owner',
-  'metadata',
-  'method',
-  'name',
-  'profile_photo_config',
-  'profile_photo_url',
-  'provider',
-  'type',
-  'updated_at',
-  'url',
-  'uuid',
-  'visibility',
-]
+/** Keys of the Tool shape: those of an agent's tool without `pivot_account`. */
+const TOOL_KEYS = AGENT_TOOL_KEYS.filter((key) => key !== 'pivot_account')
 
 const SEARCH_SCHEMA = {
   type: 'object',
@@ -33,11 +19,7 @@ const SEARCH_SCHEMA = {
 }
 
 /** A 404 that says nothing of the hidden tool. */
-function expectHidden(res: HttpResult, hidden: { uuid: string; name: string }): void {
-  expectErrorBody(res, 404, 'NOT_FOUND', 'Tool not found')
-  const text = JSON.stringify(res.body)
-  for (const value of [hidden.uuid, hidden.name]) expect(text).not.toContain(value)
-}
+const expectHidden = hiddenCheck('Tool')
 
 /** An object nested `depth` levels deep. */
 const nested = (depth: number): Record<string, unknown> => (depth <= 1 ? { leaf: 'x' } : { a: nested(depth - 1) })
@@ -50,20 +32,12 @@ describe('tools', () => {
   let dave: TestUser
   let reader: string
   let team: { uuid: string }
+  let inTeam: () => Record<string, string>
   let toolProvider: { uuid: string; slug: string; name: string }
   let photoKey: string
-  const inTeam = () => ({ 'x-workspace-uuid': team.uuid })
 
   beforeAll(async () => {
-    t = await createTestApp()
-    alice = await t.make.user({ name: 'Alice Owner' })
-    bob = await t.make.user({ name: 'Bob Other' })
-    carol = await t.make.user({ name: 'Carol Member' })
-    dave = await t.make.user({ name: 'Dave Admin' })
-    team = await t.make.workspace(alice, { name: 'Tool Team' })
-    await t.make.member(team, alice, carol, 'member')
-    await t.make.member(team, alice, dave, 'admin')
-    reader = (await t.as(alice).accessTokens.create({ name: 'reader', abilities: ['read'] })).data.access_token
+    ;({ t, alice, bob, carol, dave, reader, team, inTeam } = await teamCast('Tool Team'))
     toolProvider = (await t.as(alice, inTeam()).providers.create({ name: 'Search Co', type: 'tool', base_url: 'https://search.test' })).data
     photoKey = 'tools/search-icon.png'
     await t.sql(
@@ -231,6 +205,12 @@ describe('tools', () => {
       expectErrorBody(await t.http('POST', '/api/v1/tools', { body: body({ name: 'No token' }) }), 401, 'UNAUTHORIZED')
       expectErrorBody(await t.http('POST', '/api/v1/tools', { token: reader, body: body({ name: 'Read only' }) }), 403, 'FORBIDDEN')
       expect(await t.sql(`select 1 from tools where name in ('Unknown', 'No token', 'Read only')`)).toHaveLength(0)
+    })
+
+    it('answers 404 for a workspace context the caller is not a member of, creating nothing', async () => {
+      const res = await t.http('POST', '/api/v1/tools', { token: bob.token, headers: inTeam(), body: body({ name: 'Into the team' }) })
+      expect(res.status).toBe(404)
+      expect(await t.sql('select 1 from tools where name = ?', ['Into the team'])).toHaveLength(0)
     })
   })
 
@@ -403,20 +383,16 @@ describe('tools', () => {
       expect(await row(hidden.uuid)).toEqual(before)
       expect((await row(open.uuid)).name).toBe('Public tool')
     })
+
+    it('answers 400 naming tool_uuid for a malformed uuid', async () => {
+      expectInvalid(await t.http('PUT', '/api/v1/tools/not-a-uuid', { token: alice.token, body: { name: 'x' } }), 'tool_uuid')
+    })
   })
 
   describe('tools.delete (DELETE /api/v1/tools/{tool_uuid})', () => {
     it("soft-deletes (204): gone from retrieve and list, removed from agents' tools", async () => {
       const tool = await teamTool({ name: 'Doomed tool', visibility: 'workspace' })
-      const [agent] = await t.sql(
-        `insert into agents (uuid, name, user_id, workspace_id, created_at, updated_at)
-         values (gen_random_uuid(), 'Uses tool', ?, (select id from workspaces where uuid = ?), now(), now()) returning id`,
-        [alice.id, team.uuid],
-      )
-      await t.sql(`insert into agent_tools (agent_id, tool_id, position, created_at) values (?, (select id from tools where uuid = ?), 0, now())`, [
-        agent.id,
-        tool.uuid,
-      ])
+      const agentId = await agentUsing(t, { userId: alice.id, workspaceUuid: team.uuid, toolUuid: tool.uuid })
       const res = await t.http('DELETE', `/api/v1/tools/${tool.uuid}`, { token: alice.token, headers: inTeam() })
       expect(res.status).toBe(204)
       expect(res.body).toBeNull()
@@ -424,7 +400,7 @@ describe('tools', () => {
       expect((await t.http('GET', `/api/v1/tools/${tool.uuid}`, { token: alice.token, headers: inTeam() })).status).toBe(404)
       const list = await t.http('GET', '/api/v1/tools?per_page=100', { token: alice.token, headers: inTeam() })
       expect(list.body.data.map((x: { uuid: string }) => x.uuid)).not.toContain(tool.uuid)
-      expect(await t.sql('select 1 from agent_tools where agent_id = ?', [agent.id])).toHaveLength(0)
+      expect(await t.sql('select 1 from agent_tools where agent_id = ?', [agentId])).toHaveLength(0)
     })
 
     it("answers 403 to a member deleting another's tool, 404 to another tenant, 403 for a read-only token, 401 without one", async () => {
@@ -436,6 +412,10 @@ describe('tools', () => {
       expect((await row(tool.uuid)).deleted_at).toBeNull()
       await t.as(dave, inTeam()).tools.delete({ tool_uuid: tool.uuid })
       expect((await row(tool.uuid)).deleted_at).not.toBeNull()
+    })
+
+    it('answers 400 naming tool_uuid for a malformed uuid', async () => {
+      expectInvalid(await t.http('DELETE', '/api/v1/tools/not-a-uuid', { token: alice.token }), 'tool_uuid')
     })
   })
 })

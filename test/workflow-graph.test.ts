@@ -1,22 +1,13 @@
 /**
  * Structural validation of workflow graphs (src/workflow-engine/graph.ts; API.md section 7):
- * node and edge shapes, unique ids, edges pointing at existing nodes, storable JSON.
+ * node and edge shapes, unique ids, edges pointing at existing nodes, storable JSON
+ * (src/schemas/resource.schema.ts `unstorableJson`, `StorableObject`).
  * Pure functions: no database.
  */
 import { describe, expect, it } from 'vitest'
-import {
-  graphBytes,
-  graphIssues,
-  MAX_EDGES,
-  MAX_JSON_DEPTH,
-  MAX_NODES,
-  StorableObject,
-  unstorableJson,
-  WorkflowEdge,
-  WorkflowEdges,
-  WorkflowNode,
-  WorkflowNodes,
-} from '../src/workflow-engine/graph.ts'
+import { STORED_JSON_MAX_DEPTH as MAX_JSON_DEPTH, StorableObject, unstorableJson } from '../src/schemas/resource.schema.ts'
+import { jsonBytes } from '../src/schemas/wire.ts'
+import { graphIssues, MAX_EDGES, MAX_NODES, WorkflowEdge, WorkflowEdges, WorkflowNode, WorkflowNodes } from '../src/workflow-engine/graph.ts'
 
 const paths = (result: { success: boolean; error?: { issues: { path: PropertyKey[] }[] } }) =>
   result.success ? [] : [...new Set(result.error?.issues.map((issue) => issue.path.join('.')))]
@@ -200,8 +191,8 @@ describe('StorableObject and the members nodes and edges keep as sent', () => {
   })
 })
 
-describe('graphBytes', () => {
+describe('jsonBytes (the measure of MAX_GRAPH_BYTES)', () => {
   it('counts UTF-8 bytes of the serialized parts', () => {
-    expect(graphBytes({ a: 'é' })).toBe(Buffer.byteLength('{"a":"é"}'))
+    expect(jsonBytes({ a: 'é' })).toBe(Buffer.byteLength('{"a":"é"}'))
   })
 })

@@ -173,7 +173,9 @@ describe('workflows.list (GET /api/v1/workflows)', () => {
   })
 
   it('answers 400 for an unknown parameter and 401 without a token', async () => {
-    expect((await list(alice, 'colour=red')).status).toBe(400)
+    const unknown = await list(alice, 'colour=red')
+    expect(unknown.status).toBe(400)
+    expect(unknown.body.issues).toEqual([expect.objectContaining({ code: 'unrecognized_keys', keys: ['colour'] })])
     expectErrorBody(await t.http('GET', '/api/v1/workflows'), 401, 'UNAUTHORIZED')
   })
 

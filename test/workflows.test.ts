@@ -6,13 +6,12 @@
  * Lists and filters: workflows-list.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type HttpResult, type TestApp, type TestUser } from './helpers/app.ts'
+import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { readOnlyToken } from './helpers/agents.ts'
-import { expectErrorBody, expectInvalid, expectStatus, issuePaths, ISO_Z, trpcError, USER_KEYS, UUID } from './helpers/expect.ts'
+import { expectErrorBody, expectInvalid, expectStatus, hiddenCheck, ISO_Z, issuePaths, trpcError, USER_KEYS, UUID, WORKSPACE_KEYS } from './helpers/expect.ts'
 import { PDF, uploadKey } from './helpers/media.ts'
 import { workspaceId } from './helpers/rows.ts'
 import { WORKFLOW_KEYS } from './helpers/workflows.ts'
-
 
 const NODES = [
   { id: 'start', type: 'trigger.manual', name: 'Start', parameters: {}, position: { x: 0, y: 0 } },
@@ -21,11 +20,7 @@ const NODES = [
 const EDGES = [{ id: 'e1', source: 'start', target: 'fetch', source_handle: null, target_handle: 'in' }]
 
 /** A 404 that says nothing of the hidden workflow. */
-function expectHidden(res: HttpResult, hidden: { uuid: string; name: string }): void {
-  expectErrorBody(res, 404, 'NOT_FOUND', 'Workflow not found')
-  expect(JSON.stringify(res.body)).not.toContain(hidden.uuid)
-  expect(JSON.stringify(res.body)).not.toContain(hidden.name)
-}
+const expectHidden = hiddenCheck('Workflow')
 
 describe('workflows', () => {
   let t: TestApp
@@ -114,6 +109,7 @@ describe('workflows', () => {
       expect(Object.keys(wf.categories[0]).sort()).toEqual(['description', 'name', 'slug', 'uuid'])
       expect(Object.keys(wf.user).sort()).toEqual(USER_KEYS)
       expect(wf.user).toMatchObject({ id: alice.id, name: 'Alice Liddell', primary_workspace: null })
+      expect(Object.keys(wf.workspace).sort()).toEqual(WORKSPACE_KEYS)
       expect(wf.workspace).toMatchObject({ uuid: alice.workspaceUuid, is_owner: true, user: null })
 
       const again = await http('GET', `/api/v1/workflows/${wf.uuid}`, { token: alice.token })
@@ -423,6 +419,10 @@ describe('workflows', () => {
       expectErrorBody(await del(await readOnlyToken(t, alice), wf.uuid), 403, 'FORBIDDEN')
       expect((await rowOf(wf.uuid)).deleted_at).toBeNull()
     })
+
+    it('answers 400 naming workflow_uuid for a malformed uuid', async () => {
+      expectInvalid(await del(alice, 'not-a-uuid'), 'workflow_uuid')
+    })
   })
 
   describe('workflows.favorite / unfavorite (POST/DELETE /api/v1/workflows/{workflow_uuid}/favorite)', () => {
@@ -455,6 +455,24 @@ describe('workflows', () => {
       expectErrorBody(await http('POST', `/api/v1/workflows/${wf.uuid}/favorite`), 401, 'UNAUTHORIZED')
       expectStatus(await http('POST', `/api/v1/workflows/${wf.uuid}/favorite`, { token: (await readOnlyToken(t, alice)).token }), 403, 'FORBIDDEN')
       expect(await t.sql("select 1 from favorites f join workflows w on w.id = f.resource_id where w.uuid = ?", [wf.uuid])).toHaveLength(0)
+    })
+
+    it("unfavorite: 404 for another tenant's workflow, 401 without a token, 403 to a read-only token; the owner's favourite kept", async () => {
+      const wf = await make(alice, { name: 'Kept favourite' })
+      const path = `/api/v1/workflows/${wf.uuid}/favorite`
+      expect((await http('POST', path, { token: alice.token })).status).toBe(204)
+      const favourites = () => t.sql("select f.user_id from favorites f join workflows w on w.id = f.resource_id where f.resource_type = 'workflows' and w.uuid = ?", [wf.uuid])
+      const before = await favourites()
+      expect(before).toHaveLength(1)
+      expectHidden(await http('DELETE', path, { token: bob.token }), wf)
+      expectErrorBody(await http('DELETE', path), 401, 'UNAUTHORIZED')
+      expectStatus(await http('DELETE', path, { token: (await readOnlyToken(t, alice)).token }), 403, 'FORBIDDEN')
+      expect(await favourites()).toEqual(before)
+    })
+
+    it('answers 400 naming workflow_uuid for a malformed uuid, on both verbs', async () => {
+      expectInvalid(await http('POST', '/api/v1/workflows/not-a-uuid/favorite', { token: alice.token }), 'workflow_uuid')
+      expectInvalid(await http('DELETE', '/api/v1/workflows/not-a-uuid/favorite', { token: alice.token }), 'workflow_uuid')
     })
   })
 })

@@ -5,31 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type HttpResult, type TestApp, type TestUser } from './helpers/app.ts'
-import { dottedIssuePaths, expectInvalid, ISO_Z, USER_KEYS, UUID } from './helpers/expect.ts'
-
-const WORKSPACE_KEYS = [
-  'created_at',
-  'is_onboarded',
-  'is_owner',
-  'metadata',
-  'name',
-  'profile_photo_url',
-  'service_id',
-  'slug',
-  'updated_at',
-  'user',
-  'uuid',
-]
+import { dottedIssuePaths, expectInvalid, hiddenCheck, ISO_Z, USER_KEYS, UUID, WORKSPACE_KEYS } from './helpers/expect.ts'
 
 /** A 404 that says nothing of the hidden workspace. */
-function expectHidden(res: HttpResult, hidden: { uuid: string; name: string; slug: string }): void {
-  expect(res.status).toBe(404)
-  expect(res.body.code).toBe('NOT_FOUND')
-  const text = JSON.stringify(res.body)
-  expect(text).not.toContain(hidden.uuid)
-  expect(text).not.toContain(hidden.name)
-  expect(text).not.toContain(hidden.slug)
-}
+const expectHidden = hiddenCheck('Workspace')
 
 describe('workspaces', () => {
   let t: TestApp

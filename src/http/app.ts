@@ -26,6 +26,12 @@ import {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
+/**
+ * A path the WHATWG URL parser leaves as it is (no `.`, `%` or backslash, no leading `//`, nothing it
+ * percent-encodes): most requests, which so skip building a URL to compare.
+ */
+const PLAIN_PATH = /^\/(?!\/)[\w\-~!$&'()*+,;=:@/]*$/
+
 /** Reuses a caller's well-formed X-Request-Id, else makes one. */
 function requestIdOf(req: IncomingMessage): string {
   const given = req.headers['x-request-id']
@@ -165,7 +171,7 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
     rest.addHook('onRequest', (request, reply, done) => {
       const raw = request.raw.url ?? '/'
       const path = raw.split('?')[0]
-      if (new URL(raw, 'http://localhost').pathname !== path) {
+      if (!PLAIN_PATH.test(path) && new URL(raw, 'http://localhost').pathname !== path) {
         return void reply.status(400).send(errorBody(400, 'Malformed request path', request.id))
       }
       done()

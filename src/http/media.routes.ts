@@ -59,13 +59,13 @@ async function authorize(ctx: Ctx): Promise<ResourceCtx> {
   return Object.assign(authed, { workspace: await resolveWorkspaceContext(authed, undefined) })
 }
 
-/** `Content-Disposition` with the client's file name as RFC 5987 data (never raw in the header). */
+/**
+ * `Content-Disposition` with the client's file name as RFC 5987 data (never raw in the header):
+ * percent-encoded UTF-8, where `encodeURIComponent` leaves `'()*` that RFC 5987 does not allow.
+ */
 function disposition(mimeType: string, key: string, originalName: string): string {
   const kind = mimeType.startsWith('image/') ? 'inline' : 'attachment'
-  const encoded = Array.from(new TextEncoder().encode(originalName), (byte) => {
-    const char = String.fromCharCode(byte)
-    return /[A-Za-z0-9!#$&+.^_`|~-]/.test(char) ? char : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
-  }).join('')
+  const encoded = encodeURIComponent(originalName.toWellFormed()).replace(/['()*]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`)
   return `${kind}; filename="${key}"; filename*=UTF-8''${encoded}`
 }
 

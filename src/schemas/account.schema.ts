@@ -49,19 +49,14 @@ export const CreateAccountInput = z.strictObject({
 export type TCreateAccountInput = z.infer<typeof CreateAccountInput>
 
 /**
- * `PUT /api/v1/accounts/{account_uuid}`: omitted fields are kept; `secret: null` removes the
- * secret and `base_url: null` the override; `metadata` merges key by key.
+ * `PUT /api/v1/accounts/{account_uuid}`: the create fields, all optional, `metadata` as a patch.
+ * Omitted fields are kept; `secret: null` removes the secret and `base_url: null` the override;
+ * `metadata` merges key by key.
  */
 export const UpdateAccountInput = z.strictObject({
   account_uuid: z.uuid(),
-  workspace_uuid: z.uuid().optional(),
-  name: name().optional(),
-  provider_uuid: z.uuid().optional(),
-  secret: Secret.nullable().optional(),
-  base_url: HttpUrl.nullable().optional(),
-  visibility: AccountVisibility.optional(),
+  ...CreateAccountInput.partial().shape,
   metadata: StringMetadataPatch.optional(),
-  with: With.optional(),
 })
 export type TUpdateAccountInput = z.infer<typeof UpdateAccountInput>
 

@@ -4,10 +4,10 @@
  * Request shapes are in ./agent-input.schema.ts.
  */
 import { z } from 'zod'
-import type { ProfilePhotoConfigValue, SharePermission, Visibility } from '../../entities/index.ts'
+import type { SharePermission } from '../../entities/index.ts'
 import { usageFrequency, USAGE_FREQUENCIES } from '../services/usage-frequency.ts'
-import { Category, ProfilePhotoConfig, toProfilePhotoConfig, type TCategory } from './resource.schema.ts'
-import { AgentTool, toTool, type TAgentTool, type ToolRow } from './tool.schema.ts'
+import { Category, ProfilePhotoConfig, toProfilePhotoConfig, Visibility, type ResourceRow, type TCategory } from './resource.schema.ts'
+import { AgentTool, toAgentTool, type AgentToolRow } from './tool.schema.ts'
 import { NestedUser, NestedWorkspace, toNestedUser, type UserRow } from './user.schema.ts'
 import { iso, isoOrNull, timestamp } from './wire.ts'
 import { AgentWorkflow, toWorkflowBase, type WorkflowRow } from './workflow.schema.ts'
@@ -75,7 +75,7 @@ export const Agent = z
     instruction: z.string(),
     profile_photo_url: z.string().nullable(),
     profile_photo_config: ProfilePhotoConfig,
-    visibility: z.enum(['public', 'private', 'workspace']),
+    visibility: Visibility,
     metadata: AgentMetadata,
     is_owner: z.boolean(),
     is_template: z.boolean(),
@@ -107,31 +107,12 @@ export const AGENT_FIELDS = [
 ] as const
 
 /** An `agents` row as raw SQL reads it with {@link AGENT_FIELDS}. */
-export interface AgentRow {
-  id: number
-  uuid: string
-  name: string
-  description: string
+export interface AgentRow extends ResourceRow {
   instruction: string
-  profilePhotoKey: string | null
-  profilePhotoConfig: ProfilePhotoConfigValue | null
-  visibility: Visibility
   metadata: TAgentMetadata
   isTemplate: boolean
   usageCount: number
   lastUsedAt: Date | string | null
-  userId: number
-  workspaceId: number
-  createdAt: Date | string
-  updatedAt: Date | string
-}
-
-/** A bound tool as read: the tool's columns, its provider's keys and the bound account's. */
-export interface AgentToolRow extends ToolRow {
-  accountUuid: string | null
-  accountName: string | null
-  accountProviderUuid: string | null
-  accountSecretHint: string | null
 }
 
 /** A share as read, with the user or workspace it names (null when that is gone). */
@@ -167,16 +148,6 @@ export interface AgentRecord {
   shares?: ShareRow[]
   categories?: TCategory[]
   files?: AgentFileRow[]
-}
-
-function toAgentTool(row: AgentToolRow, viewerId: number, appUrl: string): TAgentTool {
-  return {
-    ...toTool(row, viewerId, appUrl),
-    pivot_account:
-      row.accountUuid && row.accountProviderUuid
-        ? { uuid: row.accountUuid, name: row.accountName ?? '', provider_uuid: row.accountProviderUuid, secret_hint: row.accountSecretHint }
-        : null,
-  }
 }
 
 function toShares(rows: ShareRow[], viewerId: number, appUrl: string): TShare[] {

@@ -10,24 +10,24 @@ import { jsonBoolean, jsonInt, text } from './wire.ts'
 
 export const CALCULATIONS = ['accumulated_count', 'time_series_count', 'accumulated_average', 'time_series_average'] as const
 export type Calculation = (typeof CALCULATIONS)[number]
-export const GRANULARITIES = ['daily', 'weekly', 'monthly'] as const
+const GRANULARITIES = ['daily', 'weekly', 'monthly'] as const
 export type Granularity = (typeof GRANULARITIES)[number]
 
 /** Numeric columns each endpoint may average (API.md section 6); `*` counts rows. */
-export const METRIC_COLUMNS = {
+const METRIC_COLUMNS = {
   agents: ['usage_count'],
   workflows: ['trigger_count'],
   workflow_executions: ['duration_ms'],
   threads: ['messages_count'],
   messages: ['prompt_tokens', 'completion_tokens', 'total_tokens', 'latency_ms'],
 } as const
-export type MetricResource = keyof typeof METRIC_COLUMNS
+type MetricResource = keyof typeof METRIC_COLUMNS
 
 /**
  * `YYYY-MM-DD`, a real calendar day (`2026-02-30` is refused) of the years 1970..2100, which
  * bounds a gap-filled daily series to about 48,000 points.
  */
-export const DateOnly = z
+const DateOnly = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD')
   .refine((value) => {
@@ -99,7 +99,7 @@ export type TExecutionMetricsInput = z.infer<typeof ExecutionMetricsInput>
 export type TMetricCommon = z.infer<z.ZodObject<ReturnType<typeof common>>>
 
 /** One point of `data`: `{value}`, `{value, count}`, `{date, value}` or `{date, value, count}`. */
-export const MetricPoint = z.object({
+const MetricPoint = z.object({
   date: z.string().optional(),
   value: z.number().nullable(),
   count: z.number().int().optional(),

@@ -3,22 +3,29 @@
  * section 5, "Agents and prompts") and the row -> wire mapper.
  */
 import { z } from 'zod'
-import type { ProfilePhotoConfigValue, Visibility as TVisibility } from '../../entities/index.ts'
-import { checkMetadata, MediaKey, ProfilePhotoConfig, ProfilePhotoConfigInput, toProfilePhotoConfig, Visibility } from './resource.schema.ts'
+import {
+  checkMetadata,
+  MediaKey,
+  ProfilePhotoConfig,
+  ProfilePhotoConfigInput,
+  toProfilePhotoConfig,
+  Visibility,
+  type ResourceRow,
+} from './resource.schema.ts'
 import { NestedUser, NestedWorkspace, toNestedUser, type UserRow } from './user.schema.ts'
-import { iso, jsonBoolean, name, text, timestamp, withParam } from './wire.ts'
+import { envelope, iso, jsonBoolean, name, paginated, pageQuery, sortParam, text, timestamp, withParam } from './wire.ts'
 import { mediaUrl, toWorkspaceBase, type WorkspaceRow } from './workspace.schema.ts'
 
 /** Relations a prompt response can embed (`with`). */
-export const PROMPT_RELATIONS = ['user', 'workspace'] as const
+const PROMPT_RELATIONS = ['user', 'workspace'] as const
 /** Sortable columns of the prompt list. */
-export const PROMPT_SORTS = ['created_at', '-created_at', 'name', '-name', 'updated_at', '-updated_at'] as const
+const PROMPT_SORTS = ['created_at', '-created_at', 'name', '-name', 'updated_at', '-updated_at'] as const
 /** Prompt input `type` values (API.md section 5). */
-export const PROMPT_INPUT_TYPES = ['text', 'textarea', 'number', 'select', 'multiselect', 'boolean', 'date'] as const
+const PROMPT_INPUT_TYPES = ['text', 'textarea', 'number', 'select', 'multiselect', 'boolean', 'date'] as const
 /** Input types that carry `options`. */
 const SELECT_TYPES: readonly string[] = ['select', 'multiselect']
 /** Most inputs a prompt declares. */
-export const PROMPT_INPUTS_MAX = 50
+const PROMPT_INPUTS_MAX = 50
 /** Largest `metadata`, serialized as JSON, in bytes (API.md section 5: 64 KiB). */
 export const PROMPT_METADATA_MAX_BYTES = 64 * 1024
 
@@ -26,7 +33,7 @@ export const PROMPT_METADATA_MAX_BYTES = 64 * 1024
 const INPUT_KEY = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/
 
 /** One prompt input field as sent: `options` only (and always) for the select kinds. */
-export const PromptInputFieldInput = z
+const PromptInputFieldInput = z
   .strictObject({
     key: z.string().regex(INPUT_KEY, 'a letter or "_", then up to 63 letters, digits or "_"'),
     label: name(255),
@@ -51,7 +58,7 @@ export const PromptInputFieldInput = z
 export type TPromptInputFieldInput = z.infer<typeof PromptInputFieldInput>
 
 /** `metadata.input`: at most 50 fields with unique keys; replaces the whole list when sent. */
-export const PromptInputList = z
+const PromptInputList = z
   .array(PromptInputFieldInput)
   .max(PROMPT_INPUTS_MAX)
   .superRefine((fields, ctx) => {
@@ -72,14 +79,14 @@ const extraStrings = (nullable: boolean) => ({
 })
 
 /** Prompt `metadata` on create: `input` plus extra string keys. */
-export const PromptMetadataInput = z
+const PromptMetadataInput = z
   .object({ input: PromptInputList.optional() })
   .catchall(z.unknown())
   .superRefine(checkMetadata(['input'], PROMPT_METADATA_MAX_BYTES, false))
   .meta(extraStrings(false))
 
 /** Prompt `metadata` on update: merged key by key; `null` removes a key (`input: null` empties the list). */
-export const PromptMetadataPatch = z
+const PromptMetadataPatch = z
   .object({ input: PromptInputList.nullable().optional() })
   .catchall(z.unknown())
   .superRefine(checkMetadata(['input'], PROMPT_METADATA_MAX_BYTES, true))
@@ -132,8 +139,19 @@ export const RetrievePromptInput = z.strictObject({
 /** Delete path (plus the workspace context). */
 export const DeletePromptInput = z.strictObject({ prompt_uuid: z.uuid(), workspace_uuid: z.uuid().optional() })
 
+/** `GET /api/v1/prompts` query: the paginator, `with`, `search` (name and description), `visibility`. */
+export const ListPromptsInput = z.strictObject({
+  ...pageQuery,
+  sort: sortParam(PROMPT_SORTS, '-created_at'),
+  with: With.optional(),
+  search: text(255).optional(),
+  visibility: Visibility.optional(),
+  workspace_uuid: z.uuid().optional(),
+})
+export type TListPromptsInput = z.infer<typeof ListPromptsInput>
+
 /** One prompt input field as answered. */
-export const PromptInputField = z
+const PromptInputField = z
   .object({
     key: z.string(),
     label: z.string(),
@@ -145,7 +163,7 @@ export const PromptInputField = z
 export type TPromptInputField = z.infer<typeof PromptInputField>
 
 /** Prompt `metadata` as answered: `input` (always a list) plus the extra string keys. */
-export const PromptMetadata = z.object({ input: z.array(PromptInputField) }).catchall(z.string())
+const PromptMetadata = z.object({ input: z.array(PromptInputField) }).catchall(z.string())
 export type TPromptMetadata = z.infer<typeof PromptMetadata>
 
 /** The Prompt shape of the specification. */
@@ -168,6 +186,11 @@ export const Prompt = z
   .meta({ id: 'Prompt' })
 export type TPrompt = z.infer<typeof Prompt>
 
+/** `{data: Prompt}`. */
+export const PromptResponse = envelope(Prompt)
+/** A page of prompts. */
+export const PromptList = paginated(Prompt)
+
 /** Columns of `prompts` a mapper reads (see `selectColumns` in src/services/sql.ts). */
 export const PROMPT_FIELDS = [
   'id', 'uuid', 'name', 'description', 'profilePhotoKey', 'profilePhotoConfig', 'visibility', 'content', 'metadata',
@@ -175,20 +198,9 @@ export const PROMPT_FIELDS = [
 ] as const
 
 /** A `prompts` row as raw SQL reads it with {@link PROMPT_FIELDS}. */
-export interface PromptRow {
-  id: number
-  uuid: string
-  name: string
-  description: string
-  profilePhotoKey: string | null
-  profilePhotoConfig: ProfilePhotoConfigValue | null
-  visibility: TVisibility
+export interface PromptRow extends ResourceRow {
   content: string
   metadata: Record<string, unknown>
-  userId: number
-  workspaceId: number
-  createdAt: Date | string
-  updatedAt: Date | string
 }
 
 /** A stored input field as answered (stored values passed validation; anything else is skipped). */
@@ -198,7 +210,7 @@ function toInputField(value: unknown): TPromptInputField[] {
 }
 
 /** Stored metadata -> the answered shape: `input` always a list, extra keys with string values. */
-export function toPromptMetadata(stored: Record<string, unknown>): TPromptMetadata {
+function toPromptMetadata(stored: Record<string, unknown>): TPromptMetadata {
   const extra: Record<string, string> = {}
   for (const [key, value] of Object.entries(stored)) if (key !== 'input' && typeof value === 'string') extra[key] = value
   // Object.assign types the result as the intersection the catchall schema infers.

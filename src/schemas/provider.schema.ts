@@ -14,8 +14,8 @@ import {
   type ProviderType,
   type Visibility as TVisibility,
 } from '../../entities/index.ts'
-import { Visibility } from './resource.schema.ts'
-import { iso, jsonBytes, name, pageQuery, sortParam, text, timestamp } from './wire.ts'
+import { checkMetadata, Visibility } from './resource.schema.ts'
+import { iso, name, pageQuery, sortParam, text, timestamp } from './wire.ts'
 import { Slug } from './workspace.schema.ts'
 
 /** Sortable columns of the provider list. */
@@ -38,26 +38,16 @@ export const PARAMETER_SCHEMES: readonly AuthScheme[] = ['header', 'query']
 
 /** Largest string-valued `metadata`, serialized as JSON, in bytes (64 KiB). */
 export const STRING_METADATA_MAX_BYTES = 64 * 1024
-const METADATA_KEY = /^[A-Za-z0-9_.-]{1,64}$/
-
-function checkStringMetadata(value: Record<string, unknown>, ctx: z.RefinementCtx): void {
-  for (const key of Object.keys(value)) {
-    if (!METADATA_KEY.test(key) || key === '__proto__') ctx.addIssue({ code: 'custom', path: [key], message: 'metadata keys are 1..64 letters, digits and "_.-"' })
-  }
-  if (jsonBytes(value) > STRING_METADATA_MAX_BYTES) {
-    ctx.addIssue({ code: 'custom', path: [], message: `metadata must not exceed ${STRING_METADATA_MAX_BYTES} bytes as JSON` })
-  }
-}
 
 /** `metadata` of providers and accounts on create: string values under 1..64-character keys, <= 64 KiB. */
-export const StringMetadataInput = z.record(z.string(), text(10_000)).superRefine(checkStringMetadata)
+export const StringMetadataInput = z.record(z.string(), text(10_000)).superRefine(checkMetadata([], STRING_METADATA_MAX_BYTES, false))
 /** The same on update: merged key by key, `null` removes a key. */
-export const StringMetadataPatch = z.record(z.string(), text(10_000).nullable()).superRefine(checkStringMetadata)
+export const StringMetadataPatch = z.record(z.string(), text(10_000).nullable()).superRefine(checkMetadata([], STRING_METADATA_MAX_BYTES, true))
 /** String-valued `metadata` as answered. */
 export const StringMetadata = z.record(z.string(), z.string())
 
 /** Whether `value` parses as an absolute http or https URL with a host. */
-export function isHttpUrl(value: string): boolean {
+function isHttpUrl(value: string): boolean {
   if (!URL.canParse(value)) return false
   const url = new URL(value)
   return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== ''
@@ -67,7 +57,7 @@ export function isHttpUrl(value: string): boolean {
 export const HttpUrl = text(2048, 1).refine(isHttpUrl, 'must be an absolute http or https URL').meta({ format: 'uri' })
 
 /** Header or query parameter name for the `header` / `query` auth schemes (an HTTP token). */
-export const AuthParameter = z
+const AuthParameter = z
   .string()
   .min(1)
   .max(255)
@@ -90,20 +80,13 @@ export const CreateProviderInput = z.strictObject({
 export type TCreateProviderInput = z.infer<typeof CreateProviderInput>
 
 /**
- * `PUT /api/v1/providers/{provider_uuid}`: omitted fields are kept, `null` clears
- * `description` and `auth_parameter`, `metadata` merges. `type` is fixed at creation.
+ * `PUT /api/v1/providers/{provider_uuid}`: the create fields but `type` (fixed at creation), all
+ * optional, `metadata` as a patch. Omitted fields are kept, `null` clears `description` and
+ * `auth_parameter`, `metadata` merges key by key.
  */
 export const UpdateProviderInput = z.strictObject({
   provider_uuid: z.uuid(),
-  workspace_uuid: z.uuid().optional(),
-  name: name().optional(),
-  slug: Slug.optional(),
-  description: text(2000).nullable().optional(),
-  driver: z.enum(CUSTOM_DRIVER_VALUES).optional(),
-  base_url: HttpUrl.optional(),
-  auth_scheme: z.enum(AUTH_SCHEMES).optional(),
-  auth_parameter: AuthParameter.nullable().optional(),
-  visibility: Visibility.optional(),
+  ...CreateProviderInput.omit({ type: true }).partial().shape,
   metadata: StringMetadataPatch.optional(),
 })
 export type TUpdateProviderInput = z.infer<typeof UpdateProviderInput>

@@ -3,8 +3,27 @@
  * "ProfilePhotoConfig"; API.md section 5 for the enums and bounds).
  */
 import { z } from 'zod'
-import { VISIBILITIES, type ProfilePhotoConfigValue } from '../../entities/index.ts'
-import { jsonBytes, text } from './wire.ts'
+import { VISIBILITIES, type ProfilePhotoConfigValue, type Visibility as TVisibility } from '../../entities/index.ts'
+import type { FieldIssue, FieldPath } from '../errors.ts'
+import { jsonBytes, pageQuery, sortParam, text } from './wire.ts'
+
+/**
+ * The columns every tenant-owned resource row has (entities/columns.ts: `resourceKeys`,
+ * `presentation`, `ownership`, `timestamps`), as raw SQL reads them with `selectColumns`.
+ */
+export interface ResourceRow {
+  id: number
+  uuid: string
+  name: string
+  description: string
+  profilePhotoKey: string | null
+  profilePhotoConfig: ProfilePhotoConfigValue | null
+  visibility: TVisibility
+  userId: number
+  workspaceId: number
+  createdAt: Date | string
+  updatedAt: Date | string
+}
 
 /** `public`, `private` or `workspace`. */
 export const Visibility = z.enum(VISIBILITIES)
@@ -46,6 +65,17 @@ export const Category = z
   .object({ uuid: z.uuid(), slug: z.string(), name: z.string(), description: z.string() })
   .meta({ id: 'Category' })
 export type TCategory = z.infer<typeof Category>
+
+/** Sortable columns of the category list; `position` (the catalogue order) by default. */
+export const CATEGORY_SORTS = ['position', '-position', 'name', '-name', 'created_at', '-created_at'] as const
+
+/** `GET /api/v1/categories` query. */
+export const ListCategoriesInput = z.strictObject({
+  ...pageQuery,
+  sort: sortParam(CATEGORY_SORTS, 'position'),
+  search: text(255).optional(),
+})
+export type TListCategoriesInput = z.infer<typeof ListCategoriesInput>
 
 /** Most category uuids one request names (body or filter). */
 export const MAX_CATEGORY_UUIDS = 50
@@ -120,3 +150,49 @@ export const checkMetadata =
       ctx.addIssue({ code: 'custom', path: [], message: `metadata must not exceed ${maxBytes} bytes as JSON` })
     }
   }
+
+/**
+ * Deepest nesting of arrays and objects inside one stored free-form JSON value (a workflow's
+ * `settings`, `static_data`, `pin_data`, node `parameters` and unknown node/edge members).
+ */
+export const STORED_JSON_MAX_DEPTH = 16
+
+/** Whether PostgreSQL refuses this text (in `text` and `jsonb`): a NUL character or a lone surrogate. */
+export const unstorableText = (value: string) => value.includes('\u0000') || !value.isWellFormed()
+
+/**
+ * The first place in a JSON value that PostgreSQL's `jsonb` cannot store or that nests deeper than
+ * `maxDepth`: a string (or object key) holding NUL or a lone surrogate, or a nesting level past the
+ * limit. Iterative, so deep values cannot overflow the stack. Null when the value is storable.
+ * @param path where the value sits in the request; the issue's path starts with it.
+ */
+export function unstorableJson(value: unknown, path: FieldPath, maxDepth = STORED_JSON_MAX_DEPTH): Omit<FieldIssue, 'code'> | null {
+  const stack: [unknown, FieldPath][] = [[value, path]]
+  for (let entry = stack.pop(); entry; entry = stack.pop()) {
+    const [node, at] = entry
+    if (typeof node === 'string') {
+      if (unstorableText(node)) return { path: at, message: 'must not hold NUL characters or lone surrogates' }
+      continue
+    }
+    if (typeof node !== 'object' || node === null) continue
+    if (at.length - path.length >= maxDepth) return { path: at, message: `nested deeper than ${maxDepth} levels` }
+    const entries: [string | number, unknown][] = Array.isArray(node) ? node.map((item, i) => [i, item]) : Object.entries(node)
+    for (let i = entries.length - 1; i >= 0; i -= 1) {
+      const [key, child] = entries[i]
+      if (typeof key === 'string' && unstorableText(key)) {
+        return { path: [...at, key], message: 'keys must not hold NUL characters or lone surrogates' }
+      }
+      stack.push([child, [...at, key]])
+    }
+  }
+  return null
+}
+
+/** A zod refinement step: adds an issue, relative to the refined value, for what {@link unstorableJson} finds. */
+export function refineStorableJson(value: unknown, ctx: z.RefinementCtx, path: FieldPath = []): void {
+  const issue = unstorableJson(value, path)
+  if (issue) ctx.addIssue({ code: 'custom', ...issue })
+}
+
+/** A free-form JSON object that jsonb can store, nested at most {@link STORED_JSON_MAX_DEPTH} levels. */
+export const StorableObject = () => z.record(z.string(), z.unknown()).superRefine((value, ctx) => refineStorableJson(value, ctx))

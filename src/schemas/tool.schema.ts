@@ -3,8 +3,8 @@
  * row -> wire mapper. `pivot_account` appears on an agent's tools only.
  */
 import { z } from 'zod'
-import { TOOL_METHODS, TOOL_TYPES, type ProfilePhotoConfigValue, type ToolMethod, type ToolType, type Visibility as TVisibility } from '../../entities/index.ts'
-import { MediaKey, ProfilePhotoConfig, ProfilePhotoConfigInput, toProfilePhotoConfig, Visibility } from './resource.schema.ts'
+import { TOOL_METHODS, TOOL_TYPES, type ToolMethod, type ToolType } from '../../entities/index.ts'
+import { MediaKey, ProfilePhotoConfig, ProfilePhotoConfigInput, toProfilePhotoConfig, Visibility, type ResourceRow } from './resource.schema.ts'
 import { iso, jsonBytes, name, pageQuery, sortParam, text, timestamp } from './wire.ts'
 import { mediaUrl } from './workspace.schema.ts'
 
@@ -15,25 +15,14 @@ export const TOOL_FIELDS = [
 ] as const
 
 /** A `tools` row as raw SQL reads it with {@link TOOL_FIELDS}, plus its provider's keys. */
-export interface ToolRow {
-  id: number
-  uuid: string
-  name: string
-  description: string
+export interface ToolRow extends ResourceRow {
   type: ToolType
-  profilePhotoKey: string | null
-  profilePhotoConfig: ProfilePhotoConfigValue | null
-  visibility: TVisibility
   credits: number | string
   metadata: Record<string, unknown>
   method: ToolMethod
   url: string
   inputSchema: Record<string, unknown>
   providerId: number | null
-  userId: number
-  workspaceId: number
-  createdAt: Date | string
-  updatedAt: Date | string
   providerUuid?: string | null
   providerSlug?: string | null
   providerName?: string | null
@@ -51,7 +40,7 @@ export const Tool = z
     type: z.string(),
     profile_photo_url: z.string().nullable(),
     profile_photo_config: ProfilePhotoConfig,
-    visibility: z.string(),
+    visibility: Visibility,
     credits: z.number(),
     is_owner: z.boolean(),
     metadata: z.record(z.string(), z.unknown()),
@@ -75,6 +64,14 @@ export type TPivotAccount = z.infer<typeof PivotAccount>
 export const AgentTool = Tool.extend({ pivot_account: PivotAccount.nullable() }).meta({ id: 'AgentTool' })
 export type TAgentTool = z.infer<typeof AgentTool>
 
+/** A tool bound to an agent as read: the tool's columns, its provider's keys and the bound account's. */
+export interface AgentToolRow extends ToolRow {
+  accountUuid: string | null
+  accountName: string | null
+  accountProviderUuid: string | null
+  accountSecretHint: string | null
+}
+
 /** Row -> wire. */
 export function toTool(row: ToolRow, viewerId: number, appUrl: string): TTool {
   return {
@@ -97,6 +94,17 @@ export function toTool(row: ToolRow, viewerId: number, appUrl: string): TTool {
   }
 }
 
+/** Row -> an element of `Agent.tools`: the tool and its `pivot_account` (null when none is bound or it is gone). */
+export function toAgentTool(row: AgentToolRow, viewerId: number, appUrl: string): TAgentTool {
+  return {
+    ...toTool(row, viewerId, appUrl),
+    pivot_account:
+      row.accountUuid && row.accountProviderUuid
+        ? { uuid: row.accountUuid, name: row.accountName ?? '', provider_uuid: row.accountProviderUuid, secret_hint: row.accountSecretHint }
+        : null,
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Inputs of the tools endpoints (API.md section 5, "tools").
 
@@ -113,7 +121,7 @@ export const TOOL_CREDITS_MAX = 1_000_000
  * A JSON number within [min, max] with at most 4 decimal places (the column is numeric(12,4));
  * a pipe, so strings are not coerced in JSON bodies (see `jsonInt` in ./wire.ts).
  */
-export const jsonDecimal = (min: number, max: number) =>
+const jsonDecimal = (min: number, max: number) =>
   z.number().pipe(
     z
       .number()
@@ -129,7 +137,7 @@ const PLACEHOLDER = /\{\{\s*[A-Za-z_][A-Za-z0-9_.-]*\s*\}\}/g
  * What is wrong with a tool URL template, or null: an absolute http(s) URL whose path and query
  * may hold `{{name}}` placeholders (never its scheme or host).
  */
-export function urlTemplateProblem(value: string): string | null {
+function urlTemplateProblem(value: string): string | null {
   const origin = /^https?:\/\/([^/?#]*)/i.exec(value)
   if (!origin) return 'must be an absolute http or https URL'
   if (/[{}]/.test(origin[1])) return 'placeholders are allowed in the path and query only'
@@ -190,10 +198,8 @@ export const ToolInputSchema = jsonObject().superRefine((value, ctx) => {
   }
 })
 
-/** Tool `metadata` on create: any JSON object of at most 64 KiB. */
-export const ToolMetadataInput = jsonObject()
-/** Tool `metadata` on update: merged key by key; a `null` value removes the key. */
-export const ToolMetadataPatch = jsonObject()
+/** Tool `metadata`: any JSON object of at most 64 KiB; an update merges it key by key (`null` removes a key). */
+const ToolMetadata = jsonObject()
 
 /** Create body (plus the workspace context's `workspace_uuid`). */
 export const CreateToolInput = z.strictObject({
@@ -209,31 +215,16 @@ export const CreateToolInput = z.strictObject({
   profile_photo_key: MediaKey.nullable().optional(),
   profile_photo_config: ProfilePhotoConfigInput.nullable().optional(),
   visibility: Visibility.optional(),
-  metadata: ToolMetadataInput.optional(),
+  metadata: ToolMetadata.optional(),
 })
 export type TCreateToolInput = z.infer<typeof CreateToolInput>
 
 /**
- * `PUT /api/v1/tools/{tool_uuid}`: omitted fields are kept; `null` clears `description`,
- * `provider_uuid`, `profile_photo_key` and `profile_photo_config`; `input_schema` replaces the
- * whole schema; `metadata` merges key by key.
+ * `PUT /api/v1/tools/{tool_uuid}`: the create fields, all optional. Omitted fields are kept;
+ * `null` clears `description`, `provider_uuid`, `profile_photo_key` and `profile_photo_config`;
+ * `input_schema` replaces the whole schema; `metadata` merges key by key.
  */
-export const UpdateToolInput = z.strictObject({
-  tool_uuid: z.uuid(),
-  workspace_uuid: z.uuid().optional(),
-  name: name().optional(),
-  description: text(2000).nullable().optional(),
-  type: z.enum(TOOL_TYPES).optional(),
-  provider_uuid: z.uuid().nullable().optional(),
-  method: z.enum(TOOL_METHODS).optional(),
-  url: UrlTemplate.optional(),
-  input_schema: ToolInputSchema.optional(),
-  credits: jsonDecimal(0, TOOL_CREDITS_MAX).optional(),
-  profile_photo_key: MediaKey.nullable().optional(),
-  profile_photo_config: ProfilePhotoConfigInput.nullable().optional(),
-  visibility: Visibility.optional(),
-  metadata: ToolMetadataPatch.optional(),
-})
+export const UpdateToolInput = z.strictObject({ tool_uuid: z.uuid(), ...CreateToolInput.partial().shape })
 export type TUpdateToolInput = z.infer<typeof UpdateToolInput>
 
 /** Path of retrieve and delete (plus the workspace context). */

@@ -3,8 +3,7 @@
  * row -> wire mapper.
  */
 import { z } from 'zod'
-import type { ProfilePhotoConfigValue, Visibility as VisibilityValue } from '../../entities/index.ts'
-import { graphBytes, MAX_GRAPH_BYTES, StorableObject, WorkflowEdges, WorkflowNodes } from '../workflow-engine/graph.ts'
+import { MAX_GRAPH_BYTES, WorkflowEdges, WorkflowNodes } from '../workflow-engine/graph.ts'
 import {
   Category,
   CategoryUuids,
@@ -12,11 +11,13 @@ import {
   ProfilePhotoConfig,
   ProfilePhotoConfigInput,
   resourceListFilters,
+  StorableObject,
   toProfilePhotoConfig,
   Visibility,
+  type ResourceRow,
 } from './resource.schema.ts'
 import { NestedUser, NestedWorkspace } from './user.schema.ts'
-import { envelope, iso, isoOrNull, jsonBoolean, name, paginated, pageQuery, sortParam, text, timestamp, withParam } from './wire.ts'
+import { envelope, iso, isoOrNull, jsonBoolean, jsonBytes, name, paginated, pageQuery, sortParam, text, timestamp, withParam } from './wire.ts'
 import { mediaUrl } from './workspace.schema.ts'
 
 /** Columns of `workflows` a mapper reads (see `selectColumns` in src/services/sql.ts). */
@@ -27,14 +28,7 @@ export const WORKFLOW_FIELDS = [
 ] as const
 
 /** A `workflows` row as raw SQL reads it with {@link WORKFLOW_FIELDS}. */
-export interface WorkflowRow {
-  id: number
-  uuid: string
-  name: string
-  description: string
-  profilePhotoKey: string | null
-  profilePhotoConfig: ProfilePhotoConfigValue | null
-  visibility: VisibilityValue
+export interface WorkflowRow extends ResourceRow {
   isActive: boolean
   isTemplate: boolean
   nodes: unknown[]
@@ -43,10 +37,6 @@ export interface WorkflowRow {
   staticData: Record<string, unknown>
   pinData: Record<string, unknown>
   triggerCount: number
-  userId: number
-  workspaceId: number
-  createdAt: Date | string
-  updatedAt: Date | string
   deletedAt: Date | string | null
 }
 
@@ -57,7 +47,7 @@ export const WorkflowBase = z.object({
   description: z.string(),
   profile_photo_url: z.string().nullable(),
   profile_photo_config: ProfilePhotoConfig,
-  visibility: z.string(),
+  visibility: Visibility,
   is_active: z.boolean(),
   is_owner: z.boolean(),
   is_template: z.boolean(),
@@ -119,9 +109,9 @@ export const WorkflowResponse = envelope(Workflow)
 export const WorkflowList = paginated(Workflow)
 
 /** Relations a workflow list can embed with `with`. */
-export const WORKFLOW_RELATIONS = ['user', 'workspace', 'categories'] as const
+const WORKFLOW_RELATIONS = ['user', 'workspace', 'categories'] as const
 /** Sortable columns of the workflow list. */
-export const WORKFLOW_SORTS = ['created_at', '-created_at', 'name', '-name', 'updated_at', '-updated_at'] as const
+const WORKFLOW_SORTS = ['created_at', '-created_at', 'name', '-name', 'updated_at', '-updated_at'] as const
 
 /** `GET /api/v1/workflows` query (specification: "Resource-specific filters", Workflows). */
 export const ListWorkflowsInput = z.strictObject({
@@ -137,10 +127,14 @@ const GraphObject = StorableObject()
 
 const GRAPH_KEYS = ['nodes', 'edges', 'settings', 'static_data', 'pin_data'] as const
 
-/** Adds an issue when the graph members sent are larger than {@link MAX_GRAPH_BYTES} together. */
+/**
+ * Adds an issue when the graph members of a create body are larger than {@link MAX_GRAPH_BYTES}
+ * together. An update is checked by the service instead, on the graph it would store (the sent
+ * members merged over the stored ones).
+ */
 function checkGraphSize(value: Partial<Record<(typeof GRAPH_KEYS)[number], unknown>>, ctx: z.RefinementCtx): void {
   const present = Object.fromEntries(GRAPH_KEYS.filter((key) => value[key] !== undefined).map((key) => [key, value[key]]))
-  if (graphBytes(present) > MAX_GRAPH_BYTES) {
+  if (jsonBytes(present) > MAX_GRAPH_BYTES) {
     ctx.addIssue({ code: 'custom', path: [], message: `The workflow graph is larger than ${MAX_GRAPH_BYTES} bytes` })
   }
 }
@@ -171,11 +165,15 @@ export type TCreateWorkflowInput = z.infer<typeof CreateWorkflowInput>
  * `PUT /api/v1/workflows/{workflow_uuid}` (API.md section 5 semantics): omitted fields kept,
  * `null` clears the nullable ones (`profile_photo_key`, `profile_photo_config`); `nodes`,
  * `edges` and `category_uuids` replace the whole list, `settings`, `static_data` and
- * `pin_data` the whole object.
+ * `pin_data` the whole object. The size of the graph is checked by the service, on the graph
+ * the update would store.
  */
-export const UpdateWorkflowInput = z
-  .strictObject({ workflow_uuid: z.uuid(), workspace_uuid: z.uuid().optional(), name: name().optional(), ...bodyFields })
-  .superRefine(checkGraphSize)
+export const UpdateWorkflowInput = z.strictObject({
+  workflow_uuid: z.uuid(),
+  workspace_uuid: z.uuid().optional(),
+  name: name().optional(),
+  ...bodyFields,
+})
 export type TUpdateWorkflowInput = z.infer<typeof UpdateWorkflowInput>
 
 /** A workflow path: `{workflow_uuid}` (plus the optional workspace context). */

@@ -38,35 +38,28 @@ const metadataFields = {
 export const METADATA_MAX_KEYS = 100
 const extraKey = z.string().min(1).max(64).regex(/^[A-Za-z0-9_.-]+$/, 'metadata keys are letters, digits and "_.-"')
 
+/** Extra keys are well-formed, and there are at most {@link METADATA_MAX_KEYS} keys. */
+function checkMetadataKeys(value: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const keys = Object.keys(value)
+  for (const key of keys) {
+    if (!(key in metadataFields) && !extraKey.safeParse(key).success) {
+      ctx.addIssue({ code: 'custom', path: [key], message: 'metadata keys are 1..64 letters, digits and "_.-"' })
+    }
+  }
+  if (keys.length > METADATA_MAX_KEYS) ctx.addIssue({ code: 'custom', path: [], message: `at most ${METADATA_MAX_KEYS} keys` })
+}
+
 /** Workspace `metadata` on create: the named fields plus extra string keys. */
 export const WorkspaceMetadataInput = z
   .object(Object.fromEntries(Object.entries(metadataFields).map(([key, schema]) => [key, schema.optional()])))
   .catchall(text(10_000))
-  .superRefine((value, ctx) => {
-    for (const key of Object.keys(value)) {
-      if (!(key in metadataFields) && !extraKey.safeParse(key).success) {
-        ctx.addIssue({ code: 'custom', path: [key], message: 'metadata keys are 1..64 letters, digits and "_.-"' })
-      }
-    }
-    if (Object.keys(value).length > METADATA_MAX_KEYS) {
-      ctx.addIssue({ code: 'custom', path: [], message: `at most ${METADATA_MAX_KEYS} keys` })
-    }
-  })
+  .superRefine(checkMetadataKeys)
 
 /** Workspace `metadata` on update: as on create, and `null` removes a key. */
 export const WorkspaceMetadataPatch = z
   .object(Object.fromEntries(Object.entries(metadataFields).map(([key, schema]) => [key, schema.nullable().optional()])))
   .catchall(text(10_000).nullable())
-  .superRefine((value, ctx) => {
-    for (const key of Object.keys(value)) {
-      if (!(key in metadataFields) && !extraKey.safeParse(key).success) {
-        ctx.addIssue({ code: 'custom', path: [key], message: 'metadata keys are 1..64 letters, digits and "_.-"' })
-      }
-    }
-    if (Object.keys(value).length > METADATA_MAX_KEYS) {
-      ctx.addIssue({ code: 'custom', path: [], message: `at most ${METADATA_MAX_KEYS} keys` })
-    }
-  })
+  .superRefine(checkMetadataKeys)
 
 const AiToolOut = z.object({ emoji: z.string(), name: z.string(), description: z.string() })
 /** Workspace `metadata` as answered. */

@@ -21,22 +21,26 @@ import {
   type TUpdateAccountInput,
 } from '../schemas/account.schema.ts'
 import type { UserRow } from '../schemas/user.schema.ts'
-import { page, sortOf } from '../schemas/wire.ts'
 import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
 import { usableProvider } from './providers.service.ts'
 import { Conditions, searchSql } from './list-filters.ts'
+import { listPage, nameAndTimeSorts, type ListSource } from './list-page.ts'
 import { keyringOf, needsReseal, open, seal, secretHint, type Keyring } from './secrets.ts'
 import { selectColumns, unprefix, userColumns, workspaceColumns } from './sql.ts'
 import { mergeMetadata } from './workspaces.service.ts'
 
-const SORT_COLUMNS: Record<string, string> = { created_at: 'a.created_at', name: 'lower(a.name)', updated_at: 'a.updated_at' }
-
-/** Page or single-row select: the account, its provider, owner and workspace; never the ciphertext. */
-const SELECT = `select ${selectColumns('a', '', ACCOUNT_FIELDS)}, a.secret_key_id as "secretKeyId", pv.uuid as "providerUuid", pv.slug as "providerSlug",
-    pv.name as "providerName", pv.type as "providerType", pv.driver as "providerDriver",
-    ${userColumns('u', 'u_')}, ${workspaceColumns('w', 'w_')}
-  from accounts a join providers pv on pv.id = a.provider_id join users u on u.id = a.user_id
-  join workspaces w on w.id = a.workspace_id`
+/**
+ * Page or single-row source: the account, its provider, owner and workspace; never the ciphertext.
+ * Owner and workspace are left joins (the keys are not null) so the count can skip them.
+ */
+const SOURCE: ListSource = {
+  from: 'accounts a join providers pv on pv.id = a.provider_id left join users u on u.id = a.user_id left join workspaces w on w.id = a.workspace_id',
+  columns: `${selectColumns('a', '', ACCOUNT_FIELDS)}, a.secret_key_id as "secretKeyId", pv.uuid as "providerUuid",
+    pv.slug as "providerSlug", pv.name as "providerName", pv.type as "providerType", pv.driver as "providerDriver",
+    ${userColumns('u', 'u_')}, ${workspaceColumns('w', 'w_')}`,
+  alias: 'a',
+  sorts: nameAndTimeSorts('a'),
+}
 
 /** The AES-GCM additional data binding a ciphertext to its account. */
 const sealContext = (uuid: string) => `accounts:${uuid}`
@@ -54,7 +58,7 @@ function toWire(ctx: ResourceCtx, row: Record<string, unknown>, embed: { user: b
 }
 
 async function load(ctx: ResourceCtx, id: number): Promise<{ data: TAccount }> {
-  const [row] = await ctx.em.execute(`${SELECT} where a.id = ?`, [id])
+  const [row] = await ctx.em.execute(`select ${SOURCE.columns} from ${SOURCE.from} where a.id = ?`, [id])
   return { data: toWire(ctx, row, { user: true, workspace: true }) }
 }
 
@@ -66,27 +70,9 @@ export async function list(ctx: ResourceCtx, input: TAccountListInput) {
   const where = new Conditions(listScopeSql('a', 'accounts', ctx))
   if (input.provider_uuid) where.add('pv.uuid = ?', input.provider_uuid)
   if (input.search) where.add(searchSql(['a.name'], input.search))
-  const { column, direction } = sortOf(input.sort)
-  const { sql: condition, params } = where.toSql()
-  const [rows, [count]] = await Promise.all([
-    ctx.em.execute(
-      `${SELECT} where ${condition} order by ${SORT_COLUMNS[column]} ${direction}, a.id ${direction}
-       limit ${input.per_page} offset ${(input.page - 1) * input.per_page}`,
-      params,
-    ),
-    ctx.em.execute(`select count(*)::int as total from accounts a join providers pv on pv.id = a.provider_id where ${condition}`, params),
-  ])
   const embed = { user: input.with?.includes('user') ?? false, workspace: input.with?.includes('workspace') ?? false }
-  return page(
-    rows.map((row) => toWire(ctx, row, embed)),
-    {
-      total: Number(count.total),
-      page: input.page,
-      perPage: input.per_page,
-      path: `${ctx.config.appUrl}/api/v1/accounts`,
-      query: { sort: input.sort, with: input.with?.join(','), provider_uuid: input.provider_uuid, search: input.search },
-    },
-  )
+  const query = { with: input.with?.join(','), provider_uuid: input.provider_uuid, search: input.search }
+  return listPage(ctx, SOURCE, where.toSql(), input, { path: '/api/v1/accounts', query }, (row) => toWire(ctx, row, embed))
 }
 
 /** Retrieves an account the caller may see. @throws NotFoundError otherwise. */
@@ -107,12 +93,12 @@ function sealedColumns(keyring: Keyring, uuid: string, secret: string | null) {
  * @throws ValidationError naming `provider_uuid` for a provider the caller cannot see.
  */
 export async function create(ctx: ResourceCtx, input: TCreateAccountInput): Promise<{ data: TAccount }> {
-  const provider = await usableProvider(ctx, input.provider_uuid, ['provider_uuid'])
+  const providerId = await usableProvider(ctx, input.provider_uuid, ['provider_uuid'])
   const uuid = uuidv7()
   const account = ctx.em.create(Account, {
     uuid,
     name: input.name,
-    provider: provider.id,
+    provider: providerId,
     visibility: input.visibility ?? 'private',
     ...sealedColumns(keyringOf(ctx.config), uuid, input.secret ?? null),
     baseUrl: input.base_url ?? null,
@@ -135,11 +121,11 @@ export async function update(ctx: ResourceCtx, input: TUpdateAccountInput): Prom
   const access = await requireResource(ctx, 'accounts', 'Account', input.account_uuid, 'write')
   const entity = await ctx.em.findOneOrFail(Account, access.id)
   if (input.provider_uuid !== undefined) {
-    const provider = await usableProvider(ctx, input.provider_uuid, ['provider_uuid'])
-    if (provider.id !== entity.provider.id) {
+    const providerId = await usableProvider(ctx, input.provider_uuid, ['provider_uuid'])
+    if (providerId !== entity.provider.id) {
       const bound = await ctx.em.execute('select 1 from agent_tools where account_id = ? limit 1', [access.id])
       if (bound.length) throw new ConflictError("Agents' tools use this account: unbind it before changing its provider")
-      entity.provider = ctx.em.getReference(Provider, provider.id)
+      entity.provider = ctx.em.getReference(Provider, providerId)
     }
   }
   if (input.name !== undefined) entity.name = input.name

@@ -76,11 +76,7 @@ async function resolveTools(ctx: ResourceCtx, links: NonNullable<LinkInput['tool
 
 /** Resolves `workflows`. @throws ValidationError naming `workflows.N.workflow_uuid`. */
 async function resolveWorkflows(ctx: ResourceCtx, links: NonNullable<LinkInput['workflows']>): Promise<number[]> {
-  const rows = await visibleRows(
-    ctx,
-    'workflows',
-    links.map((link) => link.workflow_uuid),
-  )
+  const rows = await visibleRows(ctx, 'workflows', links.map((link) => link.workflow_uuid))
   return links.map((link, index) => {
     const row = rows.get(link.workflow_uuid.toLowerCase())
     if (!row) throw new ValidationError(['workflows', index, 'workflow_uuid'], 'No workflow you can use has this uuid')
@@ -102,9 +98,19 @@ export async function resolveAgentLinks(ctx: ResourceCtx, input: LinkInput): Pro
   return links
 }
 
-/** `(?, ?, ...), (...)` rows of an insert. */
-const valuesSql = (rows: number, columns: number) =>
-  Array.from({ length: rows }, () => `(${Array.from({ length: columns }, () => '?').join(', ')}, now())`).join(', ')
+/**
+ * Replaces the rows of one agent in a pivot with `rows` (each the values of `columns` after
+ * `agent_id`), numbering them by `position` in the order given.
+ */
+async function replacePivot(em: Em, pivot: string, columns: string[], agentId: number, rows: unknown[][]): Promise<void> {
+  await em.execute(`delete from ${pivot} where agent_id = ?`, [agentId])
+  if (!rows.length) return
+  const values = rows.map(() => `(${['?', ...columns.map(() => '?'), '?'].join(', ')}, now())`).join(', ')
+  await em.execute(
+    `insert into ${pivot} (agent_id, ${columns.join(', ')}, position, created_at) values ${values}`,
+    rows.flatMap((row, position) => [agentId, ...row, position]),
+  )
+}
 
 /**
  * Replaces each pivot the links name (those left undefined are kept). Run it inside the
@@ -112,31 +118,9 @@ const valuesSql = (rows: number, columns: number) =>
  */
 export async function writeAgentLinks(em: Em, agentId: number, links: AgentLinks): Promise<void> {
   if (links.tools) {
-    await em.execute('delete from agent_tools where agent_id = ?', [agentId])
-    if (links.tools.length) {
-      await em.execute(
-        `insert into agent_tools (agent_id, tool_id, account_id, position, created_at) values ${valuesSql(links.tools.length, 4)}`,
-        links.tools.flatMap((tool, position) => [agentId, tool.toolId, tool.accountId, position]),
-      )
-    }
+    await replacePivot(em, 'agent_tools', ['tool_id', 'account_id'], agentId, links.tools.map((tool) => [tool.toolId, tool.accountId]))
   }
-  if (links.workflowIds) {
-    await em.execute('delete from agent_workflows where agent_id = ?', [agentId])
-    if (links.workflowIds.length) {
-      await em.execute(
-        `insert into agent_workflows (agent_id, workflow_id, position, created_at) values ${valuesSql(links.workflowIds.length, 3)}`,
-        links.workflowIds.flatMap((workflowId, position) => [agentId, workflowId, position]),
-      )
-    }
-  }
-  if (links.mediaIds) {
-    await em.execute('delete from agent_files where agent_id = ?', [agentId])
-    if (links.mediaIds.length) {
-      await em.execute(
-        `insert into agent_files (agent_id, media_id, position, created_at) values ${valuesSql(links.mediaIds.length, 3)}`,
-        links.mediaIds.flatMap((mediaId, position) => [agentId, mediaId, position]),
-      )
-    }
-  }
+  if (links.workflowIds) await replacePivot(em, 'agent_workflows', ['workflow_id'], agentId, links.workflowIds.map((id) => [id]))
+  if (links.mediaIds) await replacePivot(em, 'agent_files', ['media_id'], agentId, links.mediaIds.map((id) => [id]))
   if (links.categoryIds) await setCategories(em, 'agents', agentId, links.categoryIds)
 }

@@ -18,31 +18,17 @@ import {
   type AgentRecord,
   type AgentRelation,
   type AgentRow,
-  type AgentToolRow,
   type ShareRow,
   type TAgent,
 } from '../schemas/agent.schema.ts'
 import type { TCategory } from '../schemas/resource.schema.ts'
-import { TOOL_FIELDS } from '../schemas/tool.schema.ts'
+import { TOOL_FIELDS, type AgentToolRow } from '../schemas/tool.schema.ts'
 import type { UserRow } from '../schemas/user.schema.ts'
 import { WORKFLOW_FIELDS, type WorkflowRow } from '../schemas/workflow.schema.ts'
 import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
 import { favoriteSql } from './favorites.service.ts'
-import { selectColumns, unprefix, userColumns, workspaceColumns } from './sql.ts'
+import { jsonObject, selectColumns, unprefix, USER_FIELDS, userColumns, WORKSPACE_FIELDS, workspaceColumns } from './sql.ts'
 import type { SharePermission } from '../../entities/index.ts'
-
-const snake = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
-
-/** `json_build_object('id', t.id, 'profilePhotoKey', t.profile_photo_key, ...)`: camelCase keys, like selectColumns. */
-function jsonObject(alias: string, fields: readonly string[], extra: Record<string, string> = {}): string {
-  const pairs = [...fields.map((field) => `'${field}', ${alias}.${snake(field)}`), ...Object.entries(extra).map(([key, sql]) => `'${key}', ${sql}`)]
-  return `json_build_object(${pairs.join(', ')})`
-}
-
-const USER_FIELDS = ['id', 'name', 'firstName', 'lastName', 'email', 'profilePhotoKey', 'serviceId', 'createdAt', 'updatedAt'] as const
-const WORKSPACE_FIELDS = [
-  'id', 'uuid', 'slug', 'name', 'profilePhotoKey', 'serviceId', 'isOnboarded', 'metadata', 'userId', 'createdAt', 'updatedAt',
-] as const
 
 /** Each collection as a correlated sub-select over the agent `a`; no parameters. */
 const COLLECTIONS: Record<Exclude<AgentRelation, 'user' | 'workspace'>, string> = {
@@ -123,19 +109,12 @@ const selectTexts = new Map<string, { columns: string; joins: string }>()
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
-/** A JSON value as an object (PostgreSQL answers `json` parsed; text is parsed here). */
-function jsonRecord(value: unknown): Record<string, unknown> | undefined {
-  const parsed: unknown = typeof value === 'string' ? JSON.parse(value) : value
-  return isRecord(parsed) ? parsed : undefined
-}
-
-/** A `json_agg` value as an array (PostgreSQL answers it parsed; text is parsed here). */
+/** A `json_agg` member of a {@link jsonRow} row as an array (already parsed with the row). */
 function jsonRows<T>(value: unknown): T[] {
-  const parsed: unknown = typeof value === 'string' ? JSON.parse(value) : value
-  return Array.isArray(parsed) ? parsed : []
+  return Array.isArray(value) ? value : []
 }
 
-/** One result row -> what the mapper needs. */
+/** One result row ({@link jsonRow}) -> what the mapper needs. */
 export function toRecord(row: Record<string, unknown>, relations: ReadonlySet<AgentRelation>, permission: SharePermission): AgentRecord {
   const record: AgentRecord = {
     agent: unprefix<AgentRow>(row, 'a_'),
@@ -183,9 +162,10 @@ export async function runRead(ctx: ResourceCtx, key: string, sql: string | (() =
   return run(ctx.deps.orm, () => ctx.em, params)
 }
 
-/** A `row_to_json` column as the row it stands for. */
+/** A `row_to_json` column (`row`) as the row it stands for (the driver answers `json` parsed; text is parsed here). */
 export function jsonRow(row: Record<string, unknown>): Record<string, unknown> | undefined {
-  return jsonRecord(row.row)
+  const parsed: unknown = typeof row.row === 'string' ? JSON.parse(row.row) : row.row
+  return isRecord(parsed) ? parsed : undefined
 }
 
 /**

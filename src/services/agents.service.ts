@@ -132,8 +132,8 @@ async function shareEntityId(ctx: ResourceCtx, input: TShareAgentInput, ownerId:
   }
   const scope = memberWorkspaceSql(ctx)
   const [workspace] = await ctx.em.execute(
-    `select w.id::float8 as id from workspaces w ${scope.join} where w.uuid = ? and ${scope.where}`,
-    [scope.params[0], String(input.entity_id), ...scope.params.slice(1)],
+    `select w.id::float8 as id from workspaces w ${scope.join} where ${scope.where} and w.uuid = ?`,
+    [...scope.params, String(input.entity_id)],
   )
   if (!workspace) throw new ValidationError(['entity_id'], 'You are not a member of a workspace with this uuid')
   return Number(workspace.id)

@@ -17,16 +17,15 @@
  * - A look-up that raced with an invalidation is not stored (a generation counter), and while
  *   the Redis subscription is down nothing is served from the cache: invalidations could be lost.
  */
-import { randomUUID } from 'node:crypto'
 import type { RedisClientType } from '@keyv/redis'
 import { toDate } from '../schemas/wire.ts'
-import { subscribe } from './subscriber.ts'
+import { InvalidationChannel, type CacheLog } from './subscriber.ts'
 import type { AuthContext } from './auth.service.ts'
 
 /** How long a resolved token is trusted without asking the database again. */
 export const AUTH_CACHE_TTL_MS = 5_000
 /** Most entries kept; the oldest is dropped beyond it. */
-export const AUTH_CACHE_MAX_ENTRIES = 10_000
+const AUTH_CACHE_MAX_ENTRIES = 10_000
 /** Redis channel of invalidations, shared by every process of a deployment. */
 export const AUTH_CACHE_CHANNEL = 'aw:auth-cache:invalidate'
 
@@ -34,12 +33,6 @@ export const AUTH_CACHE_CHANNEL = 'aw:auth-cache:invalidate'
 export interface AuthInvalidation {
   users?: number[]
   workspaces?: number[]
-}
-
-/** The part of a pino/Fastify logger the cache writes to (services do not import Fastify). */
-export interface AuthCacheLog {
-  warn: (object: object, message: string) => void
-  error: (object: object, message: string) => void
 }
 
 interface Entry {
@@ -50,70 +43,46 @@ interface Entry {
   workspaceIds: number[]
 }
 
-interface Message {
-  origin: string
-  users: number[]
-  workspaces: number[]
-}
-
 /** The cache key of a token (hex SHA-256 of the plaintext) in a service scope (null: none). */
 export const authCacheKey = (tokenHash: string, serviceId: string | null): string => `${tokenHash}:${serviceId ?? ''}`
 
-const ids = (value: unknown): number[] =>
-  Array.isArray(value) ? value.filter((id): id is number => typeof id === 'number' && Number.isFinite(id)) : []
-
-function parseMessage(raw: string): Message | null {
-  try {
-    const value: unknown = JSON.parse(raw)
-    if (typeof value !== 'object' || value === null || !('origin' in value) || typeof value.origin !== 'string') return null
-    return {
-      origin: value.origin,
-      users: 'users' in value ? ids(value.users) : [],
-      workspaces: 'workspaces' in value ? ids(value.workspaces) : [],
-    }
-  } catch {
-    return null
-  }
+const ids = (message: object, key: 'users' | 'workspaces'): number[] => {
+  const value: unknown = Reflect.get(message, key)
+  return Array.isArray(value) ? value.filter((id): id is number => typeof id === 'number' && Number.isFinite(id)) : []
 }
 
 /** See the module comment. One instance per process (per runtime), created by {@link AuthCache.create}. */
 export class AuthCache {
   /** Entry lifetime; 0 turns caching off (invalidations are still published to other processes). */
   readonly ttlMs: number
-  readonly #log: AuthCacheLog
   readonly #entries = new Map<string, Entry>()
   readonly #byUser = new Map<number, Set<string>>()
   readonly #byWorkspace = new Map<number, Set<string>>()
-  /** Tells this process's own messages apart from the others'. */
-  readonly #origin = randomUUID()
-  readonly #publisher: RedisClientType | undefined
-  #subscriber: RedisClientType | undefined
+  #channel: InvalidationChannel | undefined
   #generation = 0
 
-  private constructor(ttlMs: number, log: AuthCacheLog, publisher: RedisClientType | undefined) {
+  private constructor(ttlMs: number) {
     this.ttlMs = ttlMs
-    this.#log = log
-    this.#publisher = publisher
   }
 
   /**
    * Creates the cache. With `redis`, invalidations are published on it, and (when `ttlMs > 0`)
-   * a second connection subscribes to the others' (a subscribed connection can run no other
-   * command). The subscriber closes with `redis`, or with {@link close}.
+   * a second connection subscribes to the others' (src/services/subscriber.ts). The subscriber
+   * closes with `redis`, or with {@link close}.
    * @throws when the subscriber cannot connect (start-up fails, as it does for Redis itself).
    */
-  static async create(options: { ttlMs: number; log: AuthCacheLog; redis?: RedisClientType }): Promise<AuthCache> {
-    const cache = new AuthCache(Math.max(0, options.ttlMs), options.log, options.redis)
-    if (options.redis && cache.ttlMs > 0) {
-      cache.#subscriber = await subscribe(options.redis, AUTH_CACHE_CHANNEL, {
-        label: 'auth cache',
-        log: options.log,
-        onMessage: (raw) => cache.#receive(raw),
-        // After a reconnect, messages sent meanwhile are lost: start empty.
-        onReconnect: () => cache.clear(),
-        onEnd: () => void cache.close(),
-      })
-    }
+  static async create(options: { ttlMs: number; log: CacheLog; redis?: RedisClientType }): Promise<AuthCache> {
+    const cache = new AuthCache(Math.max(0, options.ttlMs))
+    cache.#channel = await InvalidationChannel.open({
+      redis: options.redis,
+      channel: AUTH_CACHE_CHANNEL,
+      label: 'auth cache',
+      log: options.log,
+      listen: cache.ttlMs > 0,
+      onMessage: (message) => cache.#drop(ids(message, 'users'), ids(message, 'workspaces')),
+      onReconnect: () => cache.clear(),
+      onEnd: () => void cache.close(),
+    })
     return cache
   }
 
@@ -129,7 +98,7 @@ export class AuthCache {
 
   /** Whether entries may be served: caching is on and, with Redis, the subscription is live. */
   #usable(): boolean {
-    return this.ttlMs > 0 && (this.#subscriber === undefined || this.#subscriber.isReady)
+    return this.ttlMs > 0 && this.#channel?.live !== false
   }
 
   /** The cached caller for `key`, or undefined (not cached, expired, or the cache is unusable). */
@@ -180,18 +149,7 @@ export class AuthCache {
     const users = what.users ?? []
     const workspaces = what.workspaces ?? []
     this.#drop(users, workspaces)
-    const publisher = this.#publisher
-    if (!publisher) return
-    if (!publisher.isReady) {
-      this.#log.error({ users, workspaces }, 'auth cache invalidation not published: Redis is not connected')
-      return
-    }
-    try {
-      const message: Message = { origin: this.#origin, users, workspaces }
-      await publisher.publish(AUTH_CACHE_CHANNEL, JSON.stringify(message))
-    } catch (error) {
-      this.#log.error({ err: error, users, workspaces }, 'auth cache invalidation not published')
-    }
+    await this.#channel?.announce({ users, workspaces })
   }
 
   /** Drops every entry (and anything being looked up right now). */
@@ -205,20 +163,7 @@ export class AuthCache {
   /** Empties the cache and closes the subscriber connection, if any. */
   async close(): Promise<void> {
     this.clear()
-    const subscriber = this.#subscriber
-    this.#subscriber = undefined
-    if (subscriber?.isOpen) {
-      await subscriber.quit().catch((error: unknown) => this.#log.warn({ err: error }, 'could not close the auth cache subscriber'))
-    }
-  }
-
-  #receive(raw: string): void {
-    const message = parseMessage(raw)
-    if (!message) {
-      this.#log.warn({}, 'ignored a malformed auth cache invalidation')
-      return
-    }
-    if (message.origin !== this.#origin) this.#drop(message.users, message.workspaces)
+    await this.#channel?.close()
   }
 
   #drop(users: number[], workspaces: number[]): void {

@@ -2,17 +2,13 @@
  * Categories (issue 3, item 6): the seeded catalogue listed by `GET /api/v1/categories`, and the
  * helpers agents and workflows use to resolve `category_uuids` and to embed `categories`.
  */
-import type { ResourceCtx } from '../access/resource-access.ts'
-import { likePattern } from '../access/resource-access.ts'
+import { likePattern, type ResourceCtx } from '../access/resource-access.ts'
 import type { SqlFragment } from '../access/visibility.ts'
 import type { Em } from '../db.ts'
 import { ValidationError, type FieldPath } from '../errors.ts'
-import type { TCategory } from '../schemas/resource.schema.ts'
+import type { TCategory, TListCategoriesInput } from '../schemas/resource.schema.ts'
 import { page, sortOf } from '../schemas/wire.ts'
 import type { Ctx } from '../trpc/context.ts'
-
-/** Sortable columns of the category list; `position` (the catalogue order) by default. */
-export const CATEGORY_SORTS = ['position', '-position', 'name', '-name', 'created_at', '-created_at'] as const
 
 const SORT_COLUMNS: Record<string, string> = { position: 'c.position', name: 'lower(c.name)', created_at: 'c.created_at' }
 
@@ -21,6 +17,8 @@ const PIVOTS = {
   agents: { pivot: 'agent_categories', key: 'agent_id' },
   workflows: { pivot: 'workflow_categories', key: 'workflow_id' },
 } as const
+/** A table whose rows carry categories. */
+type CategorizedTable = keyof typeof PIVOTS
 
 const CATEGORY_COLUMNS = 'c.uuid, c.slug, c.name, c.description'
 
@@ -33,7 +31,7 @@ function toCategory(row: Record<string, unknown>): TCategory {
  * the `category_uuids` list filter. The list is one parameter (not expanded into the text), so
  * every list size is one statement text.
  */
-export function inCategoriesSql(alias: string, table: keyof typeof PIVOTS, uuids: readonly string[]): SqlFragment {
+export function inCategoriesSql(alias: string, table: CategorizedTable, uuids: readonly string[]): SqlFragment {
   const { pivot, key } = PIVOTS[table]
   return {
     sql: `exists (select 1 from ${pivot} fc join categories c on c.id = fc.category_id
@@ -41,6 +39,8 @@ export function inCategoriesSql(alias: string, table: keyof typeof PIVOTS, uuids
     params: [uuids.join(',')],
   }
 }
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /**
  * Resolves `category_uuids` (in order, duplicates allowed and collapsed) to category ids.
@@ -65,13 +65,11 @@ export async function resolveCategoryUuids(ctx: ResourceCtx, uuids: readonly str
   return ids
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
 /**
  * The categories of many rows in one query (for embedding in lists and single responses),
  * each row's categories in catalogue order. Rows without categories get an empty array.
  */
-export async function categoriesOf(em: Em, table: 'agents' | 'workflows', ids: number[]): Promise<Map<number, TCategory[]>> {
+export async function categoriesOf(em: Em, table: CategorizedTable, ids: number[]): Promise<Map<number, TCategory[]>> {
   const out = new Map<number, TCategory[]>(ids.map((id) => [id, []]))
   if (!ids.length) return out
   const { pivot, key } = PIVOTS[table]
@@ -88,7 +86,7 @@ export async function categoriesOf(em: Em, table: 'agents' | 'workflows', ids: n
  * Replaces the categories of one row with `categoryIds` (from {@link resolveCategoryUuids}).
  * Run it inside the caller's transaction.
  */
-export async function setCategories(em: Em, table: 'agents' | 'workflows', id: number, categoryIds: readonly number[]): Promise<void> {
+export async function setCategories(em: Em, table: CategorizedTable, id: number, categoryIds: readonly number[]): Promise<void> {
   const { pivot, key } = PIVOTS[table]
   await em.execute(`delete from ${pivot} where ${key} = ?`, [id])
   if (!categoryIds.length) return
@@ -100,7 +98,7 @@ export async function setCategories(em: Em, table: 'agents' | 'workflows', id: n
 }
 
 /** `GET /api/v1/categories`: the catalogue as the paginator shape, `search` over name and description. */
-export async function list(ctx: Ctx, input: { page: number; per_page: number; sort: string; search?: string }) {
+export async function list(ctx: Ctx, input: TListCategoriesInput) {
   const { column, direction } = sortOf(input.sort)
   const search = input.search ? likePattern(input.search) : null
   const where = search ? '(c.name ilike ? or c.description ilike ? or c.slug ilike ?)' : 'true'

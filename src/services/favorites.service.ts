@@ -4,7 +4,7 @@
  * Callers check access first (`requireResource(..., 'read')`) and pass the row's id.
  */
 import type { ResourceCtx } from '../access/resource-access.ts'
-import type { Em } from '../db.ts'
+import type { SqlFragment } from '../access/visibility.ts'
 
 /** Tables whose rows can be favourited. */
 export type FavoriteTable = 'agents' | 'workflows'
@@ -27,26 +27,11 @@ export async function removeFavorite(ctx: ResourceCtx, table: FavoriteTable, res
   ])
 }
 
-/** Whether the caller favourited one row. */
-export async function isFavorite(ctx: ResourceCtx, table: FavoriteTable, resourceId: number): Promise<boolean> {
-  return (await favoritesOf(ctx.em, ctx.auth.user.id, table, [resourceId])).has(resourceId)
-}
-
-/** Which of `ids` the user favourited, in one query (for `is_favorite` in lists). */
-export async function favoritesOf(em: Em, userId: number, table: FavoriteTable, ids: number[]): Promise<Set<number>> {
-  if (!ids.length) return new Set()
-  const rows = await em.execute(
-    `select resource_id::float8 as id from favorites where user_id = ? and resource_type = ? and resource_id in (?)`,
-    [userId, table, ids],
-  )
-  return new Set(rows.map((row) => Number(row.id)))
-}
-
 /**
  * SQL that is true when `alias` (a row of `table`) is a favourite of the user; for `is_favorite`
  * in a select list and for the `favorite` list filter.
  */
-export function favoriteSql(alias: string, table: FavoriteTable, userId: number): { sql: string; params: unknown[] } {
+export function favoriteSql(alias: string, table: FavoriteTable, userId: number): SqlFragment {
   return {
     sql: `exists (select 1 from favorites f where f.user_id = ? and f.resource_type = ? and f.resource_id = ${alias}.id)`,
     params: [userId, table],

@@ -34,8 +34,8 @@ const TEXT_TYPES: Record<string, { mime: string; ext: string }> = {
   json: { mime: 'application/json', ext: 'json' },
 }
 
-/** What the allow-list says, for the README and error messages. */
-export const ALLOWED_UPLOADS = 'PNG, JPEG, GIF and WebP images, PDF, and UTF-8 text files (.txt, .md, .csv, .json)'
+/** What the allow-list says, for error messages. */
+const ALLOWED_UPLOADS = 'PNG, JPEG, GIF and WebP images, PDF, and UTF-8 text files (.txt, .md, .csv, .json)'
 
 /** Bytes file-type reads to recognise a format. */
 const HEAD_BYTES = 4100

@@ -28,7 +28,7 @@ const round4 = (value: number): number => Math.round(value * 10_000) / 10_000
  * `cached_at`: now as ISO 8601 with microseconds and `Z` (specification: "Metrics endpoints");
  * the sub-millisecond digits come from the monotonic clock added to the process origin.
  */
-export function nowMicros(): string {
+function nowMicros(): string {
   const micros = Math.floor((performance.timeOrigin + performance.now()) * 1000)
   const iso = new Date(Math.floor(micros / 1000)).toISOString()
   return `${iso.slice(0, -1)}${String(micros % 1000).padStart(3, '0')}Z`
@@ -50,10 +50,11 @@ function dateBounds(alias: string, input: TMetricCommon): SqlFragment {
 }
 
 /**
- * Runs the calculation of `input` over `source` in one statement.
- * @param column the numeric column (without alias) for averages or non-null counts; undefined counts rows.
+ * Runs the calculation of `input` over `source` in one statement: over `input.column` (averages,
+ * or a count of its non-null values), or counting rows when the column is `*` or absent.
  */
-export async function runMetric(em: Em, source: MetricSource, input: TMetricCommon, column: string | undefined): Promise<TMetricsResponse> {
+export async function runMetric(em: Em, source: MetricSource, input: TMetricCommon): Promise<TMetricsResponse> {
+  const column = input.column && input.column !== '*' ? input.column : undefined
   const a = source.alias
   const dates = dateBounds(a, input)
   const where = `${source.where.sql}${dates.sql}`

@@ -25,19 +25,16 @@ import type {
 import { Conditions, resourceFilterSql, searchSql } from './list-filters.ts'
 import { runMetric } from './metrics.query.ts'
 
-/** The column a calculation reads: undefined (count rows) for `*` or no column. */
-const columnOf = (column: string | undefined): string | undefined => (column && column !== '*' ? column : undefined)
-
 /** Agents the caller could list, filtered as the list filters them. */
 export function agents(ctx: ResourceCtx, input: TAgentMetricsInput): Promise<TMetricsResponse> {
   const where = resourceFilterSql('r', 'agents', ctx, input)
-  return runMetric(ctx.em, { from: 'agents r', where, alias: 'r' }, input, columnOf(input.column))
+  return runMetric(ctx.em, { from: 'agents r', where, alias: 'r' }, input)
 }
 
 /** Workflows the caller could list, filtered as the list filters them. */
 export function workflows(ctx: ResourceCtx, input: TWorkflowMetricsInput): Promise<TMetricsResponse> {
   const where = resourceFilterSql('r', 'workflows', ctx, input)
-  return runMetric(ctx.em, { from: 'workflows r', where, alias: 'r' }, input, columnOf(input.column))
+  return runMetric(ctx.em, { from: 'workflows r', where, alias: 'r' }, input)
 }
 
 /** Threads counted for the caller: see the module comment. */
@@ -67,7 +64,7 @@ export function threads(ctx: ResourceCtx, input: TThreadMetricsInput): Promise<T
       params: [...name.params, ...content.params],
     })
   }
-  return runMetric(ctx.em, { from: 'threads t', where: where.toSql(), alias: 't' }, input, columnOf(input.column))
+  return runMetric(ctx.em, { from: 'threads t', where: where.toSql(), alias: 't' }, input)
 }
 
 /** Messages of the counted threads: `search` (content), `thread_uuid`. */
@@ -79,7 +76,7 @@ export function messages(ctx: ResourceCtx, input: TMessageMetricsInput): Promise
     params: [ctx.workspace.workspace.id, ...thread.params, ...(input.thread_uuid ? [input.thread_uuid] : [])],
   })
   if (input.search) where.add(searchSql(['m.content'], input.search))
-  return runMetric(ctx.em, { from: 'messages m', where: where.toSql(), alias: 'm' }, input, columnOf(input.column))
+  return runMetric(ctx.em, { from: 'messages m', where: where.toSql(), alias: 'm' }, input)
 }
 
 /** Executions of listable workflows of the workspace: `user_id` (trigger), `workflow_uuid`, `workflow_uuids`. */
@@ -98,10 +95,18 @@ export function executions(ctx: ResourceCtx, input: TExecutionMetricsInput): Pro
     ],
   })
   if (input.user_id !== undefined) where.add('e.user_id = ?', input.user_id)
-  return runMetric(ctx.em, { from: 'workflow_executions e', where: where.toSql(), alias: 'e' }, input, columnOf(input.column))
+  return runMetric(ctx.em, { from: 'workflow_executions e', where: where.toSql(), alias: 'e' }, input)
 }
 
 const COUNTED = ['agents', 'prompts', 'workflows', 'tools', 'accounts', 'threads', 'messages', 'workflow_executions'] as const
+
+/** The statement of {@link workspace}, the same for every workspace: its id is every parameter. */
+const WORKSPACE_COUNTS = `select ${COUNTED.map(
+  (table) => `(select count(*) from ${table} x where x.workspace_id = ? and x.deleted_at is null)::float8 as ${table}`,
+).join(', ')},
+  (select count(*) from workspace_members wm where wm.workspace_id = ?)::float8 as members,
+  (select coalesce(sum(mt.total_tokens), 0) from messages mt where mt.workspace_id = ? and mt.deleted_at is null)::float8 as tokens`
+const WORKSPACE_COUNT_PARAMS = COUNTED.length + 2
 
 /**
  * `GET /api/v1/workspaces/{uuid}/metrics`: live rows of each kind in the workspace context,
@@ -111,13 +116,7 @@ const COUNTED = ['agents', 'prompts', 'workflows', 'tools', 'accounts', 'threads
  */
 export async function workspace(ctx: ResourceCtx): Promise<TWorkspaceMetrics> {
   const id = ctx.workspace.workspace.id
-  const counts = COUNTED.map((table) => `(select count(*) from ${table} x where x.workspace_id = ? and x.deleted_at is null)::float8 as ${table}`)
-  const [row] = await ctx.em.execute(
-    `select ${counts.join(', ')},
-       (select count(*) from workspace_members wm where wm.workspace_id = ?)::float8 as members,
-       (select coalesce(sum(mt.total_tokens), 0) from messages mt where mt.workspace_id = ? and mt.deleted_at is null)::float8 as tokens`,
-    [...COUNTED.map(() => id), id, id],
-  )
+  const [row] = await ctx.em.execute(WORKSPACE_COUNTS, Array.from({ length: WORKSPACE_COUNT_PARAMS }, () => id))
   const number = (key: string): number => Number(row?.[key] ?? 0)
   return {
     agents: number('agents'),

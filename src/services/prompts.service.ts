@@ -3,39 +3,37 @@
  * list, create, retrieve, update (`PUT`), delete. Every function starts with the access check of
  * src/access/resource-access.ts; every visibility and share rule runs in SQL.
  */
-import type { z } from 'zod'
+import { LockMode } from '@mikro-orm/core'
 import { Prompt } from '../../entities/index.ts'
-import { likePattern, listScopeSql, requireResource, type ResourceCtx } from '../access/resource-access.ts'
+import { listScopeSql, requireResource, type ResourceCtx } from '../access/resource-access.ts'
+import type { SqlFragment } from '../access/visibility.ts'
 import { ValidationError } from '../errors.ts'
 import {
   PROMPT_FIELDS,
   PROMPT_METADATA_MAX_BYTES,
   toPrompt,
   toStoredInputs,
-  type PROMPT_RELATIONS,
-  type PROMPT_SORTS,
   type PromptRow,
   type TCreatePromptInput,
+  type TListPromptsInput,
   type TPrompt,
   type TUpdatePromptInput,
 } from '../schemas/prompt.schema.ts'
-import type { Visibility } from '../schemas/resource.schema.ts'
 import type { UserRow } from '../schemas/user.schema.ts'
 import { jsonBytes, page, sortOf } from '../schemas/wire.ts'
 import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
+import { Conditions, searchSql } from './list-filters.ts'
 import { resolveProfilePhotoKey } from './media-keys.ts'
 import { selectColumns, unprefix, userColumns, workspaceColumns } from './sql.ts'
 import { mergeMetadata } from './workspaces.service.ts'
-
-type Relation = (typeof PROMPT_RELATIONS)[number]
 
 const SORT_COLUMNS: Record<string, string> = { created_at: 'p.created_at', name: 'lower(p.name)', updated_at: 'p.updated_at' }
 
 /**
  * Reads prompts with the relations asked for, in one query: `user` and `workspace` are joined
- * only when embedded.
+ * only when embedded. `tail` follows the WHERE (order, limit, offset).
  */
-async function select(ctx: ResourceCtx, embed: readonly Relation[], where: string, params: unknown[], tail = '') {
+async function select(ctx: ResourceCtx, embed: readonly string[], where: SqlFragment, tail = '') {
   const withUser = embed.includes('user')
   const withWorkspace = embed.includes('workspace')
   const columns = [
@@ -44,7 +42,7 @@ async function select(ctx: ResourceCtx, embed: readonly Relation[], where: strin
     ...(withWorkspace ? [workspaceColumns('w', 'w_')] : []),
   ].join(', ')
   const joins = `${withUser ? 'join users u on u.id = p.user_id ' : ''}${withWorkspace ? 'join workspaces w on w.id = p.workspace_id' : ''}`
-  const rows = await ctx.em.execute(`select ${columns} from prompts p ${joins} where ${where} ${tail}`, params)
+  const rows = await ctx.em.execute(`select ${columns} from prompts p ${joins} where ${where.sql} ${tail}`, where.params)
   return rows.map((row) =>
     toPrompt(
       unprefix<PromptRow>(row, 'p_'),
@@ -60,19 +58,8 @@ async function select(ctx: ResourceCtx, embed: readonly Relation[], where: strin
 
 /** One prompt by id with its creator and workspace (the caller's access was checked). */
 async function load(ctx: ResourceCtx, id: number): Promise<{ data: TPrompt }> {
-  const [prompt] = await select(ctx, ['user', 'workspace'], 'p.id = ?', [id])
+  const [prompt] = await select(ctx, ['user', 'workspace'], { sql: 'p.id = ?', params: [id] })
   return { data: prompt }
-}
-
-/** Query of `GET /api/v1/prompts`. */
-export interface PromptListQuery {
-  page: number
-  per_page: number
-  sort: (typeof PROMPT_SORTS)[number]
-  with?: Relation[]
-  search?: string
-  visibility?: z.infer<typeof Visibility>
-  workspace_uuid?: string
 }
 
 /**
@@ -80,16 +67,15 @@ export interface PromptListQuery {
  * `visibility=public`, every public prompt of the service scope), as the paginator shape.
  * Two queries whatever the page size: the page (relations joined) and the count.
  */
-export async function list(ctx: ResourceCtx, input: PromptListQuery) {
-  const scope = listScopeSql('p', 'prompts', ctx, input.visibility)
-  const search = input.search ? likePattern(input.search) : null
-  const where = `${scope.sql}${search ? ' and (p.name ilike ? or p.description ilike ?)' : ''}`
-  const params = [...scope.params, ...(search ? [search, search] : [])]
+export async function list(ctx: ResourceCtx, input: TListPromptsInput) {
+  const where = new Conditions(listScopeSql('p', 'prompts', ctx, input.visibility))
+  if (input.search) where.add(searchSql(['p.name', 'p.description'], input.search))
+  const filter = where.toSql()
   const { column, direction } = sortOf(input.sort)
   const order = `order by ${SORT_COLUMNS[column]} ${direction}, p.id ${direction}`
   const [items, [count]] = await Promise.all([
-    select(ctx, input.with ?? [], where, params, `${order} limit ${input.per_page} offset ${(input.page - 1) * input.per_page}`),
-    ctx.em.execute(`select count(*)::int as total from prompts p where ${where}`, params),
+    select(ctx, input.with ?? [], filter, `${order} limit ${input.per_page} offset ${(input.page - 1) * input.per_page}`),
+    ctx.em.execute(`select count(*)::int as total from prompts p where ${filter.sql}`, filter.params),
   ])
   return page(items, {
     total: Number(count.total),
@@ -120,14 +106,14 @@ export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<{ data: 
  * @throws ValidationError naming `profile_photo_key` for an upload the caller cannot use.
  */
 export async function create(ctx: ResourceCtx, input: TCreatePromptInput): Promise<{ data: TPrompt }> {
-  const photoKey = await resolveProfilePhotoKey(ctx, input.profile_photo_key)
+  await resolveProfilePhotoKey(ctx, input.profile_photo_key)
   const { input: fields, ...extra } = input.metadata ?? {}
   const prompt = ctx.em.create(Prompt, {
     name: input.name,
     description: input.description ?? '',
     content: input.content,
     visibility: input.visibility ?? 'private',
-    profilePhotoKey: photoKey ?? null,
+    profilePhotoKey: input.profile_photo_key ?? null,
     profilePhotoConfig: input.profile_photo_config ?? null,
     metadata: { ...extra, input: toStoredInputs(fields ?? []) },
     user: ctx.auth.user.id,
@@ -141,33 +127,42 @@ export async function create(ctx: ResourceCtx, input: TCreatePromptInput): Promi
  * `PUT /api/v1/prompts/{prompt_uuid}` (specification: "Update a Prompt"; API.md section 5):
  * omitted fields are kept, `null` clears `description` (to `''`), `profile_photo_key` and
  * `profile_photo_config`; `metadata` merges key by key (`null` removes a key) and
- * `metadata.input`, when sent, replaces the whole list. Everything is checked before the one write.
+ * `metadata.input`, when sent, replaces the whole list. Everything is checked before the one
+ * write, on the row locked so that concurrent merges cannot lose each other's keys.
  * @throws NotFoundError (not visible), ForbiddenError (visible without `write`), ValidationError
  *   (an unusable `profile_photo_key`, `metadata` over 64 KiB after merging).
  */
 export async function update(ctx: ResourceCtx, input: TUpdatePromptInput): Promise<{ data: TPrompt }> {
-  const access = await requireResource(ctx, 'prompts', 'Prompt', input.prompt_uuid, 'write')
-  const photoKey = await resolveProfilePhotoKey(ctx, input.profile_photo_key)
-  const prompt = await ctx.em.findOneOrFail(Prompt, access.id)
-  let metadata: Record<string, unknown> | undefined
-  if (input.metadata !== undefined) {
-    const { input: fields, ...extra } = input.metadata
-    const patch: Record<string, unknown> = { ...extra }
-    if (fields !== undefined) patch.input = fields === null ? [] : toStoredInputs(fields)
-    metadata = mergeMetadata(prompt.metadata, patch)
-    if (jsonBytes(metadata) > PROMPT_METADATA_MAX_BYTES) {
-      throw new ValidationError(['metadata'], `metadata must not exceed ${PROMPT_METADATA_MAX_BYTES} bytes as JSON after merging`)
+  const { id } = await requireResource(ctx, 'prompts', 'Prompt', input.prompt_uuid, 'write')
+  await resolveProfilePhotoKey(ctx, input.profile_photo_key)
+  await ctx.em.transactional(async (em) => {
+    const prompt = await em.findOneOrFail(Prompt, id, { lockMode: LockMode.PESSIMISTIC_WRITE })
+    let metadata: Record<string, unknown> | undefined
+    if (input.metadata !== undefined) {
+      const { input: fields, ...extra } = input.metadata
+      const patch: Record<string, unknown> = { ...extra }
+      if (fields !== undefined) patch.input = fields === null ? [] : toStoredInputs(fields)
+      metadata = mergeMetadata(prompt.metadata, patch)
+      if (jsonBytes(metadata) > PROMPT_METADATA_MAX_BYTES) {
+        throw new ValidationError(['metadata'], `metadata must not exceed ${PROMPT_METADATA_MAX_BYTES} bytes as JSON after merging`)
+      }
     }
-  }
-  if (input.name !== undefined) prompt.name = input.name
-  if (input.description !== undefined) prompt.description = input.description ?? ''
-  if (input.content !== undefined) prompt.content = input.content
-  if (input.visibility !== undefined) prompt.visibility = input.visibility
-  if (photoKey !== undefined) prompt.profilePhotoKey = photoKey
-  if (input.profile_photo_config !== undefined) prompt.profilePhotoConfig = input.profile_photo_config
-  if (metadata !== undefined) prompt.metadata = metadata
-  await ctx.em.flush()
-  return load(ctx, access.id)
+    em.assign(
+      prompt,
+      {
+        name: input.name,
+        description: input.description === null ? '' : input.description,
+        content: input.content,
+        visibility: input.visibility,
+        profilePhotoKey: input.profile_photo_key,
+        profilePhotoConfig: input.profile_photo_config,
+        metadata,
+      },
+      { ignoreUndefined: true, mergeObjectProperties: false },
+    )
+    await em.flush()
+  })
+  return load(ctx, id)
 }
 
 /**

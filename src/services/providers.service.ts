@@ -20,19 +20,20 @@ import {
   type TProviderListInput,
   type TUpdateProviderInput,
 } from '../schemas/provider.schema.ts'
-import { page, sortOf } from '../schemas/wire.ts'
 import { Conditions, searchSql } from './list-filters.ts'
+import { listPage, nameAndTimeSorts, type ListSource } from './list-page.ts'
 import { selectColumns, unprefix } from './sql.ts'
 import { slugify } from './slugs.ts'
 import { mergeMetadata } from './workspaces.service.ts'
 
-const SORT_COLUMNS: Record<string, string> = { created_at: 'p.created_at', name: 'lower(p.name)', updated_at: 'p.updated_at' }
-const COLUMNS = selectColumns('p', '', PROVIDER_FIELDS)
+const SOURCE: ListSource = { from: 'providers p', columns: selectColumns('p', '', PROVIDER_FIELDS), alias: 'p', sorts: nameAndTimeSorts('p') }
 
-/** Loads one provider row by id (no access check: callers have made it). */
-async function load(ctx: ResourceCtx, id: number): Promise<TProvider> {
-  const [row] = await ctx.em.execute(`select ${COLUMNS} from providers p where p.id = ?`, [id])
-  return toProvider(unprefix<ProviderRow>(row, ''), ctx.auth.user.id)
+const toWire = (ctx: ResourceCtx, row: Record<string, unknown>) => toProvider(unprefix<ProviderRow>(row, ''), ctx.auth.user.id)
+
+/** Loads one provider by id (no access check: callers have made it). */
+async function load(ctx: ResourceCtx, id: number): Promise<{ data: TProvider }> {
+  const [row] = await ctx.em.execute(`select ${SOURCE.columns} from ${SOURCE.from} where p.id = ?`, [id])
+  return { data: toWire(ctx, row) }
 }
 
 /**
@@ -44,51 +45,29 @@ export async function list(ctx: ResourceCtx, input: TProviderListInput) {
   const where = new Conditions(listScopeSql('p', 'providers', ctx))
   if (input.type) where.add('p.type = ?', input.type)
   if (input.search) where.add(searchSql(['p.name', 'p.slug', 'p.description'], input.search))
-  const { column, direction } = sortOf(input.sort)
-  const { sql: condition, params } = where.toSql()
-  const [rows, [count]] = await Promise.all([
-    ctx.em.execute(
-      `select ${COLUMNS} from providers p where ${condition}
-       order by ${SORT_COLUMNS[column]} ${direction}, p.id ${direction} limit ${input.per_page} offset ${(input.page - 1) * input.per_page}`,
-      params,
-    ),
-    ctx.em.execute(`select count(*)::int as total from providers p where ${condition}`, params),
-  ])
-  return page(
-    rows.map((row) => toProvider(unprefix<ProviderRow>(row, ''), ctx.auth.user.id)),
-    {
-      total: Number(count.total),
-      page: input.page,
-      perPage: input.per_page,
-      path: `${ctx.config.appUrl}/api/v1/providers`,
-      query: { sort: input.sort, type: input.type, search: input.search },
-    },
-  )
+  const query = { type: input.type, search: input.search }
+  return listPage(ctx, SOURCE, where.toSql(), input, { path: '/api/v1/providers', query }, (row) => toWire(ctx, row))
 }
 
 /** Retrieves a provider the caller may see. @throws NotFoundError otherwise. */
 export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<{ data: TProvider }> {
   const access = await requireResource(ctx, 'providers', 'Provider', uuid, 'read')
-  return { data: await load(ctx, access.id) }
+  return load(ctx, access.id)
 }
 
 /**
- * The live provider `uuid` if the caller may use it (see it), of `type` when given; for the
- * accounts and tools that refer to one.
+ * The id of the live provider `uuid` if the caller may use it (see it), and it is of `type` when
+ * given; for the accounts and tools that refer to one. One query, two when `type` is given.
  * @throws ValidationError naming `field` otherwise (never revealing whether it exists).
  */
-export async function usableProvider(
-  ctx: ResourceCtx,
-  uuid: string,
-  field: FieldPath,
-  type?: ProviderType,
-): Promise<{ id: number; type: ProviderType }> {
+export async function usableProvider(ctx: ResourceCtx, uuid: string, field: FieldPath, type?: ProviderType): Promise<number> {
   const access = await findResource(ctx, 'providers', uuid)
   if (!access) throw new ValidationError(field, 'No provider you can use has this uuid')
-  const [row] = await ctx.em.execute('select type from providers where id = ?', [access.id])
-  const found: { id: number; type: ProviderType } = { id: access.id, type: String(row.type) === 'tool' ? 'tool' : 'llm' }
-  if (type && found.type !== type) throw new ValidationError(field, `The provider must be of type "${type}"`)
-  return found
+  if (type) {
+    const [row] = await ctx.em.execute('select type from providers where id = ?', [access.id])
+    if (row.type !== type) throw new ValidationError(field, `The provider must be of type "${type}"`)
+  }
+  return access.id
 }
 
 /** Checks the driver against the type and `auth_parameter` against the scheme. */
@@ -157,7 +136,7 @@ export async function create(ctx: ResourceCtx, input: TCreateProviderInput): Pro
     workspace: workspaceId,
   })
   await ctx.em.flush()
-  return { data: await load(ctx, provider.id) }
+  return load(ctx, provider.id)
 }
 
 /** A custom provider the caller may `needed`; built-ins are read-only. */
@@ -195,7 +174,7 @@ export async function update(ctx: ResourceCtx, input: TUpdateProviderInput): Pro
   entity.authScheme = scheme
   entity.authParameter = parameter
   await ctx.em.flush()
-  return { data: await load(ctx, access.id) }
+  return load(ctx, access.id)
 }
 
 /**

@@ -14,16 +14,14 @@
  *   made directly in the database, may leave stale. While the Redis subscription is down nothing
  *   is served.
  */
-import { randomUUID } from 'node:crypto'
 import type { RedisClientType } from '@keyv/redis'
 import type { TAgent } from '../schemas/agent.schema.ts'
-import type { AuthCacheLog } from './auth-cache.ts'
-import { subscribe } from './subscriber.ts'
+import { InvalidationChannel, type CacheLog } from './subscriber.ts'
 
 /** How long a read is served without asking the database again. */
 export const READ_CACHE_TTL_MS = 5_000
 /** Most entries kept per resource kind; the oldest is dropped beyond it. */
-export const READ_CACHE_MAX_ENTRIES = 2_000
+const READ_CACHE_MAX_ENTRIES = 2_000
 /** Redis channel announcing writes, shared by every process of a deployment. */
 export const READ_CACHE_CHANNEL = 'aw:read-cache:written'
 
@@ -82,37 +80,30 @@ export class ReadCache {
   readonly ttlMs: number
   /** `GET /api/v1/agents/{uuid}` answers (src/services/agents.service.ts). */
   readonly agents = new ReadStore<{ data: TAgent }>(this)
-  readonly #log: AuthCacheLog
-  readonly #origin = randomUUID()
-  readonly #publisher: RedisClientType | undefined
-  #subscriber: RedisClientType | undefined
+  #channel: InvalidationChannel | undefined
   #generation = 0
 
-  private constructor(ttlMs: number, log: AuthCacheLog, publisher: RedisClientType | undefined) {
+  private constructor(ttlMs: number) {
     this.ttlMs = ttlMs
-    this.#log = log
-    this.#publisher = publisher
   }
 
   /**
-   * Creates the cache; with `redis` (and caching on) a second connection subscribes to the other
-   * processes' writes.
+   * Creates the cache; with `redis`, writes are announced on it and (caching on) a second
+   * connection subscribes to the other processes' (src/services/subscriber.ts).
    * @throws when the subscriber cannot connect.
    */
-  static async create(options: { ttlMs: number; log: AuthCacheLog; redis?: RedisClientType }): Promise<ReadCache> {
-    const cache = new ReadCache(Math.max(0, options.ttlMs), options.log, options.redis)
-    if (options.redis && cache.ttlMs > 0) {
-      cache.#subscriber = await subscribe(options.redis, READ_CACHE_CHANNEL, {
-        label: 'read cache',
-        log: options.log,
-        onMessage: (origin) => {
-          if (origin !== cache.#origin) cache.#drop()
-        },
-        // Writes announced while the subscription was down are lost: start empty.
-        onReconnect: () => cache.#drop(),
-        onEnd: () => void cache.close(),
-      })
-    }
+  static async create(options: { ttlMs: number; log: CacheLog; redis?: RedisClientType }): Promise<ReadCache> {
+    const cache = new ReadCache(Math.max(0, options.ttlMs))
+    cache.#channel = await InvalidationChannel.open({
+      redis: options.redis,
+      channel: READ_CACHE_CHANNEL,
+      label: 'read cache',
+      log: options.log,
+      listen: cache.ttlMs > 0,
+      onMessage: () => cache.#drop(),
+      onReconnect: () => cache.#drop(),
+      onEnd: () => void cache.close(),
+    })
     return cache
   }
 
@@ -123,7 +114,7 @@ export class ReadCache {
 
   /** Whether entries may be served: caching is on and, with Redis, the subscription is live. */
   get usable(): boolean {
-    return this.ttlMs > 0 && (this.#subscriber === undefined || this.#subscriber.isReady)
+    return this.ttlMs > 0 && this.#channel?.live !== false
   }
 
   /**
@@ -132,27 +123,13 @@ export class ReadCache {
    */
   async written(): Promise<void> {
     this.#drop()
-    const publisher = this.#publisher
-    if (!publisher) return
-    if (!publisher.isReady) {
-      this.#log.error({}, 'read cache write not announced: Redis is not connected')
-      return
-    }
-    try {
-      await publisher.publish(READ_CACHE_CHANNEL, this.#origin)
-    } catch (error) {
-      this.#log.error({ err: error }, 'read cache write not announced')
-    }
+    await this.#channel?.announce()
   }
 
   /** Empties the cache and closes the subscriber connection, if any. */
   async close(): Promise<void> {
     this.#drop()
-    const subscriber = this.#subscriber
-    this.#subscriber = undefined
-    if (subscriber?.isOpen) {
-      await subscriber.quit().catch((error: unknown) => this.#log.warn({ err: error }, 'could not close the read cache subscriber'))
-    }
+    await this.#channel?.close()
   }
 
   #drop(): void {

@@ -4,35 +4,26 @@
  * hydrating entities; these lists keep the aliases in one place.
  */
 
+/** The {@link UserRow} fields, camelCase, in the order the SQL reads them. */
+export const USER_FIELDS = ['id', 'name', 'firstName', 'lastName', 'email', 'profilePhotoKey', 'serviceId', 'createdAt', 'updatedAt'] as const
+
+/** The {@link WorkspaceRow} fields, camelCase. */
+export const WORKSPACE_FIELDS = [
+  'id', 'uuid', 'slug', 'name', 'profilePhotoKey', 'serviceId', 'isOnboarded', 'metadata', 'userId', 'createdAt', 'updatedAt',
+] as const
+
+/**
+ * Columns of `fields` read as `"<prefix><field>"`; only `id` is cast (to float8, a number on both
+ * drivers): `serviceId` is text and `userId` an int, so {@link selectColumns}' `…Id` rule is wrong here.
+ */
+const keyedColumns = (alias: string, prefix: string, fields: readonly string[]): string =>
+  fields.map((field) => `${alias}.${snake(field)}${field === 'id' ? '::float8' : ''} as "${prefix}${field}"`).join(', ')
+
 /** `users` columns as a {@link UserRow}; `alias` is the table alias, `prefix` the column prefix. */
-export const userColumns = (alias: string, prefix = '') =>
-  [
-    `${alias}.id as "${prefix}id"`,
-    `${alias}.name as "${prefix}name"`,
-    `${alias}.first_name as "${prefix}firstName"`,
-    `${alias}.last_name as "${prefix}lastName"`,
-    `${alias}.email as "${prefix}email"`,
-    `${alias}.profile_photo_key as "${prefix}profilePhotoKey"`,
-    `${alias}.service_id as "${prefix}serviceId"`,
-    `${alias}.created_at as "${prefix}createdAt"`,
-    `${alias}.updated_at as "${prefix}updatedAt"`,
-  ].join(', ')
+export const userColumns = (alias: string, prefix = ''): string => keyedColumns(alias, prefix, USER_FIELDS)
 
 /** `workspaces` columns as a {@link WorkspaceRow}. */
-export const workspaceColumns = (alias: string, prefix = '') =>
-  [
-    `${alias}.id::float8 as "${prefix}id"`,
-    `${alias}.uuid as "${prefix}uuid"`,
-    `${alias}.slug as "${prefix}slug"`,
-    `${alias}.name as "${prefix}name"`,
-    `${alias}.profile_photo_key as "${prefix}profilePhotoKey"`,
-    `${alias}.service_id as "${prefix}serviceId"`,
-    `${alias}.is_onboarded as "${prefix}isOnboarded"`,
-    `${alias}.metadata as "${prefix}metadata"`,
-    `${alias}.user_id as "${prefix}userId"`,
-    `${alias}.created_at as "${prefix}createdAt"`,
-    `${alias}.updated_at as "${prefix}updatedAt"`,
-  ].join(', ')
+export const workspaceColumns = (alias: string, prefix = ''): string => keyedColumns(alias, prefix, WORKSPACE_FIELDS)
 
 /** Picks the fields that start with `prefix` from a joined row, without the prefix. */
 export function unprefix<T>(row: Record<string, unknown>, prefix: string): T {
@@ -41,7 +32,8 @@ export function unprefix<T>(row: Record<string, unknown>, prefix: string): T {
   return out as T
 }
 
-const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
+/** The snake_case column of a camelCase field. */
+export const snake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
 
 /**
  * A select list for raw SQL: each camelCase field is read from its snake_case column as
@@ -56,4 +48,13 @@ export function selectColumns(alias: string, prefix: string, fields: readonly st
       return `${cast} as "${prefix}${field}"`
     })
     .join(', ')
+}
+
+/**
+ * `json_build_object('id', t.id, 'profilePhotoKey', t.profile_photo_key, ...)` over `alias`:
+ * camelCase keys, as {@link selectColumns} names them, plus `extra` keys given as SQL.
+ */
+export function jsonObject(alias: string, fields: readonly string[], extra: Record<string, string> = {}): string {
+  const pairs = [...fields.map((field) => `'${field}', ${alias}.${snake(field)}`), ...Object.entries(extra).map(([key, sql]) => `'${key}', ${sql}`)]
+  return `json_build_object(${pairs.join(', ')})`
 }

@@ -65,14 +65,11 @@ export class LocalStorage implements MediaStorage {
 
   async get(key: string): Promise<StoredObject | null> {
     const file = this.fileOf(key)
-    try {
-      const { size, isFile } = await stat(file).then((s) => ({ size: s.size, isFile: s.isFile() }))
-      if (!isFile) return null
-      return { body: createReadStream(file), size }
-    } catch (error) {
+    const stats = await stat(file).catch((error: unknown) => {
       if (error instanceof Error && 'code' in error && error.code === 'ENOENT') return null
       throw error
-    }
+    })
+    return stats?.isFile() ? { body: createReadStream(file), size: stats.size } : null
   }
 
   async delete(key: string): Promise<void> {

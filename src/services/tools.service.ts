@@ -16,24 +16,26 @@ import {
   type TUpdateToolInput,
   type ToolRow,
 } from '../schemas/tool.schema.ts'
-import { jsonBytes, page, sortOf } from '../schemas/wire.ts'
+import { jsonBytes } from '../schemas/wire.ts'
 import { jsonSchemaProblem } from './json-schema.ts'
 import { Conditions, searchSql } from './list-filters.ts'
+import { listPage, nameAndTimeSorts, type ListSource } from './list-page.ts'
 import { resolveProfilePhotoKey } from './media-keys.ts'
 import { usableProvider } from './providers.service.ts'
 import { selectColumns, unprefix } from './sql.ts'
 import { mergeMetadata } from './workspaces.service.ts'
 
-const SORT_COLUMNS: Record<string, string> = { created_at: 't.created_at', name: 'lower(t.name)', updated_at: 't.updated_at' }
-
-const SELECT = `select ${selectColumns('t', '', TOOL_FIELDS)}, pv.uuid as "providerUuid", pv.slug as "providerSlug",
-    pv.name as "providerName"
-  from tools t left join providers pv on pv.id = t.provider_id`
+const SOURCE: ListSource = {
+  from: 'tools t left join providers pv on pv.id = t.provider_id',
+  columns: `${selectColumns('t', '', TOOL_FIELDS)}, pv.uuid as "providerUuid", pv.slug as "providerSlug", pv.name as "providerName"`,
+  alias: 't',
+  sorts: nameAndTimeSorts('t'),
+}
 
 const toWire = (ctx: ResourceCtx, row: Record<string, unknown>) => toTool(unprefix<ToolRow>(row, ''), ctx.auth.user.id, ctx.config.appUrl)
 
 async function load(ctx: ResourceCtx, id: number): Promise<{ data: TTool }> {
-  const [row] = await ctx.em.execute(`${SELECT} where t.id = ?`, [id])
+  const [row] = await ctx.em.execute(`select ${SOURCE.columns} from ${SOURCE.from} where t.id = ?`, [id])
   return { data: toWire(ctx, row) }
 }
 
@@ -46,26 +48,8 @@ export async function list(ctx: ResourceCtx, input: TToolListInput) {
   const where = new Conditions(listScopeSql('t', 'tools', ctx, input.visibility))
   if (input.provider_uuid) where.add('pv.uuid = ?', input.provider_uuid)
   if (input.search) where.add(searchSql(['t.name', 't.description'], input.search))
-  const { column, direction } = sortOf(input.sort)
-  const { sql: condition, params } = where.toSql()
-  const [rows, [count]] = await Promise.all([
-    ctx.em.execute(
-      `${SELECT} where ${condition} order by ${SORT_COLUMNS[column]} ${direction}, t.id ${direction}
-       limit ${input.per_page} offset ${(input.page - 1) * input.per_page}`,
-      params,
-    ),
-    ctx.em.execute(`select count(*)::int as total from tools t left join providers pv on pv.id = t.provider_id where ${condition}`, params),
-  ])
-  return page(
-    rows.map((row) => toWire(ctx, row)),
-    {
-      total: Number(count.total),
-      page: input.page,
-      perPage: input.per_page,
-      path: `${ctx.config.appUrl}/api/v1/tools`,
-      query: { sort: input.sort, search: input.search, visibility: input.visibility, provider_uuid: input.provider_uuid },
-    },
-  )
+  const query = { search: input.search, visibility: input.visibility, provider_uuid: input.provider_uuid }
+  return listPage(ctx, SOURCE, where.toSql(), input, { path: '/api/v1/tools', query }, (row) => toWire(ctx, row))
 }
 
 /** Retrieves a tool the caller may see. @throws NotFoundError otherwise. */
@@ -84,7 +68,7 @@ function checkInputSchema(schema: Record<string, unknown> | undefined): void {
 /** The provider id of `provider_uuid`: a visible provider of type `tool`, or null. */
 async function providerIdOf(ctx: ResourceCtx, uuid: string | null | undefined): Promise<number | null | undefined> {
   if (uuid === undefined || uuid === null) return uuid
-  return (await usableProvider(ctx, uuid, ['provider_uuid'], 'tool')).id
+  return usableProvider(ctx, uuid, ['provider_uuid'], 'tool')
 }
 
 /**

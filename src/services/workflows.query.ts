@@ -15,14 +15,14 @@ import { resourceFilterSql } from './list-filters.ts'
 import { selectColumns, unprefix, userColumns, workspaceColumns } from './sql.ts'
 
 /** What to embed besides the specification's fields. */
-export interface WorkflowEmbeds {
+interface WorkflowEmbeds {
   user: boolean
   workspace: boolean
   categories: boolean
 }
 
 /** Single responses embed everything (API.md section 2). */
-export const EMBED_ALL: WorkflowEmbeds = { user: true, workspace: true, categories: true }
+const EMBED_ALL: WorkflowEmbeds = { user: true, workspace: true, categories: true }
 
 const SORT_COLUMNS: Record<string, string> = { created_at: 'w.created_at', name: 'lower(w.name)', updated_at: 'w.updated_at' }
 

@@ -10,8 +10,8 @@ import { requireResource, type ResourceCtx } from '../access/resource-access.ts'
 import type { Em } from '../db.ts'
 import { ValidationError } from '../errors.ts'
 import type { TCreateWorkflowInput, TListWorkflowsInput, TUpdateWorkflowInput, TWorkflow } from '../schemas/workflow.schema.ts'
-import { page } from '../schemas/wire.ts'
-import { graphBytes, graphIssues, MAX_GRAPH_BYTES, type GraphIssue } from '../workflow-engine/graph.ts'
+import { jsonBytes, page } from '../schemas/wire.ts'
+import { graphIssues, MAX_GRAPH_BYTES, type GraphIssue } from '../workflow-engine/graph.ts'
 import { resolveCategoryUuids, setCategories } from './categories.service.ts'
 import { addFavorite, removeFavorite } from './favorites.service.ts'
 import { resolveProfilePhotoKey } from './media-keys.ts'
@@ -93,36 +93,36 @@ export async function create(ctx: ResourceCtx, input: TCreateWorkflowInput): Pro
 
 /**
  * Applies a PUT to a locked row: omitted fields kept, `null` clears, lists and the graph objects
- * replaced whole. The merged graph is checked before anything is written.
+ * replaced whole. The merged graph is checked before anything is written (a throw here rolls the
+ * transaction back and discards the assigned values).
  */
 async function applyUpdate(em: Em, id: number, input: TUpdateWorkflowInput, categoryIds: number[] | undefined): Promise<void> {
   const workflow = await em.findOneOrFail(Workflow, id, { lockMode: LockMode.PESSIMISTIC_WRITE })
-  if (input.nodes !== undefined || input.edges !== undefined) {
-    assertGraph(graphIssues(input.nodes ?? workflow.nodes, input.edges ?? workflow.edges))
-  }
-  const graph = {
-    nodes: input.nodes ?? workflow.nodes,
-    edges: input.edges ?? workflow.edges,
-    settings: input.settings ?? workflow.settings,
-    static_data: input.static_data ?? workflow.staticData,
-    pin_data: input.pin_data ?? workflow.pinData,
-  }
-  if (graphBytes(graph) > MAX_GRAPH_BYTES) {
+  em.assign(
+    workflow,
+    {
+      name: input.name,
+      description: input.description,
+      profilePhotoKey: input.profile_photo_key,
+      profilePhotoConfig: input.profile_photo_config,
+      visibility: input.visibility,
+      isActive: input.is_active,
+      isTemplate: input.is_template,
+      nodes: input.nodes,
+      edges: input.edges,
+      settings: input.settings,
+      staticData: input.static_data,
+      pinData: input.pin_data,
+      // A PUT is an update even when it only replaces the categories.
+      updatedAt: new Date(),
+    },
+    { ignoreUndefined: true, mergeObjectProperties: false },
+  )
+  const { nodes, edges, settings, staticData, pinData } = workflow
+  if (input.nodes !== undefined || input.edges !== undefined) assertGraph(graphIssues(nodes, edges))
+  if (jsonBytes({ nodes, edges, settings, static_data: staticData, pin_data: pinData }) > MAX_GRAPH_BYTES) {
     throw new ValidationError([], `The workflow graph is larger than ${MAX_GRAPH_BYTES} bytes`)
   }
-  if (input.name !== undefined) workflow.name = input.name
-  if (input.description !== undefined) workflow.description = input.description
-  if (input.profile_photo_key !== undefined) workflow.profilePhotoKey = input.profile_photo_key
-  if (input.profile_photo_config !== undefined) workflow.profilePhotoConfig = input.profile_photo_config
-  if (input.visibility !== undefined) workflow.visibility = input.visibility
-  if (input.is_active !== undefined) workflow.isActive = input.is_active
-  if (input.is_template !== undefined) workflow.isTemplate = input.is_template
-  if (input.nodes !== undefined) workflow.nodes = input.nodes
-  if (input.edges !== undefined) workflow.edges = input.edges
-  if (input.settings !== undefined) workflow.settings = input.settings
-  if (input.static_data !== undefined) workflow.staticData = input.static_data
-  if (input.pin_data !== undefined) workflow.pinData = input.pin_data
-  workflow.updatedAt = new Date()
   await em.flush()
   if (categoryIds !== undefined) await setCategories(em, 'workflows', id, categoryIds)
 }

@@ -4,7 +4,6 @@
  */
 import type { z } from 'zod'
 import { Workspace, WorkspaceMember } from '../../entities/index.ts'
-import { likePattern } from '../access/resource-access.ts'
 import { memberWorkspaceSql, requireWorkspace } from '../access/workspace-access.ts'
 import { ConflictError, ValidationError } from '../errors.ts'
 import { toWorkspace, type TWorkspace, type UserRow } from '../schemas/user.schema.ts'
@@ -12,6 +11,7 @@ import { METADATA_MAX_KEYS, type CreateWorkspaceInput, type UpdateWorkspaceInput
 import { page, sortOf } from '../schemas/wire.ts'
 import type { Ctx } from '../trpc/context.ts'
 import type { AuthContext } from './auth.service.ts'
+import { searchSql } from './list-filters.ts'
 import { uniqueSlug } from './slugs.ts'
 import { unprefix, userColumns, workspaceColumns } from './sql.ts'
 
@@ -41,9 +41,7 @@ export async function list(
   input: { page: number; per_page: number; sort: string; with?: string[]; search?: string },
 ) {
   const { column, direction } = sortOf(input.sort)
-  const search = input.search ? likePattern(input.search) : null
-  const where = search ? `(w.name ilike ? or w.slug ilike ?)` : 'true'
-  const params = search ? [search, search] : []
+  const { sql: where, params } = input.search ? searchSql(['w.name', 'w.slug'], input.search) : { sql: 'true', params: [] }
   const scope = memberWorkspaceSql(ctx)
   const [rows, [count]] = await Promise.all([
     withOwners(ctx, where, params, `order by ${SORT_COLUMNS[column]} ${direction}, w.id ${direction} limit ${input.per_page} offset ${(input.page - 1) * input.per_page}`),

@@ -8,8 +8,9 @@
  * tRPC's `next({ ctx })` copies the context with an object spread, which reads every getter:
  * a copy forks the EntityManager whether or not the procedure needs it. Middlewares whose
  * additions depend only on the request's headers (service scope, the authenticated caller) set
- * them on the context in place instead (src/trpc/init.ts); only the workspace middleware copies,
- * after its own query has forked the EntityManager anyway.
+ * them on the context in place instead (src/trpc/init.ts). The workspace also depends on the
+ * call's input, so the workspace middleware sets it in place only where the context serves one
+ * call ({@link RequestMeta.singleCall}, the REST surface) and copies elsewhere.
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Keyv } from 'keyv'

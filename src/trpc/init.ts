@@ -16,8 +16,13 @@ import { hashKey, serviceIdOf } from './service-scope.ts'
 /** Procedure metadata: the OpenAPI route plus the status of a success (201 for creates, 204 when bodiless). */
 export type Meta = OpenApiMeta & {
   successStatus?: 201 | 202 | 204
-  /** A read-only token may call this mutation too (logout). */
+  /** A read-only token may call this mutation too (logout, the metrics POSTs). */
   readOnlyAllowed?: boolean
+  /**
+   * A mutation by its verb that stores nothing (the metrics POSTs, issue 4): it leaves the cached
+   * reads of src/services/read-cache.ts in place, where every other mutation drops them.
+   */
+  storesNothing?: boolean
 }
 
 const t = initTRPC
@@ -66,45 +71,48 @@ export function hashServiceKeys(keys: Map<string, string>): Map<string, string> 
  * WebSocket connection): every call of it has the same headers, so writes the same values.
  */
 
-/** Error mapping, success status and service scope: the start of every procedure. */
-const base = t.middleware(async ({ ctx, type, meta, next }) => {
+/**
+ * The start of every procedure, around `next()`: counts the call in flight, sets the success
+ * status and the service scope, runs `check` (authentication), maps the named errors of all of
+ * it and of what `next()` runs, and once a mutation is done drops the cached reads (any mutation
+ * may change what one shows, src/services/read-cache.ts) unless its meta says it stores nothing.
+ */
+async function around<R extends NextResult>(
+  { ctx, type, meta }: { ctx: Ctx; type: string; meta: Meta | undefined },
+  check: (() => Promise<void>) | null,
+  next: () => Promise<R>,
+): Promise<R> {
   ctx.deps.inFlight.enter()
   try {
     if (meta?.successStatus) ctx.successStatus = meta.successStatus
     try {
       ctx.serviceId = serviceScopeOf(ctx)
+      if (check) await check()
     } catch (error) {
       throw mapError(ctx, error)
     }
     return mapResult(ctx, await next())
   } finally {
-    if (type === 'mutation') await ctx.deps.readCache.written()
+    if (type === 'mutation' && !meta?.storesNothing) await ctx.deps.readCache.written()
     ctx.deps.inFlight.leave()
   }
-})
+}
+
+/** Error mapping, success status and service scope (see {@link around}). */
+const base = t.middleware((opts) => around(opts, null, () => opts.next()))
 
 /** As {@link base}, plus a valid bearer token (API.md section 3); read-only tokens may only query. */
-const authed = t.middleware(async ({ ctx, type, meta, next }) => {
-  ctx.deps.inFlight.enter()
-  try {
-    if (meta?.successStatus) ctx.successStatus = meta.successStatus
-    try {
-      ctx.serviceId = serviceScopeOf(ctx)
-      const auth: AuthContext = await authenticate(ctx)
-      if (type === 'mutation' && !auth.token.abilities.includes('write') && !meta?.readOnlyAllowed) {
-        throw new ForbiddenError('This token is read-only')
-      }
-      ctx.auth = auth
-    } catch (error) {
-      throw mapError(ctx, error)
+const authed = t.middleware((opts) => {
+  const { ctx, type, meta } = opts
+  const check = async (): Promise<void> => {
+    const auth: AuthContext = await authenticate(ctx)
+    if (type === 'mutation' && !auth.token.abilities.includes('write') && !meta?.readOnlyAllowed) {
+      throw new ForbiddenError('This token is read-only')
     }
-    // Typed as if passed through `next({ ctx: { auth } })`: set in place just above.
-    return mapResult(ctx, await next<{ auth: AuthContext }>({}))
-  } finally {
-    // Any mutation may change what a cached read shows (src/services/read-cache.ts).
-    if (type === 'mutation') await ctx.deps.readCache.written()
-    ctx.deps.inFlight.leave()
+    ctx.auth = auth
   }
+  // Typed as if passed through `next({ ctx: { auth } })`: `check` sets it in place.
+  return around(opts, check, () => opts.next<{ auth: AuthContext }>({}))
 })
 
 /** No authentication; errors mapped and service scope resolved. */

@@ -6,6 +6,9 @@
  * arrives (a later issue); until then any `type` string is stored as given.
  */
 import { z } from 'zod'
+import type { FieldPath } from '../errors.ts'
+import { refineStorableJson, StorableObject, unstorableText } from '../schemas/resource.schema.ts'
+import { text } from '../schemas/wire.ts'
 
 /** Most nodes one workflow holds. */
 export const MAX_NODES = 500
@@ -13,54 +16,28 @@ export const MAX_NODES = 500
 export const MAX_EDGES = 2000
 /** Largest serialized graph (`nodes`, `edges`, `settings`, `static_data`, `pin_data` together), in bytes. */
 export const MAX_GRAPH_BYTES = 1024 * 1024
-/**
- * Deepest nesting of arrays and objects inside one free-form JSON value of a graph (`parameters`,
- * `settings`, `static_data`, `pin_data`, unknown members of nodes and edges): the bound tools keep
- * for their JSON too.
- */
-export const MAX_JSON_DEPTH = 16
 
-/** A path into the request, as zod writes it: `['edges', 3, 'target']`. */
-export type GraphPath = (string | number)[]
-
-/** One problem found in a graph. */
+/** One problem found in a graph: a path into the request, as zod writes it (`['edges', 3, 'target']`). */
 export interface GraphIssue {
-  path: GraphPath
+  path: FieldPath
   message: string
 }
 
 /** A JSON number: trpc-to-openapi coerces plain numbers, a pipe is left alone (see src/schemas/wire.ts). */
 const jsonNumber = () => z.number().pipe(z.number())
 
-/** A string PostgreSQL can store (no NUL, no lone surrogate), of `min..max` characters. */
-const storable = (max: number, min = 0) =>
-  z
-    .string()
-    .min(min)
-    .max(max)
-    .refine((value) => !value.includes('\u0000') && value.isWellFormed(), 'must not hold NUL characters or lone surrogates')
-
-/** Adds an issue for what {@link unstorableJson} finds in `value`, relative to the value. */
-function checkJson(value: unknown, ctx: z.RefinementCtx, path: GraphPath = []): void {
-  const issue = unstorableJson(value, path)
-  if (issue) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message })
-}
-
-/** A free-form JSON object that jsonb can store, nested at most {@link MAX_JSON_DEPTH} levels. */
-export const StorableObject = () => z.record(z.string(), z.unknown()).superRefine((value, ctx) => checkJson(value, ctx))
-
 /** Checks the members of a node or edge its schema does not name (kept as sent). */
 const checkExtras = (known: readonly string[]) => (value: Record<string, unknown>, ctx: z.RefinementCtx) => {
   for (const [key, member] of Object.entries(value)) {
     if (known.includes(key)) continue
-    if (key.includes('\u0000') || !key.isWellFormed()) {
+    if (unstorableText(key)) {
       ctx.addIssue({ code: 'custom', path: [], message: 'keys must not hold NUL characters or lone surrogates' })
-    } else checkJson(member, ctx, [key])
+    } else refineStorableJson(member, ctx, [key])
   }
 }
 
 /** `[x, y]` or `{x, y}`: where an editor draws the node. */
-export const NodePosition = z.union([
+const NodePosition = z.union([
   z.tuple([jsonNumber(), jsonNumber()]),
   z.looseObject({ x: jsonNumber(), y: jsonNumber() }),
 ])
@@ -71,15 +48,14 @@ export const NodePosition = z.union([
  */
 export const WorkflowNode = z
   .looseObject({
-    id: storable(100, 1),
-    type: storable(100, 1),
-    name: storable(255).optional(),
+    id: text(100, 1),
+    type: text(100, 1),
+    name: text(255).optional(),
     parameters: StorableObject().optional(),
     position: NodePosition.optional(),
   })
   .superRefine(checkExtras(['id', 'type', 'name', 'parameters', 'position']))
   .meta({ id: 'WorkflowNode' })
-export type TWorkflowNode = z.infer<typeof WorkflowNode>
 
 /**
  * An edge (the shape graph editors such as React Flow use): `source` and `target` name node ids,
@@ -87,15 +63,14 @@ export type TWorkflowNode = z.infer<typeof WorkflowNode>
  */
 export const WorkflowEdge = z
   .looseObject({
-    id: storable(100, 1).optional(),
-    source: storable(100, 1),
-    target: storable(100, 1),
-    source_handle: storable(100).nullable().optional(),
-    target_handle: storable(100).nullable().optional(),
+    id: text(100, 1).optional(),
+    source: text(100, 1),
+    target: text(100, 1),
+    source_handle: text(100).nullable().optional(),
+    target_handle: text(100).nullable().optional(),
   })
   .superRefine(checkExtras(['id', 'source', 'target', 'source_handle', 'target_handle']))
   .meta({ id: 'WorkflowEdge' })
-export type TWorkflowEdge = z.infer<typeof WorkflowEdge>
 
 /** The node list of a request: at most {@link MAX_NODES}. */
 export const WorkflowNodes = z.array(WorkflowNode).max(MAX_NODES)
@@ -142,34 +117,3 @@ export function graphIssues(nodes: readonly unknown[], edges: readonly unknown[]
 }
 
 const clip = (value: string) => (value.length > 40 ? `${value.slice(0, 40)}…` : value)
-
-/**
- * The first place in a JSON value that PostgreSQL's `jsonb` cannot store or that nests deeper than
- * `maxDepth`: a string (or object key) holding NUL or a lone surrogate, or a nesting level past the
- * limit. Iterative, so deep values cannot overflow the stack. Null when the value is storable.
- */
-export function unstorableJson(value: unknown, path: GraphPath, maxDepth = MAX_JSON_DEPTH): GraphIssue | null {
-  const bad = (text: string) => text.includes('\u0000') || !text.isWellFormed()
-  const stack: [unknown, GraphPath][] = [[value, path]]
-  for (let entry = stack.pop(); entry; entry = stack.pop()) {
-    const [node, at] = entry
-    if (typeof node === 'string') {
-      if (bad(node)) return { path: at, message: 'must not hold NUL characters or lone surrogates' }
-      continue
-    }
-    if (typeof node !== 'object' || node === null) continue
-    if (at.length - path.length >= maxDepth) return { path: at, message: `nested deeper than ${maxDepth} levels` }
-    const entries: [string | number, unknown][] = Array.isArray(node) ? node.map((item, i) => [i, item]) : Object.entries(node)
-    for (let i = entries.length - 1; i >= 0; i -= 1) {
-      const [key, child] = entries[i]
-      if (typeof key === 'string' && bad(key)) return { path: [...at, key], message: 'keys must not hold NUL characters or lone surrogates' }
-      stack.push([child, [...at, key]])
-    }
-  }
-  return null
-}
-
-/** Bytes of the serialized graph parts, to hold a stored graph to {@link MAX_GRAPH_BYTES}. */
-export function graphBytes(parts: Record<string, unknown>): number {
-  return Buffer.byteLength(JSON.stringify(parts), 'utf8')
-}

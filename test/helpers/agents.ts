@@ -7,6 +7,7 @@ import { VALIDATION_MESSAGE } from '../../src/trpc/errors.ts'
 import type { HttpResult, TestApp, TestUser } from './app.ts'
 import { issuesName } from './fuzz.ts'
 import { insertAccount, insertMedia, insertProvider, insertTool, insertWorkflow, workspaceId, type RowRef } from './rows.ts'
+import { WORKFLOW_KEYS } from './workflows.ts'
 
 /** Keys of an agent in a single response (every relation embedded). */
 export const AGENT_KEYS = [
@@ -59,27 +60,8 @@ export const AGENT_TOOL_KEYS = [
   'uuid',
   'visibility',
 ]
-/** Keys of an element of `workflows`: the specification's Workflow plus is_template. */
-export const AGENT_WORKFLOW_KEYS = [
-  'created_at',
-  'deleted_at',
-  'description',
-  'edges',
-  'is_active',
-  'is_owner',
-  'is_template',
-  'name',
-  'nodes',
-  'pin_data',
-  'profile_photo_config',
-  'profile_photo_url',
-  'settings',
-  'static_data',
-  'trigger_count',
-  'updated_at',
-  'uuid',
-  'visibility',
-]
+/** Keys of an element of `workflows`: a workflow's own keys (the specification's Workflow plus is_template), no relations. */
+export const AGENT_WORKFLOW_KEYS = WORKFLOW_KEYS.filter((key) => !['categories', 'is_favorite', 'user', 'workspace'].includes(key))
 
 /** A user with the id of their primary workspace. */
 export interface Member extends TestUser {
@@ -116,6 +98,18 @@ export async function bindables(t: TestApp, owner: Member): Promise<Bindables> {
     media: await insertMedia(t, base),
     image: await insertMedia(t, { ...base, mimeType: 'image/png', name: 'avatar.png' }),
   }
+}
+
+let made = 0
+/**
+ * An agent of `user` created through `POST /api/v1/agents` (named `Agent N` unless `input`
+ * names it); answers the response's `data` and fails the test on anything but 201.
+ */
+export async function makeAgent(t: TestApp, user: { token: string }, input: Record<string, unknown> = {}) {
+  made += 1
+  const res = await t.http('POST', '/api/v1/agents', { token: user.token, body: { name: `Agent ${made}`, ...input } })
+  expect(res.status, JSON.stringify(res.body)).toBe(201)
+  return res.body.data
 }
 
 /** A read-only application token of `user`. */

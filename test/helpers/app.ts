@@ -6,9 +6,11 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { Writable } from 'node:stream'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import { pino } from 'pino'
 import { createCaller } from '../../routers/index.ts'
-import { createLogger, createRuntime, type Runtime } from '../../src/app.ts'
+import { createLogger, createRuntime, REDACTED, type Runtime } from '../../src/app.ts'
 import { loadConfig, type Config } from '../../src/config.ts'
 import { buildHttpApp } from '../../src/http/app.ts'
 import { freshDatabase } from './database.ts'
@@ -66,6 +68,45 @@ export interface TestApp {
   close: () => Promise<void>
 }
 
+/** HTTP requests against the server at `url` (a bearer token, a JSON or raw body, headers). */
+export function httpClient(url: string): TestApp['http'] {
+  return async (method, pathname, options = {}) => {
+    const headers: Record<string, string> = { ...options.headers }
+    if (options.token) headers.authorization = `Bearer ${options.token}`
+    let body: string | Buffer | undefined = options.rawBody
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body)
+      headers['content-type'] ??= 'application/json'
+    }
+    const response = await fetch(url + pathname, { method, headers, body })
+    const text = await response.text()
+    let parsed: unknown = null
+    if (text) {
+      try {
+        parsed = JSON.parse(text)
+      } catch {
+        parsed = text
+      }
+    }
+    return { status: response.status, headers: response.headers, body: parsed }
+  }
+}
+
+/**
+ * A logger for `createTestApp`'s `log` option that keeps every line (trace and up, redacted as in
+ * production) in `lines`, for tests that read the logs.
+ */
+export function captureLogs(): { log: FastifyBaseLogger; lines: string[] } {
+  const lines: string[] = []
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk))
+      done()
+    },
+  })
+  return { log: pino({ level: 'trace', redact: { paths: REDACTED, censor: '[redacted]' } }, sink), lines }
+}
+
 /**
  * Starts the service on a fresh database.
  * @param env extra environment (e.g. `SIGN_IN_MAX_PER_EMAIL`), over the test defaults.
@@ -112,26 +153,7 @@ export async function createTestApp(env: Record<string, string> = {}, options: {
   const as = (user: { token: string }, headers: Record<string, string> = {}) =>
     caller({ authorization: `Bearer ${user.token}`, ...headers })
 
-  const http: TestApp['http'] = async (method, pathname, options = {}) => {
-    const headers: Record<string, string> = { ...options.headers }
-    if (options.token) headers.authorization = `Bearer ${options.token}`
-    let body: string | Buffer | undefined = options.rawBody
-    if (options.body !== undefined) {
-      body = JSON.stringify(options.body)
-      headers['content-type'] ??= 'application/json'
-    }
-    const response = await fetch(url + pathname, { method, headers, body })
-    const text = await response.text()
-    let parsed: unknown = null
-    if (text) {
-      try {
-        parsed = JSON.parse(text)
-      } catch {
-        parsed = text
-      }
-    }
-    return { status: response.status, headers: response.headers, body: parsed }
-  }
+  const http = httpClient(url)
 
   let counter = 0
   const make: TestApp['make'] = {

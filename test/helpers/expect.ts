@@ -32,6 +32,21 @@ export const USER_KEYS = [
   'updated_at',
 ]
 
+/** Keys of the specification's Workspace shape, top-level or nested (`user` null when nested). */
+export const WORKSPACE_KEYS = [
+  'created_at',
+  'is_onboarded',
+  'is_owner',
+  'metadata',
+  'name',
+  'profile_photo_url',
+  'service_id',
+  'slug',
+  'updated_at',
+  'user',
+  'uuid',
+]
+
 export const sha256 = (value: string) => createHash('sha256').update(value).digest('hex')
 
 /**
@@ -93,4 +108,16 @@ export function issuePaths(error: TRPCError): unknown[] {
   expect(error.code).toBe('BAD_REQUEST')
   const cause = error.cause as { issues?: { path: unknown }[] } | undefined
   return distinctPaths(cause?.issues ?? [])
+}
+
+/**
+ * The check of a 404 `<label> not found` that says nothing of the hidden row: none of its uuid,
+ * name or slug appears in the body (API.md section 4: another tenant's resource).
+ */
+export function hiddenCheck(label: string): (res: HttpResult, hidden: { uuid: string; name: string; slug?: string }) => void {
+  return (res, hidden) => {
+    expectErrorBody(res, 404, 'NOT_FOUND', `${label} not found`)
+    const text = JSON.stringify(res.body)
+    for (const value of [hidden.uuid, hidden.name, hidden.slug]) if (value) expect(text).not.toContain(value)
+  }
 }

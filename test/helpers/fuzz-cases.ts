@@ -27,7 +27,7 @@ type Resolve = (schema: JsonSchema | undefined) => JsonSchema
 type Path = (string | number)[]
 
 /** Valid text that is still odd: direction marks, emoji, combining marks, 4-byte characters, ... */
-export const ODD_TEXT: Record<string, string> = {
+const ODD_TEXT: Record<string, string> = {
   rtl: '\u202Eevil\u202C \u200Fשלום\u200F',
   emoji: '👩🏽‍💻🙂🇺🇦',
   combining: 'Z' + '\u0336\u0301\u0308'.repeat(20),
@@ -65,7 +65,7 @@ const NOT_OBJECTS = ['[]', '"x"', '1', 'null', 'true', '[{}]', '-0', '1e309']
 const ONE_MIB = 1024 * 1024
 
 /** A value the schema accepts, built from required fields only. */
-export function sample(schema: JsonSchema, resolve: Resolve, email: () => string): unknown {
+function sample(schema: JsonSchema, resolve: Resolve, email: () => string): unknown {
   const s = primary(schema, resolve)
   if (s.const !== undefined) return s.const
   if (s.enum?.length) return s.enum.find((value) => value !== null)

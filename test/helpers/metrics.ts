@@ -1,10 +1,36 @@
 /** Rows on known dates for the metrics tests (API.md section 6). */
 import { expect } from 'vitest'
 import type { HttpResult, TestApp } from './app.ts'
+import { member, type Member } from './agents.ts'
 
 export interface Row {
   id: number
   uuid: string
+}
+
+/** The metrics tests' cast: Erin, Frank (a `member` of Erin's primary workspace) and Bob, another tenant. */
+export async function metricsCast(t: TestApp): Promise<{ erin: Member; frank: Member; bob: Member }> {
+  const erin = await member(t, await t.make.user({ name: 'Erin' }))
+  const frank = await member(t, await t.make.user({ name: 'Frank' }))
+  const bob = await member(t, await t.make.user({ name: 'Bob' }))
+  await t.make.member(erin.workspaceUuid, erin, frank, 'member')
+  return { erin, frank, bob }
+}
+
+/**
+ * An agent or workflow created by `user` through `POST /api/v1/<table>` in the workspace
+ * `workspaceUuid`; answers its uuid and fails the test on anything but 201.
+ */
+export async function createIn(
+  t: TestApp,
+  table: 'agents' | 'workflows',
+  user: { token: string },
+  workspaceUuid: string,
+  body: Record<string, unknown>,
+): Promise<string> {
+  const res = await t.http('POST', `/api/v1/${table}`, { token: user.token, body, headers: { 'X-Workspace-UUID': workspaceUuid } })
+  expect(res.status, JSON.stringify(res.body)).toBe(201)
+  return String(res.body.data.uuid)
 }
 
 /** Sets `created_at` of a row. */

@@ -8,16 +8,12 @@ import { createLogger, createRuntime, type Runtime } from '../../src/app.ts'
 import { buildHttpApp } from '../../src/http/app.ts'
 import { AUTH_CACHE_TTL_MS } from '../../src/services/auth-cache.ts'
 import { READ_CACHE_TTL_MS } from '../../src/services/read-cache.ts'
-import type { HttpResult, TestApp } from './app.ts'
+import { httpClient, type TestApp } from './app.ts'
 
 /** One more API process on the test app's database (and Redis), with the caches on. */
 export interface Node {
   runtime: Runtime
-  http: (
-    method: string,
-    path: string,
-    options?: { token?: string; body?: unknown; headers?: Record<string, string> },
-  ) => Promise<HttpResult>
+  http: TestApp['http']
   close: () => Promise<void>
 }
 
@@ -37,18 +33,7 @@ export async function startNode(t: TestApp, ttlMs = AUTH_CACHE_TTL_MS, readTtlMs
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
   return {
     runtime,
-    http: async (method, path, options = {}) => {
-      const headers: Record<string, string> = { ...options.headers }
-      if (options.token) headers.authorization = `Bearer ${options.token}`
-      if (options.body !== undefined) headers['content-type'] = 'application/json'
-      const response = await fetch(url + path, {
-        method,
-        headers,
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      })
-      const text = await response.text()
-      return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : null }
-    },
+    http: httpClient(url),
     close: async () => {
       await app.close()
       // Not runtime.close(): the ORM belongs to the test app.

@@ -4,7 +4,9 @@
  */
 import { randomBytes } from 'node:crypto'
 import { expect } from 'vitest'
-import type { HttpResult, TestApp, TestUser } from './app.ts'
+import type { TestApp, TestUser } from './app.ts'
+import { hiddenCheck } from './expect.ts'
+import { insertMedia as insertMediaRow, workspaceId } from './rows.ts'
 
 /** Keys of the specification's Prompt shape. */
 export const PROMPT_KEYS = [
@@ -21,21 +23,6 @@ export const PROMPT_KEYS = [
   'uuid',
   'visibility',
   'workspace',
-]
-
-/** Keys of a nested Workspace. */
-export const NESTED_WORKSPACE_KEYS = [
-  'created_at',
-  'is_onboarded',
-  'is_owner',
-  'metadata',
-  'name',
-  'profile_photo_url',
-  'service_id',
-  'slug',
-  'updated_at',
-  'user',
-  'uuid',
 ]
 
 /** Two declared inputs, as a client sends them. */
@@ -87,27 +74,9 @@ export async function sharePrompt(
 
 /** An upload of `user` in their primary workspace, inserted directly; answers its key. */
 export async function insertMedia(t: TestApp, user: TestUser, mimeType = 'image/png'): Promise<string> {
-  const key = `media-${randomBytes(6).toString('hex')}.${mimeType === 'image/png' ? 'png' : 'pdf'}`
-  await t.sql(
-    `insert into media (uuid, key, disk, path, original_name, mime_type, size, user_id, workspace_id, created_at, updated_at)
-     values (gen_random_uuid(), ?, 'local', ?, 'photo', ?, 10, ?, (select id from workspaces where uuid = ?), now(), now())`,
-    [key, key, mimeType, user.id, user.workspaceUuid],
-  )
-  return key
-}
-
-/** An application token of `user` (e.g. read-only with `{abilities: ['read']}`). */
-export async function appToken(t: TestApp, user: TestUser, body: Record<string, unknown>): Promise<string> {
-  const res = await t.http('POST', '/api/v1/access-tokens', { token: user.token, body: { name: 'integration', ...body } })
-  expect(res.status, JSON.stringify(res.body)).toBe(201)
-  return res.body.data.access_token
+  const row = await insertMediaRow(t, { userId: user.id, workspaceId: await workspaceId(t, user.workspaceUuid), mimeType, name: 'photo' })
+  return row.key
 }
 
 /** A 404 that says nothing of the hidden prompt. */
-export function expectHidden(res: HttpResult, hidden: { uuid: string; name: string }): void {
-  expect(res.status, JSON.stringify(res.body)).toBe(404)
-  expect(res.body.code).toBe('NOT_FOUND')
-  const text = JSON.stringify(res.body)
-  expect(text).not.toContain(hidden.uuid)
-  expect(text).not.toContain(hidden.name)
-}
+export const expectHidden = hiddenCheck('Prompt')
