@@ -5,10 +5,13 @@ import { AgentCategory, AgentFile, AgentTool, AgentWorkflow, WorkflowCategory } 
 import { Agent } from './agent.entity.ts'
 import { Category } from './category.entity.ts'
 import { Favorite } from './favorite.entity.ts'
+import { LargeLanguageModel } from './large-language-model.entity.ts'
 import { Media } from './media.entity.ts'
+import { Memory } from './memory.entity.ts'
 import { Message } from './message.entity.ts'
 import { Prompt } from './prompt.entity.ts'
 import { Provider } from './provider.entity.ts'
+import { Run, RunEvent } from './run.entity.ts'
 import { Share } from './share.entity.ts'
 import { Thread } from './thread.entity.ts'
 import { Tool } from './tool.entity.ts'
@@ -28,10 +31,14 @@ export {
   AgentWorkflow,
   Category,
   Favorite,
+  LargeLanguageModel,
   Media,
+  Memory,
   Message,
   Prompt,
   Provider,
+  Run,
+  RunEvent,
   Share,
   Thread,
   Tool,
@@ -49,10 +56,13 @@ export * from './agent.entity.ts'
 export * from './category.entity.ts'
 export * from './columns.ts'
 export * from './favorite.entity.ts'
+export * from './large-language-model.entity.ts'
 export * from './media.entity.ts'
+export * from './memory.entity.ts'
 export * from './message.entity.ts'
 export * from './prompt.entity.ts'
 export * from './provider.entity.ts'
+export * from './run.entity.ts'
 export * from './share.entity.ts'
 export * from './thread.entity.ts'
 export * from './tool.entity.ts'
@@ -83,6 +93,10 @@ export const entities = [
   Media,
   Prompt,
   Thread,
+  Run,
+  RunEvent,
   Message,
+  Memory,
+  LargeLanguageModel,
   WorkflowExecution,
 ]

@@ -1,5 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
 import { recordOwnership, resourceKeys, softDelete, timestamps } from './columns.ts'
+import { Run } from './run.entity.ts'
 import { Thread } from './thread.entity.ts'
 
 /** Roles of a message's author. */
@@ -20,6 +21,12 @@ export const Message = defineEntity({
       p.manyToOne(Thread)
         .fieldName('thread_id')
         .deleteRule('cascade'),
+    /** The run that wrote this message, if any. */
+    run: () =>
+      p.manyToOne(Run)
+        .nullable()
+        .fieldName('run_id')
+        .deleteRule('set null'),
     ...recordOwnership(),
     role: p.enum(MESSAGE_ROLES),
     content: p.text().default(''),

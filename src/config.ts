@@ -71,6 +71,32 @@ const EnvSchema = z.object({
   WORKER: bool.default(true),
   /** Size of the PostgreSQL connection pool per process. */
   DATABASE_POOL_MAX: int(1, 1000).default(10),
+  /** Server-wide OpenAI key, used when neither the caller nor the workspace has an account (issue 5). */
+  OPENAI_API_KEY: z.string().optional(),
+  /** Base URL of the OpenAI API or of any OpenAI-compatible server (vLLM, LM Studio, a test server). */
+  OPENAI_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** Server-wide Anthropic key. */
+  ANTHROPIC_API_KEY: z.string().optional(),
+  /** Base URL of the Anthropic API. */
+  ANTHROPIC_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** Server-wide key of the `openai-compatible` provider (many such servers need none). */
+  OPENAI_COMPATIBLE_API_KEY: z.string().optional(),
+  /** Base URL of the `openai-compatible` provider when an account gives none. */
+  OPENAI_COMPATIBLE_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** Base URL of Ollama's OpenAI-compatible API. */
+  OLLAMA_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** Model slug of agents whose metadata names none; when it has no usable credential, `local-test-model`. */
+  DEFAULT_MODEL: z.string().min(1).max(120).default('gpt-4o-mini'),
+  /** Longest wait for a model's answer (whole run step), in milliseconds (504 past it). */
+  LLM_TIMEOUT_MS: int(1, 3_600_000).default(120_000),
+  /** Most model steps (calls) in one run; each tool round trip is one more step. */
+  RUN_MAX_STEPS: int(1, 100).default(8),
+  /** Longest wait for one tool HTTP call, in milliseconds. */
+  TOOL_TIMEOUT_MS: int(1, 600_000).default(15_000),
+  /** Largest tool response body read, in bytes; a larger one is cut off and reported as a failed call. */
+  TOOL_MAX_RESPONSE_BYTES: int(1, 100 * 1024 * 1024).default(1024 * 1024),
+  /** Let tools call private, link-local and loopback addresses (off: such calls fail; tests turn it on). */
+  TOOL_ALLOW_PRIVATE_NETWORK: bool.default(false),
 })
 
 /** Typed configuration, as the rest of the code sees it. */
@@ -99,6 +125,19 @@ export interface Config {
   trustProxy: boolean
   worker: boolean
   databasePoolMax: number
+  /** Server-wide provider settings, by built-in provider driver (issue 5 item 2). */
+  llm: {
+    openai: { apiKey?: string; baseUrl?: string }
+    anthropic: { apiKey?: string; baseUrl?: string }
+    openaiCompatible: { apiKey?: string; baseUrl?: string }
+    ollama: { baseUrl: string }
+    defaultModel: string
+    /** Milliseconds. */
+    timeoutMs: number
+    maxSteps: number
+  }
+  /** Outgoing tool calls (issue 5 item 6). */
+  tools: { timeoutMs: number; maxResponseBytes: number; allowPrivateNetwork: boolean }
 }
 
 /** Thrown for a bad environment; the message names the variable and never echoes its value. */
@@ -186,6 +225,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY,
     worker: e.WORKER,
     databasePoolMax: e.DATABASE_POOL_MAX,
+    llm: {
+      openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
+      anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },
+      openaiCompatible: { apiKey: e.OPENAI_COMPATIBLE_API_KEY, baseUrl: e.OPENAI_COMPATIBLE_BASE_URL },
+      ollama: { baseUrl: e.OLLAMA_BASE_URL ?? 'http://127.0.0.1:11434/v1' },
+      defaultModel: e.DEFAULT_MODEL,
+      timeoutMs: e.LLM_TIMEOUT_MS,
+      maxSteps: e.RUN_MAX_STEPS,
+    },
+    tools: {
+      timeoutMs: e.TOOL_TIMEOUT_MS,
+      maxResponseBytes: e.TOOL_MAX_RESPONSE_BYTES,
+      allowPrivateNetwork: e.TOOL_ALLOW_PRIVATE_NETWORK,
+    },
   }
 }
 

@@ -16,7 +16,7 @@ export interface FieldIssue {
 
 /** Base of every error a service throws on purpose. */
 export abstract class AppError extends Error {
-  abstract readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429
+  abstract readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 502 | 504
 }
 
 /** 400: input that passed the schema but fails a service's own check; names the field. */
@@ -82,4 +82,20 @@ export class TooManyRequestsError extends AppError {
   constructor(readonly retryAfterSeconds: number) {
     super('Too many attempts, try again later')
   }
+}
+
+/**
+ * 502: a language model provider (or another upstream) failed: an error status, malformed
+ * output, a dropped stream (issue 5, "Bad input and faults"). The message says what went wrong
+ * upstream and never carries a credential.
+ */
+export class UpstreamError extends AppError {
+  override name = 'UpstreamError'
+  readonly status = 502
+}
+
+/** 504: the upstream did not answer within its time limit (`LLM_TIMEOUT_MS`). */
+export class UpstreamTimeoutError extends AppError {
+  override name = 'UpstreamTimeoutError'
+  readonly status = 504
 }

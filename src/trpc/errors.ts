@@ -21,6 +21,8 @@ const CODES: Record<AppError['status'], TRPC_ERROR_CODE_KEY> = {
   413: 'PAYLOAD_TOO_LARGE',
   415: 'UNSUPPORTED_MEDIA_TYPE',
   429: 'TOO_MANY_REQUESTS',
+  502: 'BAD_GATEWAY',
+  504: 'GATEWAY_TIMEOUT',
 }
 
 /** Message of every validation error, on both surfaces (trpc-to-openapi writes the same). */

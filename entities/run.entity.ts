@@ -1,0 +1,93 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
+import { Agent } from './agent.entity.ts'
+import { recordOwnership, resourceKeys, timestamps } from './columns.ts'
+import { Prompt } from './prompt.entity.ts'
+import { Thread } from './thread.entity.ts'
+
+/** What was run (API.md section 5, "Running"). */
+export const RUN_KINDS = ['agent', 'thread', 'prompt'] as const
+export type RunKind = (typeof RUN_KINDS)[number]
+
+/** Lifecycle of a run: `queued` -> `running` -> one of the three final states (issue 5 item 4). */
+export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceled'] as const
+export type RunStatus = (typeof RUN_STATUSES)[number]
+
+/**
+ * One run of an agent, a thread or a prompt (`runs`, API.md section 5). Its events are the
+ * append-only log in `run_events`; `events_count` is the sequence number of the last one.
+ * Times: `started_at` / `finished_at` timestamps, `latency_ms` from start to finish and
+ * `first_event_ms` from start to the first streamed delta, both in milliseconds. `cost` in US dollars.
+ */
+export const Run = defineEntity({
+  name: 'Run',
+  tableName: 'runs',
+  indexes: [
+    { properties: ['workspace', 'createdAt'] },
+    { properties: ['agent', 'createdAt'] },
+    { properties: ['thread'] },
+    { properties: ['status'] },
+  ],
+  properties: {
+    ...resourceKeys(),
+    kind: p.enum(RUN_KINDS),
+    status: p.enum(RUN_STATUSES).default('queued'),
+    agent: () =>
+      p.manyToOne(Agent)
+        .nullable()
+        .fieldName('agent_id')
+        .deleteRule('set null'),
+    thread: () =>
+      p.manyToOne(Thread)
+        .nullable()
+        .fieldName('thread_id')
+        .deleteRule('set null'),
+    prompt: () =>
+      p.manyToOne(Prompt)
+        .nullable()
+        .fieldName('prompt_id')
+        .deleteRule('set null'),
+    /** Slug of the model the run used (`large_language_models.slug`). */
+    model: p.string().length(255).nullable(),
+    input: p.json<unknown>().nullable(),
+    output: p.text().nullable(),
+    /** `{code, message}` of a failed or canceled run. */
+    error: p.json<{ code: string; message: string }>().nullable(),
+    background: p.boolean().default(false),
+    promptTokens: p.integer().fieldName('prompt_tokens').default(0),
+    completionTokens: p.integer().fieldName('completion_tokens').default(0),
+    totalTokens: p.integer().fieldName('total_tokens').default(0),
+    cost: p.decimal('number').precision(14).scale(6).default(0),
+    eventsCount: p.integer().fieldName('events_count').default(0),
+    startedAt: p.datetime().nullable().fieldName('started_at'),
+    finishedAt: p.datetime().nullable().fieldName('finished_at'),
+    latencyMs: p.integer().nullable().fieldName('latency_ms'),
+    firstEventMs: p.integer().nullable().fieldName('first_event_ms'),
+    ...recordOwnership(),
+    ...timestamps(),
+  },
+})
+
+export type IRun = InferEntity<typeof Run>
+
+/**
+ * One event of a run's append-only log (`run_events`): `seq` counts from 1 per run with no gaps,
+ * and is the SSE event id and the tRPC tracked id (API.md section 5).
+ */
+export const RunEvent = defineEntity({
+  name: 'RunEvent',
+  tableName: 'run_events',
+  uniques: [{ properties: ['run', 'seq'] }],
+  properties: {
+    id: p.bigint('number').primary().autoincrement(),
+    run: () =>
+      p.manyToOne(Run)
+        .fieldName('run_id')
+        .deleteRule('cascade'),
+    seq: p.integer(),
+    type: p.string().length(40),
+    data: p.json<unknown>(),
+    createdAt: p.datetime().fieldName('created_at').onCreate(() => new Date()),
+  },
+})
+
+export type IRunEvent = InferEntity<typeof RunEvent>
