@@ -15,6 +15,11 @@ import { accountsRouter } from './accounts.router.ts'
 import { providersRouter } from './providers.router.ts'
 import { toolsRouter } from './tools.router.ts'
 import { metricsRouter } from './metrics.router.ts'
+import { largeLanguageModelsRouter } from './models.router.ts'
+import { threadsRouter } from './threads.router.ts'
+import { messagesRouter } from './messages.router.ts'
+import { memoriesRouter } from './memories.router.ts'
+import { runsRouter } from './runs.router.ts'
 
 export const appRouter = router({
   system: systemRouter,
@@ -30,6 +35,11 @@ export const appRouter = router({
   accounts: accountsRouter,
   tools: toolsRouter,
   metrics: metricsRouter,
+  largeLanguageModels: largeLanguageModelsRouter,
+  threads: threadsRouter,
+  messages: messagesRouter,
+  memories: memoriesRouter,
+  runs: runsRouter,
 })
 
 export type AppRouter = typeof appRouter

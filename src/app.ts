@@ -11,6 +11,7 @@ import { migrate, openOrm, targetFromConfig, type Orm } from './db.ts'
 import { AUTH_CACHE_TTL_MS, AuthCache } from './services/auth-cache.ts'
 import { READ_CACHE_TTL_MS, ReadCache } from './services/read-cache.ts'
 import type { AppDeps } from './trpc/context.ts'
+import { RunManager } from './llm/run-manager.ts'
 import { InFlight } from './trpc/in-flight.ts'
 import { hashServiceKeys } from './trpc/init.ts'
 import { createRateLimits } from './trpc/rate-limit.ts'
@@ -79,6 +80,7 @@ export async function createRuntime(
   })
   const readCache = await ReadCache.create({ ttlMs: options.readCacheTtlMs ?? READ_CACHE_TTL_MS, log, redis })
   const inFlight = new InFlight()
+  const runs = await RunManager.create({ orm, config, log, readCache, redis })
   return {
     orm,
     config,
@@ -90,9 +92,12 @@ export async function createRuntime(
     authCache,
     inFlight,
     readCache,
+    runs,
     close: async () => {
       // Calls whose clients left are still running: let them finish before the database goes.
       await inFlight.idle(config.shutdownTimeoutMs)
+      // So are runs executing here (their clients may have left too): finish or interrupt them.
+      await runs.close(config.shutdownTimeoutMs)
       await authCache.close()
       await readCache.close()
       if (redis?.isOpen) await redis.quit()

@@ -160,7 +160,20 @@ describe('bad input on every REST endpoint (API.md section 2)', () => {
         tools: [{ tool_uuid: tool.uuid, account_uuid: account.uuid }],
         workflows: [{ workflow_uuid: workflow.uuid }],
       })
+      const thread = await post('/api/v1/threads', { agent_uuid: agent.uuid })
+      const message = await post('/api/v1/messages', { thread_uuid: thread.uuid, role: 'user', content: `${tag} says hello` })
+      // No provider key here: the run answers with the built-in local test model.
+      const ran = await expectStatus(200, 'POST', `/api/v1/agents/${agent.uuid}/run`, { token: user.token, body: { input: `${tag} runs` } })
+      const [memory] = await t.sql(
+        `insert into memories (uuid, content, agent_id, user_id, workspace_id, created_at, updated_at)
+         select gen_random_uuid(), ?, a.id, a.user_id, a.workspace_id, now(), now() from agents a where a.uuid = ? returning uuid`,
+        [`${tag} likes tea`, agent.uuid],
+      )
       return {
+        thread_uuid: thread.uuid as string,
+        message_uuid: message.uuid as string,
+        run_uuid: ran.run.uuid as string,
+        memory_uuid: String(memory.uuid),
         provider_uuid: provider.uuid as string,
         account_uuid: account.uuid as string,
         tool_uuid: tool.uuid as string,
@@ -173,7 +186,7 @@ describe('bad input on every REST endpoint (API.md section 2)', () => {
     const bobResources = await resources(bob, 'bobglobex')
     for (const [param, uuid] of Object.entries(bobResources)) secrets[`another tenant's ${param}`] = uuid
 
-    ownParams = { workspace_uuid: workspace.uuid, user_id: String(member.id), token_uuid: token.uuid, ...adaResources }
+    ownParams = { workspace_uuid: workspace.uuid, user_id: String(member.id), token_uuid: token.uuid, model: 'local-test-model', ...adaResources }
     let emails = 0
     const targets: FuzzTargets = {
       token: ada.token,
@@ -263,7 +276,10 @@ describe('bad input on every REST endpoint (API.md section 2)', () => {
       .filter((op) => op.method === 'GET')
       .map((op) => {
         const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => ownParams[name] ?? name)
-        const query = op.queryParams.some((p) => p.name === 'per_page') ? '?per_page=100' : ''
+        // Required filters (`thread_uuid` of GET /messages) take the caller's own value.
+        const params = new URLSearchParams(op.queryParams.some((p) => p.name === 'per_page') ? { per_page: '100' } : {})
+        for (const p of op.queryParams) if (p.required && ownParams[p.name]) params.set(p.name, ownParams[p.name])
+        const query = params.size > 0 ? `?${params}` : ''
         return {
           label: `${op.method} ${op.path} [read back]`,
           method: 'GET',

@@ -2,7 +2,18 @@
  * The tRPC surface as a TypeScript front end uses it (API.md section 1): `createTRPCClient<AppRouter>`
  * over HTTP with batching and over WebSocket with connectionParams; error shape without a stack.
  */
-import { createTRPCClient, createWSClient, httpBatchLink, isTRPCClientError, TRPCClientError, wsLink, type TRPCClient } from '@trpc/client'
+import {
+  createTRPCClient,
+  createWSClient,
+  httpBatchLink,
+  httpSubscriptionLink,
+  isTRPCClientError,
+  splitLink,
+  TRPCClientError,
+  wsLink,
+  type TRPCClient,
+} from '@trpc/client'
+import { EventSource } from 'eventsource'
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
 import type { AppRouter } from '../routers/index.ts'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
@@ -222,6 +233,54 @@ describe('tRPC client (createTRPCClient<AppRouter>)', () => {
       const client = wsClient({ authorization: `Bearer ${user.token}` })
       await client.auth.logout.mutate({})
       expect((await t.http('GET', '/api/v1/user', { token: user.token })).status).toBe(401)
+    })
+  })
+  describe('the runs.events subscription', () => {
+    /** A finished run of ada's (on the built-in local model: no provider key here). */
+    const finishedRun = async () => {
+      const agent = (await t.as(ada).agents.create({ name: 'Subscribed' } as never)).data
+      return (await t.as(ada).runs.agent({ agent_uuid: agent.uuid, input: 'hello' })).data.run.uuid
+    }
+    /** Collects a subscription's events until it completes. */
+    const collect = (client: TRPCClient<AppRouter>, input: { run_uuid: string; lastEventId?: string }) =>
+      new Promise<{ id: string; type: string }[]>((resolve, reject) => {
+        const seen: { id: string; type: string }[] = []
+        client.runs.events.subscribe(input, {
+          onData: (event) => seen.push({ id: event.id, type: event.data.type }),
+          onError: reject,
+          onComplete: () => resolve(seen),
+        })
+      })
+
+    it('streams tracked events over SSE (httpSubscriptionLink) until the run ends, resumable with lastEventId', async () => {
+      const uuid = await finishedRun()
+      const client = createTRPCClient<AppRouter>({
+        links: [
+          splitLink({
+            condition: (op) => op.type === 'subscription',
+            // Node has no EventSource of its own: the `eventsource` package stands in for a browser's.
+            true: httpSubscriptionLink({ url: `${t.url}/trpc`, EventSource, connectionParams: () => ({ authorization: `Bearer ${ada.token}` }) }),
+            false: httpBatchLink({ url: `${t.url}/trpc`, headers: () => ({ authorization: `Bearer ${ada.token}` }) }),
+          }),
+        ],
+      })
+      const all = await collect(client, { run_uuid: uuid })
+      expect(all[0]).toEqual({ id: '1', type: 'run.started' })
+      expect(all.at(-1)?.type).toBe('run.succeeded')
+      expect(await collect(client, { run_uuid: uuid, lastEventId: '2' })).toEqual(all.slice(2))
+    })
+
+    it('streams the same events over WebSocket (wsLink)', async () => {
+      const uuid = await finishedRun()
+      const socket = createWSClient({ url: `${t.url.replace(/^http/, 'ws')}/trpc`, connectionParams: { authorization: `Bearer ${ada.token}` } })
+      try {
+        const client = createTRPCClient<AppRouter>({ links: [wsLink({ client: socket })] })
+        const events = await collect(client, { run_uuid: uuid })
+        expect(events.map((e) => e.id)).toEqual(events.map((_, i) => String(i + 1)))
+        expect(events.at(-1)?.type).toBe('run.succeeded')
+      } finally {
+        await socket.close()
+      }
     })
   })
 })

@@ -14,6 +14,7 @@ import { appRouter } from '../../routers/index.ts'
 import { createContextFactory, type AppDeps, type Ctx } from '../trpc/context.ts'
 import { renderDocs } from './docs.ts'
 import { MEDIA_OPENAPI_PATHS, mediaRoutes } from './media.routes.ts'
+import { RUN_EVENTS_OPENAPI_PATHS, runEventsRoutes } from './run-events.routes.ts'
 import {
   errorBody,
   flattenRestError,
@@ -60,7 +61,7 @@ export function openApiDocument(baseUrl: string) {
     baseUrl,
     securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } },
     // The upload and download routes are plain Fastify routes beside the procedures.
-    paths: MEDIA_OPENAPI_PATHS,
+    paths: { ...MEDIA_OPENAPI_PATHS, ...RUN_EVENTS_OPENAPI_PATHS },
   })
 }
 
@@ -100,11 +101,12 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
     }),
   )
 
-  const fromFastify = (req: FastifyRequest, res: FastifyReply, singleCall = false): Ctx =>
+  const fromFastify = (req: FastifyRequest, res: FastifyReply, singleCall = false, connectionParams: Record<string, string | undefined> | null = null): Ctx =>
     createContext({
       requestId: req.id,
       ip: req.ip,
-      headers: req.headers,
+      // A browser's EventSource cannot set headers either: SSE subscriptions carry them as tRPC connectionParams.
+      headers: connectionParams ? { ...req.headers, ...wsHeaders(connectionParams) } : req.headers,
       setHeader: (name, value) => void res.header(name, value),
       singleCall,
     })
@@ -149,7 +151,8 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
     prefix: '/trpc',
     trpcOptions: {
       router: appRouter,
-      createContext: ({ req, res }: { req: FastifyRequest; res: FastifyReply }) => fromFastify(req, res),
+      createContext: ({ req, res, info }: { req: FastifyRequest; res: FastifyReply; info: { connectionParams: Record<string, string | undefined> | null } }) =>
+        fromFastify(req, res, false, info.connectionParams),
       onError: ({ error }: { error: { code: string } & Error }) => {
         if (error.code === 'INTERNAL_SERVER_ERROR') deps.log.error({ err: error }, 'procedure failed')
       },
@@ -210,6 +213,8 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
 
   // Uploads: plain routes in their own scope (multipart, not JSON procedures).
   await app.register(mediaRoutes, { createContext, config })
+  // Run events for REST clients: Server-Sent Events, no JSON procedure.
+  await app.register(runEventsRoutes, { createContext })
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: config.bodyLimitBytes })
   const wssHandler = applyWSSHandler({

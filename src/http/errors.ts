@@ -5,6 +5,8 @@
 import { randomUUID } from 'node:crypto'
 import type { Socket } from 'node:net'
 import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { AppError, TooManyRequestsError, ValidationError } from '../errors.ts'
+import { VALIDATION_MESSAGE } from '../trpc/errors.ts'
 
 /** tRPC code for each status the host answers itself. */
 export const CODE_BY_STATUS: Record<number, string> = {
@@ -117,4 +119,25 @@ export function flattenRestError(request: FastifyRequest, reply: FastifyReply, p
   const data = body.data as { issues?: unknown[] } | null
   const issues = 'issues' in body && Array.isArray(body.issues) ? body.issues : data?.issues
   return JSON.stringify({ message: body.message, code: body.code, ...(issues ? { issues } : {}), request_id: request.id })
+}
+
+/**
+ * Answers a service's named error (src/errors.ts) thrown in a plain route with its status and
+ * body, as the procedures would; false for any other error.
+ */
+export function sendAppError(error: unknown, request: FastifyRequest, reply: FastifyReply): boolean {
+  if (!(error instanceof AppError)) return false
+  const issues = error instanceof ValidationError ? error.issues : undefined
+  if (error instanceof TooManyRequestsError) void reply.header('retry-after', String(error.retryAfterSeconds))
+  void reply
+    .status(error.status)
+    .header('x-request-id', request.id)
+    .send(errorBody(error.status, issues ? VALIDATION_MESSAGE : error.message, request.id, issues))
+  return true
+}
+
+/** Error handler of plain routes: named errors as {@link sendAppError}, the rest as {@link handleHostError}. */
+export function handleRouteError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (sendAppError(error, request, reply)) return reply
+  return handleHostError(error, request, reply)
 }

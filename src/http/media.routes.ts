@@ -8,18 +8,15 @@
 import fastifyMultipart from '@fastify/multipart'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
-import type { ResourceCtx } from '../access/resource-access.ts'
-import { resolveWorkspaceContext } from '../access/workspace-access.ts'
-import { AppError, ForbiddenError, TooManyRequestsError, UnsupportedMediaTypeError, ValidationError } from '../errors.ts'
+import { AppError, UnsupportedMediaTypeError, ValidationError } from '../errors.ts'
 import { MediaUploadForm, MediaUploadResponse } from '../schemas/media.schema.ts'
-import { authenticate } from '../services/auth.service.ts'
 import * as media from '../services/media.service.ts'
 import { createStorage, type MediaStorage } from '../services/storage.ts'
 import type { Config } from '../config.ts'
 import type { Ctx, RequestMeta } from '../trpc/context.ts'
 import { VALIDATION_MESSAGE } from '../trpc/errors.ts'
-import { serviceIdOf } from '../trpc/service-scope.ts'
-import { errorBody, handleHostError } from './errors.ts'
+import { errorBody, handleHostError, sendAppError } from './errors.ts'
+import { authorize, contextOf } from './route-auth.ts'
 
 /** What the routes need from the host. */
 export interface MediaRoutesOptions {
@@ -33,30 +30,6 @@ export interface MediaRoutesOptions {
 class MalformedBodyError extends AppError {
   override name = 'MalformedBodyError'
   readonly status = 400
-}
-
-/** The request's context, as the procedures get it. */
-function contextOf(createContext: MediaRoutesOptions['createContext'], request: FastifyRequest, reply: FastifyReply): Ctx {
-  return createContext({
-    requestId: request.id,
-    ip: request.ip,
-    headers: request.headers,
-    setHeader: (name, value) => void reply.header(name, value),
-  })
-}
-
-/**
- * Authenticates as `workspaceProcedure` does for a mutation (src/trpc/init.ts): the service scope
- * of X-Service-Authorization, the bearer token (write ability required), the workspace context.
- * @throws UnauthorizedError, ForbiddenError (read-only token), ValidationError / NotFoundError
- *   (X-Workspace-UUID).
- */
-async function authorize(ctx: Ctx): Promise<ResourceCtx> {
-  ctx.serviceId = serviceIdOf(ctx.headers, ctx.deps)
-  const auth = await authenticate(ctx)
-  if (!auth.token.abilities.includes('write')) throw new ForbiddenError('This token is read-only')
-  const authed = Object.assign(ctx, { auth })
-  return Object.assign(authed, { workspace: await resolveWorkspaceContext(authed, undefined) })
 }
 
 /**
@@ -73,9 +46,7 @@ function disposition(mimeType: string, key: string, originalName: string): strin
 function handleMediaError(this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const send = (status: number, message: string, issues?: unknown[]) =>
     reply.status(status).header('x-request-id', request.id).send(errorBody(status, message, request.id, issues))
-  if (error instanceof ValidationError) return send(400, VALIDATION_MESSAGE, error.issues)
-  if (error instanceof TooManyRequestsError) void reply.header('retry-after', String(error.retryAfterSeconds))
-  if (error instanceof AppError) return send(error.status, error.message)
+  if (sendAppError(error, request, reply)) return reply
   const { FilesLimitError, PartsLimitError, FieldsLimitError, RequestFileTooLargeError, InvalidMultipartContentTypeError } =
     this.multipartErrors
   if (error instanceof FilesLimitError) {
@@ -98,7 +69,7 @@ export async function mediaRoutes(scope: FastifyInstance, options: MediaRoutesOp
   scope.setErrorHandler(handleMediaError)
 
   scope.post('/api/v1/media', async (request, reply) => {
-    const ctx = await authorize(contextOf(options.createContext, request, reply))
+    const ctx = await authorize(contextOf(options.createContext, request, reply), true)
     if (!request.isMultipart()) throw new UnsupportedMediaTypeError('Send multipart/form-data with the file in the field "file"')
     const maxBytes = ctx.config.uploadMaxBytes
     // One byte over the limit tells "too large" from "exactly the limit".

@@ -5,8 +5,16 @@
  * series, column for averages, date order) are checked after the fields and name the field too.
  */
 import { z } from 'zod'
-import { CategoryUuids, Visibility } from './resource.schema.ts'
+import { VISIBILITIES } from '../../entities/index.ts'
+import { CategoryUuids } from './resource.schema.ts'
 import { jsonBoolean, jsonInt, text } from './wire.ts'
+
+/*
+ * The fixed sets below are `z.literal([...])` rather than `z.enum([...])`: the same validation,
+ * the same issues and the same JSON Schema (`enum`), but trpc-to-openapi builds a new `z.string()`
+ * for every `z.enum` field of a REST input on every request (its coercion pass), which the
+ * cached metrics answers would otherwise pay on each hit.
+ */
 
 export const CALCULATIONS = ['accumulated_count', 'time_series_count', 'accumulated_average', 'time_series_average'] as const
 export type Calculation = (typeof CALCULATIONS)[number]
@@ -37,9 +45,9 @@ const DateOnly = z
   .refine((value) => value >= '1970-01-01' && value <= '2100-12-31', 'must be between 1970-01-01 and 2100-12-31')
 
 const common = (resource: MetricResource) => ({
-  calculation: z.enum(CALCULATIONS),
-  granularity: z.enum(GRANULARITIES).optional(),
-  column: z.enum(['*', ...METRIC_COLUMNS[resource]]).optional(),
+  calculation: z.literal(CALCULATIONS),
+  granularity: z.literal(GRANULARITIES).optional(),
+  column: z.literal(['*', ...METRIC_COLUMNS[resource]]).optional(),
   date_from: DateOnly.optional(),
   date_to: DateOnly.optional(),
 })
@@ -69,7 +77,7 @@ const resourceFilters = {
   workspace_uuid: uuid,
   user_id,
   search,
-  visibility: Visibility.optional(),
+  visibility: z.literal(VISIBILITIES).optional(),
   category_uuids: CategoryUuids.optional(),
   favorite: jsonBoolean().optional(),
   template: jsonBoolean().optional(),

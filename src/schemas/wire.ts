@@ -25,6 +25,16 @@ export const text = (max: number, min = 0) =>
     .max(max)
     .refine((value) => !value.includes('\u0000') && value.isWellFormed(), 'must not hold NUL characters or lone surrogates')
 
+/**
+ * Text from a model or an upstream made storable: NUL characters dropped, lone surrogates
+ * replaced by U+FFFD (PostgreSQL refuses both; a client sending them gets a 400 instead).
+ */
+export const storableText = (value: string): string => value.replaceAll('\u0000', '').toWellFormed()
+
+/** A value serialized as JSON that `jsonb` accepts: every string cleaned as {@link storableText}. */
+export const storableJson = (value: unknown): string =>
+  JSON.stringify(value ?? null, (_key, item: unknown) => (typeof item === 'string' ? storableText(item) : item))
+
 /** Bytes of a value serialized as JSON. */
 export const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value), 'utf8')
 

@@ -27,6 +27,7 @@ import type { UserRow } from '../schemas/user.schema.ts'
 import { WORKFLOW_FIELDS, type WorkflowRow } from '../schemas/workflow.schema.ts'
 import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
 import { favoriteSql } from './favorites.service.ts'
+import { USAGE_WINDOW_DAYS } from './usage-frequency.ts'
 import { jsonObject, selectColumns, unprefix, USER_FIELDS, userColumns, WORKSPACE_FIELDS, workspaceColumns } from './sql.ts'
 import type { SharePermission } from '../../entities/index.ts'
 
@@ -69,9 +70,8 @@ const COUNTS = [
   `(select count(*) from agent_workflows x join workflows f on f.id = x.workflow_id
      where x.agent_id = a.id and f.deleted_at is null)::int as "workflowsCount"`,
   `(select count(*) from threads th where th.agent_id = a.id and th.deleted_at is null)::int as "threadsCount"`,
-  // Runs do not exist yet: the runs issue replaces this with the count of the agent's runs of
-  // the last 30 days (src/services/usage-frequency.ts).
-  `0 as "runsInWindow"`,
+  // Runs of the last 30 days (src/services/usage-frequency.ts): a range of runs(agent_id, created_at).
+  `(select count(*) from runs r where r.agent_id = a.id and r.created_at > now() - interval '${USAGE_WINDOW_DAYS} days')::int as "runsInWindow"`,
 ]
 
 /** The select list and joins of an agent read, embedding `relations`; parameters first. */

@@ -21,6 +21,7 @@ import type { AuthContext } from '../services/auth.service.ts'
 import type { AuthCache } from '../services/auth-cache.ts'
 import type { WorkspaceContext } from '../access/workspace-access.ts'
 import type { ReadCache } from '../services/read-cache.ts'
+import type { RunManager } from '../llm/run-manager.ts'
 import type { InFlight } from './in-flight.ts'
 import type { RateLimits } from './rate-limit.ts'
 
@@ -39,6 +40,8 @@ export interface AppDeps {
   inFlight: InFlight
   /** Cached single-resource reads of this process; every mutation procedure drops them. */
   readCache: ReadCache
+  /** The runs executing in this process and the bus their events travel on (src/llm/run-manager.ts). */
+  runs: RunManager
 }
 
 /** What a transport knows about one request. */

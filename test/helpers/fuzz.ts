@@ -63,7 +63,7 @@ export interface Operation {
   /** Whether the document says a bearer token is required (`security`). */
   protected: boolean
   pathParams: { name: string; schema: JsonSchema }[]
-  queryParams: { name: string; schema: JsonSchema }[]
+  queryParams: { name: string; schema: JsonSchema; required: boolean }[]
   /** The JSON request body schema, resolved; undefined for GET and DELETE. */
   body: JsonSchema | undefined
 }
@@ -127,7 +127,7 @@ export function operationsOf(doc: OpenApiDocument): Operation[] {
         path,
         protected: (operation.security?.length ?? 0) > 0,
         pathParams: params.filter((p) => p.in === 'path').map((p) => ({ name: p.name, schema: resolve(p.schema) })),
-        queryParams: params.filter((p) => p.in === 'query').map((p) => ({ name: p.name, schema: resolve(p.schema) })),
+        queryParams: params.filter((p) => p.in === 'query').map((p) => ({ name: p.name, schema: resolve(p.schema), required: p.required === true })),
         body: operation.requestBody ? resolve(operation.requestBody.content?.['application/json']?.schema) : undefined,
       })
     }

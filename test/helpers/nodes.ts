@@ -13,6 +13,8 @@ import { httpClient, type TestApp } from './app.ts'
 /** One more API process on the test app's database (and Redis), with the caches on. */
 export interface Node {
   runtime: Runtime
+  /** Base URL of its HTTP host. */
+  url: string
   http: TestApp['http']
   close: () => Promise<void>
 }
@@ -33,12 +35,14 @@ export async function startNode(t: TestApp, ttlMs = AUTH_CACHE_TTL_MS, readTtlMs
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
   return {
     runtime,
+    url,
     http: httpClient(url),
     close: async () => {
       await app.close()
       // Not runtime.close(): the ORM belongs to the test app.
       await runtime.authCache.close()
       await runtime.readCache.close()
+      await runtime.runs.close(1_000)
       if (runtime.redis?.isOpen) await runtime.redis.quit()
     },
   }

@@ -1,0 +1,62 @@
+/**
+ * Runs (API.md section 5, "Running"; issue 5 item 4): `POST agents/{x}/run`, `POST threads/{x}/run`,
+ * `POST prompts/{x}/run`, `GET runs/{x}`, `POST runs/{x}/cancel`, `POST threads/{x}/generate-name`
+ * (the other procedure that calls a model), and the subscription
+ * `runs.events` (tracked event ids, resumable with `lastEventId`, over WebSocket and SSE).
+ * REST clients follow events at `GET /api/v1/runs/{run_uuid}/events` (src/http/run-events.routes.ts).
+ */
+import { tracked } from '@trpc/server'
+import * as runs from '../src/services/runs.service.ts'
+import * as threadNames from '../src/services/thread-names.service.ts'
+import { ThreadEnvelope } from '../src/schemas/thread.schema.ts'
+import { RunAgentInput, RunEventsInput, RunPathInput, RunPromptInput, RunResult, RunThreadInput, ThreadNameInput } from '../src/schemas/run.schema.ts'
+import { router, workspaceProcedure } from '../src/trpc/init.ts'
+
+const tags = ['Runs']
+const summary = (what: string) => `${what}: 200 when done, or 202 at once with background: true`
+
+export const runsRouter = router({
+  agent: workspaceProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/v1/agents/{agent_uuid}/run', tags: ['Agents', ...tags], summary: summary('Run an agent'), protect: true } })
+    .input(RunAgentInput)
+    .output(RunResult)
+    .mutation(({ ctx, input }) => runs.runAgent(ctx, input)),
+
+  thread: workspaceProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/v1/threads/{thread_uuid}/run', tags: ['Threads', ...tags], summary: summary('Run a thread'), protect: true } })
+    .input(RunThreadInput)
+    .output(RunResult)
+    .mutation(({ ctx, input }) => runs.runThread(ctx, input)),
+
+  prompt: workspaceProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/v1/prompts/{prompt_uuid}/run', tags: ['Prompts', ...tags], summary: summary('Run a prompt'), protect: true } })
+    .input(RunPromptInput)
+    .output(RunResult)
+    .mutation(({ ctx, input }) => runs.runPrompt(ctx, input)),
+
+  get: workspaceProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/v1/runs/{run_uuid}', tags, summary: 'Retrieve a run with its stored messages and usage', protect: true } })
+    .input(RunPathInput)
+    .output(RunResult)
+    .query(({ ctx, input }) => runs.retrieve(ctx, input.run_uuid)),
+
+  cancel: workspaceProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/v1/runs/{run_uuid}/cancel', tags, summary: 'Cancel a queued or running run (409 once it ended)', protect: true } })
+    .input(RunPathInput)
+    .output(RunResult)
+    .mutation(({ ctx, input }) => runs.cancel(ctx, input.run_uuid)),
+
+  generateThreadName: workspaceProcedure
+    .meta({
+      openapi: { method: 'POST', path: '/api/v1/threads/{thread_uuid}/generate-name', tags: ['Threads'], summary: 'Name a thread from its first messages', protect: true },
+    })
+    .input(ThreadNameInput)
+    .output(ThreadEnvelope)
+    .mutation(({ ctx, input }) => threadNames.generateName(ctx, input.thread_uuid)),
+
+  /** The run's events after `lastEventId`, each tracked by its sequence number; ends after the final event. */
+  events: workspaceProcedure.input(RunEventsInput).subscription(async function* ({ ctx, input, signal }) {
+    const events = await runs.events(ctx, input.run_uuid, Number(input.lastEventId ?? 0), signal)
+    for await (const event of events) yield tracked(String(event.seq), event)
+  }),
+})

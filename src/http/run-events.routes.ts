@@ -1,0 +1,93 @@
+/**
+ * `GET /api/v1/runs/{run_uuid}/events` (API.md section 5, "Running"; issue 5 item 4): a run's
+ * event log as Server-Sent Events for REST clients. Each event is
+ * `id: <seq>` / `event: <type>` / `data: <JSON>`; the stream ends after the run's final event
+ * (`run.succeeded`, `run.failed`, `run.canceled`). A client that lost its connection reconnects
+ * with `Last-Event-ID` (or `?last_event_id=`) to any API process and gets what it missed: the log
+ * is in the database (src/llm/run-log.ts). A comment line every 15 s keeps proxies from closing
+ * an idle stream. Errors before the stream starts (401, 404, 400) answer the usual JSON bodies.
+ */
+import type { FastifyInstance } from 'fastify'
+import { z } from 'zod'
+import { ValidationError } from '../errors.ts'
+import { RunEvent } from '../schemas/run.schema.ts'
+import * as runs from '../services/runs.service.ts'
+import type { Ctx, RequestMeta } from '../trpc/context.ts'
+import { handleRouteError } from './errors.ts'
+import { authorize, contextOf } from './route-auth.ts'
+
+/** Seconds between keep-alive comments. */
+const KEEP_ALIVE_MS = 15_000
+
+const EventId = z.string().regex(/^\d{1,9}$/, 'must be an event id (a whole number)')
+
+/** Registers the route; errors go through the host's handler (the documented error bodies). */
+export async function runEventsRoutes(scope: FastifyInstance, options: { createContext: (meta: RequestMeta) => Ctx }): Promise<void> {
+  scope.setErrorHandler(handleRouteError)
+  scope.get<{ Params: { run_uuid: string }; Querystring: { last_event_id?: string } }>('/api/v1/runs/:run_uuid/events', async (request, reply) => {
+    const ctx = await authorize(contextOf(options.createContext, request, reply), false)
+    if (!z.uuid().safeParse(request.params.run_uuid).success) throw new ValidationError(['run_uuid'], 'Invalid UUID')
+    const header = request.headers['last-event-id']
+    const raw = (Array.isArray(header) ? header[0] : header) ?? request.query.last_event_id
+    let after = 0
+    if (raw !== undefined && raw !== '') {
+      const parsed = EventId.safeParse(raw)
+      if (!parsed.success) throw new ValidationError([header === undefined ? 'last_event_id' : 'Last-Event-ID'], 'must be an event id (a whole number)')
+      after = Number(parsed.data)
+    }
+    const gone = new AbortController()
+    const events = await runs.events(ctx, request.params.run_uuid, after, gone.signal)
+
+    reply.hijack()
+    const res = reply.raw
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+      'x-request-id': request.id,
+    })
+    res.flushHeaders()
+    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS)
+    const onClose = () => gone.abort()
+    res.on('close', onClose)
+    try {
+      for await (const event of events) {
+        const wire = RunEvent.parse({ id: event.seq, type: event.type, data: event.data, created_at: event.created_at })
+        res.write(`id: ${wire.id}\nevent: ${wire.type}\ndata: ${JSON.stringify(wire)}\n\n`)
+      }
+    } catch (error) {
+      if (!gone.signal.aborted) {
+        request.log.error({ err: error }, 'run event stream failed')
+        res.write(`event: error\ndata: ${JSON.stringify({ message: 'The event stream failed; reconnect with Last-Event-ID' })}\n\n`)
+      }
+    } finally {
+      clearInterval(keepAlive)
+      res.off('close', onClose)
+      res.end()
+    }
+  })
+}
+
+/** The route in the OpenAPI document (it is no procedure). */
+export const RUN_EVENTS_OPENAPI_PATHS = {
+  '/api/v1/runs/{run_uuid}/events': {
+    get: {
+      operationId: 'runs-events',
+      summary: "Follow a run's events as Server-Sent Events (resume with Last-Event-ID)",
+      tags: ['Runs'],
+      security: [{ bearerAuth: [] }],
+      requestParams: {
+        path: z.object({ run_uuid: z.uuid() }),
+        query: z.object({ last_event_id: z.string().optional() }),
+        header: z.object({ 'last-event-id': z.string().optional() }),
+      },
+      responses: {
+        '200': { description: 'text/event-stream: id = sequence number, event = type, data = the event as JSON' },
+        '400': { description: 'A malformed run uuid or event id' },
+        '401': { description: 'No valid token' },
+        '404': { description: 'No run of the caller has this uuid' },
+      },
+    },
+  },
+}

@@ -1,0 +1,359 @@
+/**
+ * The model catalog and provider registry (issue 5 items 1 and 2): which large language models a
+ * workspace can see, which credential each would use, and the AI SDK model built from them.
+ *
+ * Visibility: built-in models (no workspace) and the custom models of the workspace, not deleted,
+ * whose provider is not deleted.
+ *
+ * Credentials, first usable wins:
+ * 1. the caller's own account for the model's provider in the workspace (newest first);
+ * 2. a `workspace`-visible account of that provider in the workspace (newest first);
+ * 3. the server's environment (`config.llm`: OPENAI_API_KEY, ...), for built-in providers only,
+ *    so the server's key never goes to a URL a user configured.
+ * `local` needs nothing; `ollama` needs no key; `openai-compatible` is usable once a base URL is
+ * known, its key is optional. `openai` and `anthropic` accounts are usable when they hold a
+ * secret; `openai-compatible` and `ollama` ones when a base URL is known (theirs or a fallback).
+ *
+ * Base URL: the account's `base_url`, else the environment's for the driver (built-in providers),
+ * else the provider's `base_url`.
+ *
+ * Every model is built with the AI SDK: nothing here speaks a provider's wire format. No message
+ * or error of this module carries a secret.
+ */
+import { createAnthropic } from '@ai-sdk/anthropic'
+import { createOpenAI } from '@ai-sdk/openai'
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
+import type { LanguageModel } from 'ai'
+import type { ProviderDriver } from '../../entities/index.ts'
+import type { SqlFragment } from '../access/visibility.ts'
+import type { Config } from '../config.ts'
+import type { Em } from '../db.ts'
+import { ValidationError, type FieldPath } from '../errors.ts'
+import { revealSecret } from '../services/accounts.service.ts'
+import { createLocalModel, LOCAL_MODEL_ID } from './local-model.ts'
+
+/** A catalog entry as the run code needs it (prices in US dollars per million tokens). */
+export interface CatalogModel {
+  id: number
+  uuid: string
+  slug: string
+  name: string
+  modelId: string
+  contextWindow: number
+  maxOutputTokens: number
+  inputPricePerMillion: number
+  outputPricePerMillion: number
+  supportsTools: boolean
+  supportsVision: boolean
+  supportsJsonOutput: boolean
+}
+
+/** A model ready to call: its catalog entry, where its credential came from, and the AI SDK model. */
+export interface ResolvedModel {
+  llm: CatalogModel
+  providerSlug: string
+  driver: ProviderDriver
+  /**
+   * Which credential the model uses: an account of the caller (`user`), a workspace-visible
+   * account (`workspace`), the server's key (`environment`), or no key at all (`none`: the
+   * local model, or a key-less Ollama / OpenAI-compatible server).
+   */
+  credential: 'user' | 'workspace' | 'environment' | 'none'
+  model: LanguageModel
+}
+
+/** What resolving a model needs. */
+export interface ModelDeps {
+  em: Em
+  config: Config
+}
+
+/** The slug of the built-in offline test model (provider `local`). */
+export const LOCAL_MODEL_SLUG = LOCAL_MODEL_ID
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+/**
+ * What a slug or uuid can look like (src/schemas/model.schema.ts); anything else names no model
+ * and is refused before it reaches SQL (PostgreSQL refuses NUL characters in text parameters).
+ */
+const MODEL_REF = /^[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*$/
+
+/** Catalog columns as a {@link CatalogModel} plus the provider's, over `large_language_models m join providers pv`. */
+const MODEL_COLUMNS = `m.id::float8 as id, m.uuid, m.slug, m.name, m.model_id as "modelId", m.context_window as "contextWindow",
+  m.max_output_tokens as "maxOutputTokens", m.input_price_per_million::float8 as "inputPricePerMillion",
+  m.output_price_per_million::float8 as "outputPricePerMillion", m.supports_tools as "supportsTools",
+  m.supports_vision as "supportsVision", m.supports_json_output as "supportsJsonOutput",
+  pv.id::float8 as "providerId", pv.slug as "providerSlug", pv.name as "providerName", pv.driver, pv.base_url as "providerBaseUrl",
+  pv.is_builtin as "providerBuiltin"`
+
+/**
+ * The models a workspace sees (`m` over `large_language_models`, `pv` its provider): built-ins
+ * and the workspace's custom models, both alive, with a live provider.
+ */
+export function visibleModelSql(modelAlias: string, providerAlias: string, workspaceId: number): SqlFragment {
+  return {
+    sql: `(${modelAlias}.deleted_at is null and ${providerAlias}.deleted_at is null
+      and (${modelAlias}.workspace_id is null or ${modelAlias}.workspace_id = ?))`,
+    params: [workspaceId],
+  }
+}
+
+/** The provider side of a catalog row. */
+interface ProviderInfo {
+  providerId: number
+  providerSlug: string
+  providerName: string
+  driver: ProviderDriver
+  providerBaseUrl: string | null
+  providerBuiltin: boolean
+}
+
+type ModelRow = CatalogModel & ProviderInfo
+
+/** An account that could serve as the credential, in the order of preference. */
+interface AccountCandidate {
+  id: number
+  own: boolean
+  baseUrl: string | null
+  hasSecret: boolean
+}
+
+/** The server's settings for a built-in provider's driver; nothing for custom providers. */
+function environmentOf(config: Config, provider: Pick<ProviderInfo, 'driver' | 'providerBuiltin'>): { apiKey?: string; baseUrl?: string } {
+  if (!provider.providerBuiltin) return {}
+  switch (provider.driver) {
+    case 'openai':
+      return config.llm.openai
+    case 'anthropic':
+      return config.llm.anthropic
+    case 'openai-compatible':
+      return config.llm.openaiCompatible
+    case 'ollama':
+      return { baseUrl: config.llm.ollama.baseUrl }
+    default:
+      return {}
+  }
+}
+
+/** Drivers whose accounts must hold a secret (an API key) to be usable. */
+const KEYED_DRIVERS: readonly ProviderDriver[] = ['openai', 'anthropic']
+/** Drivers that speak the OpenAI chat completions API with an optional key. */
+const KEYLESS_DRIVERS: readonly ProviderDriver[] = ['openai-compatible', 'ollama']
+
+/** How a model would be called: which account (if any), which key source, which base URL. */
+interface CallPlan {
+  credential: ResolvedModel['credential']
+  accountId: number | null
+  /** The environment's key, when that is the credential. */
+  environmentKey?: string
+  baseUrl: string | undefined
+}
+
+/** The first usable credential for a provider, or null when there is none (see the module comment). */
+function planCall(config: Config, provider: ProviderInfo, accounts: AccountCandidate[]): CallPlan | null {
+  const env = environmentOf(config, provider)
+  if (provider.driver === 'local') return { credential: 'none', accountId: null, baseUrl: undefined }
+  if (KEYED_DRIVERS.includes(provider.driver)) {
+    const fallbackUrl = env.baseUrl ?? provider.providerBaseUrl ?? undefined
+    const account = accounts.find((candidate) => candidate.hasSecret)
+    if (account) {
+      return { credential: account.own ? 'user' : 'workspace', accountId: account.id, baseUrl: account.baseUrl ?? fallbackUrl }
+    }
+    if (env.apiKey) return { credential: 'environment', accountId: null, environmentKey: env.apiKey, baseUrl: fallbackUrl }
+    return null
+  }
+  if (KEYLESS_DRIVERS.includes(provider.driver)) {
+    const fallbackUrl = env.baseUrl ?? provider.providerBaseUrl ?? undefined
+    const account = accounts.find((candidate) => candidate.baseUrl !== null || fallbackUrl !== undefined)
+    if (account) {
+      return { credential: account.own ? 'user' : 'workspace', accountId: account.id, baseUrl: account.baseUrl ?? fallbackUrl }
+    }
+    if (fallbackUrl === undefined) return null
+    return env.apiKey
+      ? { credential: 'environment', accountId: null, environmentKey: env.apiKey, baseUrl: fallbackUrl }
+      : { credential: 'none', accountId: null, baseUrl: fallbackUrl }
+  }
+  return null
+}
+
+/**
+ * SQL that is true for the models (`m`, provider `pv`) that have a usable credential for
+ * `userId` in `workspaceId`: the same rules as {@link resolveModel}, evaluated in the database
+ * so a list can filter and count by it. The environment's part depends only on the
+ * configuration and is written into the text as `true`/`false`.
+ */
+export function availabilitySql(
+  providerAlias: string,
+  config: Config,
+  viewer: { workspaceId: number; userId: number },
+): SqlFragment {
+  const pv = providerAlias
+  const env = (driver: ProviderDriver, key: 'apiKey' | 'baseUrl') => (environmentOf(config, { driver, providerBuiltin: true })[key] ? 'true' : 'false')
+  return {
+    sql: `(${pv}.driver = 'local'
+      or (${pv}.driver = 'openai' and ${pv}.is_builtin and ${env('openai', 'apiKey')})
+      or (${pv}.driver = 'anthropic' and ${pv}.is_builtin and ${env('anthropic', 'apiKey')})
+      or (${pv}.driver = 'openai-compatible' and ((${pv}.is_builtin and ${env('openai-compatible', 'baseUrl')}) or ${pv}.base_url is not null))
+      or (${pv}.driver = 'ollama' and ((${pv}.is_builtin and ${env('ollama', 'baseUrl')}) or ${pv}.base_url is not null))
+      or (${pv}.driver in ('openai', 'anthropic', 'openai-compatible', 'ollama') and exists (
+        select 1 from accounts ma where ma.provider_id = ${pv}.id and ma.workspace_id = ? and ma.deleted_at is null
+          and (ma.user_id = ? or ma.visibility = 'workspace')
+          and (case when ${pv}.driver in ('openai', 'anthropic') then ma.secret_key_id is not null else ma.base_url is not null end))))`,
+    params: [viewer.workspaceId, viewer.userId],
+  }
+}
+
+/**
+ * Which of the models `modelIds` (catalog ids) have a usable credential for `userId` in
+ * `workspaceId`: one query, whatever their number. Models the workspace cannot see are left out.
+ */
+export async function availableModelIds(deps: ModelDeps, o: { workspaceId: number; userId: number; modelIds: number[] }): Promise<Set<number>> {
+  if (!o.modelIds.length) return new Set()
+  const visible = visibleModelSql('m', 'pv', o.workspaceId)
+  const available = availabilitySql('pv', deps.config, o)
+  const rows = await deps.em.execute(
+    `select m.id::float8 as id from large_language_models m join providers pv on pv.id = m.provider_id
+     where m.id = any(?::bigint[]) and ${visible.sql} and ${available.sql}`,
+    [`{${o.modelIds.map((id) => Math.trunc(id)).join(',')}}`, ...visible.params, ...available.params],
+  )
+  return new Set(rows.map((row) => Number(row.id)))
+}
+
+/** A visible model by slug (or uuid); the workspace's own model wins over a built-in of the same slug. */
+async function findModel(deps: ModelDeps, workspaceId: number, slug: string): Promise<ModelRow | null> {
+  if (slug.length > 120 || !MODEL_REF.test(slug)) return null
+  const visible = visibleModelSql('m', 'pv', workspaceId)
+  const byUuid = UUID.test(slug)
+  const [row] = await deps.em.execute(
+    `select ${MODEL_COLUMNS} from large_language_models m join providers pv on pv.id = m.provider_id
+     where ${byUuid ? 'm.uuid = ?' : 'm.slug = ?'} and ${visible.sql}
+     order by m.workspace_id is null, m.id limit 1`,
+    [byUuid ? slug.toLowerCase() : slug, ...visible.params],
+  )
+  if (!row) return null
+  return {
+    id: Number(row.id),
+    uuid: String(row.uuid),
+    slug: String(row.slug),
+    name: String(row.name),
+    modelId: String(row.modelId),
+    contextWindow: Number(row.contextWindow),
+    maxOutputTokens: Number(row.maxOutputTokens),
+    inputPricePerMillion: Number(row.inputPricePerMillion),
+    outputPricePerMillion: Number(row.outputPricePerMillion),
+    supportsTools: Boolean(row.supportsTools),
+    supportsVision: Boolean(row.supportsVision),
+    supportsJsonOutput: Boolean(row.supportsJsonOutput),
+    providerId: Number(row.providerId),
+    providerSlug: String(row.providerSlug),
+    providerName: String(row.providerName),
+    driver: row.driver as ProviderDriver,
+    providerBaseUrl: row.providerBaseUrl === null ? null : String(row.providerBaseUrl),
+    providerBuiltin: Boolean(row.providerBuiltin),
+  }
+}
+
+/** The accounts of a provider that may serve `userId` in `workspaceId`: own first, then workspace-visible, newest first. */
+async function accountCandidates(deps: ModelDeps, o: { workspaceId: number; userId: number; providerId: number }): Promise<AccountCandidate[]> {
+  const rows = await deps.em.execute(
+    `select a.id::float8 as id, a.user_id = ? as own, a.base_url as "baseUrl", a.secret_key_id is not null as "hasSecret"
+     from accounts a where a.provider_id = ? and a.workspace_id = ? and a.deleted_at is null and (a.user_id = ? or a.visibility = 'workspace')
+     order by (a.user_id = ?) desc, a.created_at desc, a.id desc`,
+    [o.userId, o.providerId, o.workspaceId, o.userId, o.userId],
+  )
+  return rows.map((row) => ({
+    id: Number(row.id),
+    own: Boolean(row.own),
+    baseUrl: row.baseUrl === null ? null : String(row.baseUrl),
+    hasSecret: Boolean(row.hasSecret),
+  }))
+}
+
+/**
+ * Official endpoints, used when neither account nor provider names one. Passed explicitly: left
+ * undefined, the SDK would read OPENAI_BASE_URL / ANTHROPIC_BASE_URL from process.env itself.
+ */
+const OFFICIAL_BASE_URL = { openai: 'https://api.openai.com/v1', anthropic: 'https://api.anthropic.com/v1' } as const
+
+/** The AI SDK model of a driver. Keys are always passed (never undefined), so the SDK never reads process.env. */
+function buildModel(row: ModelRow, baseUrl: string | undefined, apiKey: string | undefined): LanguageModel {
+  switch (row.driver) {
+    case 'local':
+      return createLocalModel(row.modelId)
+    case 'openai':
+      // Chat completions, so any OpenAI-compatible server behind an account's base_url works too.
+      return createOpenAI({ apiKey: apiKey ?? '', baseURL: baseUrl ?? OFFICIAL_BASE_URL.openai }).chat(row.modelId)
+    case 'anthropic':
+      return createAnthropic({ apiKey: apiKey ?? '', baseURL: baseUrl ?? OFFICIAL_BASE_URL.anthropic }).languageModel(
+        row.modelId,
+      )
+    default:
+      return createOpenAICompatible({ name: row.providerSlug, baseURL: baseUrl ?? '', apiKey, includeUsage: true }).chatModel(row.modelId)
+  }
+}
+
+function catalogOf(row: ModelRow): CatalogModel {
+  return {
+    id: row.id,
+    uuid: row.uuid,
+    slug: row.slug,
+    name: row.name,
+    modelId: row.modelId,
+    contextWindow: row.contextWindow,
+    maxOutputTokens: row.maxOutputTokens,
+    inputPricePerMillion: row.inputPricePerMillion,
+    outputPricePerMillion: row.outputPricePerMillion,
+    supportsTools: row.supportsTools,
+    supportsVision: row.supportsVision,
+    supportsJsonOutput: row.supportsJsonOutput,
+  }
+}
+
+/** Resolves a named model (slug or uuid). @throws ValidationError naming `field`. */
+async function resolveNamed(deps: ModelDeps, o: { workspaceId: number; userId: number; slug: string; field: FieldPath }): Promise<ResolvedModel> {
+  const row = await findModel(deps, o.workspaceId, o.slug)
+  if (!row) throw new ValidationError(o.field, 'Unknown large language model')
+  const accounts =
+    row.driver === 'local' ? [] : await accountCandidates(deps, { workspaceId: o.workspaceId, userId: o.userId, providerId: row.providerId })
+  const noCredential = () =>
+    new ValidationError(o.field, `${row.name} has no credential in this workspace: add an account for ${row.providerName} or set the server key`)
+  const plan = planCall(deps.config, row, accounts)
+  if (!plan) throw noCredential()
+  const apiKey = plan.accountId === null ? plan.environmentKey : ((await revealSecret(deps.em, plan.accountId, deps.config)) ?? undefined)
+  // The account's secret was removed since it was chosen: never let the SDK fall back to process.env.
+  if (KEYED_DRIVERS.includes(row.driver) && !apiKey) throw noCredential()
+  return {
+    llm: catalogOf(row),
+    providerSlug: row.providerSlug,
+    driver: row.driver,
+    credential: plan.credential,
+    model: buildModel(row, plan.baseUrl, apiKey),
+  }
+}
+
+/**
+ * The model `slug` names (a catalog slug, or a model uuid) for `userId` working in
+ * `workspaceId`, with its credential (user > workspace > environment) and an AI SDK model.
+ * `slug` null = the default: `config.llm.defaultModel` when it is visible and has a usable
+ * credential, else `local-test-model`.
+ * @throws ValidationError naming `field`: `Unknown large language model` (unknown, deleted or
+ *   another workspace's), or `<name> has no credential in this workspace: ...`.
+ */
+export async function resolveModel(
+  deps: ModelDeps,
+  o: { workspaceId: number; userId: number; slug: string | null; field: FieldPath },
+): Promise<ResolvedModel> {
+  if (o.slug !== null) return resolveNamed(deps, { ...o, slug: o.slug })
+  try {
+    return await resolveNamed(deps, { ...o, slug: deps.config.llm.defaultModel })
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error
+    return resolveNamed(deps, { ...o, slug: LOCAL_MODEL_SLUG })
+  }
+}
+
+/** The cost of a call in US dollars, rounded to 6 decimals. */
+export function costOf(llm: CatalogModel, usage: { promptTokens: number; completionTokens: number }): number {
+  const dollars = (usage.promptTokens * llm.inputPricePerMillion + usage.completionTokens * llm.outputPricePerMillion) / 1_000_000
+  return Math.round(dollars * 1_000_000) / 1_000_000
+}

@@ -1,0 +1,285 @@
+/**
+ * Executes one run against its model (issue 5 item 4; API.md section 5, "Running"): streams the
+ * answer through the AI SDK, writes every delta, tool call and tool result to the run's event
+ * log, stores the answer as thread messages, and settles the run's status, usage and timings.
+ *
+ * Failures (issue 5, "Bad input and faults"): whatever the upstream does (error status, timeout,
+ * malformed JSON, a dropped stream), the run ends `failed` with `{code, message}`, an `error`
+ * event and `run.failed`; the user's message (stored before the model was called) stays, and no
+ * partial answer is stored as a message. A cancel ends it `canceled` the same way.
+ */
+import { APICallError, streamText, stepCountIs, type ModelMessage } from 'ai'
+import type { Config } from '../config.ts'
+import type { Orm } from '../db.ts'
+import { appendMessage } from '../services/messages.service.ts'
+import type { CacheLog } from '../services/subscriber.ts'
+import type { RunKind } from '../../entities/index.ts'
+import { costOf, type ResolvedModel } from './registry.ts'
+import type { RunBus } from './run-bus.ts'
+import { storableText } from '../schemas/wire.ts'
+import { RunLog } from './run-log.ts'
+import { toToolSet, type ToolBinding } from './tools.ts'
+
+/** Everything a run needs, checked and loaded before it starts (src/services/runs.service.ts). */
+export interface RunPlan {
+  run: { id: number; uuid: string }
+  kind: RunKind
+  workspaceId: number
+  userId: number
+  agent: { id: number; uuid: string } | null
+  threadId: number | null
+  model: ResolvedModel
+  system: string | undefined
+  messages: ModelMessage[]
+  tools: ToolBinding[]
+}
+
+/** How a run ended. */
+export interface RunOutcome {
+  status: 'succeeded' | 'failed' | 'canceled'
+  /** `upstream_error` (502), `upstream_timeout` (504), `canceled`, `interrupted` or `internal_error`. */
+  error: { code: string; message: string } | null
+  /** The final answer's text. */
+  output: string
+}
+
+/** What the executor needs from the process. */
+export interface ExecutorDeps {
+  orm: Orm
+  config: Config
+  bus: RunBus
+  log: CacheLog
+}
+
+/** A stored message part (the wire `parts` of src/schemas/message.schema.ts). */
+type Part =
+  | { type: 'text'; text: string }
+  | { type: 'tool-call'; tool_call_id: string; tool_name: string; input: unknown }
+  | { type: 'tool-result'; tool_call_id: string; tool_name: string; output: unknown; is_error: boolean }
+
+interface Step {
+  text: string
+  calls: Part[]
+  results: Part[]
+  promptTokens: number
+  completionTokens: number
+}
+
+/**
+ * Runs `plan` to its end; never throws for the upstream's faults (they become a `failed`
+ * outcome). `cancel` aborts it (a cancel request); `LLM_TIMEOUT_MS` bounds the whole run.
+ */
+export async function executeRun(deps: ExecutorDeps, plan: RunPlan, cancel: AbortSignal): Promise<RunOutcome> {
+  const { orm, config } = deps
+  const log = new RunLog(orm, deps.bus, plan.run.id)
+  const timeout = AbortSignal.timeout(config.llm.timeoutMs)
+  const signal = AbortSignal.any([cancel, timeout])
+  const started = performance.now()
+  let firstEventMs: number | null = null
+  const steps: Step[] = []
+  let step: Step = emptyStep()
+  log.append('run.started', { run_uuid: plan.run.uuid, model: plan.model.llm.slug })
+
+  let outcome: RunOutcome | null = null
+  let failure: Failure | null = null
+  try {
+    const result = streamText({
+      model: plan.model.model,
+      system: plan.system,
+      messages: plan.messages,
+      allowSystemInMessages: true,
+      tools: plan.tools.length > 0 && plan.model.llm.supportsTools ? toToolSet(plan.tools, { config, signal }) : undefined,
+      stopWhen: stepCountIs(config.llm.maxSteps),
+      maxOutputTokens: plan.model.llm.maxOutputTokens,
+      abortSignal: signal,
+      maxRetries: 0,
+      // Errors arrive as `error` parts of the stream and are recorded there; the default logs to the console.
+      onError: () => {},
+    })
+    for await (const part of result.fullStream) {
+      switch (part.type) {
+        case 'text-delta':
+          if (part.text.length === 0) break
+          firstEventMs ??= Math.round(performance.now() - started)
+          step.text += part.text
+          log.append('text.delta', { text: part.text })
+          break
+        case 'tool-call': {
+          const call: Part = { type: 'tool-call', tool_call_id: part.toolCallId, tool_name: part.toolName, input: part.input }
+          step.calls.push(call)
+          log.append('tool.call', call)
+          break
+        }
+        case 'tool-result': {
+          const done: Part = { type: 'tool-result', tool_call_id: part.toolCallId, tool_name: part.toolName, output: part.output, is_error: false }
+          step.results.push(done)
+          log.append('tool.result', done)
+          break
+        }
+        case 'tool-error': {
+          const failed: Part = {
+            type: 'tool-result',
+            tool_call_id: part.toolCallId,
+            tool_name: part.toolName,
+            output: { error: errorText(part.error) },
+            is_error: true,
+          }
+          step.results.push(failed)
+          log.append('tool.result', failed)
+          break
+        }
+        case 'finish-step':
+          step.promptTokens = part.usage.inputTokens ?? 0
+          step.completionTokens = part.usage.outputTokens ?? 0
+          steps.push(step)
+          step = emptyStep()
+          break
+        case 'error':
+          throw part.error
+        case 'abort':
+          throw signal.reason ?? new Error('aborted')
+        default:
+          break
+      }
+    }
+    if (signal.aborted) throw signal.reason
+  } catch (error) {
+    failure = classify(error, cancel, timeout)
+  }
+  if (!failure) {
+    try {
+      outcome = await succeed(deps, plan, log, steps, started, firstEventMs)
+    } catch (error) {
+      // The answer came but could not be stored: our fault, not the upstream's.
+      deps.log.error({ err: error, run: plan.run.uuid }, 'run answer not stored')
+      failure = { status: 'failed', code: 'internal_error', message: 'The answer could not be stored' }
+    }
+  }
+  if (failure) outcome = await fail(deps, plan, log, failure, started, firstEventMs)
+  await log.drain().catch((error: unknown) => deps.log.error({ err: error, run: plan.run.uuid }, 'run events not stored'))
+  return outcome ?? { status: 'failed', error: { code: 'internal_error', message: 'The run ended without an outcome' }, output: '' }
+}
+
+/** How a run that did not succeed ends. */
+type Failure = { status: 'failed' | 'canceled'; code: string; message: string }
+
+const emptyStep = (): Step => ({ text: '', calls: [], results: [], promptTokens: 0, completionTokens: 0 })
+
+async function succeed(deps: ExecutorDeps, plan: RunPlan, log: RunLog, steps: Step[], started: number, firstEventMs: number | null): Promise<RunOutcome> {
+  const latencyMs = Math.round(performance.now() - started)
+  const promptTokens = steps.reduce((sum, s) => sum + s.promptTokens, 0)
+  const completionTokens = steps.reduce((sum, s) => sum + s.completionTokens, 0)
+  const cost = costOf(plan.model.llm, { promptTokens, completionTokens })
+  const output = storableText(steps.map((s) => s.text).join(''))
+  const em = deps.orm.em.fork()
+  const stored: { uuid: string; role: string; content: string; parts: Part[] }[] = []
+  const settled = await em.transactional(async (tx) => {
+    const [row] = await tx.execute<{ id: number }[]>(
+      `update runs set status = 'succeeded', output = ?, prompt_tokens = ?, completion_tokens = ?, total_tokens = ?, cost = ?,
+         finished_at = now(), latency_ms = ?, first_event_ms = ?, updated_at = now()
+       where id = ? and status = 'running' returning id`,
+      [output, promptTokens, completionTokens, promptTokens + completionTokens, cost, latencyMs, firstEventMs, plan.run.id],
+    )
+    if (!row) return false
+    if (plan.threadId === null) return true
+    for (const [index, s] of steps.entries()) {
+      const last = index === steps.length - 1
+      const parts: Part[] = [...(s.text ? [{ type: 'text' as const, text: s.text }] : []), ...s.calls]
+      if (parts.length > 0) {
+        const message = await appendMessage(tx, {
+          threadId: plan.threadId,
+          workspaceId: plan.workspaceId,
+          userId: null,
+          runId: plan.run.id,
+          role: 'assistant',
+          content: s.text,
+          parts,
+          model: plan.model.llm.slug,
+          promptTokens: s.promptTokens,
+          completionTokens: s.completionTokens,
+          totalTokens: s.promptTokens + s.completionTokens,
+          latencyMs: last ? latencyMs : null,
+          cost: costOf(plan.model.llm, s),
+        })
+        stored.push({ uuid: message.uuid, role: 'assistant', content: s.text, parts })
+      }
+      if (s.results.length > 0) {
+        const message = await appendMessage(tx, {
+          threadId: plan.threadId,
+          workspaceId: plan.workspaceId,
+          userId: null,
+          runId: plan.run.id,
+          role: 'tool',
+          content: '',
+          parts: s.results,
+          model: plan.model.llm.slug,
+        })
+        stored.push({ uuid: message.uuid, role: 'tool', content: '', parts: s.results })
+      }
+    }
+    return true
+  })
+  if (!settled) {
+    // Canceled meanwhile (by a process that could not reach this one): the cancel wins.
+    log.append('run.canceled', { run_uuid: plan.run.uuid })
+    return { status: 'canceled', error: { code: 'canceled', message: 'The run was canceled' }, output }
+  }
+  for (const message of stored) log.append('message', { message_uuid: message.uuid, role: message.role, content: message.content, parts: message.parts })
+  log.append('run.succeeded', {
+    run_uuid: plan.run.uuid,
+    output,
+    usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens, cost },
+  })
+  return { status: 'succeeded', error: null, output }
+}
+
+async function fail(
+  deps: ExecutorDeps,
+  plan: RunPlan,
+  log: RunLog,
+  failure: Failure,
+  started: number,
+  firstEventMs: number | null,
+): Promise<RunOutcome> {
+  const error = { code: failure.code, message: failure.message }
+  await deps.orm.em
+    .fork()
+    .execute(
+      `update runs set status = ?, error = ?::jsonb, finished_at = now(), latency_ms = ?, first_event_ms = ?, updated_at = now()
+       where id = ? and status in ('queued', 'running')`,
+      [failure.status, JSON.stringify(error), Math.round(performance.now() - started), firstEventMs, plan.run.id],
+    )
+  if (failure.status === 'failed') log.append('error', error)
+  log.append(failure.status === 'failed' ? 'run.failed' : 'run.canceled', { run_uuid: plan.run.uuid, error })
+  return { status: failure.status, error, output: '' }
+}
+
+/** Maps what the run threw to its final status and a message fit for the caller (no secrets, no stack). */
+function classify(error: unknown, cancel: AbortSignal, timeout: AbortSignal): Failure {
+  if (cancel.aborted) {
+    const reason: unknown = cancel.reason
+    if (reason instanceof RunInterruptedError) return { status: 'failed', code: 'interrupted', message: reason.message }
+    return { status: 'canceled', code: 'canceled', message: 'The run was canceled' }
+  }
+  if (timeout.aborted) return { status: 'failed', code: 'upstream_timeout', message: 'The model did not answer in time' }
+  if (APICallError.isInstance(error)) {
+    const status = error.statusCode
+    return {
+      status: 'failed',
+      code: 'upstream_error',
+      message: status ? `The model provider answered ${status}${status === 429 ? ' (rate limited)' : ''}` : `The model provider could not be reached`,
+    }
+  }
+  return { status: 'failed', code: 'upstream_error', message: `The model provider failed: ${errorText(error)}` }
+}
+
+/** Thrown into a run's cancel signal when the process shuts down under it. */
+export class RunInterruptedError extends Error {
+  override name = 'RunInterruptedError'
+}
+
+/** A short, single-line description of an error for a run's record. */
+function errorText(error: unknown): string {
+  const text = error instanceof Error ? `${error.name === 'Error' ? '' : `${error.name}: `}${error.message}` : String(error)
+  return text.replace(/\s+/g, ' ').slice(0, 300)
+}

@@ -1,0 +1,199 @@
+/**
+ * The append-only event log of a run (`run_events`, API.md section 5 "Running"; issue 5 item 4):
+ * writing it while a run executes, reading it back, and following it live.
+ *
+ * Writing: the executing process is the only writer of a run's log, so it numbers events itself
+ * (`seq` from 1, no gaps). Events queue in memory; one write at a time stores everything queued
+ * in one statement (which also moves `runs.events_count` and `runs.updated_at`, the heartbeat
+ * the restart sweep reads), then publishes them on the {@link RunBus}. While a write is under
+ * way new events wait for the next, so a fast stream costs a few statements, not one per delta,
+ * and the first event goes out after a single insert.
+ */
+import type { Em, Orm } from '../db.ts'
+import { storableJson } from '../schemas/wire.ts'
+import type { RunBus, RunEventRecord } from './run-bus.ts'
+
+/** Event types, in the order a run emits them. */
+export const RUN_EVENT_TYPES = [
+  'run.started',
+  'text.delta',
+  'tool.call',
+  'tool.result',
+  'message',
+  'error',
+  'run.succeeded',
+  'run.failed',
+  'run.canceled',
+] as const
+export type RunEventType = (typeof RUN_EVENT_TYPES)[number]
+
+/** Types after which a run's log never grows again. */
+export const FINAL_EVENT_TYPES: ReadonlySet<string> = new Set(['run.succeeded', 'run.failed', 'run.canceled'])
+
+/** Most events one read of the log returns. */
+const READ_BATCH = 500
+
+/** The writer of one executing run's log; see the module comment. */
+export class RunLog {
+  readonly #orm: Orm
+  readonly #bus: RunBus
+  readonly #runId: number
+  #seq = 0
+  #queue: RunEventRecord[] = []
+  #writing: Promise<void> | null = null
+  #failure: unknown = null
+
+  constructor(orm: Orm, bus: RunBus, runId: number) {
+    this.#orm = orm
+    this.#bus = bus
+    this.#runId = runId
+  }
+
+  /** Queues an event; it is stored and published shortly after, in order. */
+  append(type: RunEventType, data: unknown): void {
+    this.#seq += 1
+    this.#queue.push({ seq: this.#seq, type, data, created_at: new Date().toISOString() })
+    this.#writing ??= this.#writeLoop()
+  }
+
+  /**
+   * Waits until every queued event is stored and published.
+   * @throws the database error of a failed write (the log is then incomplete).
+   */
+  async drain(): Promise<void> {
+    while (this.#writing) await this.#writing
+    if (this.#failure) throw this.#failure
+  }
+
+  async #writeLoop(): Promise<void> {
+    try {
+      while (this.#queue.length > 0) {
+        const batch = this.#queue
+        this.#queue = []
+        await insertEvents(this.#orm.em.fork(), this.#runId, batch)
+        this.#bus.publish(this.#runId, batch)
+      }
+    } catch (error) {
+      this.#failure ??= error
+    } finally {
+      this.#writing = null
+    }
+  }
+}
+
+async function insertEvents(em: Em, runId: number, batch: RunEventRecord[]): Promise<void> {
+  const rows = batch.map(() => '(?, ?, ?, ?::jsonb, ?)').join(', ')
+  const params = batch.flatMap((event) => [runId, event.seq, event.type, storableJson(event.data), event.created_at])
+  const last = batch[batch.length - 1].seq
+  await em.execute(
+    `with stored as (insert into run_events (run_id, seq, type, data, created_at) values ${rows} returning 1)
+     update runs set events_count = ?, updated_at = now() where id = ?`,
+    [...params, last, runId],
+  )
+}
+
+/** Stored events of run `runId` after `afterSeq`, oldest first, at most {@link READ_BATCH}. */
+export async function readEvents(em: Em, runId: number, afterSeq: number): Promise<RunEventRecord[]> {
+  const rows = await em.execute<{ seq: number; type: string; data: unknown; created_at: string | Date }[]>(
+    `select seq, type, data, created_at from run_events where run_id = ? and seq > ? order by seq limit ${READ_BATCH}`,
+    [runId, afterSeq],
+  )
+  return rows.map((row) => ({
+    seq: Number(row.seq),
+    type: row.type,
+    data: typeof row.data === 'string' ? JSON.parse(row.data) : row.data,
+    created_at: new Date(row.created_at).toISOString(),
+  }))
+}
+
+/**
+ * Milliseconds since run `runId` ended (its final events may still be on their way into the log),
+ * or null while it runs. A run gone from the table counts as long ended.
+ */
+async function endedForMs(em: Em, runId: number): Promise<number | null> {
+  const [row] = await em.execute<{ status: string; ended_ms: number | null }[]>(
+    `select status, extract(epoch from (now() - coalesce(finished_at, updated_at))) * 1000 as ended_ms from runs where id = ?`,
+    [runId],
+  )
+  if (!row) return Number.POSITIVE_INFINITY
+  return ['queued', 'running'].includes(row.status) ? null : Math.max(0, Number(row.ended_ms))
+}
+
+/** How long a follower waits for live events before it looks at the log again (a writer in a process without Redis, or one that died). */
+const RECHECK_MS = 2_000
+/**
+ * How long after a run ended its follower still waits for the final event. The writer stores the
+ * final events just after it settles the run, so they normally come within milliseconds (live);
+ * a log that has none this long after (its process died) is ended by the follower.
+ */
+const FINAL_EVENT_GRACE_MS = 5_000
+/** Recheck interval while waiting on an ended run's final event. */
+const ENDED_RECHECK_MS = 100
+
+/**
+ * Every event of run `runId` after `afterSeq`, stored ones first and then live ones as they are
+ * stored, ending after the run's final event (or at once when the run has ended and nothing is
+ * left). Subscribes before it reads, so nothing falls between the two (module comment).
+ * @param orm forks an EntityManager per read (a follower can outlive its request).
+ * @param signal stops following (client gone).
+ */
+export async function* followRun(orm: Orm, bus: RunBus, runId: number, afterSeq: number, signal?: AbortSignal): AsyncGenerator<RunEventRecord> {
+  const pending: RunEventRecord[] = []
+  let wake: (() => void) | null = null
+  const unsubscribe = await bus.subscribe(runId, (events) => {
+    pending.push(...events)
+    wake?.()
+  })
+  const onAbort = () => wake?.()
+  signal?.addEventListener('abort', onAbort)
+  let last = afterSeq
+  let ended = false
+  try {
+    while (!signal?.aborted) {
+      // What the log holds beyond `last`: at start, after a gap in live delivery, or on a recheck.
+      const stored = await readEvents(orm.em.fork(), runId, last)
+      for (const event of stored) {
+        last = event.seq
+        yield event
+        if (FINAL_EVENT_TYPES.has(event.type)) return
+      }
+      if (stored.length === READ_BATCH) continue
+      // An ended run whose final event is not stored yet: wait for it (live or on a recheck),
+      // unless its writer is gone for good.
+      ended = false
+      if (stored.length === 0) {
+        const endedMs = await endedForMs(orm.em.fork(), runId)
+        if (endedMs !== null && endedMs > FINAL_EVENT_GRACE_MS) return
+        ended = endedMs !== null
+      }
+      // Live: deliver in order; a gap (events published before the subscription took) sends us back to the log.
+      for (;;) {
+        while (pending.length > 0 && !signal?.aborted) {
+          const event = pending.shift()
+          if (!event || event.seq <= last) continue
+          if (event.seq !== last + 1) {
+            pending.unshift(event)
+            break
+          }
+          last = event.seq
+          yield event
+          if (FINAL_EVENT_TYPES.has(event.type)) return
+        }
+        if (pending.length > 0 || signal?.aborted) break
+        const timedOut = await new Promise<boolean>((resolve) => {
+          // Waiting on an ended run's final events: look again soon rather than after RECHECK_MS.
+          const timer = setTimeout(() => resolve(true), ended ? ENDED_RECHECK_MS : RECHECK_MS)
+          wake = () => {
+            clearTimeout(timer)
+            resolve(false)
+          }
+        })
+        wake = null
+        if (timedOut) break
+      }
+    }
+  } finally {
+    signal?.removeEventListener('abort', onAbort)
+    await unsubscribe()
+  }
+}

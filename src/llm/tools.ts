@@ -1,0 +1,392 @@
+/**
+ * Executing an agent's `api` tools (issue 5 item 6): the live tools bound to an agent with their
+ * accounts' secrets opened ({@link loadAgentTools}), one HTTP call per tool call
+ * ({@link callTool}: URL template, query or JSON body, credential, limits of ./tool-http.ts) and
+ * the AI SDK tool set a run hands to `streamText` ({@link toToolSet}).
+ *
+ * Secrets: opened only here, kept in the binding's `credential`, never logged; every error
+ * message and every output is scrubbed of the secret (raw, URL-encoded, JSON-escaped and the
+ * Basic token) before it leaves {@link callTool}.
+ */
+import { Ajv, type Options, type ValidateFunction } from 'ajv'
+import { Ajv2019 } from 'ajv/dist/2019.js'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import { jsonSchema, tool, type ToolSet } from 'ai'
+import { AUTH_SCHEMES, TOOL_METHODS, type AuthScheme, type ToolMethod } from '../../entities/index.ts'
+import type { Config } from '../config.ts'
+import type { Em } from '../db.ts'
+import { keyringOf, open } from '../services/secrets.ts'
+import { sendToolRequest, ToolHttpError, type ToolHttpRequest, type ToolHttpResponse } from './tool-http.ts'
+
+/** One tool an agent may call, ready to run. */
+export interface ToolBinding {
+  toolId: number
+  toolUuid: string
+  /** Function name for the model: unique among the agent's tools, `^[a-zA-Z0-9_-]{1,64}$`, derived from the tool name. */
+  name: string
+  description: string
+  method: ToolMethod
+  url: string
+  /** The tool's input_schema, with `type: "object"` and `properties` filled in when absent. */
+  inputSchema: Record<string, unknown>
+  /** The bound account's opened secret and where it goes; null without a live bound account with a secret, or for scheme `none`. */
+  credential: { scheme: AuthScheme; parameter: string | null; secret: string } | null
+}
+
+/** What one tool call gave. `error` never holds a secret. */
+export interface ToolCallOutcome {
+  ok: boolean
+  /** The HTTP status, when an answer arrived. */
+  status?: number
+  /** Parsed JSON, or text; null without a body. */
+  output: unknown
+  error?: string
+}
+
+/** A bound account's secret cannot be opened (no configured key has its id, or it was altered). */
+export class ToolCredentialUnavailableError extends Error {
+  override name = 'ToolCredentialUnavailableError'
+}
+
+/** The tool input cannot make a request (not an object, a path placeholder without a value). */
+class ToolInputError extends Error {
+  override name = 'ToolInputError'
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+const schemeOf = (value: unknown): AuthScheme | undefined => AUTH_SCHEMES.find((scheme) => scheme === value)
+const methodOf = (value: unknown): ToolMethod => TOOL_METHODS.find((method) => method === value) ?? 'GET'
+
+// ---------------------------------------------------------------------------------------------
+// Loading
+
+/** A tool's function name from its display name: lower-case letters, digits, `_` and `-`, at most 64. */
+function baseName(name: string): string {
+  const slug = name
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]+/g, '_')
+    .replace(/_{2,}/g, '_')
+    .replace(/^[_-]+|[_-]+$/g, '')
+  return slug.slice(0, 64) || 'tool'
+}
+
+/** Unique function names for `names`, in order: a repeated name gets `_2`, `_3`, ... */
+function functionNames(names: string[]): string[] {
+  const used = new Set<string>()
+  return names.map((name) => {
+    const base = baseName(name)
+    let candidate = base
+    for (let n = 2; used.has(candidate); n += 1) candidate = `${base.slice(0, 64 - String(n).length - 1)}_${n}`
+    used.add(candidate)
+    return candidate
+  })
+}
+
+/** The schema the model sees: a JSON-Schema object, `type` and `properties` filled in when absent. */
+function objectSchema(schema: Record<string, unknown>): Record<string, unknown> {
+  return { ...schema, type: 'object', properties: isRecord(schema.properties) ? schema.properties : {} }
+}
+
+/**
+ * The agent's live `api` tools, in the agent's order, each with the bound account's secret opened
+ * when the account is live and of the tool's provider (the rule of src/services/agent-read.service.ts).
+ * @throws ToolCredentialUnavailableError when a bound account's secret cannot be opened (a key
+ *   missing from APP_KEY / APP_PREVIOUS_KEYS); the message names the tool and account, never the secret.
+ */
+export async function loadAgentTools(em: Em, config: Config, agentId: number): Promise<ToolBinding[]> {
+  const rows = await em.execute(
+    `select t.id::float8 as "toolId", t.uuid as "toolUuid", t.name, t.description, t.method, t.url, t.input_schema as "inputSchema",
+       ac.uuid as "accountUuid", ac.secret_ciphertext as "ciphertext", ac.secret_key_id as "keyId",
+       p.auth_scheme as "authScheme", p.auth_parameter as "authParameter"
+     from agent_tools x
+     join tools t on t.id = x.tool_id and t.deleted_at is null and t.type = 'api'
+     left join accounts ac on ac.id = x.account_id and ac.deleted_at is null and ac.provider_id = t.provider_id
+     left join providers p on p.id = ac.provider_id
+     where x.agent_id = ?
+     order by x.position, x.id`,
+    [agentId],
+  )
+  const names = functionNames(rows.map((row) => String(row.name)))
+  const keyring = keyringOf(config)
+  return rows.map((row, index): ToolBinding => {
+    const stored: unknown = typeof row.inputSchema === 'string' ? JSON.parse(row.inputSchema) : row.inputSchema
+    let credential: ToolBinding['credential'] = null
+    const scheme = schemeOf(row.authScheme)
+    if (row.accountUuid && typeof row.ciphertext === 'string' && typeof row.keyId === 'string' && scheme && scheme !== 'none') {
+      let secret: string
+      try {
+        secret = open(keyring, { ciphertext: row.ciphertext, keyId: row.keyId }, `accounts:${row.accountUuid}`)
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : 'it cannot be opened'
+        throw new ToolCredentialUnavailableError(`The secret of account ${row.accountUuid} (tool "${row.name}") cannot be opened: ${reason}`)
+      }
+      credential = { scheme, parameter: typeof row.authParameter === 'string' ? row.authParameter : null, secret }
+    }
+    return {
+      toolId: Number(row.toolId),
+      toolUuid: String(row.toolUuid),
+      name: names[index],
+      description: String(row.description ?? '') || String(row.name),
+      method: methodOf(row.method),
+      url: String(row.url),
+      inputSchema: objectSchema(isRecord(stored) ? stored : {}),
+      credential,
+    }
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building the request
+
+const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g
+const WHOLE_PLACEHOLDER = /^\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}$/
+
+/** The input value a placeholder names: the key itself, else a dotted path into nested objects; and the top-level key it uses. */
+function lookup(input: Record<string, unknown>, name: string): { value: unknown; key: string } {
+  if (Object.hasOwn(input, name)) return { value: input[name], key: name }
+  const [first, ...rest] = name.split('.')
+  let value: unknown = Object.hasOwn(input, first) ? input[first] : undefined
+  for (const part of rest) value = isRecord(value) && Object.hasOwn(value, part) ? value[part] : undefined
+  return { value, key: first }
+}
+
+/** A value as URL text before encoding: arrays of scalars comma-joined, objects as JSON. */
+function asText(value: unknown): string {
+  if (typeof value === 'string') return value
+  if (Array.isArray(value) && value.every((item) => !isRecord(item) && !Array.isArray(item))) return value.map(asText).join(',')
+  if (isRecord(value) || Array.isArray(value)) return JSON.stringify(value)
+  return String(value)
+}
+
+const missing = (value: unknown) => value === undefined || value === null
+
+/**
+ * Fills a URL template: each `{{name}}` becomes the input's value, URL-encoded. In the path a
+ * missing value (or `.`/`..`) is an error; in the query a `key={{name}}` pair without a value is
+ * dropped, and a placeholder inside a longer value becomes empty. The fragment is dropped.
+ */
+function fillTemplate(template: string, input: Record<string, unknown>, used: Set<string>): string {
+  const withoutFragment = template.split('#')[0]
+  const queryAt = withoutFragment.indexOf('?')
+  const path = queryAt < 0 ? withoutFragment : withoutFragment.slice(0, queryAt)
+  const query = queryAt < 0 ? null : withoutFragment.slice(queryAt + 1)
+  const filledPath = path.replace(PLACEHOLDER, (_match, name: string) => {
+    const { value, key } = lookup(input, name)
+    used.add(key)
+    if (missing(value)) throw new ToolInputError(`The tool URL needs "${name}", which the input does not give`)
+    const text = asText(value)
+    if (text === '.' || text === '..') throw new ToolInputError(`"${name}" cannot be "${text}" in the URL path`)
+    return encodeURIComponent(text)
+  })
+  if (query === null) return filledPath
+  const pairs = query.split('&').flatMap((pair) => {
+    const equals = pair.indexOf('=')
+    const whole = equals < 0 ? null : WHOLE_PLACEHOLDER.exec(pair.slice(equals + 1))
+    if (whole) {
+      const { value, key } = lookup(input, whole[1])
+      used.add(key)
+      if (missing(value)) return []
+    }
+    return [
+      pair.replace(PLACEHOLDER, (_match, name: string) => {
+        const { value, key } = lookup(input, name)
+        used.add(key)
+        return missing(value) ? '' : encodeURIComponent(asText(value))
+      }),
+    ]
+  })
+  return pairs.length ? `${filledPath}?${pairs.join('&')}` : filledPath
+}
+
+/** `key=value` pairs of the input's remaining fields (arrays repeat the key). */
+function queryPairs(fields: [string, unknown][]): string[] {
+  return fields.flatMap(([key, value]) => {
+    const values = Array.isArray(value) ? value : [value]
+    return values.filter((item) => !missing(item)).map((item) => `${encodeURIComponent(key)}=${encodeURIComponent(asText(item))}`)
+  })
+}
+
+const BODY_METHODS: ReadonlySet<ToolMethod> = new Set(['POST', 'PUT', 'PATCH'])
+
+/** The HTTP request of one call: template filled, remaining input as query or JSON body, credential applied. */
+function buildRequest(binding: ToolBinding, input: unknown): ToolHttpRequest {
+  const fields = input === undefined || input === null ? {} : input
+  if (!isRecord(fields)) throw new ToolInputError('The tool input must be a JSON object')
+  const used = new Set<string>()
+  const filled = fillTemplate(binding.url, fields, used)
+  const credential = binding.credential
+  const queryCredential = credential?.scheme === 'query' && credential.parameter ? credential.parameter : null
+  const remaining = Object.entries(fields).filter(([key]) => !used.has(key) && key !== queryCredential)
+  const extra = BODY_METHODS.has(binding.method) ? [] : queryPairs(remaining)
+  if (queryCredential && credential) extra.push(`${encodeURIComponent(queryCredential)}=${encodeURIComponent(credential.secret)}`)
+  const text = extra.length ? `${filled}${filled.includes('?') ? '&' : '?'}${extra.join('&')}` : filled
+  if (!URL.canParse(text)) throw new ToolInputError('The filled tool URL is not a valid URL')
+  const url = new URL(text)
+
+  const headers: Record<string, string> = {
+    accept: 'application/json, text/plain;q=0.9, */*;q=0.8',
+    'accept-encoding': 'gzip, deflate, br',
+    'user-agent': 'agent-workspace-service (tool call)',
+  }
+  let body: string | undefined
+  if (BODY_METHODS.has(binding.method)) {
+    headers['content-type'] = 'application/json'
+    body = JSON.stringify(Object.fromEntries(remaining))
+  }
+  const credentialHeaders: Record<string, string> = {}
+  if (credential?.scheme === 'bearer') credentialHeaders.authorization = `Bearer ${credential.secret}`
+  if (credential?.scheme === 'basic') credentialHeaders.authorization = `Basic ${basicToken(credential.secret)}`
+  if (credential?.scheme === 'header') {
+    if (!credential.parameter) throw new ToolInputError('The provider uses the "header" auth scheme but names no auth_parameter')
+    credentialHeaders[credential.parameter.toLowerCase()] = credential.secret
+  }
+  if (credential?.scheme === 'query' && !credential.parameter) throw new ToolInputError('The provider uses the "query" auth scheme but names no auth_parameter')
+  return { method: binding.method, url, headers, credentialHeaders, body }
+}
+
+/** Basic credentials: a secret `user:password` as is, any other secret as the user name with an empty password. */
+const basicToken = (secret: string) => Buffer.from(secret.includes(':') ? secret : `${secret}:`, 'utf8').toString('base64')
+
+// ---------------------------------------------------------------------------------------------
+// Reading the answer
+
+const REDACTED = '[redacted]'
+
+/** Every form the secret may take in text we pass on. */
+function secretForms(secret: string | undefined): string[] {
+  if (!secret) return []
+  const forms = new Set([secret, encodeURIComponent(secret), JSON.stringify(secret).slice(1, -1), basicToken(secret)])
+  return [...forms].filter(Boolean).sort((a, b) => b.length - a.length)
+}
+
+const scrub = (text: string, forms: string[]) => forms.reduce((result, form) => result.split(form).join(REDACTED), text)
+
+const TEXTUAL = /^(text\/|application\/(json|.*\+json|xml|.*\+xml|javascript|x-www-form-urlencoded|x-ndjson|yaml|x-yaml))/i
+const JSON_TYPE = /^application\/(json|.*\+json)/i
+
+/** The body as text, or null when it is not text (a binary type, or not valid UTF-8). */
+function bodyText(response: ToolHttpResponse): string | null {
+  const type = response.contentType.split(';')[0].trim()
+  if (type && !TEXTUAL.test(type) && /^(image|audio|video|font)\/|octet-stream|zip|pdf/i.test(type)) return null
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(response.body)
+  } catch {
+    return null
+  }
+}
+
+/** Parsed JSON for JSON (or JSON-looking untyped) answers, else text; null without a body. */
+function parseBody(response: ToolHttpResponse, forms: string[]): unknown {
+  if (response.body.length === 0) return null
+  const raw = bodyText(response)
+  if (raw === null) return `[binary answer: ${response.contentType || 'no content type'}, ${response.body.length} bytes]`
+  const text = scrub(raw, forms)
+  if (JSON_TYPE.test(response.contentType) || (!response.contentType && /^\s*[[{]/.test(text))) {
+    try {
+      return JSON.parse(text)
+    } catch {
+      return text
+    }
+  }
+  return text
+}
+
+/** At most `max` characters of an answer, whitespace collapsed. */
+function excerpt(output: unknown, max = 300): string {
+  const text = (typeof output === 'string' ? output : JSON.stringify(output) ?? '').replace(/\s+/g, ' ').trim()
+  return text.length > max ? `${text.slice(0, max)}…` : text
+}
+
+/**
+ * Runs one tool call. Never throws: upstream trouble (refused address, timeout, too large an
+ * answer, a non-2xx status, connection errors) and input that cannot make a request are
+ * `ok: false` with a clear `error`. A non-2xx answer keeps its `status` and parsed `output`.
+ */
+export async function callTool(binding: ToolBinding, input: unknown, options: { config: Config; signal?: AbortSignal }): Promise<ToolCallOutcome> {
+  const forms = secretForms(binding.credential?.secret)
+  try {
+    const response = await sendToolRequest(buildRequest(binding, input), options.config.tools, options.signal)
+    const output = parseBody(response, forms)
+    if (response.status >= 200 && response.status < 300) return { ok: true, status: response.status, output }
+    const said = excerpt(output)
+    const error = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''} from ${response.url.host}${said ? `: ${said}` : ''}`
+    return { ok: false, status: response.status, output, error: scrub(error, forms) }
+  } catch (error) {
+    const known = error instanceof ToolHttpError || error instanceof ToolInputError
+    const message = known ? error.message : 'The tool call failed unexpectedly'
+    return { ok: false, output: null, error: scrub(message, forms) }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// AI SDK tools
+
+const AJV_OPTIONS: Options = { strict: false, validateFormats: false, addUsedSchema: false, logger: false }
+const validators = new Map<string, Ajv>()
+
+/** An Ajv of the schema's dialect (draft-07 unless `$schema` names 2019-09 or 2020-12), as src/services/json-schema.ts reads it. */
+function ajvFor(dialect: unknown): Ajv {
+  const draft = typeof dialect === 'string' && /draft\/2020-12/.test(dialect) ? '2020' : typeof dialect === 'string' && /draft\/2019-09/.test(dialect) ? '2019' : '07'
+  let ajv = validators.get(draft)
+  if (!ajv) {
+    ajv = draft === '2020' ? new Ajv2020(AJV_OPTIONS) : draft === '2019' ? new Ajv2019(AJV_OPTIONS) : new Ajv(AJV_OPTIONS)
+    validators.set(draft, ajv)
+  }
+  return ajv
+}
+
+type Validation = { success: true; value: Record<string, unknown> } | { success: false; error: Error }
+
+/** Checks tool input against the tool's schema (compiled once, on first use). */
+function validatorFor(schema: Record<string, unknown>): (value: unknown) => Validation {
+  let compiled: ValidateFunction | Error | undefined
+  return (value) => {
+    if (!compiled) {
+      const ajv = ajvFor(schema.$schema)
+      try {
+        compiled = ajv.compile(schema)
+      } catch (error) {
+        compiled = new Error(`The tool's input_schema does not compile: ${error instanceof Error ? error.message : 'unknown problem'}`)
+      } finally {
+        try {
+          ajv.removeSchema(schema)
+        } catch {
+          // nothing cached
+        }
+      }
+    }
+    if (compiled instanceof Error) return { success: false, error: compiled }
+    if (!isRecord(value)) return { success: false, error: new Error('input must be an object') }
+    if (compiled(value)) return { success: true, value }
+    const ajv = ajvFor(schema.$schema)
+    return { success: false, error: new Error(ajv.errorsText(compiled.errors, { dataVar: 'input' })) }
+  }
+}
+
+/**
+ * AI SDK tools for `streamText`/`generateText`, keyed by {@link ToolBinding.name}. Input is checked
+ * against the tool's input_schema (Ajv) before `execute`; `execute` runs {@link callTool} and,
+ * when the call is not ok, throws an Error whose message is the outcome's `error`, so the model
+ * receives a failed tool result (`tool-error`) and the run goes on. The run's `signal` and the
+ * SDK's own abort signal both cancel a call.
+ */
+export function toToolSet(bindings: ToolBinding[], options: { config: Config; signal?: AbortSignal }): ToolSet {
+  const tools: ToolSet = {}
+  for (const binding of bindings) {
+    const schema = objectSchema(binding.inputSchema)
+    tools[binding.name] = tool({
+      description: binding.description,
+      inputSchema: jsonSchema<Record<string, unknown>>(schema, { validate: validatorFor(schema) }),
+      execute: async (input, { abortSignal }) => {
+        const signals = [options.signal, abortSignal].filter((signal): signal is AbortSignal => signal !== undefined)
+        const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0]
+        const outcome = await callTool(binding, input, { config: options.config, signal })
+        if (!outcome.ok) throw new Error(outcome.error ?? 'The tool call failed')
+        return outcome.output
+      },
+    })
+  }
+  return tools
+}

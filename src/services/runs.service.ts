@@ -1,0 +1,348 @@
+/**
+ * Runs (API.md section 5, "Running"; issue 5 item 4): starting an agent, thread or prompt run,
+ * reading and cancelling runs, and following their event logs.
+ *
+ * Everything a run can fail on before the model is called (visibility, the thread, the model and
+ * its credential, prompt inputs, tools) is checked first and answers 4xx with nothing stored.
+ * Then one transaction stores the run (`running`), the thread when a new one is needed, the
+ * user's message and the agent's usage; the run then executes in this process, detached from the
+ * request (src/llm/run-manager.ts). Without `background` the request waits for the end: 200
+ * with the run, its stored messages and usage, or 502/504 when the upstream failed (the run and
+ * the user's message stay stored). With `background: true` it answers 202 at once.
+ *
+ * Runs are the caller's own: a run is visible only to the user who started it (404 for anyone
+ * else, another tenant included).
+ */
+import type { ModelMessage } from 'ai'
+import { uuidv7 } from 'uuidv7'
+import type { ResourceCtx } from '../access/resource-access.ts'
+import { requireResource } from '../access/resource-access.ts'
+import type { Em } from '../db.ts'
+import { ConflictError, NotFoundError, UpstreamError, UpstreamTimeoutError, ValidationError, type FieldPath } from '../errors.ts'
+import { renderPrompt } from '../llm/prompt-render.ts'
+import { resolveModel, type ResolvedModel } from '../llm/registry.ts'
+import type { RunEventRecord } from '../llm/run-bus.ts'
+import type { RunOutcome, RunPlan } from '../llm/run-executor.ts'
+import { followRun } from '../llm/run-log.ts'
+import { composeSystemPrompt } from '../llm/system-prompt.ts'
+import { loadAgentTools, ToolCredentialUnavailableError, type ToolBinding } from '../llm/tools.ts'
+import {
+  toRun,
+  toUsage,
+  type RunRecord,
+  type TRunAgentInput,
+  type TRunPromptInput,
+  type TRunResult,
+  type TRunThreadInput,
+} from '../schemas/run.schema.ts'
+import { extractMemories, memoriesFor } from './memory-extraction.ts'
+import { appendMessage, readMessages, threadHistory } from './messages.service.ts'
+import { selectColumns } from './sql.ts'
+import { requireThread } from './threads.service.ts'
+import type { RunKind } from '../../entities/index.ts'
+
+/** The agent columns a run needs. */
+interface AgentForRun {
+  id: number
+  uuid: string
+  name: string
+  instruction: string
+  metadata: Record<string, unknown>
+}
+
+/** Most earlier thread messages read for a run's context (then trimmed to the model's window). */
+const HISTORY_LIMIT = 200
+
+/** `POST /api/v1/agents/{agent_uuid}/run`. @throws NotFoundError, ValidationError, UpstreamError (502), UpstreamTimeoutError (504). */
+export async function runAgent(ctx: ResourceCtx, input: TRunAgentInput): Promise<TRunResult> {
+  const access = await requireResource(ctx, 'agents', 'Agent', input.agent_uuid, 'read')
+  const agent = await loadAgent(ctx.em, access.id)
+  let threadId: number | null = null
+  if (input.thread_uuid) {
+    const thread = await requireThread(ctx, input.thread_uuid, true)
+    if (thread.agentId !== agent.id) throw new ValidationError(['thread_uuid'], 'The thread belongs to another agent')
+    threadId = thread.id
+  }
+  return launchAgentRun(ctx, agent, threadId, input.input, input.background === true, 'agent')
+}
+
+/** `POST /api/v1/threads/{thread_uuid}/run`. @throws as {@link runAgent}. */
+export async function runThread(ctx: ResourceCtx, input: TRunThreadInput): Promise<TRunResult> {
+  const thread = await requireThread(ctx, input.thread_uuid, true)
+  const [agentRow] = await ctx.em.execute<{ uuid: string }[]>('select uuid from agents where id = ?', [thread.agentId])
+  // The thread stays the caller's, but running it still needs the agent to be usable by them.
+  const access = await requireResource(ctx, 'agents', 'Agent', agentRow?.uuid ?? '00000000-0000-0000-0000-000000000000', 'read')
+  const agent = await loadAgent(ctx.em, access.id)
+  return launchAgentRun(ctx, agent, thread.id, input.content, input.background === true, 'thread')
+}
+
+/** `POST /api/v1/prompts/{prompt_uuid}/run`: the prompt's content rendered with `input`, no thread. */
+export async function runPrompt(ctx: ResourceCtx, input: TRunPromptInput): Promise<TRunResult> {
+  const access = await requireResource(ctx, 'prompts', 'Prompt', input.prompt_uuid, 'read')
+  const [prompt] = await ctx.em.execute<{ content: string; metadata: unknown }[]>('select content, metadata from prompts where id = ?', [access.id])
+  const metadata = parseJson(prompt.metadata)
+  const declared = Array.isArray(metadata.input) ? metadata.input : []
+  const rendered = renderPrompt(prompt.content, declared, input.input)
+  const model = await resolveFor(ctx, input.large_language_model ?? null, ['large_language_model'])
+  const run = await ctx.em.transactional(async (tx) =>
+    insertRun(tx, ctx, { kind: 'prompt', agentId: null, threadId: null, promptId: access.id, model, input: input.input, background: input.background === true }),
+  )
+  const plan: RunPlan = {
+    run,
+    kind: 'prompt',
+    workspaceId: ctx.workspace.workspace.id,
+    userId: ctx.auth.user.id,
+    agent: null,
+    threadId: null,
+    model,
+    system: undefined,
+    messages: [{ role: 'user', content: rendered }],
+    tools: [],
+  }
+  return settle(ctx, plan, input.background === true)
+}
+
+/** `GET /api/v1/runs/{run_uuid}`. @throws NotFoundError */
+export async function retrieve(ctx: ResourceCtx, runUuid: string): Promise<TRunResult> {
+  const run = await requireRun(ctx, runUuid)
+  return result(ctx.em, run)
+}
+
+/**
+ * `POST /api/v1/runs/{run_uuid}/cancel`: stops a queued or running run (it ends `canceled`).
+ * @throws NotFoundError; ConflictError when the run has already ended.
+ */
+export async function cancel(ctx: ResourceCtx, runUuid: string): Promise<TRunResult> {
+  const run = await requireRun(ctx, runUuid)
+  const rows = await ctx.em.execute<{ id: number }[]>(
+    `update runs set status = 'canceled', error = ?::jsonb, finished_at = now(), updated_at = now()
+     where id = ? and status in ('queued', 'running') returning id`,
+    [JSON.stringify({ code: 'canceled', message: 'The run was canceled' }), run.id],
+  )
+  if (rows.length === 0) throw new ConflictError(`The run has already ended (${run.status})`)
+  await ctx.deps.runs.cancel(run.id)
+  return result(ctx.em, await requireRun(ctx, runUuid))
+}
+
+/**
+ * The events of a run after `lastEventId` (0: from the start), stored then live, ending after its
+ * final event (`runs.events`, `GET /api/v1/runs/{run_uuid}/events`).
+ * @throws NotFoundError before the first event.
+ */
+export async function events(ctx: ResourceCtx, runUuid: string, lastEventId: number, signal?: AbortSignal): Promise<AsyncGenerator<RunEventRecord>> {
+  const run = await requireRun(ctx, runUuid)
+  return followRun(ctx.deps.orm, ctx.deps.runs.bus, run.id, lastEventId, signal)
+}
+
+/** The run `uuid` if the caller started it. @throws NotFoundError */
+export async function requireRun(ctx: ResourceCtx, uuid: string): Promise<RunRecord> {
+  const [row] = await ctx.em.execute<RunRecord[]>(
+    `select ${selectColumns('r', '', RUN_FIELDS)}, a.uuid as "agentUuid", t.uuid as "threadUuid", p.uuid as "promptUuid"
+     from runs r left join agents a on a.id = r.agent_id left join threads t on t.id = r.thread_id left join prompts p on p.id = r.prompt_id
+     where r.uuid = ? and r.user_id = ?`,
+    [uuid, ctx.auth.user.id],
+  )
+  if (!row) throw new NotFoundError('Run')
+  return row
+}
+
+const RUN_FIELDS = [
+  'id', 'uuid', 'kind', 'status', 'model', 'input', 'output', 'error', 'background', 'promptTokens', 'completionTokens', 'totalTokens',
+  'cost', 'eventsCount', 'startedAt', 'finishedAt', 'latencyMs', 'firstEventMs', 'createdAt', 'updatedAt',
+] as const
+
+async function loadAgent(em: Em, id: number): Promise<AgentForRun> {
+  const [row] = await em.execute<(Omit<AgentForRun, 'metadata'> & { metadata: unknown })[]>(
+    'select id::float8 as id, uuid, name, instruction, metadata from agents where id = ?',
+    [id],
+  )
+  return { ...row, metadata: parseJson(row.metadata) }
+}
+
+/** The agent's model: `metadata.large_language_model`, else the default (src/llm/registry.ts). */
+function resolveFor(ctx: ResourceCtx, slug: string | null, field: FieldPath): Promise<ResolvedModel> {
+  return resolveModel({ em: ctx.em, config: ctx.config }, { workspaceId: ctx.workspace.workspace.id, userId: ctx.auth.user.id, slug, field })
+}
+
+async function launchAgentRun(
+  ctx: ResourceCtx,
+  agent: AgentForRun,
+  existingThreadId: number | null,
+  content: string,
+  background: boolean,
+  kind: RunKind,
+): Promise<TRunResult> {
+  const slug = typeof agent.metadata.large_language_model === 'string' && agent.metadata.large_language_model ? agent.metadata.large_language_model : null
+  const model = await resolveFor(ctx, slug, ['metadata', 'large_language_model'])
+  const tools = model.llm.supportsTools ? await toolsOf(ctx, agent.id) : []
+  const memoryOn = agent.metadata.memory === true
+  const memories = memoryOn ? await memoriesFor(ctx.em, ctx.auth.user.id, agent.id) : []
+  const system = composeSystemPrompt(agent, { memories })
+  const history = existingThreadId === null ? [] : await threadHistory(ctx.em, existingThreadId, HISTORY_LIMIT)
+
+  const run = await ctx.em.transactional(async (tx) => {
+    const threadId = existingThreadId ?? (await insertThread(tx, ctx, agent.id))
+    const stored = await insertRun(tx, ctx, { kind, agentId: agent.id, threadId, promptId: null, model, input: content, background })
+    await appendMessage(tx, {
+      threadId,
+      workspaceId: ctx.workspace.workspace.id,
+      userId: ctx.auth.user.id,
+      runId: stored.id,
+      role: 'user',
+      content,
+      parts: [{ type: 'text', text: content }],
+    })
+    await tx.execute('update agents set usage_count = usage_count + 1, last_used_at = now() where id = ?', [agent.id])
+    return { ...stored, threadId }
+  })
+  const plan: RunPlan = {
+    run: { id: run.id, uuid: run.uuid },
+    kind,
+    workspaceId: ctx.workspace.workspace.id,
+    userId: ctx.auth.user.id,
+    agent: { id: agent.id, uuid: agent.uuid },
+    threadId: run.threadId,
+    model,
+    system,
+    messages: [...fitWindow(toModelMessages(history), model, system, content), { role: 'user', content }],
+    tools,
+  }
+  return settle(ctx, plan, background, memoryOn ? content : null)
+}
+
+/** The agent's tools; a bound secret that cannot be opened (its key is gone) is a 409 naming the account, not a 500. */
+async function toolsOf(ctx: ResourceCtx, agentId: number): Promise<ToolBinding[]> {
+  try {
+    return await loadAgentTools(ctx.em, ctx.config, agentId)
+  } catch (error) {
+    if (error instanceof ToolCredentialUnavailableError) throw new ConflictError(error.message)
+    throw error
+  }
+}
+
+/** Starts the plan; answers at once (202) in the background, else when it ended. */
+async function settle(ctx: ResourceCtx, plan: RunPlan, background: boolean, memoryInput: string | null = null): Promise<TRunResult> {
+  const runs = ctx.deps.runs
+  const execution = runs.start(plan)
+  if (memoryInput !== null) {
+    runs.track(
+      execution.then((outcome) =>
+        outcome.status === 'succeeded'
+          ? extractMemories({ orm: ctx.deps.orm, config: ctx.config }, { plan, userText: memoryInput, answer: outcome.output })
+          : undefined,
+      ),
+    )
+  }
+  if (background) {
+    ctx.successStatus = 202
+    return result(ctx.em, await requireRun(ctx, plan.run.uuid))
+  }
+  const outcome = await execution
+  failIfUpstream(outcome, plan.run.uuid)
+  return result(ctx.em, await requireRun(ctx, plan.run.uuid))
+}
+
+/** 502/504 for a run the upstream failed; the run itself stays stored and readable. */
+function failIfUpstream(outcome: RunOutcome, runUuid: string): void {
+  if (outcome.status !== 'failed' || !outcome.error) return
+  const message = `Run ${runUuid} failed: ${outcome.error.message}`
+  if (outcome.error.code === 'upstream_timeout') throw new UpstreamTimeoutError(message)
+  throw new UpstreamError(message)
+}
+
+async function insertThread(tx: Em, ctx: ResourceCtx, agentId: number): Promise<number> {
+  const [row] = await tx.execute<{ id: number }[]>(
+    `insert into threads (uuid, name, agent_id, messages_count, metadata, user_id, workspace_id, created_at, updated_at)
+     values (?, null, ?, 0, '{}', ?, ?, now(), now()) returning id::float8 as id`,
+    [uuidv7(), agentId, ctx.auth.user.id, ctx.workspace.workspace.id],
+  )
+  return row.id
+}
+
+async function insertRun(
+  tx: Em,
+  ctx: ResourceCtx,
+  o: { kind: RunKind; agentId: number | null; threadId: number | null; promptId: number | null; model: ResolvedModel; input: unknown; background: boolean },
+): Promise<{ id: number; uuid: string }> {
+  const uuid = uuidv7()
+  const [row] = await tx.execute<{ id: number }[]>(
+    `insert into runs (uuid, kind, status, agent_id, thread_id, prompt_id, model, input, background, started_at, user_id, workspace_id, created_at, updated_at)
+     values (?, ?, 'running', ?, ?, ?, ?, ?::jsonb, ?, now(), ?, ?, now(), now()) returning id::float8 as id`,
+    [uuid, o.kind, o.agentId, o.threadId, o.promptId, o.model.llm.slug, JSON.stringify(o.input), o.background, ctx.auth.user.id, ctx.workspace.workspace.id],
+  )
+  return { id: row.id, uuid }
+}
+
+/** The answer of a run request: the run, the messages it stored (its user message first) and its usage. */
+async function result(em: Em, run: RunRecord): Promise<TRunResult> {
+  const ids = await em.execute<{ id: number }[]>('select id::float8 as id from messages where run_id = ? and deleted_at is null order by id', [run.id])
+  const messages = await readMessages(em, ids.map((row) => Number(row.id)))
+  return { data: { run: toRun(run), messages, usage: toUsage(run) } }
+}
+
+/** Stored thread messages as the AI SDK's model messages (tool calls and results kept paired). */
+export function toModelMessages(history: { role: string; content: string; parts: unknown }[]): ModelMessage[] {
+  const out: ModelMessage[] = []
+  for (const message of history) {
+    const parts = Array.isArray(message.parts) ? message.parts.filter(isRecord) : []
+    if (message.role === 'user') out.push({ role: 'user', content: message.content })
+    else if (message.role === 'system') out.push({ role: 'system', content: message.content })
+    else if (message.role === 'assistant') {
+      const calls = parts.filter((part) => part.type === 'tool-call')
+      if (calls.length === 0) out.push({ role: 'assistant', content: message.content })
+      else {
+        out.push({
+          role: 'assistant',
+          content: [
+            ...(message.content ? [{ type: 'text' as const, text: message.content }] : []),
+            ...calls.map((call) => ({ type: 'tool-call' as const, toolCallId: String(call.tool_call_id), toolName: String(call.tool_name), input: call.input ?? {} })),
+          ],
+        })
+      }
+    } else if (message.role === 'tool') {
+      const results = parts.filter((part) => part.type === 'tool-result')
+      if (results.length === 0) continue
+      out.push({
+        role: 'tool',
+        content: results.map((part) => ({
+          type: 'tool-result' as const,
+          toolCallId: String(part.tool_call_id),
+          toolName: String(part.tool_name),
+          output: part.is_error === true ? { type: 'error-text' as const, value: JSON.stringify(part.output) } : { type: 'json' as const, value: jsonValue(part.output) },
+        })),
+      })
+    }
+  }
+  return out
+}
+
+/**
+ * The newest history that fits the model's context window next to the system prompt, the new
+ * input and the answer (tokens estimated as characters / 4), never starting on a tool result
+ * whose call was cut off.
+ */
+export function fitWindow(history: ModelMessage[], model: ResolvedModel, system: string | undefined, input: string): ModelMessage[] {
+  const estimate = (value: unknown) => Math.ceil(JSON.stringify(value).length / 4)
+  let budget = model.llm.contextWindow - model.llm.maxOutputTokens - estimate(system ?? '') - estimate(input)
+  let start = history.length
+  while (start > 0) {
+    const cost = estimate(history[start - 1].content)
+    if (cost > budget) break
+    budget -= cost
+    start -= 1
+  }
+  while (start < history.length && history[start].role === 'tool') start += 1
+  return history.slice(start)
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+function parseJson(value: unknown): Record<string, unknown> {
+  const parsed: unknown = typeof value === 'string' ? JSON.parse(value) : value
+  return isRecord(parsed) ? parsed : {}
+}
+
+/** A stored value as the AI SDK's JSON value type (stored JSON is JSON; `undefined` becomes null). */
+function jsonValue(value: unknown): import('@ai-sdk/provider').JSONValue {
+  return JSON.parse(JSON.stringify(value ?? null))
+}

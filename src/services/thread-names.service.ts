@@ -1,0 +1,76 @@
+/**
+ * `POST /api/v1/threads/{thread_uuid}/generate-name` (API.md section 5; issue 5 item 3): names a
+ * thread from its first messages with the thread agent's model, stores and answers the thread.
+ *
+ * The model is asked for a title of at most six words; its answer is cut to its first line,
+ * stripped of quotes and a final full stop, and bounded to 80 characters. The built-in local test
+ * model does not think, so with it the name is the opening words of the first user message.
+ */
+import { generateText } from 'ai'
+import type { ResourceCtx } from '../access/resource-access.ts'
+import { UpstreamError, UpstreamTimeoutError, ValidationError } from '../errors.ts'
+import { resolveModel } from '../llm/registry.ts'
+import type { TThread } from '../schemas/thread.schema.ts'
+import { storableText } from '../schemas/wire.ts'
+import { threadHistory } from './messages.service.ts'
+import { readThread, requireThread } from './threads.service.ts'
+
+/** Messages the name is made from. */
+const NAME_SOURCE_MESSAGES = 6
+/** Longest name stored, in characters. */
+const NAME_MAX = 80
+
+const INSTRUCTION = 'Name this conversation in at most six words. Answer with the name only, without quotes.'
+
+/**
+ * Names thread `uuid` (module comment).
+ * @throws NotFoundError (not the caller's thread), ValidationError (no messages yet, or the
+ *   agent's model is unknown or has no credential), UpstreamError / UpstreamTimeoutError.
+ */
+export async function generateName(ctx: ResourceCtx, uuid: string): Promise<{ data: TThread }> {
+  const thread = await requireThread(ctx, uuid, true)
+  const history = (await threadHistory(ctx.em, thread.id, NAME_SOURCE_MESSAGES)).filter((m) => m.content.trim() !== '')
+  if (history.length === 0) throw new ValidationError(['thread_uuid'], 'The thread has no messages to name it from')
+  const [agent] = await ctx.em.execute<{ metadata: unknown }[]>('select metadata from agents where id = ?', [thread.agentId])
+  const metadata: unknown = typeof agent?.metadata === 'string' ? JSON.parse(agent.metadata) : agent?.metadata
+  const named = typeof metadata === 'object' && metadata !== null && 'large_language_model' in metadata ? metadata.large_language_model : null
+  const model = await resolveModel(
+    { em: ctx.em, config: ctx.config },
+    { workspaceId: ctx.workspace.workspace.id, userId: ctx.auth.user.id, slug: typeof named === 'string' && named ? named : null, field: ['metadata', 'large_language_model'] },
+  )
+  let name: string
+  if (model.driver === 'local') {
+    const first = history.find((m) => m.role === 'user') ?? history[0]
+    name = first.content.split(/\s+/).filter(Boolean).slice(0, 6).join(' ')
+  } else {
+    const transcript = history.map((m) => `${m.role}: ${m.content}`).join('\n').slice(0, 8_000)
+    try {
+      const answer = await generateText({
+        model: model.model,
+        system: INSTRUCTION,
+        prompt: transcript,
+        maxOutputTokens: 30,
+        maxRetries: 0,
+        abortSignal: AbortSignal.timeout(ctx.config.llm.timeoutMs),
+      })
+      name = cleanName(answer.text)
+    } catch (error) {
+      if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) throw new UpstreamTimeoutError('The model did not answer in time')
+      throw new UpstreamError('The model provider failed to name the thread')
+    }
+  }
+  const cleaned = storableText(cleanName(name)) || 'Untitled conversation'
+  await ctx.em.execute('update threads set name = ?, updated_at = now() where id = ?', [cleaned, thread.id])
+  return { data: await readThread(ctx.em, ctx.config.appUrl, thread.id) }
+}
+
+/** First line, no surrounding quotes or final full stop, white space folded, at most {@link NAME_MAX} characters. */
+export function cleanName(raw: string): string {
+  const line = raw.trim().split('\n')[0] ?? ''
+  return line
+    .replace(/^["'“”‘’`*#\s]+|["'“”‘’`*\s]+$/g, '')
+    .replace(/\.$/, '')
+    .replace(/\s+/g, ' ')
+    .slice(0, NAME_MAX)
+    .trim()
+}
