@@ -7,7 +7,9 @@
  *
  * Environment: BENCH_DATABASE_URL (admin connection, default
  * postgres://postgres@127.0.0.1:5432/postgres), BENCH_DURATION (seconds per measured run, default
- * 10), BENCH_WARMUP (seconds of warm-up, default 2), BENCH_CONNECTIONS (default 50).
+ * 10), BENCH_WARMUP (seconds of warm-up, default 2), BENCH_CONNECTIONS (default 50),
+ * BENCH_KEEP_DATABASE=1 (keep the run's database at the end and print its name),
+ * BENCH_REUSE_DATABASE=<name> (run on that existing database and keep it; `main` sees `reused`).
  */
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -49,11 +51,19 @@ export interface Bench {
   children: Child[]
   /** Closers run at the end, before the database is dropped (connections to it). */
   closers: Array<() => Promise<unknown>>
+  /** True when the run works on an existing database (BENCH_REUSE_DATABASE), which it keeps. */
+  reused: boolean
 }
 
+/** BENCH_REUSE_DATABASE: an existing database to run on instead of a fresh one. */
+const reuseDatabase = process.env.BENCH_REUSE_DATABASE || undefined
+/** BENCH_KEEP_DATABASE=1: keep the run's database (to reuse it, or to look at it). */
+const keepDatabase = process.env.BENCH_KEEP_DATABASE === '1' || reuseDatabase !== undefined
+
 /**
- * Runs `main` on a fresh database `<prefix>_<random>`; stops the children, runs the closers and
- * drops the database whatever happens (an error sets the exit code to 1, a signal exits with 130).
+ * Runs `main` on a fresh database `<prefix>_<random>` (or BENCH_REUSE_DATABASE); stops the
+ * children, runs the closers and drops the database whatever happens, unless it is to be kept
+ * (an error sets the exit code to 1, a signal exits with 130).
  */
 export async function runBench(prefix: string, main: (bench: Bench) => Promise<void>): Promise<void> {
   let bench: Bench | undefined
@@ -64,10 +74,13 @@ export async function runBench(prefix: string, main: (bench: Bench) => Promise<v
       if (bench) {
         await Promise.allSettled(bench.children.map((child) => stopChild(child)))
         await Promise.allSettled(bench.closers.map((close) => close()))
-        try {
-          await bench.admin.query(`drop database if exists "${bench.database}" with (force)`)
-        } catch (error) {
-          console.error(`could not drop database ${bench.database}:`, error)
+        if (keepDatabase) console.log(`kept database ${bench.database} (BENCH_REUSE_DATABASE=${bench.database} runs on it again)`)
+        else {
+          try {
+            await bench.admin.query(`drop database if exists "${bench.database}" with (force)`)
+          } catch (error) {
+            console.error(`could not drop database ${bench.database}:`, error)
+          }
         }
       }
       await admin?.end().catch(() => {})
@@ -82,11 +95,11 @@ export async function runBench(prefix: string, main: (bench: Bench) => Promise<v
     admin = new pg.Client({ connectionString: adminUrl })
     await admin.connect()
     const postgres = String((await admin.query('show server_version')).rows[0].server_version)
-    const database = `${prefix}_${randomBytes(4).toString('hex')}`
-    await admin.query(`create database "${database}"`)
+    const database = reuseDatabase ?? `${prefix}_${randomBytes(4).toString('hex')}`
+    if (!reuseDatabase) await admin.query(`create database "${database}"`)
     const databaseUrl = new URL(adminUrl)
     databaseUrl.pathname = `/${database}`
-    bench = { admin, database, databaseUrl: databaseUrl.href, postgres, children: [], closers: [] }
+    bench = { admin, database, databaseUrl: databaseUrl.href, postgres, children: [], closers: [], reused: reuseDatabase !== undefined }
     console.log(`database ${database} (PostgreSQL ${postgres})`)
     await main(bench)
   } catch (error) {
@@ -127,17 +140,31 @@ export async function expectOk(response: Response, what: string): Promise<Buffer
   return body
 }
 
+/** The password of every user the benchmarks sign up. */
+const BENCH_PASSWORD = 'bench-password-1234'
+
 /** Signs a new user up through the API: its token and id. */
 export async function signUp(serviceUrl: string, name: string, email: string): Promise<{ token: string; userId: number }> {
   const response = await fetch(`${serviceUrl}/api/v1/auth/sign-up`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name, email, password: 'bench-password-1234' }),
+    body: JSON.stringify({ name, email, password: BENCH_PASSWORD }),
   })
   const { data } = JSON.parse((await expectOk(response, `sign-up ${email}`)).toString('utf8')) as {
     data: { access_token: string; user: { id: number } }
   }
   return { token: data.access_token, userId: data.user.id }
+}
+
+/** Signs an existing user in through the API: a new basic token. */
+export async function signIn(serviceUrl: string, email: string): Promise<string> {
+  const response = await fetch(`${serviceUrl}/api/v1/auth/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password: BENCH_PASSWORD }),
+  })
+  const { data } = JSON.parse((await expectOk(response, `sign-in ${email}`)).toString('utf8')) as { data: { access_token: string } }
+  return data.access_token
 }
 
 /** One autocannon run of `seconds` with {@link cannonSettings}. */

@@ -3,7 +3,8 @@
  * specified `/v1/...` path and again under `/api/v1/...` (one path per procedure, so each
  * endpoint is two procedures built by {@link endpoint}), plus the workspace summary.
  * Metrics are reads sent as POST: tRPC mutations that a read-only token may call, answered from
- * the metrics cache when it holds the answer (src/trpc/cache.ts).
+ * the metrics cache when it holds the answer (src/trpc/cache.ts), before the input and output
+ * parsers run.
  */
 import type { z } from 'zod'
 import type { ResourceCtx } from '../src/access/resource-access.ts'
@@ -22,7 +23,10 @@ import {
 import { metricsCache } from '../src/trpc/cache.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
-/** A metrics procedure at `path` before its resolver: a cached read a read-only token may call. */
+/**
+ * A metrics procedure at `path` before its resolver: a cached read a read-only token may call.
+ * The cache comes before the parsers: a hit was validated when it was stored (src/trpc/cache.ts).
+ */
 const metricProcedure = <Input extends z.ZodType>(path: `/${string}`, tag: string, input: Input) =>
   workspaceProcedure
     .meta({
@@ -30,9 +34,9 @@ const metricProcedure = <Input extends z.ZodType>(path: `/${string}`, tag: strin
       readOnlyAllowed: true,
       storesNothing: true,
     })
+    .use(metricsCache)
     .input(input)
     .output(MetricsResponse)
-    .use(metricsCache)
 
 /** The parsed input of {@link metricProcedure} as its resolver receives it. */
 type ParsedInput<Input extends z.ZodType> = Parameters<Parameters<ReturnType<typeof metricProcedure<Input>>['mutation']>[0]>[0]['input']

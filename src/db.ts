@@ -57,9 +57,9 @@ export async function migrate(orm: Orm): Promise<string[]> {
   return applied.map((migration) => migration.name)
 }
 
-/** The part of `pg`'s Pool that {@link prepared} uses. */
+/** The part of `pg`'s Pool that {@link prepared} and {@link executeParameterised} use. */
 interface PgPool {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }>
+  query(config: { name?: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }>
 }
 
 const pools = new WeakMap<Orm, Promise<PgPool | null>>()
@@ -89,4 +89,35 @@ export function prepared(name: string, sql: string) {
     const pool = await pgPool(orm)
     return pool ? (await pool.query({ name, text, values: params })).rows : em().execute(sql, params)
   }
+}
+
+/** `?` placeholders numbered `$1, $2, ...`, by statement text (callers build a bounded set of texts). */
+const numberedTexts = new Map<string, string>()
+const NUMBERED_TEXTS_MAX = 2000
+
+function numbered(sql: string): string {
+  let text = numberedTexts.get(sql)
+  if (text === undefined) {
+    let index = 0
+    text = sql.replace(/\?/g, () => `$${++index}`)
+    if (numberedTexts.size >= NUMBERED_TEXTS_MAX) numberedTexts.clear()
+    numberedTexts.set(sql, text)
+  }
+  return text
+}
+
+/**
+ * A read-only statement (`?` placeholders, no other `?` in the text) run on PostgreSQL with real
+ * `$n` parameters through the ORM's `pg` pool: PostgreSQL receives the values as bound
+ * parameters and plans the statement for them, as any client's parameterised query, where
+ * `em.execute` writes them into the text as literals. Unnamed, so every run is planned for its
+ * values (a named statement, {@link prepared}, may switch to a generic plan after five runs,
+ * planned without them: fine for key look-ups, not for date ranges). Pass a list as text
+ * (`= any(string_to_array(?, ',')::uuid[])`): the two drivers send arrays differently. On PGlite
+ * it runs through `em()` as usual. Like {@link prepared}, it runs outside any transaction of the
+ * request's EntityManager.
+ */
+export async function executeParameterised(orm: Orm, em: () => Em, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
+  const pool = await pgPool(orm)
+  return pool ? (await pool.query({ text: numbered(sql), values: params })).rows : em().execute(sql, params)
 }

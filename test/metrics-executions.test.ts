@@ -123,6 +123,15 @@ describe('workflow executions and workspace metrics', () => {
       await insertMessage(t, { threadId: thread.id, workspaceId: erin.wsId, at: '2026-04-06T00:00:00Z', tokens: [10, 2] })
       await insertMessage(t, { threadId: thread.id, workspaceId: erin.wsId, at: '2026-04-06T00:00:00Z', tokens: [3, 0] })
       await insertMessage(t, { threadId: thread.id, workspaceId: erin.wsId, at: '2026-04-06T00:00:00Z', tokens: null })
+      // A run (the built-in local model: no provider key here) adds its thread, two messages and its tokens.
+      const ran = await t.http('POST', `/api/v1/agents/${agentRes.body.data.uuid}/run`, {
+        token: erin.token,
+        body: { input: 'count me' },
+        headers: { 'X-Workspace-UUID': erin.workspaceUuid },
+      })
+      expect(ran.status, JSON.stringify(ran.body)).toBe(200)
+      const runTokens = ran.body.data.usage.total_tokens
+      expect(runTokens).toBeGreaterThan(0)
       for (const user of [erin, frank]) {
         const res = await t.http('GET', `/api/v1/workspaces/${erin.workspaceUuid}/metrics`, { token: user.token })
         expect(res.status, JSON.stringify(res.body)).toBe(200)
@@ -133,12 +142,12 @@ describe('workflow executions and workspace metrics', () => {
             workflows: 2,
             tools: 0,
             accounts: 0,
-            threads: 1,
-            messages: 3,
+            threads: 2,
+            messages: 5,
             workflow_executions: 4,
             members: 2,
-            runs: 4,
-            tokens: 15,
+            runs: 1,
+            tokens: 15 + runTokens,
           },
         })
       }

@@ -9,15 +9,15 @@
  * partial answer is stored as a message. A cancel ends it `canceled` the same way.
  */
 import { APICallError, streamText, stepCountIs, type ModelMessage } from 'ai'
+import { uuidv7 } from 'uuidv7'
 import type { Config } from '../config.ts'
-import type { Orm } from '../db.ts'
-import { appendMessage } from '../services/messages.service.ts'
+import type { Em, Orm } from '../db.ts'
 import type { CacheLog } from '../services/subscriber.ts'
 import type { RunKind } from '../../entities/index.ts'
 import { costOf, type ResolvedModel } from './registry.ts'
-import type { RunBus } from './run-bus.ts'
-import { storableText } from '../schemas/wire.ts'
-import { RunLog } from './run-log.ts'
+import type { RunBus, RunEventRecord } from './run-bus.ts'
+import { storableJson, storableText } from '../schemas/wire.ts'
+import { eventRows, RunLog } from './run-log.ts'
 import { toToolSet, type ToolBinding } from './tools.ts'
 
 /** Everything a run needs, checked and loaded before it starts (src/services/runs.service.ts). */
@@ -71,14 +71,14 @@ interface Step {
  */
 export async function executeRun(deps: ExecutorDeps, plan: RunPlan, cancel: AbortSignal): Promise<RunOutcome> {
   const { orm, config } = deps
-  const log = new RunLog(orm, deps.bus, plan.run.id)
+  // `run.started` was stored with the run (src/services/runs.service.ts): the log goes on at 2.
+  const log = new RunLog(orm, deps.bus, plan.run.id, 1)
   const timeout = AbortSignal.timeout(config.llm.timeoutMs)
   const signal = AbortSignal.any([cancel, timeout])
   const started = performance.now()
   let firstEventMs: number | null = null
   const steps: Step[] = []
   let step: Step = emptyStep()
-  log.append('run.started', { run_uuid: plan.run.uuid, model: plan.model.llm.slug })
 
   let outcome: RunOutcome | null = null
   let failure: Failure | null = null
@@ -171,66 +171,107 @@ async function succeed(deps: ExecutorDeps, plan: RunPlan, log: RunLog, steps: St
   const completionTokens = steps.reduce((sum, s) => sum + s.completionTokens, 0)
   const cost = costOf(plan.model.llm, { promptTokens, completionTokens })
   const output = storableText(steps.map((s) => s.text).join(''))
-  const em = deps.orm.em.fork()
-  const stored: { uuid: string; role: string; content: string; parts: Part[] }[] = []
-  const settled = await em.transactional(async (tx) => {
-    const [row] = await tx.execute<{ id: number }[]>(
-      `update runs set status = 'succeeded', output = ?, prompt_tokens = ?, completion_tokens = ?, total_tokens = ?, cost = ?,
-         finished_at = now(), latency_ms = ?, first_event_ms = ?, updated_at = now()
-       where id = ? and status = 'running' returning id`,
-      [output, promptTokens, completionTokens, promptTokens + completionTokens, cost, latencyMs, firstEventMs, plan.run.id],
-    )
-    if (!row) return false
-    if (plan.threadId === null) return true
-    for (const [index, s] of steps.entries()) {
-      const last = index === steps.length - 1
-      const parts: Part[] = [...(s.text ? [{ type: 'text' as const, text: s.text }] : []), ...s.calls]
+  // The messages it stores in the thread: per step the assistant's text and tool calls, then the tool results.
+  const stored: StoredMessage[] = []
+  if (plan.threadId !== null) {
+    for (const [index, step] of steps.entries()) {
+      const parts: Part[] = [...(step.text ? [{ type: 'text' as const, text: step.text }] : []), ...step.calls]
       if (parts.length > 0) {
-        const message = await appendMessage(tx, {
-          threadId: plan.threadId,
-          workspaceId: plan.workspaceId,
-          userId: null,
-          runId: plan.run.id,
+        stored.push({
+          uuid: uuidv7(),
           role: 'assistant',
-          content: s.text,
+          content: storableText(step.text),
           parts,
-          model: plan.model.llm.slug,
-          promptTokens: s.promptTokens,
-          completionTokens: s.completionTokens,
-          totalTokens: s.promptTokens + s.completionTokens,
-          latencyMs: last ? latencyMs : null,
-          cost: costOf(plan.model.llm, s),
+          promptTokens: step.promptTokens,
+          completionTokens: step.completionTokens,
+          latencyMs: index === steps.length - 1 ? latencyMs : null,
+          cost: costOf(plan.model.llm, step),
         })
-        stored.push({ uuid: message.uuid, role: 'assistant', content: s.text, parts })
       }
-      if (s.results.length > 0) {
-        const message = await appendMessage(tx, {
-          threadId: plan.threadId,
-          workspaceId: plan.workspaceId,
-          userId: null,
-          runId: plan.run.id,
-          role: 'tool',
-          content: '',
-          parts: s.results,
-          model: plan.model.llm.slug,
-        })
-        stored.push({ uuid: message.uuid, role: 'tool', content: '', parts: s.results })
+      if (step.results.length > 0) {
+        stored.push({ uuid: uuidv7(), role: 'tool', content: '', parts: step.results, promptTokens: null, completionTokens: null, latencyMs: null, cost: null })
       }
     }
-    return true
-  })
+  }
+  // Every delta is stored first, so the final events can be stored with the final status.
+  await log.drain()
+  const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens, cost }
+  const finals = log.reserve([
+    ...stored.map((m) => ({ type: 'message' as const, data: { message_uuid: m.uuid, role: m.role, content: m.content, parts: m.parts } })),
+    { type: 'run.succeeded', data: { run_uuid: plan.run.uuid, output, usage } },
+  ])
+  const settled = await settle(deps.orm.em.fork(), plan, stored, finals, { output, promptTokens, completionTokens, cost, latencyMs, firstEventMs })
   if (!settled) {
     // Canceled meanwhile (by a process that could not reach this one): the cancel wins.
+    log.release(finals)
     log.append('run.canceled', { run_uuid: plan.run.uuid })
     return { status: 'canceled', error: { code: 'canceled', message: 'The run was canceled' }, output }
   }
-  for (const message of stored) log.append('message', { message_uuid: message.uuid, role: message.role, content: message.content, parts: message.parts })
-  log.append('run.succeeded', {
-    run_uuid: plan.run.uuid,
-    output,
-    usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens, cost },
-  })
+  log.publish(finals)
   return { status: 'succeeded', error: null, output }
+}
+
+/** A message a succeeded run stores in its thread. */
+interface StoredMessage {
+  uuid: string
+  role: 'assistant' | 'tool'
+  content: string
+  parts: Part[]
+  promptTokens: number | null
+  completionTokens: number | null
+  latencyMs: number | null
+  cost: number | null
+}
+
+/**
+ * Settles a succeeded run in one statement (one round trip, atomic): its status, output, usage
+ * and times, its messages (in order) and the thread's `messages_count`. False when the run was no
+ * longer `running` (canceled meanwhile): then nothing is written.
+ */
+async function settle(
+  em: Em,
+  plan: RunPlan,
+  messages: StoredMessage[],
+  finals: RunEventRecord[],
+  o: { output: string; promptTokens: number; completionTokens: number; cost: number; latencyMs: number; firstEventMs: number | null },
+): Promise<boolean> {
+  const events = eventRows(plan.run.id, finals)
+  const params: unknown[] = [
+    o.output, o.promptTokens, o.completionTokens, o.promptTokens + o.completionTokens, o.cost, o.latencyMs, o.firstEventMs, finals.at(-1)?.seq ?? 0, plan.run.id,
+    ...events.params,
+  ]
+  const head = `with settled as (
+       update runs set status = 'succeeded', output = ?, prompt_tokens = ?, completion_tokens = ?, total_tokens = ?, cost = ?,
+         finished_at = now(), latency_ms = ?, first_event_ms = ?, events_count = ?, updated_at = now()
+       where id = ? and status = 'running' returning id),
+     logged as (
+       insert into run_events (run_id, seq, type, data, created_at)
+       select e.run_id, e.seq, e.type, e.data, e.created_at from settled cross join (values ${events.rows}) as e(run_id, seq, type, data, created_at))`
+  if (messages.length === 0 || plan.threadId === null) {
+    const [row] = await em.execute<{ settled: number }[]>(`${head} select count(*)::int as settled from settled`, params)
+    return Number(row.settled) > 0
+  }
+  const values = messages.map(() => '(?::uuid, ?, ?, ?::jsonb, ?::int, ?::int, ?::int, ?::int, ?::numeric, ?::int)').join(', ')
+  // In the order the placeholders appear: the insert's select list, its VALUES, then the count.
+  params.push(plan.threadId, plan.workspaceId, plan.model.llm.slug)
+  for (const [index, m] of messages.entries()) {
+    const total = m.promptTokens === null || m.completionTokens === null ? null : m.promptTokens + m.completionTokens
+    params.push(m.uuid, m.role, m.content, storableJson(m.parts), m.promptTokens, m.completionTokens, total, m.latencyMs, m.cost, index)
+  }
+  params.push(messages.length, plan.threadId)
+  const [row] = await em.execute<{ settled: number }[]>(
+    `${head},
+     stored as (
+       insert into messages (uuid, thread_id, run_id, user_id, workspace_id, role, content, parts, model,
+         prompt_tokens, completion_tokens, total_tokens, latency_ms, cost, created_at, updated_at)
+       select v.uuid, ?::bigint, settled.id, null, ?, v.role, v.content, v.parts, ?, v.pt, v.ct, v.tt, v.lat, v.cost, clock_timestamp(), clock_timestamp()
+       from settled cross join (values ${values}) as v(uuid, role, content, parts, pt, ct, tt, lat, cost, ord)
+       order by v.ord),
+     counted as (update threads set messages_count = messages_count + ?, updated_at = now() where id = ?::bigint and exists (select 1 from settled))
+     select count(*)::int as settled from settled`,
+    params,
+  )
+  return Number(row.settled) > 0
 }
 
 async function fail(

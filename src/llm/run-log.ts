@@ -43,10 +43,12 @@ export class RunLog {
   #writing: Promise<void> | null = null
   #failure: unknown = null
 
-  constructor(orm: Orm, bus: RunBus, runId: number) {
+  /** @param storedSeq events of the run already stored (`run.started`, written with the run): numbering goes on after it. */
+  constructor(orm: Orm, bus: RunBus, runId: number, storedSeq = 0) {
     this.#orm = orm
     this.#bus = bus
     this.#runId = runId
+    this.#seq = storedSeq
   }
 
   /** Queues an event; it is stored and published shortly after, in order. */
@@ -54,6 +56,29 @@ export class RunLog {
     this.#seq += 1
     this.#queue.push({ seq: this.#seq, type, data, created_at: new Date().toISOString() })
     this.#writing ??= this.#writeLoop()
+  }
+
+  /**
+   * Numbers events that the caller stores itself, in its own statement (the final events, stored
+   * with the run's final status by src/llm/run-executor.ts). Call after {@link drain}, so every
+   * earlier event is stored; then {@link publish} them once stored, or {@link release} them.
+   */
+  reserve(events: { type: RunEventType; data: unknown }[]): RunEventRecord[] {
+    const createdAt = new Date().toISOString()
+    return events.map(({ type, data }) => {
+      this.#seq += 1
+      return { seq: this.#seq, type, data, created_at: createdAt }
+    })
+  }
+
+  /** Gives back reserved numbers that were not stored (they were the last ones handed out). */
+  release(events: RunEventRecord[]): void {
+    this.#seq -= events.length
+  }
+
+  /** Delivers reserved events once the caller has stored them. */
+  publish(events: RunEventRecord[]): void {
+    this.#bus.publish(this.#runId, events)
   }
 
   /**
@@ -81,15 +106,32 @@ export class RunLog {
   }
 }
 
+/** `values` rows and parameters inserting `batch` into `run_events` for run `runId`. */
+export function eventRows(runId: number, batch: RunEventRecord[]): { rows: string; params: unknown[] } {
+  return {
+    rows: batch.map(() => '(?::bigint, ?::int, ?, ?::jsonb, ?::timestamptz)').join(', '),
+    params: batch.flatMap((event) => [runId, event.seq, event.type, storableJson(event.data), event.created_at]),
+  }
+}
+
+/**
+ * Stores a batch and moves the run's `events_count` and heartbeat. The commit does not wait for
+ * the WAL to reach the disk (`synchronous_commit = off`, this transaction only): a crash can lose
+ * at most the last fraction of a second of deltas, never corrupt anything, and the run's own
+ * durable commits (launch, settle) flush the WAL past every batch stored before them. On a busy
+ * disk that flush was most of each batch's time.
+ */
 async function insertEvents(em: Em, runId: number, batch: RunEventRecord[]): Promise<void> {
-  const rows = batch.map(() => '(?, ?, ?, ?::jsonb, ?)').join(', ')
-  const params = batch.flatMap((event) => [runId, event.seq, event.type, storableJson(event.data), event.created_at])
+  const { rows, params } = eventRows(runId, batch)
   const last = batch[batch.length - 1].seq
-  await em.execute(
-    `with stored as (insert into run_events (run_id, seq, type, data, created_at) values ${rows} returning 1)
-     update runs set events_count = ?, updated_at = now() where id = ?`,
-    [...params, last, runId],
-  )
+  await em.transactional(async (tx) => {
+    await tx.execute('set local synchronous_commit = off')
+    await tx.execute(
+      `with stored as (insert into run_events (run_id, seq, type, data, created_at) values ${rows} returning 1)
+       update runs set events_count = ?, updated_at = now() where id = ?`,
+      [...params, last, runId],
+    )
+  })
 }
 
 /** Stored events of run `runId` after `afterSeq`, oldest first, at most {@link READ_BATCH}. */

@@ -1,22 +1,51 @@
 /**
  * The one SQL statement of a metrics request (API.md section 6): the matching rows' creation
- * period and column value, aggregated with `count`/`avg`, time series bucketed with
- * `date_trunc` in UTC and gap-filled with `generate_series`.
+ * instant and column value, aggregated with `count`/`sum`, time series bucketed by UTC period
+ * and gap-filled with `generate_series`.
+ *
+ * Plan notes (README "Metrics benchmark"): every branch of a source is written so that the
+ * `(workspace_id, created_at)` index range of the request drives it; daily and weekly buckets
+ * use `date_bin` on the `timestamptz` (fixed 1-day / 7-day strides from a Monday at 00:00 UTC:
+ * integer arithmetic, where `date_trunc(... at time zone 'UTC')` converts every row to local
+ * time first), monthly buckets `date_trunc` in UTC. The statement is sent with real `$n`
+ * parameters (src/db.ts, {@link executeParameterised}).
  */
 import type { SqlFragment } from '../access/visibility.ts'
 import type { Granularity, TMetricCommon, TMetricsResponse } from '../schemas/metrics.schema.ts'
-import type { Em } from '../db.ts'
+import { executeParameterised, type Em, type Orm } from '../db.ts'
 
-/** What a resource's service supplies: its table expression, WHERE and numeric column. */
-export interface MetricSource {
-  /** `table alias` (joins allowed). */
-  from: string
-  /** The WHERE (visibility, scope and filters), without the dates. */
+/** One set of rows a metric counts: a table expression and its WHERE (without the dates). */
+export interface MetricBranch {
+  /** `table alias` (joins allowed) and the parameters of its joins. */
+  from: SqlFragment
+  /** Visibility, scope and filters, without the dates. */
   where: SqlFragment
-  /** The alias whose `created_at` the dates and buckets use. */
+  /** The alias whose `created_at` the dates and buckets use, and whose column is averaged. */
   alias: string
 }
 
+/** A table expression without parameters, as a {@link MetricBranch}'s `from`. */
+export const table = (sql: string): SqlFragment => ({ sql, params: [] })
+
+/** What a resource's service supplies: the rows it counts, as branches that never share a row (UNION ALL). */
+export interface MetricSource {
+  branches: MetricBranch[]
+}
+
+/** A built statement: its text (`?` placeholders) and parameters. */
+export interface MetricStatement {
+  sql: string
+  params: unknown[]
+}
+
+/** Buckets per granularity: `p` is the period's first instant as a UTC `timestamp`. */
+const BUCKET: Record<Granularity, (at: string) => string> = {
+  daily: (at) => `date_bin('1 day', ${at}, timestamptz '2000-01-03 00:00:00+00')`,
+  weekly: (at) => `date_bin('7 days', ${at}, timestamptz '2000-01-03 00:00:00+00')`,
+  monthly: (at) => `date_trunc('month', ${at} at time zone 'UTC')`,
+}
+/** Whether {@link BUCKET} yields a `timestamptz` (converted to UTC `timestamp` once per period). */
+const BUCKET_IS_TZ: Record<Granularity, boolean> = { daily: true, weekly: true, monthly: false }
 const TRUNC: Record<Granularity, string> = { daily: 'day', weekly: 'week', monthly: 'month' }
 const STEP: Record<Granularity, string> = { daily: '1 day', weekly: '1 week', monthly: '1 month' }
 const DAY_MS = 86_400_000
@@ -49,46 +78,64 @@ function dateBounds(alias: string, input: TMetricCommon): SqlFragment {
   return { sql: parts.map((part) => ` and ${part}`).join(''), params }
 }
 
+/** The counted column of `input`, or undefined when rows are counted (`*` or absent). */
+const columnOf = (input: TMetricCommon): string | undefined => (input.column && input.column !== '*' ? input.column : undefined)
+
 /**
- * Runs the calculation of `input` over `source` in one statement: over `input.column` (averages,
- * or a count of its non-null values), or counting rows when the column is `*` or absent.
+ * Each branch aggregated on its own (`count`, `sum`, grouped by `bucket` when given): the rows
+ * of a branch go straight from its scan into its aggregate, and the few partial results are
+ * added up after (UNION ALL of disjoint branches).
  */
-export async function runMetric(em: Em, source: MetricSource, input: TMetricCommon): Promise<TMetricsResponse> {
-  const column = input.column && input.column !== '*' ? input.column : undefined
-  const a = source.alias
-  const dates = dateBounds(a, input)
-  const where = `${source.where.sql}${dates.sql}`
-  const params = [...source.where.params, ...dates.params]
-  const counted = column ? `${a}.${column}` : '*'
-  const cachedAt = nowMicros()
+function branchesSql(source: MetricSource, input: TMetricCommon, bucket?: (at: string) => string): MetricStatement {
+  const column = columnOf(input)
+  const params: unknown[] = []
+  const selects = source.branches.map((branch) => {
+    const a = branch.alias
+    const dates = dateBounds(a, input)
+    params.push(...branch.from.params, ...branch.where.params, ...dates.params)
+    const aggregates = `count(${column ? `${a}.${column}` : '*'}) as c, ${column ? `sum(${a}.${column})` : 'null::bigint'} as s`
+    const from = `from ${branch.from.sql} where ${branch.where.sql}${dates.sql}`
+    return bucket ? `select ${bucket(`${a}.created_at`)} as p, ${aggregates} ${from} group by 1` : `select ${aggregates} ${from}`
+  })
+  return { sql: selects.join(' union all '), params }
+}
 
+/**
+ * The statement of `input` over `source`: over `input.column` (averages, or a count of its
+ * non-null values), or counting rows when the column is `*` or absent. Accumulated
+ * calculations answer one row (`count`, `sum`); time series one row per period (`date`, `c`, `s`).
+ */
+export function metricStatement(source: MetricSource, input: TMetricCommon): MetricStatement {
   if (input.calculation === 'accumulated_count' || input.calculation === 'accumulated_average') {
-    const [row] = await em.execute(
-      `select count(${counted})::float8 as count, sum(${column ? `${a}.${column}` : 'null::float8'})::float8 as sum from ${source.from} where ${where}`,
-      params,
-    )
-    const count = Number(row?.count ?? 0)
-    if (input.calculation === 'accumulated_count') return { total: count, data: [{ value: count }], cached_at: cachedAt }
-    const value = count ? round4(Number(row?.sum) / count) : null
-    return { total: value, data: [{ value, count }], cached_at: cachedAt }
+    const parts = branchesSql(source, input)
+    return { sql: `select coalesce(sum(x.c), 0)::float8 as count, sum(x.s)::float8 as sum from (${parts.sql}) x`, params: parts.params }
   }
-
   const granularity = input.granularity ?? 'daily'
+  const parts = branchesSql(source, input, BUCKET[granularity])
   const unit = TRUNC[granularity]
   const from = input.date_from ? `${input.date_from}T00:00:00` : null
   const to = input.date_to ? `${input.date_to}T00:00:00` : null
-  const rows = await em.execute(
-    `with m as (
-       select date_trunc('${unit}', ${a}.created_at at time zone 'UTC') as p, count(${counted})::float8 as c,
-         ${column ? `sum(${a}.${column})::float8` : 'null::float8'} as s
-       from ${source.from} where ${where} group by 1),
+  return {
+    sql: `with m as (select ${BUCKET_IS_TZ[granularity] ? `x.p at time zone 'UTC'` : 'x.p'} as p, sum(x.c)::float8 as c, sum(x.s)::float8 as s
+       from (${parts.sql}) x group by x.p),
      g as (select date_trunc('${unit}', coalesce(?::timestamp, (select min(p) from m), ?::timestamp)) as lo,
        date_trunc('${unit}', coalesce(?::timestamp, (select max(p) from m), ?::timestamp)) as hi)
      select to_char(s.d, 'YYYY-MM-DD') as date, coalesce(m.c, 0)::float8 as c, m.s
      from g cross join generate_series(g.lo, g.hi, interval '${STEP[granularity]}') as s(d)
      left join m on m.p = s.d order by s.d`,
-    [...params, from, to, to, from],
-  )
+    params: [...parts.params, from, to, to, from],
+  }
+}
+
+/** The answer of `input` from the rows of its {@link metricStatement}, stamped `cachedAt`. */
+export function metricAnswer(input: TMetricCommon, rows: Record<string, unknown>[], cachedAt: string): TMetricsResponse {
+  if (input.calculation === 'accumulated_count' || input.calculation === 'accumulated_average') {
+    const [row] = rows
+    const count = Number(row?.count ?? 0)
+    if (input.calculation === 'accumulated_count') return { total: count, data: [{ value: count }], cached_at: cachedAt }
+    const value = count ? round4(Number(row?.sum) / count) : null
+    return { total: value, data: [{ value, count }], cached_at: cachedAt }
+  }
   const points = rows.map((row) => ({ date: String(row.date), count: Number(row.c), sum: row.s === null ? null : Number(row.s) }))
   if (input.calculation === 'time_series_count') {
     const data = points.map((point) => ({ date: point.date, value: point.count }))
@@ -102,4 +149,18 @@ export async function runMetric(em: Em, source: MetricSource, input: TMetricComm
   const count = points.reduce((sum, point) => sum + point.count, 0)
   const sum = points.reduce((total, point) => total + (point.sum ?? 0), 0)
   return { total: count ? round4(sum / count) : null, data, cached_at: cachedAt }
+}
+
+/** Where a metric runs: the ORM (for its `pg` pool) and the request's EntityManager (PGlite). */
+export interface MetricRunner {
+  orm: Orm
+  em: () => Em
+}
+
+/** Runs the calculation of `input` over `source` in one statement with real parameters. */
+export async function runMetric(runner: MetricRunner, source: MetricSource, input: TMetricCommon): Promise<TMetricsResponse> {
+  const statement = metricStatement(source, input)
+  const cachedAt = nowMicros()
+  const rows = await executeParameterised(runner.orm, runner.em, statement.sql, statement.params)
+  return metricAnswer(input, rows, cachedAt)
 }

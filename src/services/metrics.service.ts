@@ -22,36 +22,72 @@ import type {
   TWorkflowMetricsInput,
   TWorkspaceMetrics,
 } from '../schemas/metrics.schema.ts'
+import type { TResourceListFilters } from '../schemas/resource.schema.ts'
 import { Conditions, resourceFilterSql, searchSql } from './list-filters.ts'
-import { runMetric } from './metrics.query.ts'
+import { runMetric, table, type MetricRunner, type MetricSource } from './metrics.query.ts'
+
+/** Where the metrics of a request run: the ORM's pool, else (PGlite) the request's EntityManager. */
+const runnerOf = (ctx: ResourceCtx): MetricRunner => ({ orm: ctx.deps.orm, em: () => ctx.em })
+
+/**
+ * Agents or workflows the caller could list (listScopeSql plus the list filters), as two disjoint
+ * branches so that an index range drives each (README "Metrics benchmark"): the rows of the
+ * request's workspace (its `(workspace_id, created_at)` range), and rows of other workspaces
+ * shared with the caller or the workspace (the caller's `shares`). Both keep the whole list
+ * scope; the second only repeats its share condition where the planner can start from it.
+ * `visibility=public` spans every workspace of the service scope: one branch.
+ */
+function listedSource(resource: 'agents' | 'workflows', ctx: ResourceCtx, input: TResourceListFilters): MetricSource {
+  const where = resourceFilterSql('r', resource, ctx, input)
+  const from = table(`${resource} r`)
+  if (input.visibility === 'public') return { branches: [{ from, where, alias: 'r' }] }
+  const viewer = viewerOf(ctx)
+  const own = new Conditions(where).add('r.workspace_id = ?', viewer.workspaceId)
+  const shared = new Conditions(where).add(
+    `r.workspace_id is distinct from ? and r.id in (select ss.resource_id from shares ss where ss.resource_type = ?
+      and ((ss.entity_type = 'user' and ss.entity_id = ?) or (ss.entity_type = 'workspace' and ss.entity_id = ?)))`,
+    viewer.workspaceId,
+    resource,
+    viewer.userId,
+    viewer.workspaceId,
+  )
+  return {
+    branches: [
+      { from, where: own.toSql(), alias: 'r' },
+      { from, where: shared.toSql(), alias: 'r' },
+    ],
+  }
+}
 
 /** Agents the caller could list, filtered as the list filters them. */
-export function agents(ctx: ResourceCtx, input: TAgentMetricsInput): Promise<TMetricsResponse> {
-  const where = resourceFilterSql('r', 'agents', ctx, input)
-  return runMetric(ctx.em, { from: 'agents r', where, alias: 'r' }, input)
+export function agentsSource(ctx: ResourceCtx, input: TAgentMetricsInput): MetricSource {
+  return listedSource('agents', ctx, input)
 }
 
 /** Workflows the caller could list, filtered as the list filters them. */
-export function workflows(ctx: ResourceCtx, input: TWorkflowMetricsInput): Promise<TMetricsResponse> {
-  const where = resourceFilterSql('r', 'workflows', ctx, input)
-  return runMetric(ctx.em, { from: 'workflows r', where, alias: 'r' }, input)
+export function workflowsSource(ctx: ResourceCtx, input: TWorkflowMetricsInput): MetricSource {
+  return listedSource('workflows', ctx, input)
 }
 
-/** Threads counted for the caller: see the module comment. */
+/**
+ * Threads counted for the caller: see the module comment. "Whose agent is live" is asked as
+ * "no deleted agent" (the same rows: `threads.agent_id` is a non-null foreign key), which
+ * PostgreSQL answers from the deleted agents alone rather than from every live one.
+ */
 function threadScopeSql(alias: string, ctx: ResourceCtx): SqlFragment {
   const viewer = viewerOf(ctx)
   const scope = serviceScopeSql(alias, ctx)
   const manages = viewer.role === 'owner' || viewer.role === 'admin'
   return {
     sql: `(${alias}.deleted_at is null and ${alias}.workspace_id = ? and ${scope.sql}
-      and exists (select 1 from agents ta where ta.id = ${alias}.agent_id and ta.deleted_at is null)
+      and not exists (select 1 from agents ta where ta.id = ${alias}.agent_id and ta.deleted_at is not null)
       ${manages ? '' : `and ${alias}.user_id = ?`})`,
     params: [viewer.workspaceId, ...scope.params, ...(manages ? [] : [viewer.userId])],
   }
 }
 
 /** Threads: `user_id` (creator), `search` (name or any message's content), `agent_uuid`. */
-export function threads(ctx: ResourceCtx, input: TThreadMetricsInput): Promise<TMetricsResponse> {
+export function threadsSource(ctx: ResourceCtx, input: TThreadMetricsInput): MetricSource {
   const where = new Conditions(threadScopeSql('t', ctx))
   if (input.workspace_uuid) where.add('t.workspace_id = (select fw.id from workspaces fw where fw.uuid = ?)', input.workspace_uuid)
   if (input.user_id !== undefined) where.add('t.user_id = ?', input.user_id)
@@ -64,38 +100,76 @@ export function threads(ctx: ResourceCtx, input: TThreadMetricsInput): Promise<T
       params: [...name.params, ...content.params],
     })
   }
-  return runMetric(ctx.em, { from: 'threads t', where: where.toSql(), alias: 't' }, input)
+  return { branches: [{ from: table('threads t'), where: where.toSql(), alias: 't' }] }
 }
 
-/** Messages of the counted threads: `search` (content), `thread_uuid`. */
-export function messages(ctx: ResourceCtx, input: TMessageMetricsInput): Promise<TMetricsResponse> {
+/**
+ * Messages of the counted threads: `search` (content), `thread_uuid`. The messages of the date
+ * range drive; each one's thread is checked in a LATERAL subquery (`offset 0` keeps PostgreSQL
+ * from flattening it) that PostgreSQL memoizes by `thread_id`, so the check runs once per
+ * thread of the range rather than over every thread of the workspace.
+ */
+export function messagesSource(ctx: ResourceCtx, input: TMessageMetricsInput): MetricSource {
   const thread = threadScopeSql('t', ctx)
-  const where = new Conditions({
-    sql: `m.deleted_at is null and m.workspace_id = ? and exists (select 1 from threads t where t.id = m.thread_id and ${thread.sql}
-      ${input.thread_uuid ? 'and t.uuid = ?' : ''})`,
-    params: [ctx.workspace.workspace.id, ...thread.params, ...(input.thread_uuid ? [input.thread_uuid] : [])],
-  })
+  const where = new Conditions({ sql: 'm.deleted_at is null and m.workspace_id = ?', params: [ctx.workspace.workspace.id] })
+  if (input.thread_uuid) where.add('m.thread_id = (select ft.id from threads ft where ft.uuid = ?)', input.thread_uuid)
   if (input.search) where.add(searchSql(['m.content'], input.search))
-  return runMetric(ctx.em, { from: 'messages m', where: where.toSql(), alias: 'm' }, input)
+  const from = {
+    sql: `messages m join lateral (select 1 from threads t where t.id = m.thread_id and ${thread.sql} offset 0) mt on true`,
+    params: thread.params,
+  }
+  return { branches: [{ from, where: where.toSql(), alias: 'm' }] }
 }
 
 /** Executions of listable workflows of the workspace: `user_id` (trigger), `workflow_uuid`, `workflow_uuids`. */
-export function executions(ctx: ResourceCtx, input: TExecutionMetricsInput): Promise<TMetricsResponse> {
+export function executionsSource(ctx: ResourceCtx, input: TExecutionMetricsInput): MetricSource {
   const visible = listScopeSql('w', 'workflows', ctx)
   const uuids = input.workflow_uuids ?? []
   const where = new Conditions({
     sql: `e.deleted_at is null and e.workspace_id = ? and exists (select 1 from workflows w where w.id = e.workflow_id
-      and w.workspace_id = e.workspace_id and ${visible.sql}
-      ${input.workflow_uuid ? 'and w.uuid = ?' : ''} ${uuids.length ? 'and w.uuid in (?)' : ''})`,
-    params: [
-      ctx.workspace.workspace.id,
-      ...visible.params,
-      ...(input.workflow_uuid ? [input.workflow_uuid] : []),
-      ...(uuids.length ? [uuids] : []),
-    ],
+      and w.workspace_id = e.workspace_id and ${visible.sql})`,
+    params: [ctx.workspace.workspace.id, ...visible.params],
   })
+  if (input.workflow_uuid) where.add('e.workflow_id = (select fw.id from workflows fw where fw.uuid = ?)', input.workflow_uuid)
+  if (uuids.length) {
+    where.add("e.workflow_id in (select fw.id from workflows fw where fw.uuid = any(string_to_array(?, ',')::uuid[]))", uuids.join(','))
+  }
   if (input.user_id !== undefined) where.add('e.user_id = ?', input.user_id)
-  return runMetric(ctx.em, { from: 'workflow_executions e', where: where.toSql(), alias: 'e' }, input)
+  return { branches: [{ from: table('workflow_executions e'), where: where.toSql(), alias: 'e' }] }
+}
+
+/** The source of each metrics endpoint, by the service function's name (the benchmark builds statements with them). */
+export const METRIC_SOURCES = {
+  agents: agentsSource,
+  workflows: workflowsSource,
+  threads: threadsSource,
+  messages: messagesSource,
+  executions: executionsSource,
+} as const
+
+/** Agents the caller could list, filtered as the list filters them. */
+export function agents(ctx: ResourceCtx, input: TAgentMetricsInput): Promise<TMetricsResponse> {
+  return runMetric(runnerOf(ctx), agentsSource(ctx, input), input)
+}
+
+/** Workflows the caller could list, filtered as the list filters them. */
+export function workflows(ctx: ResourceCtx, input: TWorkflowMetricsInput): Promise<TMetricsResponse> {
+  return runMetric(runnerOf(ctx), workflowsSource(ctx, input), input)
+}
+
+/** Threads counted for the caller (see the module comment), filtered. */
+export function threads(ctx: ResourceCtx, input: TThreadMetricsInput): Promise<TMetricsResponse> {
+  return runMetric(runnerOf(ctx), threadsSource(ctx, input), input)
+}
+
+/** Messages of the counted threads, filtered. */
+export function messages(ctx: ResourceCtx, input: TMessageMetricsInput): Promise<TMetricsResponse> {
+  return runMetric(runnerOf(ctx), messagesSource(ctx, input), input)
+}
+
+/** Executions of listable workflows of the workspace, filtered. */
+export function executions(ctx: ResourceCtx, input: TExecutionMetricsInput): Promise<TMetricsResponse> {
+  return runMetric(runnerOf(ctx), executionsSource(ctx, input), input)
 }
 
 const COUNTED = ['agents', 'prompts', 'workflows', 'tools', 'accounts', 'threads', 'messages', 'workflow_executions'] as const
@@ -105,13 +179,15 @@ const WORKSPACE_COUNTS = `select ${COUNTED.map(
   (table) => `(select count(*) from ${table} x where x.workspace_id = ? and x.deleted_at is null)::float8 as ${table}`,
 ).join(', ')},
   (select count(*) from workspace_members wm where wm.workspace_id = ?)::float8 as members,
-  (select coalesce(sum(mt.total_tokens), 0) from messages mt where mt.workspace_id = ? and mt.deleted_at is null)::float8 as tokens`
-const WORKSPACE_COUNT_PARAMS = COUNTED.length + 2
+  (select count(*) from runs r where r.workspace_id = ?)::float8 as runs,
+  ((select coalesce(sum(r.total_tokens), 0) from runs r where r.workspace_id = ?)
+    + (select coalesce(sum(mt.total_tokens), 0) from messages mt where mt.workspace_id = ? and mt.run_id is null and mt.deleted_at is null))::float8 as tokens`
+const WORKSPACE_COUNT_PARAMS = COUNTED.length + 4
 
 /**
  * `GET /api/v1/workspaces/{uuid}/metrics`: live rows of each kind in the workspace context,
- * members, runs (workflow executions until runs have their own table) and tokens (sum of
- * `messages.total_tokens`), in one statement. Any member may read it (the context already
+ * members, runs (agent, thread and prompt runs; workflow executions are counted apart) and
+ * tokens (every run's `total_tokens`, plus those of messages no run wrote), in one statement. Any member may read it (the context already
  * answered 404 to non-members).
  */
 export async function workspace(ctx: ResourceCtx): Promise<TWorkspaceMetrics> {
@@ -128,7 +204,7 @@ export async function workspace(ctx: ResourceCtx): Promise<TWorkspaceMetrics> {
     messages: number('messages'),
     workflow_executions: number('workflow_executions'),
     members: number('members'),
-    runs: number('workflow_executions'),
+    runs: number('runs'),
     tokens: number('tokens'),
   }
 }

@@ -36,7 +36,8 @@ import {
   type TRunThreadInput,
 } from '../schemas/run.schema.ts'
 import { extractMemories, memoriesFor } from './memory-extraction.ts'
-import { appendMessage, readMessages, threadHistory } from './messages.service.ts'
+import { readMessages, threadHistory } from './messages.service.ts'
+import { storableJson, storableText } from '../schemas/wire.ts'
 import { selectColumns } from './sql.ts'
 import { requireThread } from './threads.service.ts'
 import type { RunKind } from '../../entities/index.ts'
@@ -84,9 +85,7 @@ export async function runPrompt(ctx: ResourceCtx, input: TRunPromptInput): Promi
   const declared = Array.isArray(metadata.input) ? metadata.input : []
   const rendered = renderPrompt(prompt.content, declared, input.input)
   const model = await resolveFor(ctx, input.large_language_model ?? null, ['large_language_model'])
-  const run = await ctx.em.transactional(async (tx) =>
-    insertRun(tx, ctx, { kind: 'prompt', agentId: null, threadId: null, promptId: access.id, model, input: input.input, background: input.background === true }),
-  )
+  const run = await insertRun(ctx, { kind: 'prompt', agentId: null, thread: null, promptId: access.id, model, input: input.input, background: input.background === true })
   const plan: RunPlan = {
     run,
     kind: 'prompt',
@@ -135,9 +134,10 @@ export async function events(ctx: ResourceCtx, runUuid: string, lastEventId: num
 }
 
 /** The run `uuid` if the caller started it. @throws NotFoundError */
-export async function requireRun(ctx: ResourceCtx, uuid: string): Promise<RunRecord> {
-  const [row] = await ctx.em.execute<RunRecord[]>(
-    `select ${selectColumns('r', '', RUN_FIELDS)}, a.uuid as "agentUuid", t.uuid as "threadUuid", p.uuid as "promptUuid"
+export async function requireRun(ctx: ResourceCtx, uuid: string): Promise<RunRecord & { messageIds: number[] }> {
+  const [row] = await ctx.em.execute<(RunRecord & { messageIds: number[] })[]>(
+    `select ${selectColumns('r', '', RUN_FIELDS)}, a.uuid as "agentUuid", t.uuid as "threadUuid", p.uuid as "promptUuid",
+       (select coalesce(array_agg(m.id::float8 order by m.id), '{}') from messages m where m.run_id = r.id and m.deleted_at is null) as "messageIds"
      from runs r left join agents a on a.id = r.agent_id left join threads t on t.id = r.thread_id left join prompts p on p.id = r.prompt_id
      where r.uuid = ? and r.user_id = ?`,
     [uuid, ctx.auth.user.id],
@@ -180,20 +180,14 @@ async function launchAgentRun(
   const system = composeSystemPrompt(agent, { memories })
   const history = existingThreadId === null ? [] : await threadHistory(ctx.em, existingThreadId, HISTORY_LIMIT)
 
-  const run = await ctx.em.transactional(async (tx) => {
-    const threadId = existingThreadId ?? (await insertThread(tx, ctx, agent.id))
-    const stored = await insertRun(tx, ctx, { kind, agentId: agent.id, threadId, promptId: null, model, input: content, background })
-    await appendMessage(tx, {
-      threadId,
-      workspaceId: ctx.workspace.workspace.id,
-      userId: ctx.auth.user.id,
-      runId: stored.id,
-      role: 'user',
-      content,
-      parts: [{ type: 'text', text: content }],
-    })
-    await tx.execute('update agents set usage_count = usage_count + 1, last_used_at = now() where id = ?', [agent.id])
-    return { ...stored, threadId }
+  const run = await insertRun(ctx, {
+    kind,
+    agentId: agent.id,
+    thread: existingThreadId === null ? 'new' : existingThreadId,
+    promptId: null,
+    model,
+    input: content,
+    background,
   })
   const plan: RunPlan = {
     run: { id: run.id, uuid: run.uuid },
@@ -250,33 +244,53 @@ function failIfUpstream(outcome: RunOutcome, runUuid: string): void {
   throw new UpstreamError(message)
 }
 
-async function insertThread(tx: Em, ctx: ResourceCtx, agentId: number): Promise<number> {
-  const [row] = await tx.execute<{ id: number }[]>(
-    `insert into threads (uuid, name, agent_id, messages_count, metadata, user_id, workspace_id, created_at, updated_at)
-     values (?, null, ?, 0, '{}', ?, ?, now(), now()) returning id::float8 as id`,
-    [uuidv7(), agentId, ctx.auth.user.id, ctx.workspace.workspace.id],
-  )
-  return row.id
-}
-
+/**
+ * Stores a starting run in one statement (so atomically, in one round trip): the new thread when
+ * `thread` is `'new'`, the run (`running`, its log holding `run.started` as event 1), the user's
+ * message with the thread's `messages_count`, and the agent's usage. Prompt runs (`thread` null)
+ * store the run and its first event only.
+ */
 async function insertRun(
-  tx: Em,
   ctx: ResourceCtx,
-  o: { kind: RunKind; agentId: number | null; threadId: number | null; promptId: number | null; model: ResolvedModel; input: unknown; background: boolean },
-): Promise<{ id: number; uuid: string }> {
+  o: { kind: RunKind; agentId: number | null; thread: number | 'new' | null; promptId: number | null; model: ResolvedModel; input: unknown; background: boolean },
+): Promise<{ id: number; uuid: string; threadId: number | null }> {
   const uuid = uuidv7()
-  const [row] = await tx.execute<{ id: number }[]>(
-    `insert into runs (uuid, kind, status, agent_id, thread_id, prompt_id, model, input, background, started_at, user_id, workspace_id, created_at, updated_at)
-     values (?, ?, 'running', ?, ?, ?, ?, ?::jsonb, ?, now(), ?, ?, now(), now()) returning id::float8 as id`,
-    [uuid, o.kind, o.agentId, o.threadId, o.promptId, o.model.llm.slug, JSON.stringify(o.input), o.background, ctx.auth.user.id, ctx.workspace.workspace.id],
+  const user = ctx.auth.user.id
+  const workspace = ctx.workspace.workspace.id
+  const isNew = o.thread === 'new'
+  const existing = typeof o.thread === 'number' ? o.thread : null
+  const text = typeof o.input === 'string' ? storableText(o.input) : ''
+  // A thread inserted by this statement is invisible to its other parts: it starts at one message.
+  const [row] = await ctx.em.execute<{ id: number; threadId: number | null }[]>(
+    `with new_thread as (
+       insert into threads (uuid, name, agent_id, messages_count, metadata, user_id, workspace_id, created_at, updated_at)
+       select ?, null, ?, 1, '{}', ?, ?, now(), now() where ?::boolean returning id),
+     run as (
+       insert into runs (uuid, kind, status, agent_id, thread_id, prompt_id, model, input, background, events_count, started_at, user_id, workspace_id, created_at, updated_at)
+       values (?, ?, 'running', ?, coalesce((select id from new_thread), ?::bigint), ?, ?, ?::jsonb, ?, 1, now(), ?, ?, now(), now())
+       returning id, thread_id),
+     message as (
+       insert into messages (uuid, thread_id, run_id, user_id, workspace_id, role, content, parts, created_at, updated_at)
+       select ?, run.thread_id, run.id, ?, ?, 'user', ?, ?::jsonb, clock_timestamp(), clock_timestamp() from run where run.thread_id is not null),
+     counted as (update threads set messages_count = messages_count + 1, updated_at = now() where id = ?::bigint),
+     used as (update agents set usage_count = usage_count + 1, last_used_at = now() where id = ?::bigint),
+     started as (insert into run_events (run_id, seq, type, data, created_at) select run.id, 1, 'run.started', ?::jsonb, now() from run)
+     select id::float8 as id, thread_id::float8 as "threadId" from run`,
+    [
+      uuidv7(), o.agentId, user, workspace, isNew,
+      uuid, o.kind, o.agentId, existing, o.promptId, o.model.llm.slug, storableJson(o.input), o.background, user, workspace,
+      uuidv7(), user, workspace, text, storableJson([{ type: 'text', text }]),
+      existing,
+      o.agentId,
+      storableJson({ run_uuid: uuid, model: o.model.llm.slug }),
+    ],
   )
-  return { id: row.id, uuid }
+  return { id: Number(row.id), uuid, threadId: row.threadId === null ? null : Number(row.threadId) }
 }
 
 /** The answer of a run request: the run, the messages it stored (its user message first) and its usage. */
-async function result(em: Em, run: RunRecord): Promise<TRunResult> {
-  const ids = await em.execute<{ id: number }[]>('select id::float8 as id from messages where run_id = ? and deleted_at is null order by id', [run.id])
-  const messages = await readMessages(em, ids.map((row) => Number(row.id)))
+async function result(em: Em, run: RunRecord & { messageIds: number[] }): Promise<TRunResult> {
+  const messages = await readMessages(em, run.messageIds.map(Number))
   return { data: { run: toRun(run), messages, usage: toUsage(run) } }
 }
 

@@ -1,21 +1,75 @@
 /**
- * The metrics cache (specification: "Limits"; API.md section 6): a tRPC middleware placed after
- * the input parser, so only valid requests reach it and invalid ones never create an entry.
- * Answers are kept 5 minutes in the Keyv store of the app (memory, or Redis when REDIS_URL is
- * set, shared by every process), keyed on the procedure path, the service scope, the workspace
- * context, the caller and the JSON of the parsed input; an identical request within
- * the window answers the same `cached_at`. `Cache-Control: no-cache` recomputes (and stores).
- * Concurrent identical misses of one process compute once.
+ * The metrics cache (specification: "Limits"; API.md section 6): a tRPC middleware on the
+ * metrics procedures, after authentication and the workspace context (so the caller's access to
+ * the workspace is checked on every request, hit or miss) and before the input and output
+ * parsers. Answers are kept 5 minutes in the Keyv store of the app (memory, or Redis when
+ * REDIS_URL is set, shared by every process) as their JSON text, keyed on the procedure path, the
+ * service scope, the workspace context, the caller and every parameter; an identical request
+ * within the window answers the same `cached_at`. `Cache-Control: no-cache` recomputes (and
+ * stores). Concurrent identical misses of one process compute once.
+ *
+ * A hit runs neither parser: the key holds the request's parameters as canonical JSON (object
+ * keys sorted, so key order does not matter), and an entry is only ever written after the input
+ * parser accepted those very parameters and the output parser accepted the answer. Validation is
+ * a pure function of the parameters, so a request whose parameters have an entry is valid, and
+ * the stored answer was checked when it was computed; anything that is not plain JSON (possible
+ * only for in-process tRPC callers) skips the cache and is validated. With Redis a hit parses the
+ * stored text; without it, the process answers from a frozen parsed copy of its own entry.
  */
 import { createHash } from 'node:crypto'
 import { middlewareMarker } from '@trpc/server/unstable-core-do-not-import'
+import type { Keyv } from 'keyv'
 import { middleware } from './init.ts'
 
 /** Lifetime of a metrics answer. */
 const METRICS_CACHE_TTL_MS = 5 * 60 * 1000
 
-/** Computations under way in this process, by cache key. */
-const pending = new Map<string, Promise<unknown>>()
+/** Prefix of the keys; a new version when the stored form or the key changes, so old entries are never read. */
+const KEY_PREFIX = 'metrics:v2:'
+
+/** Computations under way in this process, by the request's identity: they settle with the answer's JSON text, or undefined. */
+const pending = new Map<string, Promise<string | undefined>>()
+
+/** A parsed answer and when its entry expires (ms since the epoch). */
+interface LocalCopy {
+  value: unknown
+  expires: number
+}
+
+/**
+ * Parsed copies of the entries, for each Keyv whose store lives in this process (a `Map`: no
+ * Redis). There every entry is written by this process through {@link metricsCache}, which
+ * writes its copy at the same time, so the copy is the entry: a hit skips Keyv's read and the
+ * JSON parse. A store shared with other processes (Redis) is always read. The copies are frozen
+ * (also the answer of the request that computed one), so no caller can change what later hits answer.
+ */
+const localCopies = new WeakMap<Keyv, Map<string, LocalCopy>>()
+/** Copies kept per store at most; the oldest go first (Keyv's own Map keeps every entry until read after expiry). */
+const LOCAL_COPIES_MAX = 5_000
+
+function localCopiesOf(cache: Keyv): Map<string, LocalCopy> | undefined {
+  if (!(cache.store instanceof Map)) return undefined
+  let copies = localCopies.get(cache)
+  if (!copies) localCopies.set(cache, (copies = new Map()))
+  return copies
+}
+
+function keepCopy(copies: Map<string, LocalCopy>, key: string, value: unknown, expires: number): void {
+  copies.delete(key)
+  if (copies.size >= LOCAL_COPIES_MAX) {
+    const oldest = copies.keys().next()
+    if (!oldest.done) copies.delete(oldest.value)
+  }
+  copies.set(key, { value: deepFreeze(value), expires })
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const item of Object.values(value)) deepFreeze(item)
+    Object.freeze(value)
+  }
+  return value
+}
 
 /** True when the request asks to bypass the cache. */
 function noCache(header: string | string[] | undefined): boolean {
@@ -23,49 +77,110 @@ function noCache(header: string | string[] | undefined): boolean {
   return /(^|[\s,])no-cache([\s,]|$)/i.test(value)
 }
 
+const isPlainObject = (value: object): boolean => {
+  const proto: unknown = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
+}
+
 /**
- * Use after `.input(...)` and `.output(...)` on `workspaceProcedure`. A hit is the procedure's
- * result: the resolver does not run, and the output parser (which runs outside this middleware)
- * checks the stored value like a computed one. The key holds the parsed input as JSON: the zod
- * parser writes an object's keys in its schema's order whatever the request's order, so equal
- * inputs give equal keys.
+ * `value` as JSON with every object's keys sorted, or undefined when it is not plain JSON data
+ * (strings, finite numbers, booleans, null, arrays and plain objects of them): such input is
+ * never looked up, so two inputs share an entry only when they are the same JSON data.
  */
-export const metricsCache = middleware(async ({ ctx, path, input, next }) => {
+export function canonicalJson(value: unknown): string | undefined {
+  if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value)
+  if (typeof value === 'number') return Number.isFinite(value) ? JSON.stringify(value) : undefined
+  if (typeof value !== 'object') return undefined
+  const parts: string[] = []
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const part = canonicalJson(item)
+      if (part === undefined) return undefined
+      parts.push(part)
+    }
+    return `[${parts.join(',')}]`
+  }
+  if (!isPlainObject(value)) return undefined
+  const record = value as Record<string, unknown>
+  for (const key of Object.keys(record).sort()) {
+    const part = canonicalJson(record[key])
+    if (part === undefined) return undefined
+    parts.push(`${JSON.stringify(key)}:${part}`)
+  }
+  return `{${parts.join(',')}}`
+}
+
+/**
+ * The stored text of an answer as the answer, or undefined when it is not one we wrote (another
+ * version's entry, or a value that is not our JSON): such an entry is recomputed.
+ */
+function fromStored(stored: string | undefined): unknown {
+  if (stored === undefined) return undefined
+  let value: unknown
+  try {
+    value = JSON.parse(stored)
+  } catch {
+    return undefined
+  }
+  return typeof value === 'object' && value !== null && 'cached_at' in value ? value : undefined
+}
+
+/**
+ * Use on `workspaceProcedure` before `.input(...)` and `.output(...)` (see the module comment):
+ * a hit is the procedure's result, and neither the parsers nor the resolver run.
+ */
+export const metricsCache = middleware(async ({ ctx, path, getRawInput, next }) => {
+  const parameters = canonicalJson(await getRawInput())
+  if (parameters === undefined) return next()
   // The workspace's uuid, not its id: unique across databases that might share one Redis.
-  const workspaceId = ctx.workspace?.workspace.uuid ?? null
+  const workspaceUuid = ctx.workspace?.workspace.uuid ?? null
   const userId = ctx.auth?.user.id ?? null
-  const key = `metrics:${createHash('sha256')
-    .update(JSON.stringify([path, ctx.serviceId, workspaceId, userId, input]))
-    .digest('hex')}`
-  /** The answer `data` as this procedure's result, without running the resolver. */
+  // In this process entries go by this text; in the store by its hash (bounded key length).
+  const identity = `${JSON.stringify([path, ctx.serviceId, workspaceUuid, userId])}\n${parameters}`
+  /** The answer `data` as this procedure's result, without running what follows. */
   const answer = (data: unknown) => ({ ok: true as const, data, marker: middlewareMarker })
   const bypass = noCache(ctx.headers['cache-control'])
   // Join a computation under way. No await between this look-up and registering our own below,
   // so of several identical concurrent misses exactly one computes.
-  const joined = bypass ? undefined : pending.get(key)
+  const joined = bypass ? undefined : pending.get(identity)
   if (joined) {
-    const hit = await joined
+    const hit = fromStored(await joined)
     if (hit !== undefined) return answer(hit)
   }
-  let settle: (value: unknown) => void = () => {}
-  const promise = new Promise<unknown>((resolve) => (settle = resolve))
-  pending.set(key, promise)
+  const copies = localCopiesOf(ctx.cache)
+  if (copies && !bypass) {
+    const copy = copies.get(identity)
+    if (copy && copy.expires > Date.now()) return answer(copy.value)
+    if (copy) copies.delete(identity)
+  }
+  let settle: (value: string | undefined) => void = () => {}
+  const promise = new Promise<string | undefined>((resolve) => (settle = resolve))
+  pending.set(identity, promise)
   try {
+    const key = `${KEY_PREFIX}${createHash('sha256').update(identity).digest('hex')}`
     if (!bypass) {
-      const hit: unknown = await ctx.cache.get(key)
+      // Raw, for the entry's expiry: the local copy expires with it.
+      const entry = await ctx.cache.get<unknown>(key, { raw: true })
+      const stored = typeof entry?.value === 'string' ? entry.value : undefined
+      const hit = fromStored(stored)
       if (hit !== undefined) {
-        settle(hit)
+        if (copies && typeof entry?.expires === 'number') keepCopy(copies, identity, hit, entry.expires)
+        settle(stored)
         return answer(hit)
       }
     }
     const result = await next()
     if (result.ok) {
-      await ctx.cache.set(key, result.data, METRICS_CACHE_TTL_MS)
-      settle(result.data)
+      // What the output parser accepted, as the JSON the response will carry.
+      const text = JSON.stringify(result.data)
+      const expires = Date.now() + METRICS_CACHE_TTL_MS
+      await ctx.cache.set(key, text, METRICS_CACHE_TTL_MS)
+      if (copies) keepCopy(copies, identity, result.data, expires)
+      settle(text)
     }
     return result
   } finally {
     settle(undefined)
-    if (pending.get(key) === promise) pending.delete(key)
+    if (pending.get(identity) === promise) pending.delete(identity)
   }
 })
