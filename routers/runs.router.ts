@@ -1,15 +1,12 @@
 /**
  * Runs (API.md section 5, "Running"; issue 5 item 4): `POST agents/{x}/run`, `POST threads/{x}/run`,
- * `POST prompts/{x}/run`, `GET runs/{x}`, `POST runs/{x}/cancel`, `POST threads/{x}/generate-name`
- * (the other procedure that calls a model), and the subscription
+ * `POST prompts/{x}/run`, `GET runs/{x}`, `POST runs/{x}/cancel`, and the subscription
  * `runs.events` (tracked event ids, resumable with `lastEventId`, over WebSocket and SSE).
  * REST clients follow events at `GET /api/v1/runs/{run_uuid}/events` (src/http/run-events.routes.ts).
  */
 import { tracked } from '@trpc/server'
 import * as runs from '../src/services/runs.service.ts'
-import * as threadNames from '../src/services/thread-names.service.ts'
-import { ThreadEnvelope } from '../src/schemas/thread.schema.ts'
-import { RunAgentInput, RunEventsInput, RunPathInput, RunPromptInput, RunResult, RunThreadInput, ThreadNameInput } from '../src/schemas/run.schema.ts'
+import { RunAgentInput, RunEventsInput, RunPathInput, RunPromptInput, RunResult, RunThreadInput } from '../src/schemas/run.schema.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
 const tags = ['Runs']
@@ -45,14 +42,6 @@ export const runsRouter = router({
     .input(RunPathInput)
     .output(RunResult)
     .mutation(({ ctx, input }) => runs.cancel(ctx, input.run_uuid)),
-
-  generateThreadName: workspaceProcedure
-    .meta({
-      openapi: { method: 'POST', path: '/api/v1/threads/{thread_uuid}/generate-name', tags: ['Threads'], summary: 'Name a thread from its first messages', protect: true },
-    })
-    .input(ThreadNameInput)
-    .output(ThreadEnvelope)
-    .mutation(({ ctx, input }) => threadNames.generateName(ctx, input.thread_uuid)),
 
   /** The run's events after `lastEventId`, each tracked by its sequence number; ends after the final event. */
   events: workspaceProcedure.input(RunEventsInput).subscription(async function* ({ ctx, input, signal }) {

@@ -1,8 +1,10 @@
 /**
  * Threads (API.md section 5, "threads"): private conversations of their creator with an agent,
- * in one workspace. Running a thread and generating its name are the run engine's (src/llm).
+ * in one workspace. Running a thread is in routers/runs.router.ts; naming one from its messages
+ * (`generate-name`) calls the agent's model through src/services/thread-names.service.ts.
  */
 import { z } from 'zod'
+import * as threadNames from '../src/services/thread-names.service.ts'
 import * as threads from '../src/services/threads.service.ts'
 import { CreateThreadInput, Thread, ThreadEnvelope, ThreadListInput, ThreadPathInput, UpdateThreadInput } from '../src/schemas/thread.schema.ts'
 import { paginated } from '../src/schemas/wire.ts'
@@ -22,6 +24,14 @@ export const threadsRouter = router({
     .input(CreateThreadInput)
     .output(ThreadEnvelope)
     .mutation(({ ctx, input }) => threads.create(ctx, input)),
+
+  generateName: workspaceProcedure
+    .meta({
+      openapi: { method: 'POST', path: '/api/v1/threads/{thread_uuid}/generate-name', tags, summary: 'Name a thread from its first messages', protect: true },
+    })
+    .input(ThreadPathInput)
+    .output(ThreadEnvelope)
+    .mutation(({ ctx, input }) => threadNames.generateName(ctx, input.thread_uuid)),
 
   retrieve: workspaceProcedure
     .meta({ openapi: { method: 'GET', path: '/api/v1/threads/{thread_uuid}', tags, summary: 'Retrieve one of your threads', protect: true } })

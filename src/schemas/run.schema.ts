@@ -46,9 +46,6 @@ export type TRunPromptInput = z.infer<typeof RunPromptInput>
 /** `{run_uuid}` of the run paths. */
 export const RunPathInput = z.strictObject({ run_uuid: z.uuid(), workspace_uuid: workspaceUuid })
 
-/** `POST /api/v1/threads/{thread_uuid}/generate-name`. */
-export const ThreadNameInput = z.strictObject({ thread_uuid: z.uuid(), workspace_uuid: workspaceUuid })
-
 /** `runs.events`: the run and, to resume, the last event id seen (tRPC's tracked `lastEventId`). */
 export const RunEventsInput = z.strictObject({
   run_uuid: z.uuid(),

@@ -72,3 +72,16 @@ export function resourceFilterQuery(input: TResourceListFilters): Record<string,
     template: input.template === undefined ? undefined : String(input.template),
   }
 }
+
+/**
+ * A thread's `search` (threads list and threads metrics, API.md section 6): its name, or the
+ * content of any of its live messages, matching `term` as {@link searchSql} does.
+ */
+export function threadSearchSql(alias: string, term: string): SqlFragment {
+  const name = searchSql([`${alias}.name`], term)
+  const content = searchSql(['sm.content'], term)
+  return {
+    sql: `(${name.sql} or exists (select 1 from messages sm where sm.thread_id = ${alias}.id and sm.deleted_at is null and ${content.sql}))`,
+    params: [...name.params, ...content.params],
+  }
+}

@@ -23,7 +23,7 @@ import type {
   TWorkspaceMetrics,
 } from '../schemas/metrics.schema.ts'
 import type { TResourceListFilters } from '../schemas/resource.schema.ts'
-import { Conditions, resourceFilterSql, searchSql } from './list-filters.ts'
+import { Conditions, resourceFilterSql, searchSql, threadSearchSql } from './list-filters.ts'
 import { runMetric, table, type MetricRunner, type MetricSource } from './metrics.query.ts'
 
 /** Where the metrics of a request run: the ORM's pool, else (PGlite) the request's EntityManager. */
@@ -92,14 +92,7 @@ export function threadsSource(ctx: ResourceCtx, input: TThreadMetricsInput): Met
   if (input.workspace_uuid) where.add('t.workspace_id = (select fw.id from workspaces fw where fw.uuid = ?)', input.workspace_uuid)
   if (input.user_id !== undefined) where.add('t.user_id = ?', input.user_id)
   if (input.agent_uuid) where.add('t.agent_id = (select fa.id from agents fa where fa.uuid = ?)', input.agent_uuid)
-  if (input.search) {
-    const name = searchSql(['t.name'], input.search)
-    const content = searchSql(['sm.content'], input.search)
-    where.add({
-      sql: `(${name.sql} or exists (select 1 from messages sm where sm.thread_id = t.id and sm.deleted_at is null and ${content.sql}))`,
-      params: [...name.params, ...content.params],
-    })
-  }
+  if (input.search) where.add(threadSearchSql('t', input.search))
   return { branches: [{ from: table('threads t'), where: where.toSql(), alias: 't' }] }
 }
 

@@ -22,7 +22,7 @@ import {
   type ThreadRow,
 } from '../schemas/thread.schema.ts'
 import { jsonBytes } from '../schemas/wire.ts'
-import { Conditions, searchSql } from './list-filters.ts'
+import { Conditions, threadSearchSql } from './list-filters.ts'
 import { listPage, type ListSource } from './list-page.ts'
 import { unprefix } from './sql.ts'
 import { mergeMetadata } from './workspaces.service.ts'
@@ -108,14 +108,7 @@ export async function requireThread(ctx: ResourceCtx, uuid: string, forWrite: bo
 export async function list(ctx: ResourceCtx, input: TThreadListInput) {
   const where = new Conditions(threadScopeSql('t', ctx))
   if (input.agent_uuid) where.add('a.uuid = ?', input.agent_uuid)
-  if (input.search) {
-    const name = searchSql(['t.name'], input.search)
-    const content = searchSql(['sm.content'], input.search)
-    where.add({
-      sql: `(${name.sql} or exists (select 1 from messages sm where sm.thread_id = t.id and sm.deleted_at is null and ${content.sql}))`,
-      params: [...name.params, ...content.params],
-    })
-  }
+  if (input.search) where.add(threadSearchSql('t', input.search))
   const query = { agent_uuid: input.agent_uuid, search: input.search }
   return listPage(ctx, SOURCE, where.toSql(), input, { path: '/api/v1/threads', query }, (row) =>
     toThread(unprefix<ThreadRow>(row, ''), ctx.config.appUrl),
