@@ -5,10 +5,12 @@ import { Migration20261121093927 } from './Migration20261121093927_foundation.ts
 import { Migration20261121103655_resources } from './Migration20261121103655_resources.ts'
 import { Migration20261121120939_metrics } from './Migration20261121120939_metrics.ts'
 import { Migration20261121135951_runs } from './Migration20261121135951_runs.ts'
+import { Migration20261121153411_deleted_indexes } from './Migration20261121153411_deleted_indexes.ts'
 
 export const migrationsList: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261121093927', class: Migration20261121093927 },
   { name: 'Migration20261121103655_resources', class: Migration20261121103655_resources },
   { name: 'Migration20261121120939_metrics', class: Migration20261121120939_metrics },
   { name: 'Migration20261121135951_runs', class: Migration20261121135951_runs },
+  { name: 'Migration20261121153411_deleted_indexes', class: Migration20261121153411_deleted_indexes },
 ]
