@@ -92,3 +92,12 @@ export const recordOwnership = () => ({
       .deleteRule('set null'),
   workspace: tenant,
 })
+
+/**
+ * `slug` unique among the live rows of one workspace, the service's own rows (no workspace)
+ * counting as one more workspace (providers, large language models).
+ */
+export const workspaceSlugUnique = (table: string) => ({
+  name: `${table}_workspace_id_slug_unique`,
+  expression: `create unique index "${table}_workspace_id_slug_unique" on "${table}" (coalesce("workspace_id", 0), "slug") where "deleted_at" is null`,
+})

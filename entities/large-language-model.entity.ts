@@ -1,5 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
-import { optionalOwnership, resourceKeys, softDelete, timestamps } from './columns.ts'
+import { optionalOwnership, resourceKeys, softDelete, timestamps, workspaceSlugUnique } from './columns.ts'
 import { Provider } from './provider.entity.ts'
 
 /**
@@ -15,12 +15,7 @@ export const LargeLanguageModel = defineEntity({
   name: 'LargeLanguageModel',
   tableName: 'large_language_models',
   indexes: [{ properties: ['provider'] }, { properties: ['workspace', 'createdAt'] }],
-  uniques: [
-    {
-      name: 'large_language_models_workspace_id_slug_unique',
-      expression: `create unique index "large_language_models_workspace_id_slug_unique" on "large_language_models" (coalesce("workspace_id", 0), "slug") where "deleted_at" is null`,
-    },
-  ],
+  uniques: [workspaceSlugUnique('large_language_models')],
   properties: {
     ...resourceKeys(),
     slug: p.string().length(120),

@@ -1,5 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
-import { optionalOwnership, resourceKeys, softDelete, timestamps, VISIBILITIES } from './columns.ts'
+import { optionalOwnership, resourceKeys, softDelete, timestamps, VISIBILITIES, workspaceSlugUnique } from './columns.ts'
 
 /** What a provider serves: language models or tool calls (API.md section 5). */
 export const PROVIDER_TYPES = ['llm', 'tool'] as const
@@ -25,12 +25,7 @@ export const Provider = defineEntity({
   name: 'Provider',
   tableName: 'providers',
   indexes: [{ properties: ['workspace', 'createdAt'] }],
-  uniques: [
-    {
-      name: 'providers_workspace_id_slug_unique',
-      expression: `create unique index "providers_workspace_id_slug_unique" on "providers" (coalesce("workspace_id", 0), "slug") where "deleted_at" is null`,
-    },
-  ],
+  uniques: [workspaceSlugUnique('providers')],
   properties: {
     ...resourceKeys(),
     slug: p.string().length(80),

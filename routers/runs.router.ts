@@ -6,30 +6,38 @@
  */
 import { tracked } from '@trpc/server'
 import * as runs from '../src/services/runs.service.ts'
-import { RunAgentInput, RunEventsInput, RunPathInput, RunPromptInput, RunResult, RunThreadInput } from '../src/schemas/run.schema.ts'
+import { RunAgentInput, RunEventsInput, RunPathInput, RunPromptInput, RunResult, RunThreadInput, type TRunResult } from '../src/schemas/run.schema.ts'
+import type { Ctx } from '../src/trpc/context.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
 const tags = ['Runs']
 const summary = (what: string) => `${what}: 200 when done, or 202 at once with background: true`
+
+/** The status is the surface's: 202 for a run left in the background, else 200 (API.md section 5, "Running"). */
+async function answered(ctx: Ctx, input: { background?: boolean }, run: Promise<TRunResult>): Promise<TRunResult> {
+  const result = await run
+  if (input.background) ctx.successStatus = 202
+  return result
+}
 
 export const runsRouter = router({
   agent: workspaceProcedure
     .meta({ openapi: { method: 'POST', path: '/api/v1/agents/{agent_uuid}/run', tags: ['Agents', ...tags], summary: summary('Run an agent'), protect: true } })
     .input(RunAgentInput)
     .output(RunResult)
-    .mutation(({ ctx, input }) => runs.runAgent(ctx, input)),
+    .mutation(({ ctx, input }) => answered(ctx, input, runs.runAgent(ctx, input))),
 
   thread: workspaceProcedure
     .meta({ openapi: { method: 'POST', path: '/api/v1/threads/{thread_uuid}/run', tags: ['Threads', ...tags], summary: summary('Run a thread'), protect: true } })
     .input(RunThreadInput)
     .output(RunResult)
-    .mutation(({ ctx, input }) => runs.runThread(ctx, input)),
+    .mutation(({ ctx, input }) => answered(ctx, input, runs.runThread(ctx, input))),
 
   prompt: workspaceProcedure
     .meta({ openapi: { method: 'POST', path: '/api/v1/prompts/{prompt_uuid}/run', tags: ['Prompts', ...tags], summary: summary('Run a prompt'), protect: true } })
     .input(RunPromptInput)
     .output(RunResult)
-    .mutation(({ ctx, input }) => runs.runPrompt(ctx, input)),
+    .mutation(({ ctx, input }) => answered(ctx, input, runs.runPrompt(ctx, input))),
 
   get: workspaceProcedure
     .meta({ openapi: { method: 'GET', path: '/api/v1/runs/{run_uuid}', tags, summary: 'Retrieve a run with its stored messages and usage', protect: true } })

@@ -317,6 +317,10 @@ describe('runs', () => {
       const agent = await makeAgent(alice)
       const uuid = (await run(alice, agent.uuid, { input: 'x' })).body.data.run.uuid
       expect((await t.http('GET', `/api/v1/runs/${uuid}`, { token: alice.token })).status).toBe(200)
+      // Reading a run and its events is a read: a read-only token may.
+      const reader = await readOnlyToken(t, alice)
+      expect((await t.http('GET', `/api/v1/runs/${uuid}`, reader)).body.data.run.uuid).toBe(uuid)
+      expect((await readSse(`${t.url}/api/v1/runs/${uuid}/events`, { authorization: `Bearer ${reader.token}` })).events.at(-1)?.event).toBe('run.succeeded')
       expectErrorBody(await t.http('GET', `/api/v1/runs/${uuid}`, { token: bob.token }), 404, 'NOT_FOUND', 'Run not found')
       expectInvalid(await t.http('GET', '/api/v1/runs/nope', { token: alice.token }), 'run_uuid')
       expectErrorBody(await t.http('GET', `/api/v1/runs/${uuid}`), 401, 'UNAUTHORIZED')

@@ -10,7 +10,7 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { ValidationError } from '../errors.ts'
-import { RunEvent } from '../schemas/run.schema.ts'
+import { toRunEvent } from '../schemas/run.schema.ts'
 import * as runs from '../services/runs.service.ts'
 import type { Ctx, RequestMeta } from '../trpc/context.ts'
 import { handleRouteError } from './errors.ts'
@@ -53,7 +53,7 @@ export async function runEventsRoutes(scope: FastifyInstance, options: { createC
     res.on('close', onClose)
     try {
       for await (const event of events) {
-        const wire = RunEvent.parse({ id: event.seq, type: event.type, data: event.data, created_at: event.created_at })
+        const wire = toRunEvent(event)
         res.write(`id: ${wire.id}\nevent: ${wire.type}\ndata: ${JSON.stringify(wire)}\n\n`)
       }
     } catch (error) {

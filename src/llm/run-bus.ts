@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto'
 import type { RedisClientType } from '@keyv/redis'
 import type { CacheLog } from '../services/subscriber.ts'
+import { isRecord } from '../schemas/wire.ts'
 
 /** One stored event as followers receive it. */
 export interface RunEventRecord {
@@ -139,8 +140,6 @@ export class RunBus {
     for (const handler of this.#cancelHandlers) handler(message.run_id)
   }
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
 const isEventList = (value: unknown): value is RunEventRecord[] =>
   Array.isArray(value) && value.every((event) => isRecord(event) && typeof event.seq === 'number' && typeof event.type === 'string')

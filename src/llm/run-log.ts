@@ -10,7 +10,7 @@
  * and the first event goes out after a single insert.
  */
 import type { Em, Orm } from '../db.ts'
-import { storableJson } from '../schemas/wire.ts'
+import { jsonValueOf, storableJson } from '../schemas/wire.ts'
 import type { RunBus, RunEventRecord } from './run-bus.ts'
 
 /** Event types, in the order a run emits them. */
@@ -143,7 +143,7 @@ export async function readEvents(em: Em, runId: number, afterSeq: number): Promi
   return rows.map((row) => ({
     seq: Number(row.seq),
     type: row.type,
-    data: typeof row.data === 'string' ? JSON.parse(row.data) : row.data,
+    data: jsonValueOf(row.data),
     created_at: new Date(row.created_at).toISOString(),
   }))
 }

@@ -8,15 +8,14 @@
  * message and every output is scrubbed of the secret (raw, URL-encoded, JSON-escaped and the
  * Basic token) before it leaves {@link callTool}.
  */
-import { Ajv, type Options, type ValidateFunction } from 'ajv'
-import { Ajv2019 } from 'ajv/dist/2019.js'
-import { Ajv2020 } from 'ajv/dist/2020.js'
 import { jsonSchema, tool, type ToolSet } from 'ai'
 import { AUTH_SCHEMES, TOOL_METHODS, type AuthScheme, type ToolMethod } from '../../entities/index.ts'
 import type { Config } from '../config.ts'
 import type { Em } from '../db.ts'
 import { keyringOf, open } from '../services/secrets.ts'
 import { sendToolRequest, ToolHttpError, type ToolHttpRequest, type ToolHttpResponse } from './tool-http.ts'
+import { isRecord, jsonValueOf } from '../schemas/wire.ts'
+import { schemaValidator } from '../services/json-schema.ts'
 
 /** One tool an agent may call, ready to run. */
 export interface ToolBinding {
@@ -53,7 +52,6 @@ class ToolInputError extends Error {
   override name = 'ToolInputError'
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 const schemeOf = (value: unknown): AuthScheme | undefined => AUTH_SCHEMES.find((scheme) => scheme === value)
 const methodOf = (value: unknown): ToolMethod => TOOL_METHODS.find((method) => method === value) ?? 'GET'
 
@@ -111,7 +109,7 @@ export async function loadAgentTools(em: Em, config: Config, agentId: number): P
   const names = functionNames(rows.map((row) => String(row.name)))
   const keyring = keyringOf(config)
   return rows.map((row, index): ToolBinding => {
-    const stored: unknown = typeof row.inputSchema === 'string' ? JSON.parse(row.inputSchema) : row.inputSchema
+    const stored = jsonValueOf(row.inputSchema)
     let credential: ToolBinding['credential'] = null
     const scheme = schemeOf(row.authScheme)
     if (row.accountUuid && typeof row.ciphertext === 'string' && typeof row.keyId === 'string' && scheme && scheme !== 'none') {
@@ -323,45 +321,15 @@ export async function callTool(binding: ToolBinding, input: unknown, options: { 
 // ---------------------------------------------------------------------------------------------
 // AI SDK tools
 
-const AJV_OPTIONS: Options = { strict: false, validateFormats: false, addUsedSchema: false, logger: false }
-const validators = new Map<string, Ajv>()
-
-/** An Ajv of the schema's dialect (draft-07 unless `$schema` names 2019-09 or 2020-12), as src/services/json-schema.ts reads it. */
-function ajvFor(dialect: unknown): Ajv {
-  const draft = typeof dialect === 'string' && /draft\/2020-12/.test(dialect) ? '2020' : typeof dialect === 'string' && /draft\/2019-09/.test(dialect) ? '2019' : '07'
-  let ajv = validators.get(draft)
-  if (!ajv) {
-    ajv = draft === '2020' ? new Ajv2020(AJV_OPTIONS) : draft === '2019' ? new Ajv2019(AJV_OPTIONS) : new Ajv(AJV_OPTIONS)
-    validators.set(draft, ajv)
-  }
-  return ajv
-}
-
 type Validation = { success: true; value: Record<string, unknown> } | { success: false; error: Error }
 
-/** Checks tool input against the tool's schema (compiled once, on first use). */
+/** Checks tool input against the tool's schema (src/services/json-schema.ts: compiled once per schema). */
 function validatorFor(schema: Record<string, unknown>): (value: unknown) => Validation {
-  let compiled: ValidateFunction | Error | undefined
+  const problemOf = schemaValidator(schema)
   return (value) => {
-    if (!compiled) {
-      const ajv = ajvFor(schema.$schema)
-      try {
-        compiled = ajv.compile(schema)
-      } catch (error) {
-        compiled = new Error(`The tool's input_schema does not compile: ${error instanceof Error ? error.message : 'unknown problem'}`)
-      } finally {
-        try {
-          ajv.removeSchema(schema)
-        } catch {
-          // nothing cached
-        }
-      }
-    }
-    if (compiled instanceof Error) return { success: false, error: compiled }
-    if (!isRecord(value)) return { success: false, error: new Error('input must be an object') }
-    if (compiled(value)) return { success: true, value }
-    const ajv = ajvFor(schema.$schema)
-    return { success: false, error: new Error(ajv.errorsText(compiled.errors, { dataVar: 'input' })) }
+    const problem = problemOf(value)
+    if (problem !== null) return { success: false, error: new Error(problem) }
+    return isRecord(value) ? { success: true, value } : { success: false, error: new Error('input must be an object') }
   }
 }
 

@@ -6,7 +6,7 @@
 import { z } from 'zod'
 import { MESSAGE_ROLES, type MessageRole } from '../../entities/index.ts'
 import { refineStorableJson } from './resource.schema.ts'
-import { envelope, iso, jsonBoolean, jsonBytes, pageQuery, sortParam, text, timestamp } from './wire.ts'
+import { envelope, isRecord, iso, jsonBoolean, jsonBytes, pageQuery, sortParam, text, timestamp } from './wire.ts'
 
 /** Longest message `content` (API.md section 5 bounds of `content`). */
 export const MESSAGE_CONTENT_MAX = 100_000
@@ -77,7 +77,6 @@ export interface MessageRow {
 }
 
 const nullableNumber = (value: number | string | null): number | null => (value === null ? null : Number(value))
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 const stringOf = (value: unknown): string => (typeof value === 'string' ? value : '')
 
 /**

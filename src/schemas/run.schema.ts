@@ -4,6 +4,7 @@
  */
 import { z } from 'zod'
 import { RUN_KINDS, RUN_STATUSES, type IRun } from '../../entities/index.ts'
+import type { RunEventRecord } from '../llm/run-bus.ts'
 import { Message } from './message.schema.ts'
 import { envelope, iso, isoOrNull, jsonBoolean, text, timestamp } from './wire.ts'
 
@@ -92,6 +93,10 @@ export type TRunResult = z.infer<typeof RunResult>
 
 /** One event of a run's log. */
 export const RunEvent = z.object({ id: z.number().int(), type: z.string(), data: z.unknown(), created_at: timestamp() })
+export type TRunEvent = z.infer<typeof RunEvent>
+
+/** A stored event on the wire (SSE `data`). Mapped, not parsed: the log holds only what the executor wrote. */
+export const toRunEvent = (event: RunEventRecord): TRunEvent => ({ id: event.seq, type: event.type, data: event.data, created_at: event.created_at })
 
 /** A run row with the uuids of what it refers to, as src/services/runs.service.ts reads it. */
 export type RunRecord = Pick<

@@ -31,9 +31,31 @@ export const text = (max: number, min = 0) =>
  */
 export const storableText = (value: string): string => value.replaceAll('\u0000', '').toWellFormed()
 
-/** A value serialized as JSON that `jsonb` accepts: every string cleaned as {@link storableText}. */
-export const storableJson = (value: unknown): string =>
-  JSON.stringify(value ?? null, (_key, item: unknown) => (typeof item === 'string' ? storableText(item) : item))
+/** A JSON value with every string and key cleaned as {@link storableText}. */
+export function storableValue(value: unknown): unknown {
+  if (typeof value === 'string') return storableText(value)
+  if (Array.isArray(value)) return value.map(storableValue)
+  if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([key, item]) => [storableText(key), storableValue(item)]))
+  return value
+}
+
+/** A value serialized as JSON that `jsonb` accepts (see {@link storableValue}); `undefined` is `null`. */
+export const storableJson = (value: unknown): string => JSON.stringify(storableValue(value ?? null))
+
+/** A plain JSON object (not an array, not null). */
+export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/**
+ * A `jsonb` column as raw SQL answers it: parsed on PostgreSQL (`pg`), sometimes text elsewhere
+ * (PGlite, `json` columns, values built in SQL); text is parsed here.
+ */
+export const jsonValueOf = (value: unknown): unknown => (typeof value === 'string' ? JSON.parse(value) : value)
+
+/** A stored JSON object column (`metadata`) as a record; anything else is `{}`. */
+export function jsonRecordOf(value: unknown): Record<string, unknown> {
+  const parsed = jsonValueOf(value)
+  return isRecord(parsed) ? parsed : {}
+}
 
 /** Bytes of a value serialized as JSON. */
 export const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value), 'utf8')

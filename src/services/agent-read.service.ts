@@ -30,6 +30,7 @@ import { favoriteSql } from './favorites.service.ts'
 import { USAGE_WINDOW_DAYS } from './usage-frequency.ts'
 import { jsonObject, selectColumns, unprefix, USER_FIELDS, userColumns, WORKSPACE_FIELDS, workspaceColumns } from './sql.ts'
 import type { SharePermission } from '../../entities/index.ts'
+import { isRecord, jsonValueOf } from '../schemas/wire.ts'
 
 /** Each collection as a correlated sub-select over the agent `a`; no parameters. */
 const COLLECTIONS: Record<Exclude<AgentRelation, 'user' | 'workspace'>, string> = {
@@ -107,8 +108,6 @@ export function selectSql(ctx: ResourceCtx, relations: ReadonlySet<AgentRelation
 }
 const selectTexts = new Map<string, { columns: string; joins: string }>()
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
-
 /** A `json_agg` member of a {@link jsonRow} row as an array (already parsed with the row). */
 function jsonRows<T>(value: unknown): T[] {
   return Array.isArray(value) ? value : []
@@ -164,7 +163,7 @@ export async function runRead(ctx: ResourceCtx, key: string, sql: string | (() =
 
 /** A `row_to_json` column (`row`) as the row it stands for (the driver answers `json` parsed; text is parsed here). */
 export function jsonRow(row: Record<string, unknown>): Record<string, unknown> | undefined {
-  const parsed: unknown = typeof row.row === 'string' ? JSON.parse(row.row) : row.row
+  const parsed = jsonValueOf(row.row)
   return isRecord(parsed) ? parsed : undefined
 }
 

@@ -2,16 +2,17 @@
  * Checks that a tool's `input_schema` is a JSON Schema Ajv can compile (API.md section 5,
  * "tools": JSON-schema input). Draft-07 by default; `$schema` may name draft 2019-09 or 2020-12.
  * Nothing is fetched: a `$ref` outside the schema does not compile. Compiled schemas are dropped
- * again so a long-running process does not collect every schema it has checked.
+ * from Ajv again so a long-running process does not collect every schema it has checked; the
+ * validators runs use are kept in a bounded cache of their own ({@link schemaValidator}).
  */
-import { Ajv, type Options } from 'ajv'
+import { Ajv, type Options, type ValidateFunction } from 'ajv'
 import { Ajv2019 } from 'ajv/dist/2019.js'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 
 /** Unknown keywords are annotations (JSON Schema allows them); `format` is not checked here. */
 const OPTIONS: Options = { strict: false, validateFormats: false, addUsedSchema: false, logger: false }
 
-type Compiler = Pick<Ajv, 'compile' | 'removeSchema'>
+type Compiler = Pick<Ajv, 'compile' | 'removeSchema' | 'errorsText'>
 const compilers = new Map<string, Compiler>()
 
 function compilerFor(dialect: unknown): Compiler {
@@ -29,13 +30,17 @@ function compilerFor(dialect: unknown): Compiler {
  * The message is Ajv's (it quotes only the caller's own schema).
  */
 export function jsonSchemaProblem(schema: Record<string, unknown>): string | null {
+  const compiled = compile(schema)
+  return typeof compiled === 'string' ? `is not a valid JSON Schema: ${compiled}` : null
+}
+
+/** The validator of `schema`, or why it does not compile (Ajv's message, at most 500 characters). */
+function compile(schema: Record<string, unknown>): ValidateFunction | string {
   const compiler = compilerFor(schema.$schema)
   try {
-    compiler.compile(schema)
-    return null
+    return compiler.compile(schema)
   } catch (error) {
-    const message = error instanceof Error ? error.message : 'does not compile'
-    return `is not a valid JSON Schema: ${message.slice(0, 500)}`
+    return (error instanceof Error ? error.message : 'does not compile').slice(0, 500)
   } finally {
     try {
       compiler.removeSchema(schema)
@@ -43,4 +48,26 @@ export function jsonSchemaProblem(schema: Record<string, unknown>): string | nul
       // Nothing was cached for a schema that failed early.
     }
   }
+}
+
+/** Most validators kept by {@link schemaValidator}; the oldest is dropped beyond it. */
+const VALIDATORS_MAX = 1_000
+const validators = new Map<string, ValidateFunction | string>()
+
+/**
+ * Checks values against `schema` (a tool's `input_schema` during runs). Compiled once per schema
+ * text and process, not once per run: a bounded cache keyed by the schema's JSON.
+ * @returns null when `value` is valid, else why not (Ajv's errors, the value named `input`).
+ */
+export function schemaValidator(schema: Record<string, unknown>): (value: unknown) => string | null {
+  const key = JSON.stringify(schema)
+  let compiled = validators.get(key)
+  if (compiled === undefined) {
+    compiled = compile(schema)
+    if (validators.size >= VALIDATORS_MAX) validators.delete(validators.keys().next().value ?? '')
+    validators.set(key, compiled)
+  }
+  const validate = compiled
+  if (typeof validate === 'string') return () => `The tool's input_schema does not compile: ${validate}`
+  return (value) => (validate(value) ? null : compilerFor(schema.$schema).errorsText(validate.errors, { dataVar: 'input' }))
 }

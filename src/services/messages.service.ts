@@ -23,6 +23,7 @@ import { Conditions, searchSql } from './list-filters.ts'
 import { listPage, type ListSource } from './list-page.ts'
 import { unprefix } from './sql.ts'
 import { requireThread, threadScopeSql } from './threads.service.ts'
+import { storableJson, storableText } from '../schemas/wire.ts'
 
 const SOURCE: ListSource = {
   from: 'messages m join threads t on t.id = m.thread_id left join runs r on r.id = m.run_id',
@@ -57,19 +58,6 @@ async function requireMessage(ctx: ResourceCtx, uuid: string): Promise<{ id: num
   )
   if (!row) throw new NotFoundError('Message')
   return { id: Number(row.id), threadId: Number(row.threadId), parts: row.parts }
-}
-
-/** Text PostgreSQL can store: NUL characters removed, lone surrogates replaced (model output is not refused). */
-const storable = (text: string): string => text.replaceAll('\u0000', '').toWellFormed()
-
-/** A JSON value with every string (and key) made {@link storable}. */
-function storableJson(value: unknown): unknown {
-  if (typeof value === 'string') return storable(value)
-  if (Array.isArray(value)) return value.map(storableJson)
-  if (typeof value === 'object' && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [storable(key), storableJson(item)]))
-  }
-  return value
 }
 
 /** What {@link appendMessage} stores. */
@@ -113,9 +101,9 @@ export async function appendMessage(em: Em, o: AppendMessage): Promise<{ id: num
       o.userId,
       o.workspaceId,
       o.role,
-      storable(o.content),
-      JSON.stringify(storableJson(o.parts)),
-      o.model ? storable(o.model) : null,
+      storableText(o.content),
+      storableJson(o.parts),
+      o.model ? storableText(o.model) : null,
       o.promptTokens ?? null,
       o.completionTokens ?? null,
       o.totalTokens ?? null,

@@ -37,7 +37,7 @@ import {
 } from '../schemas/run.schema.ts'
 import { extractMemories, memoriesFor } from './memory-extraction.ts'
 import { readMessages, threadHistory } from './messages.service.ts'
-import { storableJson, storableText } from '../schemas/wire.ts'
+import { isRecord, jsonRecordOf, storableJson, storableText } from '../schemas/wire.ts'
 import { selectColumns } from './sql.ts'
 import { requireThread } from './threads.service.ts'
 import type { RunKind } from '../../entities/index.ts'
@@ -81,7 +81,7 @@ export async function runThread(ctx: ResourceCtx, input: TRunThreadInput): Promi
 export async function runPrompt(ctx: ResourceCtx, input: TRunPromptInput): Promise<TRunResult> {
   const access = await requireResource(ctx, 'prompts', 'Prompt', input.prompt_uuid, 'read')
   const [prompt] = await ctx.em.execute<{ content: string; metadata: unknown }[]>('select content, metadata from prompts where id = ?', [access.id])
-  const metadata = parseJson(prompt.metadata)
+  const metadata = jsonRecordOf(prompt.metadata)
   const declared = Array.isArray(metadata.input) ? metadata.input : []
   const rendered = renderPrompt(prompt.content, declared, input.input)
   const model = await resolveFor(ctx, input.large_language_model ?? null, ['large_language_model'])
@@ -156,12 +156,22 @@ async function loadAgent(em: Em, id: number): Promise<AgentForRun> {
     'select id::float8 as id, uuid, name, instruction, metadata from agents where id = ?',
     [id],
   )
-  return { ...row, metadata: parseJson(row.metadata) }
+  return { ...row, metadata: jsonRecordOf(row.metadata) }
 }
 
-/** The agent's model: `metadata.large_language_model`, else the default (src/llm/registry.ts). */
+/** The model `slug` (null: the default) for the caller in the request's workspace (src/llm/registry.ts). */
 function resolveFor(ctx: ResourceCtx, slug: string | null, field: FieldPath): Promise<ResolvedModel> {
   return resolveModel({ em: ctx.em, config: ctx.config }, { workspaceId: ctx.workspace.workspace.id, userId: ctx.auth.user.id, slug, field })
+}
+
+/**
+ * An agent's model: its `metadata.large_language_model`, else the default. Errors name
+ * `metadata.large_language_model` (runs and thread names alike).
+ * @throws ValidationError for an unknown model or one without a credential.
+ */
+export function resolveAgentModel(ctx: ResourceCtx, metadata: Record<string, unknown>): Promise<ResolvedModel> {
+  const named = metadata.large_language_model
+  return resolveFor(ctx, typeof named === 'string' && named ? named : null, ['metadata', 'large_language_model'])
 }
 
 async function launchAgentRun(
@@ -172,8 +182,7 @@ async function launchAgentRun(
   background: boolean,
   kind: RunKind,
 ): Promise<TRunResult> {
-  const slug = typeof agent.metadata.large_language_model === 'string' && agent.metadata.large_language_model ? agent.metadata.large_language_model : null
-  const model = await resolveFor(ctx, slug, ['metadata', 'large_language_model'])
+  const model = await resolveAgentModel(ctx, agent.metadata)
   const tools = model.llm.supportsTools ? await toolsOf(ctx, agent.id) : []
   const memoryOn = agent.metadata.memory === true
   const memories = memoryOn ? await memoriesFor(ctx.em, ctx.auth.user.id, agent.id) : []
@@ -214,7 +223,7 @@ async function toolsOf(ctx: ResourceCtx, agentId: number): Promise<ToolBinding[]
   }
 }
 
-/** Starts the plan; answers at once (202) in the background, else when it ended. */
+/** Starts the plan; answers at once in the background (the router answers 202), else when it ended. */
 async function settle(ctx: ResourceCtx, plan: RunPlan, background: boolean, memoryInput: string | null = null): Promise<TRunResult> {
   const runs = ctx.deps.runs
   const execution = runs.start(plan)
@@ -227,10 +236,7 @@ async function settle(ctx: ResourceCtx, plan: RunPlan, background: boolean, memo
       ),
     )
   }
-  if (background) {
-    ctx.successStatus = 202
-    return result(ctx.em, await requireRun(ctx, plan.run.uuid))
-  }
+  if (background) return result(ctx.em, await requireRun(ctx, plan.run.uuid))
   const outcome = await execution
   failIfUpstream(outcome, plan.run.uuid)
   return result(ctx.em, await requireRun(ctx, plan.run.uuid))
@@ -347,13 +353,6 @@ export function fitWindow(history: ModelMessage[], model: ResolvedModel, system:
   }
   while (start < history.length && history[start].role === 'tool') start += 1
   return history.slice(start)
-}
-
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
-
-function parseJson(value: unknown): Record<string, unknown> {
-  const parsed: unknown = typeof value === 'string' ? JSON.parse(value) : value
-  return isRecord(parsed) ? parsed : {}
 }
 
 /** A stored value as the AI SDK's JSON value type (stored JSON is JSON; `undefined` becomes null). */

@@ -9,9 +9,9 @@
 import { generateText } from 'ai'
 import type { ResourceCtx } from '../access/resource-access.ts'
 import { UpstreamError, UpstreamTimeoutError, ValidationError } from '../errors.ts'
-import { resolveModel } from '../llm/registry.ts'
 import type { TThread } from '../schemas/thread.schema.ts'
-import { storableText } from '../schemas/wire.ts'
+import { jsonRecordOf, storableText } from '../schemas/wire.ts'
+import { resolveAgentModel } from './runs.service.ts'
 import { threadHistory } from './messages.service.ts'
 import { readThread, requireThread } from './threads.service.ts'
 
@@ -32,12 +32,7 @@ export async function generateName(ctx: ResourceCtx, uuid: string): Promise<{ da
   const history = (await threadHistory(ctx.em, thread.id, NAME_SOURCE_MESSAGES)).filter((m) => m.content.trim() !== '')
   if (history.length === 0) throw new ValidationError(['thread_uuid'], 'The thread has no messages to name it from')
   const [agent] = await ctx.em.execute<{ metadata: unknown }[]>('select metadata from agents where id = ?', [thread.agentId])
-  const metadata: unknown = typeof agent?.metadata === 'string' ? JSON.parse(agent.metadata) : agent?.metadata
-  const named = typeof metadata === 'object' && metadata !== null && 'large_language_model' in metadata ? metadata.large_language_model : null
-  const model = await resolveModel(
-    { em: ctx.em, config: ctx.config },
-    { workspaceId: ctx.workspace.workspace.id, userId: ctx.auth.user.id, slug: typeof named === 'string' && named ? named : null, field: ['metadata', 'large_language_model'] },
-  )
+  const model = await resolveAgentModel(ctx, jsonRecordOf(agent?.metadata))
   let name: string
   if (model.driver === 'local') {
     const first = history.find((m) => m.role === 'user') ?? history[0]
