@@ -16,7 +16,7 @@ import { Share } from './share.entity.ts'
 import { Thread } from './thread.entity.ts'
 import { Tool } from './tool.entity.ts'
 import { User } from './user.entity.ts'
-import { WorkflowExecution } from './workflow-execution.entity.ts'
+import { WorkflowExecution, WorkflowExecutionData } from './workflow-execution.entity.ts'
 import { WorkspaceMember } from './workspace-member.entity.ts'
 import { Workflow } from './workflow.entity.ts'
 import { Workspace } from './workspace.entity.ts'
@@ -46,6 +46,7 @@ export {
   Workflow,
   WorkflowCategory,
   WorkflowExecution,
+  WorkflowExecutionData,
   Workspace,
   WorkspaceMember,
 }
@@ -99,4 +100,5 @@ export const entities = [
   Memory,
   LargeLanguageModel,
   WorkflowExecution,
+  WorkflowExecutionData,
 ]

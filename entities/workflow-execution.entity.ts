@@ -2,18 +2,36 @@ import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
 import { recordOwnership, resourceKeys, softDelete, timestamps } from './columns.ts'
 import { Workflow } from './workflow.entity.ts'
 
-/** States of an execution. */
+/** States of an execution (API.md section 7): `queued` -> `running` -> `succeeded` | `failed` | `canceled`. */
 export const EXECUTION_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceled'] as const
 export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number]
 
+/** What started an execution (`mode`). */
+export const EXECUTION_MODES = ['manual', 'webhook', 'schedule', 'retry'] as const
+export type ExecutionMode = (typeof EXECUTION_MODES)[number]
+
+/** States of one node within an execution: `pinned` used its `pin_data`, `skipped` sat on a branch not taken. */
+export const NODE_RUN_STATUSES = ['succeeded', 'failed', 'skipped', 'pinned', 'canceled'] as const
+export type NodeRunStatus = (typeof NODE_RUN_STATUSES)[number]
+
 /**
- * One run of a workflow (`workflow_executions`). Created for the metrics issue (API.md section 6:
- * executions belong to the workspace of their workflow); the runs issue adds its operations.
+ * One run of a workflow (`workflow_executions`, API.md sections 6 and 7): recorded before it
+ * starts, then claimed by the process that runs it, which keeps `heartbeat_at` fresh; the
+ * recovery sweep fails a `running` execution whose heartbeat stopped (src/workflow-engine).
  */
 export const WorkflowExecution = defineEntity({
   name: 'WorkflowExecution',
   tableName: 'workflow_executions',
-  indexes: [{ properties: ['workflow', 'createdAt'] }, { properties: ['workspace', 'createdAt'] }],
+  indexes: [
+    { properties: ['workflow', 'createdAt'] },
+    { properties: ['workspace', 'createdAt'] },
+    // The recovery sweep's look-up: the few unfinished executions, oldest heartbeat first.
+    {
+      name: 'workflow_executions_unfinished_index',
+      expression:
+        `create index "workflow_executions_unfinished_index" on "workflow_executions" ("heartbeat_at") where "status" in ('queued', 'running')`,
+    },
+  ],
   properties: {
     ...resourceKeys(),
     workflow: () =>
@@ -26,7 +44,14 @@ export const WorkflowExecution = defineEntity({
     mode: p.string().length(32).default('manual'),
     input: p.json<unknown>().nullable(),
     output: p.json<unknown>().nullable(),
+    /** The failure's message; `error_code` and `error_node_id` say which kind and where. */
     error: p.text().nullable(),
+    errorCode: p.string().length(64).nullable().fieldName('error_code'),
+    errorNodeId: p.string().length(100).nullable().fieldName('error_node_id'),
+    /** The execution this one retries (`POST workflow-executions/{x}/retry`). */
+    retryOf: p.bigint('number').nullable().fieldName('retry_of_id'),
+    /** Refreshed by the process running it; stale means that process died. */
+    heartbeatAt: p.datetime().nullable().fieldName('heartbeat_at'),
     startedAt: p.datetime().nullable().fieldName('started_at'),
     finishedAt: p.datetime().nullable().fieldName('finished_at'),
     durationMs: p.integer().fieldName('duration_ms').nullable(),
@@ -36,3 +61,37 @@ export const WorkflowExecution = defineEntity({
 })
 
 export type IWorkflowExecution = InferEntity<typeof WorkflowExecution>
+
+/**
+ * One node's part of an execution (`workflow_execution_data`, the specification's
+ * WorkflowExecutionData): its input, output, error, attempts and timings, written when the
+ * execution settles (in `position` order, the order the nodes ran).
+ */
+export const WorkflowExecutionData = defineEntity({
+  name: 'WorkflowExecutionData',
+  tableName: 'workflow_execution_data',
+  indexes: [{ properties: ['execution', 'position'] }],
+  properties: {
+    id: p.bigint('number').primary().autoincrement(),
+    execution: () =>
+      p.manyToOne(WorkflowExecution)
+        .fieldName('execution_id')
+        .deleteRule('cascade'),
+    position: p.integer(),
+    nodeId: p.string().length(100).fieldName('node_id'),
+    nodeType: p.string().length(100).fieldName('node_type'),
+    status: p.enum(NODE_RUN_STATUSES),
+    input: p.json<unknown>().nullable(),
+    output: p.json<unknown>().nullable(),
+    /** `{code, message}` of a failed node. */
+    error: p.json<{ code: string; message: string }>().nullable(),
+    /** The output handle(s) the node fired (`true`/`false` of an if, a switch case). */
+    branches: p.json<string[]>().nullable(),
+    attempts: p.integer().default(0),
+    startedAt: p.datetime().nullable().fieldName('started_at'),
+    finishedAt: p.datetime().nullable().fieldName('finished_at'),
+    durationMs: p.integer().nullable().fieldName('duration_ms'),
+  },
+})
+
+export type IWorkflowExecutionData = InferEntity<typeof WorkflowExecutionData>

@@ -26,6 +26,22 @@ export const Workflow = defineEntity({
     staticData: p.json<Record<string, unknown>>().fieldName('static_data').default('{}'),
     pinData: p.json<Record<string, unknown>>().fieldName('pin_data').default('{}'),
     triggerCount: p.integer().fieldName('trigger_count').default(0),
+    /**
+     * The secret of `POST /api/v1/hooks/{webhook_token}`: 64 hex characters from two random
+     * UUIDs (244 random bits), made by the database so every row, old or new, has one.
+     */
+    webhookToken: p
+      .string()
+      .length(64)
+      .unique()
+      .fieldName('webhook_token')
+      .defaultRaw(`replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '')`),
+    /**
+     * The HMAC-SHA256 key of the `X-Signature` check, sealed like account secrets
+     * (src/services/secrets.ts, context `workflows.webhook_secret`); null: no check.
+     */
+    webhookSecretCiphertext: p.text().nullable().fieldName('webhook_secret_ciphertext').hidden().lazy(),
+    webhookSecretKeyId: p.string().length(64).nullable().fieldName('webhook_secret_key_id'),
     ...ownership(),
     ...timestamps(),
     ...softDelete(),

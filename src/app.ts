@@ -12,6 +12,7 @@ import { AUTH_CACHE_TTL_MS, AuthCache } from './services/auth-cache.ts'
 import { READ_CACHE_TTL_MS, ReadCache } from './services/read-cache.ts'
 import type { AppDeps } from './trpc/context.ts'
 import { RunManager } from './llm/run-manager.ts'
+import { WorkflowEngine } from './workflow-engine/engine.ts'
 import { InFlight } from './trpc/in-flight.ts'
 import { hashServiceKeys } from './trpc/init.ts'
 import { createRateLimits } from './trpc/rate-limit.ts'
@@ -57,6 +58,8 @@ export async function createRuntime(
     rateLimitPrefix?: string
     authCacheTtlMs?: number
     readCacheTtlMs?: number
+    /** Work the workflow queue in this process (default `config.worker`, from `WORKER`). */
+    worker?: boolean
   } = {},
 ): Promise<Runtime> {
   const log = options.log ?? createLogger(config)
@@ -81,6 +84,7 @@ export async function createRuntime(
   const readCache = await ReadCache.create({ ttlMs: options.readCacheTtlMs ?? READ_CACHE_TTL_MS, log, redis })
   const inFlight = new InFlight()
   const runs = await RunManager.create({ orm, config, log, readCache, redis })
+  const workflows = await WorkflowEngine.create({ orm, config, log, readCache, worker: options.worker ?? config.worker })
   return {
     orm,
     config,
@@ -93,11 +97,13 @@ export async function createRuntime(
     inFlight,
     readCache,
     runs,
+    workflows,
     close: async () => {
       // Calls whose clients left are still running: let them finish before the database goes.
       await inFlight.idle(config.shutdownTimeoutMs)
       // So are runs executing here (their clients may have left too): finish or interrupt them.
       await runs.close(config.shutdownTimeoutMs)
+      await workflows.close(config.shutdownTimeoutMs)
       await authCache.close()
       await readCache.close()
       if (redis?.isOpen) await redis.quit()

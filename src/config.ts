@@ -97,6 +97,14 @@ const EnvSchema = z.object({
   TOOL_MAX_RESPONSE_BYTES: int(1, 100 * 1024 * 1024).default(1024 * 1024),
   /** Let tools call private, link-local and loopback addresses (off: such calls fail; tests turn it on). */
   TOOL_ALLOW_PRIVATE_NETWORK: bool.default(false),
+  /** Longest a workflow execution may run when its `settings.timeout_seconds` says nothing, in seconds (issue 6). */
+  WORKFLOW_TIMEOUT_SECONDS: int(1, 86_400).default(300),
+  /** Most background executions of one workspace running at once, across every worker (issue 6 item 3). */
+  WORKFLOW_CONCURRENCY: int(1, 1000).default(10),
+  /** How often a process refreshes the heartbeat of the executions it runs, in milliseconds; 3 missed beats mark one abandoned. */
+  WORKFLOW_HEARTBEAT_MS: int(100, 600_000).default(5_000),
+  /** Largest webhook body accepted (`POST /api/v1/hooks/{webhook_token}`), in bytes (413 above). */
+  WEBHOOK_BODY_LIMIT_BYTES: int(1, 100 * 1024 * 1024).default(1024 * 1024),
 })
 
 /** Typed configuration, as the rest of the code sees it. */
@@ -138,6 +146,8 @@ export interface Config {
   }
   /** Outgoing tool calls (issue 5 item 6). */
   tools: { timeoutMs: number; maxResponseBytes: number; allowPrivateNetwork: boolean }
+  /** Workflow executions (issue 6). */
+  workflows: { timeoutSeconds: number; concurrency: number; heartbeatMs: number; webhookBodyLimitBytes: number }
 }
 
 /** Thrown for a bad environment; the message names the variable and never echoes its value. */
@@ -238,6 +248,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: e.TOOL_TIMEOUT_MS,
       maxResponseBytes: e.TOOL_MAX_RESPONSE_BYTES,
       allowPrivateNetwork: e.TOOL_ALLOW_PRIVATE_NETWORK,
+    },
+    workflows: {
+      timeoutSeconds: e.WORKFLOW_TIMEOUT_SECONDS,
+      concurrency: e.WORKFLOW_CONCURRENCY,
+      heartbeatMs: e.WORKFLOW_HEARTBEAT_MS,
+      webhookBodyLimitBytes: e.WEBHOOK_BODY_LIMIT_BYTES,
     },
   }
 }

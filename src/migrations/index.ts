@@ -6,6 +6,7 @@ import { Migration20261121103655_resources } from './Migration20261121103655_res
 import { Migration20261121120939_metrics } from './Migration20261121120939_metrics.ts'
 import { Migration20261121135951_runs } from './Migration20261121135951_runs.ts'
 import { Migration20261121153411_deleted_indexes } from './Migration20261121153411_deleted_indexes.ts'
+import { Migration20261121162322_workflow_engine } from './Migration20261121162322_workflow_engine.ts'
 
 export const migrationsList: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261121093927', class: Migration20261121093927 },
@@ -13,4 +14,5 @@ export const migrationsList: { name: string; class: Constructor<Migration> }[] =
   { name: 'Migration20261121120939_metrics', class: Migration20261121120939_metrics },
   { name: 'Migration20261121135951_runs', class: Migration20261121135951_runs },
   { name: 'Migration20261121153411_deleted_indexes', class: Migration20261121153411_deleted_indexes },
+  { name: 'Migration20261121162322_workflow_engine', class: Migration20261121162322_workflow_engine },
 ]

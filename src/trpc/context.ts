@@ -22,6 +22,7 @@ import type { AuthCache } from '../services/auth-cache.ts'
 import type { WorkspaceContext } from '../access/workspace-access.ts'
 import type { ReadCache } from '../services/read-cache.ts'
 import type { RunManager } from '../llm/run-manager.ts'
+import type { WorkflowEngine } from '../workflow-engine/engine.ts'
 import type { InFlight } from './in-flight.ts'
 import type { RateLimits } from './rate-limit.ts'
 
@@ -42,6 +43,8 @@ export interface AppDeps {
   readCache: ReadCache
   /** The runs executing in this process and the bus their events travel on (src/llm/run-manager.ts). */
   runs: RunManager
+  /** Workflow executions of this process, the queue and schedules (src/workflow-engine/engine.ts). */
+  workflows: WorkflowEngine
 }
 
 /** What a transport knows about one request. */

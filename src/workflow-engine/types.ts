@@ -1,0 +1,134 @@
+/**
+ * The contracts of the workflow engine (issue 6; API.md section 7): what a node type is, what it
+ * receives when it runs and what it answers. Node types live in src/workflow-engine/nodes, the
+ * executor that walks a graph in src/workflow-engine/executor.ts.
+ *
+ * Data model: every node answers one JSON value, its `output`. A node's `input` is the output of
+ * the node its active incoming edge comes from; with several active incoming edges (a merge), an
+ * array of those outputs in edge order. A trigger's input is what triggered it (the webhook's
+ * request, the manual run's `input`, the schedule's firing). Parameter strings that start with
+ * `=` are JSONata expressions over the input (src/workflow-engine/expressions.ts), evaluated
+ * before the node's parameter schema parses the result.
+ */
+import type { z } from 'zod'
+import type { ExecutionMode } from '../../entities/index.ts'
+import type { ResourceCtx } from '../access/resource-access.ts'
+import type { Config } from '../config.ts'
+import type { Orm } from '../db.ts'
+import type { FastifyBaseLogger as Logger } from 'fastify'
+
+/** A node of a stored graph, as the executor reads it (the request shape is `WorkflowNode` in graph.ts). */
+export interface GraphNode {
+  id: string
+  type: string
+  name?: string
+  parameters?: Record<string, unknown>
+  /** Per-node retry (API.md section 7): attempts in all (1..10) and the first delay, doubled per attempt. */
+  retry?: { max_attempts?: number; delay_ms?: number }
+  [key: string]: unknown
+}
+
+/** An edge of a stored graph. `source_handle` names the output of a branching node (`true`, `false`, a switch case). */
+export interface GraphEdge {
+  id?: string
+  source: string
+  target: string
+  source_handle?: string | null
+  target_handle?: string | null
+}
+
+/** The response a `respond_to_webhook` node sends to the waiting webhook caller. */
+export interface WebhookResponse {
+  /** HTTP status, 100..599. */
+  status: number
+  headers: Record<string, string>
+  /** A JSON value (sent as JSON) or a string (sent as text unless a content-type header says otherwise). */
+  body: unknown
+}
+
+/** What the executor gives a node when it runs it. */
+export interface NodeContext<P = unknown> {
+  node: GraphNode
+  /** Parameters with every expression evaluated, parsed by the node type's schema. */
+  params: P
+  /** The incoming value (see the module comment). */
+  input: unknown
+  /** Aborted when the execution is canceled or times out: stop waiting and throw. */
+  signal: AbortSignal
+  execution: {
+    id: number
+    uuid: string
+    mode: ExecutionMode
+    workflowId: number
+    workflowUuid: string
+    workspaceId: number
+    /** The triggering user (the workflow's owner for webhooks and schedules). */
+    userId: number
+  }
+  /** The workflow's `static_data`, mutable: what a node writes here is stored when the execution ends. */
+  staticData: Record<string, unknown>
+  deps: EngineDeps
+  /**
+   * A resource context acting as the execution's user in the workflow's workspace, for nodes
+   * that call services (run prompt, run agent, accounts of an HTTP request).
+   * @throws NotFoundError when that user or workspace no longer exists.
+   */
+  resourceCtx(): Promise<ResourceCtx>
+  /** Answers the waiting webhook caller (only the first call counts; a no-op when nobody waits). */
+  respond(response: WebhookResponse): void
+}
+
+/** What a node answers. */
+export interface NodeResult {
+  output: unknown
+  /**
+   * The output handles that fire, for branching nodes (`['true']`, `['case_a', 'case_b']`); omitted:
+   * every outgoing edge fires. Edges whose `source_handle` is not among them are not taken, and a
+   * node whose incoming edges are all not taken is skipped.
+   */
+  branches?: string[]
+}
+
+/** A node failed; `code` is stable (`http_status`, `timeout`, `invalid_parameters`, ...), the message safe to show. */
+export class NodeError extends Error {
+  override name = 'NodeError'
+  constructor(
+    readonly code: string,
+    message: string,
+    /** False for failures a retry cannot fix (bad parameters): the executor does not retry them. */
+    readonly retryable = true,
+  ) {
+    super(message)
+  }
+}
+
+/** Long-lived dependencies the nodes may use (secrets open with `keyringOf(config)`). */
+export interface EngineDeps {
+  orm: Orm
+  config: Config
+  log: Logger
+}
+
+/** One kind of node (`GET /api/v1/workflow-node-types` lists them). */
+export interface NodeType<P = any> {
+  /** The `type` written in a node (`webhook_trigger`, `http_request`, ...). */
+  type: string
+  /** Human name and one-sentence description for editors. */
+  label: string
+  description: string
+  /** `trigger` nodes start a graph (exactly one per graph); the others act on their input. */
+  kind: 'trigger' | 'action'
+  /**
+   * The parameters, checked on save (with expressions in place: fields that accept them are
+   * written with `expr()` from expressions.ts) and again at run time after evaluation.
+   */
+  parameters: z.ZodType<P>
+  /**
+   * The output handles edges may name in `source_handle`, for these (saved) parameters; null: one
+   * unnamed output, and edges leaving the node must not name a handle.
+   */
+  outputs(params: P): string[] | null
+  /** Default retry of this type when the node sets none (the HTTP request retries; the others do not). */
+  defaultRetry?: { max_attempts: number; delay_ms: number }
+  execute(context: NodeContext<P>): Promise<NodeResult>
+}
