@@ -53,7 +53,7 @@ export async function seedAgents(baseUrl: string, token: string, friendId: numbe
       await post(baseUrl, token, '/api/v1/workflows', {
         name,
         nodes: [
-          { id: 'start', type: 'trigger.manual' },
+          { id: 'start', type: 'manual_trigger' },
           { id: 'next', type: 'set' },
         ],
         edges: [{ source: 'start', target: 'next' }],

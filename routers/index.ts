@@ -11,6 +11,8 @@ import { systemRouter } from './system.router.ts'
 import { accessTokensRouter, userRouter } from './user.router.ts'
 import { workspacesRouter } from './workspaces.router.ts'
 import { workflowsRouter } from './workflows.router.ts'
+import { workflowNodeTypesRouter } from './workflow-node-types.router.ts'
+import { workflowExecutionsRouter } from './workflow-executions.router.ts'
 import { accountsRouter } from './accounts.router.ts'
 import { providersRouter } from './providers.router.ts'
 import { toolsRouter } from './tools.router.ts'
@@ -28,6 +30,8 @@ export const appRouter = router({
   accessTokens: accessTokensRouter,
   workspaces: workspacesRouter,
   workflows: workflowsRouter,
+  workflowNodeTypes: workflowNodeTypesRouter,
+  workflowExecutions: workflowExecutionsRouter,
   categories: categoriesRouter,
   prompts: promptsRouter,
   agents: agentsRouter,

@@ -1,9 +1,16 @@
 /** Workflows as stored resources (specification: "Workflow"; API.md sections 5 and 7). */
 import { z } from 'zod'
 import * as workflows from '../src/services/workflows.service.ts'
+import { generateWorkflow } from '../src/services/workflow-generate.service.ts'
+import { shareWorkflow } from '../src/services/workflow-shares.service.ts'
+import * as workflowRuns from '../src/services/workflow-runs.service.ts'
+import { WorkflowExecutionDetailResponse } from '../src/schemas/workflow-execution.schema.ts'
 import {
   CreateWorkflowInput,
+  GenerateWorkflowInput,
   ListWorkflowsInput,
+  RunWorkflowInput,
+  ShareWorkflowInput,
   UpdateWorkflowInput,
   WorkflowList,
   WorkflowPathInput,
@@ -27,6 +34,22 @@ export const workflowsRouter = router({
     .output(WorkflowResponse)
     .mutation(({ ctx, input }) => workflows.create(ctx, input)),
 
+  // A static path: declared before every `{workflow_uuid}` procedure, so `generate` is never read as a uuid.
+  generate: workspaceProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/workflows/generate',
+        tags,
+        summary: "Generate a workflow from a description with a workspace's model",
+        protect: true,
+      },
+      successStatus: 201,
+    })
+    .input(GenerateWorkflowInput)
+    .output(WorkflowResponse)
+    .mutation(({ ctx, input }) => generateWorkflow(ctx, input)),
+
   retrieve: workspaceProcedure
     .meta({ openapi: { method: 'GET', path, tags, summary: 'Retrieve a workflow', protect: true } })
     .input(WorkflowPathInput)
@@ -44,6 +67,32 @@ export const workflowsRouter = router({
     .input(WorkflowPathInput)
     .output(z.void())
     .mutation(({ ctx, input }) => workflows.remove(ctx, input.workflow_uuid)),
+
+  share: workspaceProcedure
+    .meta({
+      openapi: { method: 'POST', path: `${path}/share`, tags, summary: 'Share a workflow with a user or a workspace', protect: true },
+    })
+    .input(ShareWorkflowInput)
+    .output(WorkflowResponse)
+    .mutation(({ ctx, input }) => shareWorkflow(ctx, input)),
+
+  run: workspaceProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: `${path}/run`,
+        tags,
+        summary: 'Run a workflow by hand: 200 with the execution when it ended, or 202 at once with background: true',
+        protect: true,
+      },
+    })
+    .input(RunWorkflowInput)
+    .output(WorkflowExecutionDetailResponse)
+    .mutation(async ({ ctx, input }) => {
+      const result = await workflowRuns.run(ctx, input)
+      if (input.background) ctx.successStatus = 202
+      return result
+    }),
 
   favorite: workspaceProcedure
     .meta({

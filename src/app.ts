@@ -85,7 +85,7 @@ export async function createRuntime(
   const inFlight = new InFlight()
   const runs = await RunManager.create({ orm, config, log, readCache, redis })
   const workflows = await WorkflowEngine.create({ orm, config, log, readCache, worker: options.worker ?? config.worker })
-  return {
+  const runtime: Runtime = {
     orm,
     config,
     cache,
@@ -110,4 +110,6 @@ export async function createRuntime(
       await orm.close()
     },
   }
+  workflows.bind(runtime)
+  return runtime
 }

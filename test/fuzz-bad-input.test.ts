@@ -169,7 +169,15 @@ describe('bad input on every REST endpoint (API.md section 2)', () => {
          select gen_random_uuid(), ?, a.id, a.user_id, a.workspace_id, now(), now() from agents a where a.uuid = ? returning uuid`,
         [`${tag} likes tea`, agent.uuid],
       )
+      // An ended execution of the workflow, inserted as the engine would store it.
+      const [execution] = await t.sql(
+        `insert into workflow_executions (uuid, workflow_id, workspace_id, user_id, status, mode, created_at, updated_at)
+         select gen_random_uuid(), w.id, w.workspace_id, w.user_id, 'succeeded', 'manual', now(), now() from workflows w where w.uuid = ?
+         returning uuid`,
+        [workflow.uuid],
+      )
       return {
+        execution_uuid: String(execution.uuid),
         thread_uuid: thread.uuid as string,
         message_uuid: message.uuid as string,
         run_uuid: ran.run.uuid as string,
@@ -214,6 +222,7 @@ describe('bad input on every REST endpoint (API.md section 2)', () => {
         'workspaces-members-add': { user_id: outsider.id },
         'workspaces-members-update': { role: 'admin' },
         'workspaces-update': { name: 'Hijacked by fuzz' },
+        'workflows-share': { entity_type: 'user', entity_id: member.id, permission: 'read' },
       },
       email: () => `fuzz-${(emails += 1)}@example.com`,
     }
@@ -221,7 +230,9 @@ describe('bad input on every REST endpoint (API.md section 2)', () => {
     const doc = await t.http('GET', '/openapi.json')
     expect(doc.status).toBe(200)
     const openApi: OpenApiDocument = doc.body
-    operations = operationsOf(openApi)
+    // The workflow webhook takes any content type, query and body by design (they are the graph's
+    // input) and knows no bearer token: its bad input is tested in workflow-runs.test.ts.
+    operations = operationsOf(openApi).filter((op) => !op.path.startsWith('/api/v1/hooks/'))
     // Which operations need a token, from the server rather than the document: without a token
     // and with an unknown field, an authenticated one answers 401 and a public one 400 (or 200).
     needsToken = new Map()
@@ -266,7 +277,7 @@ describe('bad input on every REST endpoint (API.md section 2)', () => {
     const failures = await run(strict, 'invalid input')
     const changed = changes(before, await snapshot())
     expect([...failures, ...changed], report([...failures, ...changed], strict.length)).toEqual([])
-  }, 180_000)
+  }, 360_000)
 
   it('answers odd but valid text without a 5xx, and every read still answers afterwards', async () => {
     const lenient = cases.filter((c) => c.mayBeValid)

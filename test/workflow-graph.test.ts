@@ -1,13 +1,14 @@
 /**
- * Structural validation of workflow graphs (src/workflow-engine/graph.ts; API.md section 7):
- * node and edge shapes, unique ids, edges pointing at existing nodes, storable JSON
- * (src/schemas/resource.schema.ts `unstorableJson`, `StorableObject`).
+ * Validation of workflow graphs (src/workflow-engine/graph.ts; API.md section 7): node and edge
+ * shapes, unique ids, edges pointing at existing nodes, storable JSON
+ * (src/schemas/resource.schema.ts `unstorableJson`, `StorableObject`), and what `validateGraph`
+ * adds with the node types (each rule through the endpoints: workflow-graph-validation.test.ts).
  * Pure functions: no database.
  */
 import { describe, expect, it } from 'vitest'
 import { STORED_JSON_MAX_DEPTH as MAX_JSON_DEPTH, StorableObject, unstorableJson } from '../src/schemas/resource.schema.ts'
 import { jsonBytes } from '../src/schemas/wire.ts'
-import { graphIssues, MAX_EDGES, MAX_NODES, WorkflowEdge, WorkflowEdges, WorkflowNode, WorkflowNodes } from '../src/workflow-engine/graph.ts'
+import { graphIssues, MAX_EDGES, MAX_NODES, validateGraph, WorkflowEdge, WorkflowEdges, WorkflowNode, WorkflowNodes } from '../src/workflow-engine/graph.ts'
 
 const paths = (result: { success: boolean; error?: { issues: { path: PropertyKey[] }[] } }) =>
   result.success ? [] : [...new Set(result.error?.issues.map((issue) => issue.path.join('.')))]
@@ -82,7 +83,7 @@ describe('graphIssues (checks across nodes and edges)', () => {
     { id: 'done', type: 'respond' },
   ]
 
-  it('finds nothing wrong in a sound graph, an empty one, or a graph with a cycle (cycles are the executor issue)', () => {
+  it('finds nothing wrong in a sound graph, an empty one, or a graph with a cycle (cycles are for validateGraph)', () => {
     expect(graphIssues(nodes, [{ source: 'start', target: 'fetch' }, { source: 'fetch', target: 'done' }])).toEqual([])
     expect(graphIssues([], [])).toEqual([])
     expect(graphIssues(nodes, [{ source: 'fetch', target: 'done' }, { source: 'done', target: 'fetch' }])).toEqual([])
@@ -137,6 +138,50 @@ describe('graphIssues (checks across nodes and edges)', () => {
     const id = 'x'.repeat(100)
     const [issue] = graphIssues([{ id }, { id }], [])
     expect(issue.message.length).toBeLessThan(70)
+  })
+})
+
+describe('validateGraph (checks that need the node types)', () => {
+  const chain = (length: number) => ({
+    nodes: [{ id: 'n0', type: 'manual_trigger' }, ...Array.from({ length: length - 1 }, (_, i) => ({ id: `n${i + 1}`, type: 'set' }))],
+    edges: Array.from({ length: length - 1 }, (_, i) => ({ source: `n${i}`, target: `n${i + 1}` })),
+  })
+
+  it('walks a chain of MAX_NODES nodes without trouble, and finds the one edge closing a ring', () => {
+    const { nodes, edges } = chain(MAX_NODES)
+    expect(validateGraph(nodes, edges)).toEqual([])
+    const ring = [...edges, { source: `n${MAX_NODES - 1}`, target: 'n1' }]
+    expect(validateGraph(nodes, ring).map((issue) => issue.path)).toEqual([['edges', MAX_NODES - 1]])
+  })
+
+  it('runs the structural checks too, and answers an empty graph as valid', () => {
+    expect(validateGraph([], [])).toEqual([])
+    const issues = validateGraph([{ id: 'a', type: 'manual_trigger' }, { id: 'a', type: 'set' }], [{ source: 'a', target: 'b' }])
+    expect(issues.map((issue) => issue.path)).toEqual([
+      ['nodes', 1, 'id'],
+      ['edges', 0, 'target'],
+    ])
+  })
+
+  it("names a literal's own problem rather than the expression-or-literal union's", () => {
+    const nodes = [
+      { id: 't', type: 'manual_trigger' },
+      { id: 'h', type: 'http_request', parameters: { url: 42, query: { a: { deep: true } }, headers: { 'bad name': 'x' } } },
+    ]
+    expect(validateGraph(nodes, [])).toEqual([
+      { path: ['nodes', 1, 'parameters', 'url'], message: 'Invalid input: expected string' },
+      { path: ['nodes', 1, 'parameters', 'headers', 'bad name'], message: 'Invalid key: must be an HTTP header name' },
+      { path: ['nodes', 1, 'parameters', 'query', 'a'], message: 'Invalid input: expected string, number or boolean' },
+    ])
+  })
+
+  it('reports nodes without a string type, and leaves edges from nodes with invalid parameters unjudged by their handles', () => {
+    const nodes = [{ id: 't', type: 'manual_trigger' }, { id: 'x' }, { id: 'i', type: 'if', parameters: { condition: '=(' } }, { id: 's', type: 'set' }]
+    const issues = validateGraph(nodes, [{ source: 'i', target: 's', source_handle: 'anything' }])
+    expect(issues.map((issue) => issue.path)).toEqual([
+      ['nodes', 1, 'type'],
+      ['nodes', 2, 'parameters', 'condition'],
+    ])
   })
 })
 

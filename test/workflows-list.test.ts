@@ -182,7 +182,7 @@ describe('workflows.list (GET /api/v1/workflows)', () => {
   it('sends the same number of SQL queries for a page of 1 and a page of 40, with every embed', async () => {
     const owner = await t.make.user({ name: 'Counter' })
     for (let i = 0; i < 40; i += 1) {
-      await make(owner, { name: `Flow ${i}`, category_uuids: [categories[i % 3].uuid], nodes: [{ id: 'a', type: 't' }] })
+      await make(owner, { name: `Flow ${i}`, category_uuids: [categories[i % 3].uuid], nodes: [{ id: 'a', type: 'manual_trigger' }] })
     }
     const query = 'with=user,workspace,categories&favorite=0&template=0&search=flow'
     await list(owner, query) // warm the token cache and prepared statements

@@ -14,8 +14,8 @@ import { workspaceId } from './helpers/rows.ts'
 import { WORKFLOW_KEYS } from './helpers/workflows.ts'
 
 const NODES = [
-  { id: 'start', type: 'trigger.manual', name: 'Start', parameters: {}, position: { x: 0, y: 0 } },
-  { id: 'fetch', type: 'http.request', name: 'Fetch', parameters: { url: 'https://example.com', method: 'GET' }, position: [240, 0] as [number, number] },
+  { id: 'start', type: 'manual_trigger', name: 'Start', parameters: {}, position: { x: 0, y: 0 } },
+  { id: 'fetch', type: 'http_request', name: 'Fetch', parameters: { url: 'https://example.com', method: 'GET' }, position: [240, 0] as [number, number] },
 ]
 const EDGES = [{ id: 'e1', source: 'start', target: 'fetch', source_handle: null, target_handle: 'in' }]
 
@@ -183,13 +183,13 @@ describe('workflows', () => {
     it('answers 400 naming the later node for a duplicate node id, and the edge end for a dangling edge', async () => {
       const duplicate = await http('POST', '/api/v1/workflows', {
         token: alice.token,
-        body: { name: 'Dup', nodes: [...NODES, { id: 'start', type: 'x' }] },
+        body: { name: 'Dup', nodes: [...NODES, { id: 'start', type: 'set' }] },
       })
       expect(duplicate.body.issues).toEqual([{ code: 'custom', path: ['nodes', 2, 'id'], message: 'Duplicate node id "start"' }])
-      const edges = [EDGES[0], { source: 'fetch', target: 'start' }, { source: 'start', target: 'fetch' }, { source: 'fetch', target: 'ghost' }]
+      const edges = [EDGES[0], { source: 'start', target: 'fetch' }, { source: 'fetch', target: 'ghost' }]
       const dangling = await http('POST', '/api/v1/workflows', { token: alice.token, body: { name: 'Dangling', nodes: NODES, edges } })
-      expectInvalid(dangling, 'edges.3.target')
-      expect(dangling.body.issues).toEqual([{ code: 'custom', path: ['edges', 3, 'target'], message: 'No node has the id "ghost"' }])
+      expectInvalid(dangling, 'edges.2.target')
+      expect(dangling.body.issues).toEqual([{ code: 'custom', path: ['edges', 2, 'target'], message: 'No node has the id "ghost"' }])
       expect(await t.sql("select 1 from workflows where name in ('Dup', 'Dangling')")).toHaveLength(0)
     })
 
@@ -297,7 +297,7 @@ describe('workflows', () => {
         pin_data: { fetch: [1] },
         category_uuids: [categories[0].uuid, categories[1].uuid],
       })
-      const nodes = [{ id: 'only', type: 'trigger.webhook' }]
+      const nodes = [{ id: 'only', type: 'webhook_trigger' }]
       const res = await put(alice, wf.uuid, {
         nodes,
         edges: [],
@@ -315,13 +315,13 @@ describe('workflows', () => {
 
     it('checks new edges against the stored nodes, and stored edges against new nodes', async () => {
       const wf = await make(alice, { nodes: NODES, edges: EDGES })
-      const ok = await put(alice, wf.uuid, { edges: [{ source: 'fetch', target: 'start' }] })
+      const ok = await put(alice, wf.uuid, { edges: [{ id: 'e2', source: 'start', target: 'fetch' }] })
       expect(ok.status).toBe(200)
-      expect(ok.body.data.edges).toEqual([{ source: 'fetch', target: 'start' }])
-      expectInvalid(await put(alice, wf.uuid, { edges: [{ source: 'fetch', target: 'start' }, { source: 'start', target: 'gone' }] }), 'edges.1.target')
-      const orphaning = await put(alice, wf.uuid, { nodes: [{ id: 'start', type: 'x' }] })
-      expectInvalid(orphaning, 'edges.0.source')
-      const together = await put(alice, wf.uuid, { nodes: [{ id: 'start', type: 'x' }], edges: [] })
+      expect(ok.body.data.edges).toEqual([{ id: 'e2', source: 'start', target: 'fetch' }])
+      expectInvalid(await put(alice, wf.uuid, { edges: [{ source: 'start', target: 'fetch' }, { source: 'start', target: 'gone' }] }), 'edges.1.target')
+      const orphaning = await put(alice, wf.uuid, { nodes: [{ id: 'start', type: 'manual_trigger' }] })
+      expectInvalid(orphaning, 'edges.0.target')
+      const together = await put(alice, wf.uuid, { nodes: [{ id: 'start', type: 'manual_trigger' }], edges: [] })
       expect(together.status).toBe(200)
     })
 
@@ -330,7 +330,7 @@ describe('workflows', () => {
       const before = await rowOf(wf.uuid)
       const bad = [
         { name: 'Changed', category_uuids: [categories[1].uuid, '01234567-89ab-4def-8123-456789abcdef'] },
-        { name: 'Changed', nodes: [{ id: 'a', type: 't' }, { id: 'a', type: 't' }] },
+        { name: 'Changed', nodes: [{ id: 'a', type: 'manual_trigger' }, { id: 'a', type: 'set' }] },
         { name: 'Changed', profile_photo_key: 'missing.png' },
         { name: 'Changed', trigger_count: 9 },
       ]
@@ -345,7 +345,7 @@ describe('workflows', () => {
       ['a null nodes', { nodes: null }, 'nodes'],
       ['a null visibility', { visibility: null }, 'visibility'],
       ['is_active as "false"', { is_active: 'false' }, 'is_active'],
-      ['a duplicate node id', { nodes: [{ id: 'a', type: 't' }, { id: 'a', type: 't' }] }, 'nodes.1.id'],
+      ['a duplicate node id', { nodes: [{ id: 'a', type: 'manual_trigger' }, { id: 'a', type: 'set' }] }, 'nodes.1.id'],
     ])('answers 400 naming the field for %s', async (_label, body, path) => {
       const wf = await make(alice)
       expectInvalid(await put(alice, wf.uuid, body), path)

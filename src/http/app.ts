@@ -15,6 +15,7 @@ import { createContextFactory, type AppDeps, type Ctx } from '../trpc/context.ts
 import { renderDocs } from './docs.ts'
 import { MEDIA_OPENAPI_PATHS, mediaRoutes } from './media.routes.ts'
 import { RUN_EVENTS_OPENAPI_PATHS, runEventsRoutes } from './run-events.routes.ts'
+import { WEBHOOK_OPENAPI_PATHS, webhookRoutes } from './webhook.routes.ts'
 import {
   errorBody,
   flattenRestError,
@@ -61,7 +62,7 @@ export function openApiDocument(baseUrl: string) {
     baseUrl,
     securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } },
     // The upload and download routes are plain Fastify routes beside the procedures.
-    paths: { ...MEDIA_OPENAPI_PATHS, ...RUN_EVENTS_OPENAPI_PATHS },
+    paths: { ...MEDIA_OPENAPI_PATHS, ...RUN_EVENTS_OPENAPI_PATHS, ...WEBHOOK_OPENAPI_PATHS },
   })
 }
 
@@ -215,6 +216,8 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
   await app.register(mediaRoutes, { createContext, config })
   // Run events for REST clients: Server-Sent Events, no JSON procedure.
   await app.register(runEventsRoutes, { createContext })
+  // Workflow webhooks: any content type, raw body kept for signatures.
+  await app.register(webhookRoutes, { deps })
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: config.bodyLimitBytes })
   const wssHandler = applyWSSHandler({

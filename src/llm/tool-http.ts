@@ -21,9 +21,12 @@ import type { ToolMethod } from '../../entities/index.ts'
 /** Most redirects one tool call follows; each target is checked again. */
 export const MAX_REDIRECTS = 3
 
+/** The methods a request may use: the tools' own, and HEAD for workflow HTTP request nodes. */
+export type HttpMethod = ToolMethod | 'HEAD'
+
 /** A tool request, ready to send. */
 export interface ToolHttpRequest {
-  method: ToolMethod
+  method: HttpMethod
   url: URL
   /** Headers sent on every hop. */
   headers: Record<string, string>
@@ -50,14 +53,31 @@ export interface ToolHttpResponse {
   status: number
   statusText: string
   contentType: string
+  /** The answer's headers, names in lower case; repeated headers joined with `, `. */
+  headers: Record<string, string>
   body: Buffer
   /** The URL that answered. */
   url: URL
 }
 
+/**
+ * Why a request failed: `timeout` (the whole-call deadline passed), `too_large` (the answer went
+ * over the cap), `cancelled` (the caller's signal), `refused` (a private address while they are
+ * refused, or a scheme other than http/https), `redirect` (too many or bad redirects), `network`
+ * (anything else on the way).
+ */
+export type ToolHttpFailure = 'timeout' | 'too_large' | 'cancelled' | 'refused' | 'redirect' | 'network'
+
 /** A tool request failed before a complete answer arrived; the message is safe to show and log. */
 export class ToolHttpError extends Error {
   override name = 'ToolHttpError'
+  constructor(
+    message: string,
+    /** Lets callers map a failure without reading its message (workflow nodes retry some, not others). */
+    readonly reason: ToolHttpFailure = 'network',
+  ) {
+    super(message)
+  }
 }
 
 const isHttp = (url: URL) => url.protocol === 'http:' || url.protocol === 'https:'
@@ -77,12 +97,21 @@ function agentFor(url: URL, limits: ToolHttpLimits): http.Agent {
   return secure ? FILTERING.https : FILTERING.http
 }
 
+const isRefusal = (message: string) => /is not allowed\. Because/.test(message)
+
+/** The error of a failed connection or request, its message without anything the request carried. */
+function failureOf(error: unknown, url: URL): ToolHttpError {
+  if (error instanceof ToolHttpError) return error
+  const refused = error instanceof Error && isRefusal(error.message)
+  return new ToolHttpError(describeFailure(error, url), refused ? 'refused' : 'network')
+}
+
 /** Why a connection or request failed, without anything the request carried. */
 function describeFailure(error: unknown, url: URL): string {
   const host = url.host
   const message = error instanceof Error ? error.message : String(error)
   const code = typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : ''
-  if (/is not allowed\. Because/.test(message)) {
+  if (isRefusal(message)) {
     return `Refused: ${host} is (or resolves to) a private, loopback, link-local or unspecified address, and TOOL_ALLOW_PRIVATE_NETWORK is off`
   }
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `Could not resolve the host ${url.hostname}`
@@ -92,6 +121,15 @@ function describeFailure(error: unknown, url: URL): string {
   if (/CERT|SSL|TLS|SELF_SIGNED/.test(code)) return `TLS handshake with ${host} failed (${code})`
   if (/^Z_|BROTLI/.test(code)) return `${host} sent a body that does not decompress`
   return `The request to ${host} failed${code ? ` (${code})` : ''}`
+}
+
+/** Response headers as one string per lower-case name (node already lower-cases them). */
+function headersOf(headers: http.IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value
+  }
+  return out
 }
 
 /** The decoder for a Content-Encoding, or null for identity. */
@@ -113,14 +151,15 @@ interface Hop {
   status: number
   statusText: string
   contentType: string
+  headers: Record<string, string>
   location?: string
   body: Buffer
 }
 
 /** One request/response; the body is read (up to the cap) unless the answer is a redirect. */
-function hop(url: URL, method: ToolMethod, headers: Record<string, string>, body: string | undefined, limits: ToolHttpLimits, signal: AbortSignal): Promise<Hop> {
+function hop(url: URL, method: HttpMethod, headers: Record<string, string>, body: string | undefined, limits: ToolHttpLimits, signal: AbortSignal): Promise<Hop> {
   return new Promise<Hop>((resolve, reject) => {
-    const fail = (error: unknown) => reject(error instanceof ToolHttpError ? error : new ToolHttpError(describeFailure(error, url)))
+    const fail = (error: unknown) => reject(failureOf(error, url))
     let request: http.ClientRequest
     try {
       const send = url.protocol === 'https:' ? https.request : http.request
@@ -133,14 +172,19 @@ function hop(url: URL, method: ToolMethod, headers: Record<string, string>, body
     request.on('response', (response) => {
       const status = response.statusCode ?? 0
       const location = response.headers.location
-      const base = { status, statusText: response.statusMessage ?? '', contentType: String(response.headers['content-type'] ?? '') }
+      const base = {
+        status,
+        statusText: response.statusMessage ?? '',
+        contentType: String(response.headers['content-type'] ?? ''),
+        headers: headersOf(response.headers),
+      }
       if (REDIRECTS.has(status) && location) {
         response.destroy()
         resolve({ ...base, location, body: Buffer.alloc(0) })
         return
       }
       const tooLarge = () =>
-        new ToolHttpError(`The answer of ${url.host} is larger than TOOL_MAX_RESPONSE_BYTES (${limits.maxResponseBytes} bytes): cut off`)
+        new ToolHttpError(`The answer of ${url.host} is larger than TOOL_MAX_RESPONSE_BYTES (${limits.maxResponseBytes} bytes): cut off`, 'too_large')
       const declared = Number(response.headers['content-length'])
       if (Number.isFinite(declared) && declared > limits.maxResponseBytes) {
         response.destroy()
@@ -186,7 +230,7 @@ function hop(url: URL, method: ToolMethod, headers: Record<string, string>, body
  *   cancellation, connection trouble, too large an answer, too many or bad redirects).
  */
 export async function sendToolRequest(request: ToolHttpRequest, limits: ToolHttpLimits, signal?: AbortSignal): Promise<ToolHttpResponse> {
-  if (signal?.aborted) throw new ToolHttpError('The tool call was cancelled')
+  if (signal?.aborted) throw new ToolHttpError('The tool call was cancelled', 'cancelled')
   const deadline = AbortSignal.timeout(limits.timeoutMs)
   const combined = signal ? AbortSignal.any([signal, deadline]) : deadline
   const origin = request.url.origin
@@ -195,24 +239,24 @@ export async function sendToolRequest(request: ToolHttpRequest, limits: ToolHttp
   let body = request.body
   let headers = { ...request.headers, ...request.credentialHeaders }
   for (let redirects = 0; ; redirects += 1) {
-    if (!isHttp(url)) throw new ToolHttpError(`Only http and https URLs are called (got ${url.protocol})`)
+    if (!isHttp(url)) throw new ToolHttpError(`Only http and https URLs are called (got ${url.protocol})`, 'refused')
     let answer: Hop
     try {
       answer = await hop(url, method, headers, body, limits, combined)
     } catch (error) {
-      if (deadline.aborted) throw new ToolHttpError(`${url.host} did not answer within TOOL_TIMEOUT_MS (${limits.timeoutMs} ms)`)
-      if (signal?.aborted) throw new ToolHttpError('The tool call was cancelled')
-      throw error instanceof ToolHttpError ? error : new ToolHttpError(describeFailure(error, url))
+      if (deadline.aborted) throw new ToolHttpError(`${url.host} did not answer within TOOL_TIMEOUT_MS (${limits.timeoutMs} ms)`, 'timeout')
+      if (signal?.aborted) throw new ToolHttpError('The tool call was cancelled', 'cancelled')
+      throw failureOf(error, url)
     }
     if (answer.location === undefined) return { ...answer, url }
-    if (redirects >= MAX_REDIRECTS) throw new ToolHttpError(`${request.url.host} redirected more than ${MAX_REDIRECTS} times`)
+    if (redirects >= MAX_REDIRECTS) throw new ToolHttpError(`${request.url.host} redirected more than ${MAX_REDIRECTS} times`, 'redirect')
     let next: URL
     try {
       next = new URL(answer.location, url)
     } catch {
-      throw new ToolHttpError(`${url.host} redirected to an invalid URL`)
+      throw new ToolHttpError(`${url.host} redirected to an invalid URL`, 'redirect')
     }
-    if (!isHttp(next)) throw new ToolHttpError(`${url.host} redirected to a ${next.protocol} URL: only http and https are followed`)
+    if (!isHttp(next)) throw new ToolHttpError(`${url.host} redirected to a ${next.protocol} URL: only http and https are followed`, 'redirect')
     if (answer.status === 303 || ((answer.status === 301 || answer.status === 302) && method === 'POST')) {
       method = 'GET'
       body = undefined

@@ -4,9 +4,11 @@
  * ({@link callTool}: URL template, query or JSON body, credential, limits of ./tool-http.ts) and
  * the AI SDK tool set a run hands to `streamText` ({@link toToolSet}).
  *
- * Secrets: opened only here, kept in the binding's `credential`, never logged; every error
+ * Secrets: opened here for tools, kept in the binding's `credential`, never logged; every error
  * message and every output is scrubbed of the secret (raw, URL-encoded, JSON-escaped and the
- * Basic token) before it leaves {@link callTool}.
+ * Basic token) before it leaves {@link callTool}. Workflow HTTP request nodes
+ * (src/workflow-engine/nodes/http-request.ts) apply an account the same way through the exported
+ * {@link credentialParts}, {@link secretForms}, {@link scrub}, {@link bodyText} and {@link parseBody}.
  */
 import { jsonSchema, tool, type ToolSet } from 'ai'
 import { AUTH_SCHEMES, TOOL_METHODS, type AuthScheme, type ToolMethod } from '../../entities/index.ts'
@@ -29,7 +31,14 @@ export interface ToolBinding {
   /** The tool's input_schema, with `type: "object"` and `properties` filled in when absent. */
   inputSchema: Record<string, unknown>
   /** The bound account's opened secret and where it goes; null without a live bound account with a secret, or for scheme `none`. */
-  credential: { scheme: AuthScheme; parameter: string | null; secret: string } | null
+  credential: Credential | null
+}
+
+/** An account's opened secret and where its provider's auth scheme puts it (`parameter`: the header or query name). */
+export interface Credential {
+  scheme: AuthScheme
+  parameter: string | null
+  secret: string
 }
 
 /** What one tool call gave. `error` never holds a secret. */
@@ -47,8 +56,8 @@ export class ToolCredentialUnavailableError extends Error {
   override name = 'ToolCredentialUnavailableError'
 }
 
-/** The tool input cannot make a request (not an object, a path placeholder without a value). */
-class ToolInputError extends Error {
+/** The tool input cannot make a request (not an object, a path placeholder without a value), or the provider's auth scheme lacks its parameter. */
+export class ToolInputError extends Error {
   override name = 'ToolInputError'
 }
 
@@ -214,11 +223,10 @@ function buildRequest(binding: ToolBinding, input: unknown): ToolHttpRequest {
   if (!isRecord(fields)) throw new ToolInputError('The tool input must be a JSON object')
   const used = new Set<string>()
   const filled = fillTemplate(binding.url, fields, used)
-  const credential = binding.credential
-  const queryCredential = credential?.scheme === 'query' && credential.parameter ? credential.parameter : null
-  const remaining = Object.entries(fields).filter(([key]) => !used.has(key) && key !== queryCredential)
+  const { headers: credentialHeaders, query: queryCredential } = credentialParts(binding.credential)
+  const remaining = Object.entries(fields).filter(([key]) => !used.has(key) && key !== queryCredential?.name)
   const extra = BODY_METHODS.has(binding.method) ? [] : queryPairs(remaining)
-  if (queryCredential && credential) extra.push(`${encodeURIComponent(queryCredential)}=${encodeURIComponent(credential.secret)}`)
+  if (queryCredential) extra.push(`${encodeURIComponent(queryCredential.name)}=${encodeURIComponent(queryCredential.value)}`)
   const text = extra.length ? `${filled}${filled.includes('?') ? '&' : '?'}${extra.join('&')}` : filled
   if (!URL.canParse(text)) throw new ToolInputError('The filled tool URL is not a valid URL')
   const url = new URL(text)
@@ -233,15 +241,27 @@ function buildRequest(binding: ToolBinding, input: unknown): ToolHttpRequest {
     headers['content-type'] = 'application/json'
     body = JSON.stringify(Object.fromEntries(remaining))
   }
-  const credentialHeaders: Record<string, string> = {}
-  if (credential?.scheme === 'bearer') credentialHeaders.authorization = `Bearer ${credential.secret}`
-  if (credential?.scheme === 'basic') credentialHeaders.authorization = `Basic ${basicToken(credential.secret)}`
-  if (credential?.scheme === 'header') {
-    if (!credential.parameter) throw new ToolInputError('The provider uses the "header" auth scheme but names no auth_parameter')
-    credentialHeaders[credential.parameter.toLowerCase()] = credential.secret
-  }
-  if (credential?.scheme === 'query' && !credential.parameter) throw new ToolInputError('The provider uses the "query" auth scheme but names no auth_parameter')
   return { method: binding.method, url, headers, credentialHeaders, body }
+}
+
+/**
+ * Where a credential goes by its provider's auth scheme: an `authorization` header (`bearer`,
+ * `basic`), the header `parameter` names (`header`, lower-cased), or the query parameter
+ * `parameter` names (`query`: answered as `query` for the caller to add to the URL). Used by
+ * tools and by workflow HTTP request nodes alike, so both apply an account the same way.
+ * @throws ToolInputError when the `header` or `query` scheme names no parameter.
+ */
+export function credentialParts(credential: Credential | null): { headers: Record<string, string>; query: { name: string; value: string } | null } {
+  const headers: Record<string, string> = {}
+  if (!credential) return { headers, query: null }
+  const { scheme, parameter, secret } = credential
+  if ((scheme === 'header' || scheme === 'query') && !parameter) {
+    throw new ToolInputError(`The provider uses the "${scheme}" auth scheme but names no auth_parameter`)
+  }
+  if (scheme === 'bearer') headers.authorization = `Bearer ${secret}`
+  if (scheme === 'basic') headers.authorization = `Basic ${basicToken(secret)}`
+  if (scheme === 'header' && parameter) headers[parameter.toLowerCase()] = secret
+  return { headers, query: scheme === 'query' && parameter ? { name: parameter, value: secret } : null }
 }
 
 /** Basic credentials: a secret `user:password` as is, any other secret as the user name with an empty password. */
@@ -252,20 +272,21 @@ const basicToken = (secret: string) => Buffer.from(secret.includes(':') ? secret
 
 const REDACTED = '[redacted]'
 
-/** Every form the secret may take in text we pass on. */
-function secretForms(secret: string | undefined): string[] {
+/** Every form the secret may take in text we pass on, longest first (for {@link scrub}). */
+export function secretForms(secret: string | undefined): string[] {
   if (!secret) return []
   const forms = new Set([secret, encodeURIComponent(secret), JSON.stringify(secret).slice(1, -1), basicToken(secret)])
   return [...forms].filter(Boolean).sort((a, b) => b.length - a.length)
 }
 
-const scrub = (text: string, forms: string[]) => forms.reduce((result, form) => result.split(form).join(REDACTED), text)
+/** `text` with every form of a secret ({@link secretForms}) replaced by `[redacted]`. */
+export const scrub = (text: string, forms: string[]) => forms.reduce((result, form) => result.split(form).join(REDACTED), text)
 
 const TEXTUAL = /^(text\/|application\/(json|.*\+json|xml|.*\+xml|javascript|x-www-form-urlencoded|x-ndjson|yaml|x-yaml))/i
 const JSON_TYPE = /^application\/(json|.*\+json)/i
 
 /** The body as text, or null when it is not text (a binary type, or not valid UTF-8). */
-function bodyText(response: ToolHttpResponse): string | null {
+export function bodyText(response: ToolHttpResponse): string | null {
   const type = response.contentType.split(';')[0].trim()
   if (type && !TEXTUAL.test(type) && /^(image|audio|video|font)\/|octet-stream|zip|pdf/i.test(type)) return null
   try {
@@ -275,8 +296,11 @@ function bodyText(response: ToolHttpResponse): string | null {
   }
 }
 
-/** Parsed JSON for JSON (or JSON-looking untyped) answers, else text; null without a body. */
-function parseBody(response: ToolHttpResponse, forms: string[]): unknown {
+/**
+ * Parsed JSON for JSON (or JSON-looking untyped) answers, else text (a placeholder naming the
+ * type and size for binary answers); null without a body. Secrets (`forms`) are scrubbed first.
+ */
+export function parseBody(response: ToolHttpResponse, forms: string[]): unknown {
   if (response.body.length === 0) return null
   const raw = bodyText(response)
   if (raw === null) return `[binary answer: ${response.contentType || 'no content type'}, ${response.body.length} bytes]`
@@ -291,8 +315,8 @@ function parseBody(response: ToolHttpResponse, forms: string[]): unknown {
   return text
 }
 
-/** At most `max` characters of an answer, whitespace collapsed. */
-function excerpt(output: unknown, max = 300): string {
+/** At most `max` characters of an answer, whitespace collapsed (for error messages). */
+export function excerpt(output: unknown, max = 300): string {
   const text = (typeof output === 'string' ? output : JSON.stringify(output) ?? '').replace(/\s+/g, ' ').trim()
   return text.length > max ? `${text.slice(0, max)}…` : text
 }

@@ -3,10 +3,10 @@
  * "Agents and prompts"): strict zod objects, so unknown fields are a 400 naming them.
  */
 import { z } from 'zod'
-import { SHARE_ENTITY_TYPES, SHARE_PERMISSIONS } from '../../entities/index.ts'
 import { AGENT_RELATIONS, AGENT_SORTS, DISC_PERSONALITIES, OPENAI_VOICES } from './agent.schema.ts'
 import { CategoryUuids, checkMetadata, MediaKey, ProfilePhotoConfigInput, resourceListFilters, Visibility } from './resource.schema.ts'
-import { jsonBoolean, jsonInt, name, pageQuery, sortParam, text, withParam } from './wire.ts'
+import { shareInput } from './share.schema.ts'
+import { jsonBoolean, name, pageQuery, sortParam, text, withParam } from './wire.ts'
 
 /** Largest `metadata`, serialized as JSON, in bytes (API.md section 5: 64 KiB), also after an update's merge. */
 export const AGENT_METADATA_MAX_BYTES = 64 * 1024
@@ -162,20 +162,5 @@ export const RetrieveAgentInput = AgentPathInput.extend({ with: withParam(AGENT_
  * `POST /api/v1/agents/{agent_uuid}/share`: `entity_id` is a user id (integer) for
  * `entity_type` `user` and a workspace uuid for `workspace`; `permission` `null` removes the share.
  */
-export const ShareAgentInput = z
-  .strictObject({
-    agent_uuid: z.uuid(),
-    workspace_uuid: z.uuid().optional(),
-    entity_type: z.enum(SHARE_ENTITY_TYPES),
-    entity_id: z.union([jsonInt(1, 2_147_483_647), z.uuid()]),
-    permission: z.enum(SHARE_PERMISSIONS).nullable(),
-  })
-  .superRefine((value, ctx) => {
-    if (value.entity_type === 'user' && typeof value.entity_id !== 'number') {
-      ctx.addIssue({ code: 'custom', path: ['entity_id'], message: 'a user id (integer) for entity_type "user"' })
-    }
-    if (value.entity_type === 'workspace' && typeof value.entity_id !== 'string') {
-      ctx.addIssue({ code: 'custom', path: ['entity_id'], message: 'a workspace uuid for entity_type "workspace"' })
-    }
-  })
+export const ShareAgentInput = shareInput({ agent_uuid: z.uuid() })
 export type TShareAgentInput = z.infer<typeof ShareAgentInput>

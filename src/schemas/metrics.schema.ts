@@ -33,9 +33,10 @@ type MetricResource = keyof typeof METRIC_COLUMNS
 
 /**
  * `YYYY-MM-DD`, a real calendar day (`2026-02-30` is refused) of the years 1970..2100, which
- * bounds a gap-filled daily series to about 48,000 points.
+ * bounds a gap-filled daily series to about 48,000 points. The executions list filters dates
+ * with it too (src/schemas/workflow-execution.schema.ts).
  */
-const DateOnly = z
+export const DateOnly = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD')
   .refine((value) => {
@@ -68,6 +69,14 @@ function metricRules(
   }
   if (average && !value.column) issues.addIssue({ code: 'custom', path: ['column'], message: 'column is required for an average' })
   if (average && value.column === '*') issues.addIssue({ code: 'custom', path: ['column'], message: '* cannot be averaged' })
+  dateOrderRule(value, issues)
+}
+
+/**
+ * `date_from` later than `date_to` is a 400 naming `date_from` (API.md section 6); shared by the
+ * metrics inputs and the executions list (src/schemas/workflow-execution.schema.ts).
+ */
+export function dateOrderRule(value: { date_from?: string; date_to?: string }, issues: z.core.$RefinementCtx): void {
   if (value.date_from && value.date_to && value.date_from > value.date_to) {
     issues.addIssue({ code: 'custom', path: ['date_from'], message: 'date_from must not be after date_to' })
   }

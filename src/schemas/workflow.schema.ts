@@ -10,14 +10,17 @@ import {
   MediaKey,
   ProfilePhotoConfig,
   ProfilePhotoConfigInput,
+  refineStorableJson,
   resourceListFilters,
   StorableObject,
   toProfilePhotoConfig,
   Visibility,
   type ResourceRow,
 } from './resource.schema.ts'
+import { ModelRef } from './model.schema.ts'
+import { shareInput } from './share.schema.ts'
 import { NestedUser, NestedWorkspace } from './user.schema.ts'
-import { envelope, iso, isoOrNull, jsonBoolean, jsonBytes, name, paginated, pageQuery, sortParam, text, timestamp, withParam } from './wire.ts'
+import { envelope, iso, isoOrNull, jsonBoolean, jsonBytes, jsonInt, name, paginated, pageQuery, sortParam, text, timestamp, withParam } from './wire.ts'
 import { mediaUrl } from './workspace.schema.ts'
 
 /** Columns of `workflows` a mapper reads (see `selectColumns` in src/services/sql.ts). */
@@ -100,6 +103,13 @@ export const Workflow = WorkflowBase.extend({
   is_favorite: z.boolean(),
   user: NestedUser.nullable(),
   workspace: NestedWorkspace.nullable(),
+  /**
+   * `POST` here triggers the workflow's webhook (the token in it is the secret): shown to the
+   * workflow's owner and to owners and admins of its workspace, null for everyone else.
+   */
+  webhook_url: z.string().nullable(),
+  /** Whether webhook calls must carry `X-Signature` (the secret itself is never shown). */
+  has_webhook_secret: z.boolean(),
 }).meta({ id: 'Workflow' })
 export type TWorkflow = z.infer<typeof Workflow>
 
@@ -122,8 +132,20 @@ export const ListWorkflowsInput = z.strictObject({
 })
 export type TListWorkflowsInput = z.infer<typeof ListWorkflowsInput>
 
-/** A JSON object stored whole (`settings`, `static_data`, `pin_data`). */
+/** A JSON object stored whole (`static_data`, `pin_data`). */
 const GraphObject = StorableObject()
+
+/**
+ * `settings` (API.md section 7): `timeout_seconds` (1..86400; else `WORKFLOW_TIMEOUT_SECONDS`)
+ * bounds an execution, `error_policy` says whether a failed node stops it (`stop`, the default)
+ * or is passed on (`continue`); other members are kept as sent (editors store their own).
+ */
+const WorkflowSettings = StorableObject().pipe(
+  z.looseObject({
+    timeout_seconds: jsonInt(1, 86_400).optional(),
+    error_policy: z.enum(['stop', 'continue']).optional(),
+  }),
+)
 
 const GRAPH_KEYS = ['nodes', 'edges', 'settings', 'static_data', 'pin_data'] as const
 
@@ -150,9 +172,14 @@ const bodyFields = {
   category_uuids: CategoryUuids.optional(),
   nodes: WorkflowNodes.optional(),
   edges: WorkflowEdges.optional(),
-  settings: GraphObject.optional(),
+  settings: WorkflowSettings.optional(),
   static_data: GraphObject.optional(),
   pin_data: GraphObject.optional(),
+  /**
+   * Key of the webhook's `X-Signature` check (HMAC-SHA256 of the raw body), 16..200 characters;
+   * write-only (stored sealed), `null` removes it.
+   */
+  webhook_secret: text(200, 16).nullable().optional(),
 }
 
 /** `POST /api/v1/workflows` body: `name` required; everything else optional. */
@@ -178,3 +205,36 @@ export type TUpdateWorkflowInput = z.infer<typeof UpdateWorkflowInput>
 
 /** A workflow path: `{workflow_uuid}` (plus the optional workspace context). */
 export const WorkflowPathInput = z.strictObject({ workflow_uuid: z.uuid(), workspace_uuid: z.uuid().optional() })
+
+/**
+ * `POST /api/v1/workflows/{workflow_uuid}/share` (API.md section 4): `entity_id` is a user id
+ * (integer) for `entity_type` `user` and a workspace uuid for `workspace`; `permission` `null`
+ * removes the share.
+ */
+export const ShareWorkflowInput = shareInput({ workflow_uuid: z.uuid() })
+export type TShareWorkflowInput = z.infer<typeof ShareWorkflowInput>
+
+/**
+ * `POST /api/v1/workflows/generate`: what the workflow should do (1..4,000 characters), an
+ * optional name (else the model's), the workspace context, and the model to ask (a slug or
+ * uuid of the catalog; else the default model).
+ */
+export const GenerateWorkflowInput = z.strictObject({
+  workspace_uuid: z.uuid().optional(),
+  description: text(4000, 1).refine((value) => value.trim().length > 0, 'must not be blank'),
+  name: name().optional(),
+  model: ModelRef.optional(),
+})
+export type TGenerateWorkflowInput = z.infer<typeof GenerateWorkflowInput>
+
+/**
+ * `POST /api/v1/workflows/{workflow_uuid}/run` body: `input` (any JSON value, the manual
+ * trigger's output; default null) and `background` (queue it and answer 202 at once).
+ */
+export const RunWorkflowInput = z.strictObject({
+  workflow_uuid: z.uuid(),
+  workspace_uuid: z.uuid().optional(),
+  input: z.unknown().superRefine((value, ctx) => refineStorableJson(value, ctx, [])).optional(),
+  background: jsonBoolean().optional(),
+})
+export type TRunWorkflowInput = z.infer<typeof RunWorkflowInput>

@@ -8,7 +8,6 @@
 import { LockMode } from '@mikro-orm/core'
 import { Agent } from '../../entities/index.ts'
 import { requireResource, type ResourceCtx } from '../access/resource-access.ts'
-import { memberWorkspaceSql } from '../access/workspace-access.ts'
 import { ValidationError } from '../errors.ts'
 import {
   AGENT_METADATA_MAX_BYTES,
@@ -24,6 +23,7 @@ import { loadAgent, retrieveAgent } from './agent-read.service.ts'
 import { resolveAgentLinks, writeAgentLinks } from './agent-links.service.ts'
 import { addFavorite, removeFavorite } from './favorites.service.ts'
 import { resolveProfilePhotoKey } from './media-keys.ts'
+import { shareResource } from './shares.service.ts'
 import { mergeMetadata } from './workspaces.service.ts'
 
 type Envelope = { data: TAgent }
@@ -121,48 +121,17 @@ export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
   await ctx.em.execute('update agents set deleted_at = now(), updated_at = now() where id = ? and deleted_at is null', [access.id])
 }
 
-/** The id of the share's entity: a user of the caller's service scope, or a workspace the caller belongs to. */
-async function shareEntityId(ctx: ResourceCtx, input: TShareAgentInput, ownerId: number | null): Promise<number> {
-  if (input.entity_type === 'user') {
-    const userId = Number(input.entity_id)
-    const [user] = await ctx.em.execute('select id from users where id = ? and service_id is not distinct from ?', [userId, ctx.serviceId])
-    if (!user) throw new ValidationError(['entity_id'], 'No user has this id')
-    if (userId === ownerId) throw new ValidationError(['entity_id'], 'The owner already holds every permission')
-    return userId
-  }
-  const scope = memberWorkspaceSql(ctx)
-  const [workspace] = await ctx.em.execute(
-    `select w.id::float8 as id from workspaces w ${scope.join} where ${scope.where} and w.uuid = ?`,
-    [...scope.params, String(input.entity_id)],
-  )
-  if (!workspace) throw new ValidationError(['entity_id'], 'You are not a member of a workspace with this uuid')
-  return Number(workspace.id)
-}
-
 /**
  * `POST /api/v1/agents/{agent_uuid}/share`: sets (or, with `permission: null`, removes) the
  * share of the agent with a user (`entity_id` a user id of the caller's service scope) or a
- * workspace (`entity_id` the uuid of a workspace the caller belongs to). Needs `admin`.
+ * workspace (`entity_id` the uuid of a workspace the caller belongs to). Needs `admin`; the
+ * rules are those of {@link shareResource}.
  * @throws NotFoundError, ForbiddenError; ValidationError naming `entity_id` for an unknown
  *   user, a workspace the caller is not a member of, or the agent's owner.
  */
 export async function share(ctx: ResourceCtx, input: TShareAgentInput): Promise<Envelope> {
   const access = await requireResource(ctx, 'agents', 'Agent', input.agent_uuid, 'admin')
-  const entityId = await shareEntityId(ctx, input, access.userId)
-  if (input.permission === null) {
-    await ctx.em.execute(
-      `delete from shares where resource_type = 'agents' and resource_id = ? and entity_type = ? and entity_id = ?`,
-      [access.id, input.entity_type, entityId],
-    )
-  } else {
-    await ctx.em.execute(
-      `insert into shares (resource_type, resource_id, entity_type, entity_id, permission, created_at, updated_at)
-       values ('agents', ?, ?, ?, ?, now(), now())
-       on conflict (resource_type, resource_id, entity_type, entity_id)
-       do update set permission = excluded.permission, updated_at = now()`,
-      [access.id, input.entity_type, entityId, input.permission],
-    )
-  }
+  await shareResource(ctx, 'agents', access, input)
   return { data: await loadAgent(ctx, access.id) }
 }
 

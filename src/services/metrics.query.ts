@@ -63,8 +63,12 @@ function nowMicros(): string {
   return `${iso.slice(0, -1)}${String(micros % 1000).padStart(3, '0')}Z`
 }
 
-/** Start (inclusive) and end (exclusive) instants of the date filter; `date_to` runs to the end of its day. */
-function dateBounds(alias: string, input: TMetricCommon): SqlFragment {
+/**
+ * Start (inclusive) and end (exclusive) instants of the date filter on `<alias>.created_at`, in
+ * UTC; `date_to` runs to the end of its day. The SQL starts with ` and ` (empty without dates).
+ * The executions list filters with it too (src/services/workflow-executions.service.ts).
+ */
+export function dateBounds(alias: string, input: { date_from?: string; date_to?: string }): SqlFragment {
   const parts: string[] = []
   const params: unknown[] = []
   if (input.date_from) {

@@ -32,6 +32,8 @@ function selectSql(ctx: ResourceCtx, embeds: WorkflowEmbeds): { columns: string;
   const columns = [
     selectColumns('w', 'w_', WORKFLOW_FIELDS),
     `${favorite.sql} as "isFavorite"`,
+    `w.webhook_token as "webhookToken"`,
+    `(w.webhook_secret_ciphertext is not null) as "hasWebhookSecret"`,
     ...(embeds.user ? [userColumns('u', 'u_')] : []),
     ...(embeds.workspace ? [workspaceColumns('ws', 'ws_')] : []),
   ].join(', ')
@@ -51,6 +53,7 @@ function toWorkflows(
 ): TWorkflow[] {
   const { appUrl } = ctx.config
   const viewerId = ctx.auth.user.id
+  const adminOf = ['owner', 'admin'].includes(ctx.workspace.role) ? ctx.workspace.workspace.id : null
   return rows.map((raw) => {
     const row = unprefix<WorkflowRow>(raw, 'w_')
     const id = Number(row.id)
@@ -62,6 +65,10 @@ function toWorkflows(
       is_favorite: raw.isFavorite === true,
       user,
       workspace,
+      // The token is the webhook's secret: only those who manage the workflow see it.
+      webhook_url:
+        row.userId === viewerId || Number(row.workspaceId) === adminOf ? `${appUrl}/api/v1/hooks/${String(raw.webhookToken)}` : null,
+      has_webhook_secret: raw.hasWebhookSecret === true,
     }
   })
 }

@@ -11,8 +11,10 @@ import type { Em } from '../db.ts'
 import { ValidationError } from '../errors.ts'
 import type { TCreateWorkflowInput, TListWorkflowsInput, TUpdateWorkflowInput, TWorkflow } from '../schemas/workflow.schema.ts'
 import { jsonBytes, page } from '../schemas/wire.ts'
-import { graphIssues, MAX_GRAPH_BYTES, type GraphIssue } from '../workflow-engine/graph.ts'
+import { validateGraph, MAX_GRAPH_BYTES, type GraphIssue } from '../workflow-engine/graph.ts'
 import { resolveCategoryUuids, setCategories } from './categories.service.ts'
+import { keyringOf, seal, type Keyring } from './secrets.ts'
+import { webhookSecretContext } from './webhooks.service.ts'
 import { addFavorite, removeFavorite } from './favorites.service.ts'
 import { resolveProfilePhotoKey } from './media-keys.ts'
 import { resourceFilterQuery } from './list-filters.ts'
@@ -21,6 +23,13 @@ import { listWorkflows, loadWorkflow } from './workflows.query.ts'
 const LABEL = 'Workflow'
 /** Most graph issues one 400 lists. */
 const MAX_ISSUES = 20
+
+/** Seals a webhook secret into the row (context: the workflow's uuid, so a ciphertext copied to another row does not open). */
+function sealWebhookSecret(keyring: Keyring, workflow: { uuid: string; webhookSecretCiphertext?: string | null; webhookSecretKeyId?: string | null }, secret: string): void {
+  const sealed = seal(keyring, secret, webhookSecretContext(workflow.uuid))
+  workflow.webhookSecretCiphertext = sealed.ciphertext
+  workflow.webhookSecretKeyId = sealed.keyId
+}
 
 /** Throws the graph's problems as one 400 naming each node or edge. */
 function assertGraph(issues: GraphIssue[]): void {
@@ -63,7 +72,7 @@ export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<{ data: 
 export async function create(ctx: ResourceCtx, input: TCreateWorkflowInput): Promise<{ data: TWorkflow }> {
   const nodes = input.nodes ?? []
   const edges = input.edges ?? []
-  assertGraph(graphIssues(nodes, edges))
+  assertGraph(validateGraph(nodes, edges))
   await resolveProfilePhotoKey(ctx, input.profile_photo_key)
   const categoryIds = await resolveCategoryUuids(ctx, input.category_uuids ?? [], ['category_uuids'])
   const id = await ctx.em.transactional(async (em) => {
@@ -85,9 +94,12 @@ export async function create(ctx: ResourceCtx, input: TCreateWorkflowInput): Pro
       workspace: ctx.workspace.workspace.id,
     })
     await em.flush()
+    if (input.webhook_secret) sealWebhookSecret(keyringOf(ctx.config), workflow, input.webhook_secret)
+    await em.flush()
     await setCategories(em, 'workflows', workflow.id, categoryIds)
     return workflow.id
   })
+  await ctx.deps.workflows.syncSchedule(id)
   return { data: await loadWorkflow(ctx, id) }
 }
 
@@ -96,7 +108,13 @@ export async function create(ctx: ResourceCtx, input: TCreateWorkflowInput): Pro
  * replaced whole. The merged graph is checked before anything is written (a throw here rolls the
  * transaction back and discards the assigned values).
  */
-async function applyUpdate(em: Em, id: number, input: TUpdateWorkflowInput, categoryIds: number[] | undefined): Promise<void> {
+async function applyUpdate(
+  em: Em,
+  id: number,
+  input: TUpdateWorkflowInput,
+  categoryIds: number[] | undefined,
+  keyring: Keyring,
+): Promise<void> {
   const workflow = await em.findOneOrFail(Workflow, id, { lockMode: LockMode.PESSIMISTIC_WRITE })
   em.assign(
     workflow,
@@ -118,8 +136,10 @@ async function applyUpdate(em: Em, id: number, input: TUpdateWorkflowInput, cate
     },
     { ignoreUndefined: true, mergeObjectProperties: false },
   )
+  if (input.webhook_secret === null) em.assign(workflow, { webhookSecretCiphertext: null, webhookSecretKeyId: null })
+  else if (input.webhook_secret !== undefined) sealWebhookSecret(keyring, workflow, input.webhook_secret)
   const { nodes, edges, settings, staticData, pinData } = workflow
-  if (input.nodes !== undefined || input.edges !== undefined) assertGraph(graphIssues(nodes, edges))
+  if (input.nodes !== undefined || input.edges !== undefined) assertGraph(validateGraph(nodes, edges))
   if (jsonBytes({ nodes, edges, settings, static_data: staticData, pin_data: pinData }) > MAX_GRAPH_BYTES) {
     throw new ValidationError([], `The workflow graph is larger than ${MAX_GRAPH_BYTES} bytes`)
   }
@@ -136,7 +156,8 @@ export async function update(ctx: ResourceCtx, input: TUpdateWorkflowInput): Pro
   await resolveProfilePhotoKey(ctx, input.profile_photo_key)
   const categoryIds =
     input.category_uuids === undefined ? undefined : await resolveCategoryUuids(ctx, input.category_uuids, ['category_uuids'])
-  await ctx.em.transactional((em) => applyUpdate(em, id, input, categoryIds))
+  await ctx.em.transactional((em) => applyUpdate(em, id, input, categoryIds, keyringOf(ctx.config)))
+  await ctx.deps.workflows.syncSchedule(id)
   return { data: await loadWorkflow(ctx, id) }
 }
 
@@ -144,6 +165,7 @@ export async function update(ctx: ResourceCtx, input: TUpdateWorkflowInput): Pro
 export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
   const { id } = await requireResource(ctx, 'workflows', LABEL, uuid, 'admin')
   await ctx.em.execute('update workflows set deleted_at = now(), updated_at = now() where id = ? and deleted_at is null', [id])
+  await ctx.deps.workflows.syncSchedule(id)
 }
 
 /** `POST /api/v1/workflows/{workflow_uuid}/favorite`: idempotent. */

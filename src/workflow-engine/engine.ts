@@ -1,44 +1,440 @@
 /**
- * The workflow engine of one process (issue 6 item 3; API.md sections 1 and 7). SKELETON: the
- * public methods are the contract other modules code against; bodies land with the executor.
+ * The workflow engine of one process (issue 6 item 3; API.md sections 1 and 7).
+ *
+ * - Every execution is stored before it starts (store.ts). One a caller waits for (a manual run,
+ *   a webhook whose graph responds) runs here at once ({@link WorkflowEngine.runHere}); the
+ *   others (background runs, webhooks without a response node, retries) go through the durable
+ *   queue (src/jobs/queue.ts, pg-boss), so any worker (`npm run worker`, or `npm start` unless
+ *   `WORKER=false`) runs them ({@link WorkflowEngine.enqueue}). Schedule triggers fire from
+ *   pg-boss's scheduler, once per period across every process.
+ * - The process running an execution refreshes its `heartbeat_at` every `WORKFLOW_HEARTBEAT_MS`;
+ *   the same statement tells it which of its executions were canceled meanwhile (by any process)
+ *   so it stops them. The recovery sweep (at start and every few heartbeats, in every process)
+ *   marks `running` executions whose heartbeat is three beats old `failed` (`abandoned`): their
+ *   process died. A queued execution whose job went missing is sent again (same job id, so never
+ *   twice). None stays `running` forever, none runs twice: a worker claims an execution with a
+ *   conditional update, and only the claimant settles it.
+ * - Shutdown waits for executions running here, then ends the rest `failed` (`interrupted`).
  */
 import type { FastifyBaseLogger as Logger } from 'fastify'
 import type { Config } from '../config.ts'
 import type { Orm } from '../db.ts'
+import { JobQueue } from '../jobs/queue.ts'
+import { isRecord, jsonRecordOf, jsonValueOf, storableJson } from '../schemas/wire.ts'
 import type { ReadCache } from '../services/read-cache.ts'
-import type { ExecutionRecord } from './store.ts'
+import type { AppDeps } from '../trpc/context.ts'
+import { actingContext } from './acting-context.ts'
+import {
+  executeGraph,
+  ExecutionCanceledError,
+  ExecutionInterruptedError,
+  type ExecutionPlan,
+  type ExecutionResult,
+} from './executor.ts'
+import { nodeType } from './node-types.ts'
+import { insertExecution, type ExecutionRecord } from './store.ts'
+import type { GraphNode, WebhookResponse } from './types.ts'
+import type { ExecutionMode } from '../../entities/index.ts'
+
+/** Heartbeats missed before an execution counts as abandoned. */
+const MISSED_BEATS = 3
+/** Seconds a queued execution may wait before the sweep sends its job again. */
+const REQUEUE_AFTER_SECONDS = 60
+
+/** The parts of a `workflows` row an execution needs. */
+export interface RunnableWorkflow {
+  id: number
+  uuid: string
+  workspaceId: number
+  workspaceUuid: string
+  userId: number
+  isActive: boolean
+  nodes: unknown[]
+  edges: unknown[]
+  settings: Record<string, unknown>
+  staticData: Record<string, unknown>
+  pinData: Record<string, unknown>
+}
+
+/** Columns (alias `w`, joined workspace `ws`) that {@link toRunnable} reads. */
+export const RUNNABLE_COLUMNS = `w.id::float8 as id, w.uuid, w.workspace_id::float8 as "workspaceId", ws.uuid as "workspaceUuid",
+  w.user_id::float8 as "userId", w.is_active as "isActive", w.nodes, w.edges, w.settings, w.static_data as "staticData",
+  w.pin_data as "pinData"`
+
+/** A row selected with {@link RUNNABLE_COLUMNS} as a {@link RunnableWorkflow}. */
+export function toRunnable(row: Record<string, unknown>): RunnableWorkflow {
+  const list = (value: unknown) => {
+    const parsed = jsonValueOf(value)
+    return Array.isArray(parsed) ? parsed : []
+  }
+  return {
+    id: Number(row.id),
+    uuid: String(row.uuid),
+    workspaceId: Number(row.workspaceId),
+    workspaceUuid: String(row.workspaceUuid),
+    userId: Number(row.userId),
+    isActive: Boolean(row.isActive),
+    nodes: list(row.nodes),
+    edges: list(row.edges),
+    settings: jsonRecordOf(row.settings),
+    staticData: jsonRecordOf(row.staticData),
+    pinData: jsonRecordOf(row.pinData),
+  }
+}
+
+/** The type of a workflow's trigger node, or null when it has none. */
+export function triggerTypeOf(workflow: Pick<RunnableWorkflow, 'nodes'>): string | null {
+  for (const node of workflow.nodes) {
+    if (isRecord(node) && typeof node.type === 'string' && nodeType(node.type)?.kind === 'trigger') return node.type
+  }
+  return null
+}
+
+/** An execution started here: its row, its end, and the webhook response if a node sends one. */
+export interface StartedExecution {
+  record: ExecutionRecord
+  /** Settles when the execution has ended and is stored. */
+  done: Promise<ExecutionResult>
+  /** The first `respond_to_webhook` response, or null when the execution ended without one. */
+  response: Promise<WebhookResponse | null>
+}
 
 /** See the module comment. */
 export class WorkflowEngine {
-  private constructor(
-    readonly orm: Orm,
-    readonly config: Config,
-    readonly log: Logger,
-    readonly readCache: ReadCache,
-  ) {}
+  readonly queue: JobQueue
+  #deps: AppDeps | undefined
+  /** Cancel switches of the executions running here, by execution id. */
+  readonly #active = new Map<number, AbortController>()
+  /** Every execution under way here, for shutdown. */
+  readonly #work = new Set<Promise<unknown>>()
+  #heartbeat: NodeJS.Timeout | undefined
+  #sweepTimer: NodeJS.Timeout | undefined
+  #closing = false
 
-  /** Opens the queue (and works it unless `worker` is false). */
+  private constructor(
+    private readonly orm: Orm,
+    private readonly config: Config,
+    private readonly log: Logger,
+    private readonly readCache: ReadCache,
+  ) {
+    this.queue = new JobQueue(orm, config, log)
+  }
+
+  /**
+   * Sweeps once, keeps sweeping every few heartbeats, and works the queue here when `worker`.
+   * @throws when the database cannot be reached.
+   */
   static async create(o: { orm: Orm; config: Config; log: Logger; readCache: ReadCache; worker: boolean }): Promise<WorkflowEngine> {
-    return new WorkflowEngine(o.orm, o.config, o.log, o.readCache)
+    const engine = new WorkflowEngine(o.orm, o.config, o.log, o.readCache)
+    await engine.sweep()
+    const beat = o.config.workflows.heartbeatMs
+    engine.#heartbeat = setInterval(() => void engine.#beat(), beat)
+    engine.#heartbeat.unref()
+    engine.#sweepTimer = setInterval(() => void engine.sweep(), Math.max(beat * MISSED_BEATS, 1000))
+    engine.#sweepTimer.unref()
+    if (o.worker) {
+      await engine.queue.work({
+        execution: ({ execution_id }) => engine.#runQueued(execution_id),
+        schedule: ({ workflow_id }) => engine.#fireSchedule(workflow_id),
+      })
+    }
+    return engine
+  }
+
+  /** Gives the engine the process's dependencies (nodes act through services that need them). */
+  bind(deps: AppDeps): void {
+    this.#deps = deps
+  }
+
+  /** Number of executions running in this process. */
+  get activeCount(): number {
+    return this.#active.size
+  }
+
+  /**
+   * Records an execution `running` here and runs it now (a caller waits for it).
+   * @param o.userId the user the execution acts as; `mode` what triggered it; `input` the trigger's input.
+   */
+  async runHere(workflow: RunnableWorkflow, o: { mode: ExecutionMode; userId: number; input: unknown }): Promise<StartedExecution> {
+    const record = await insertExecution(this.orm.em.fork(), {
+      workflowId: workflow.id,
+      workspaceId: workflow.workspaceId,
+      userId: o.userId,
+      mode: o.mode,
+      input: o.input,
+      status: 'running',
+    })
+    return this.#start(workflow, record, o.input)
+  }
+
+  /**
+   * Records an execution `queued` and hands it to the queue.
+   * @throws when the queue cannot be reached (the row stays `queued`; the sweep sends it again).
+   */
+  async runQueued(workflow: RunnableWorkflow, o: { mode: ExecutionMode; userId: number; input: unknown }): Promise<ExecutionRecord> {
+    const record = await insertExecution(this.orm.em.fork(), {
+      workflowId: workflow.id,
+      workspaceId: workflow.workspaceId,
+      userId: o.userId,
+      mode: o.mode,
+      input: o.input,
+      status: 'queued',
+    })
+    await this.enqueue(record, workflow.workspaceUuid)
+    return record
   }
 
   /** Hands a `queued` execution (already stored, see store.ts) to the durable queue; any worker runs it. */
-  async enqueue(record: ExecutionRecord): Promise<void> {
-    void record
+  async enqueue(record: Pick<ExecutionRecord, 'id' | 'uuid' | 'workspaceId'>, workspaceUuid?: string): Promise<void> {
+    await this.queue.sendExecution(record.id, record.uuid, workspaceUuid ?? String(record.workspaceId))
   }
 
   /** Stops execution `executionId` if it runs in this process (its row was already marked `canceled`). */
   abort(executionId: number): void {
-    void executionId
+    this.#active.get(executionId)?.abort(new ExecutionCanceledError('The execution was canceled'))
   }
 
-  /** Registers, updates or removes the schedule of a workflow after it was saved or deleted. */
+  /**
+   * Registers, updates or removes the schedule of a workflow after it was saved or deleted: an
+   * active, not deleted workflow whose trigger is a `schedule_trigger` fires on its cron in its
+   * time zone; any other is unscheduled.
+   */
   async syncSchedule(workflowId: number): Promise<void> {
-    void workflowId
+    const [row] = await this.orm.em.fork().execute<Record<string, unknown>[]>(
+      `select w.uuid, w.nodes, w.is_active as "isActive", w.deleted_at as "deletedAt" from workflows w where w.id = ?`,
+      [workflowId],
+    )
+    if (!row) return
+    const nodes = jsonValueOf(row.nodes)
+    const trigger = (Array.isArray(nodes) ? nodes : []).find(
+      (node): node is GraphNode => isRecord(node) && node.type === 'schedule_trigger',
+    )
+    const params = trigger?.parameters
+    const key = String(row.uuid)
+    if (row.isActive && !row.deletedAt && params && typeof params.cron === 'string') {
+      const timezone = typeof params.timezone === 'string' ? params.timezone : 'UTC'
+      await this.queue.schedule(key, params.cron, timezone, workflowId)
+    } else {
+      await this.queue.unschedule(key)
+    }
   }
 
-  /** Waits for executions of this process, then stops the queue. */
+  /** Marks abandoned executions failed and re-sends lost queued ones (module comment); answers how many were failed. */
+  async sweep(): Promise<number> {
+    const em = this.orm.em.fork()
+    try {
+      const staleMs = this.config.workflows.heartbeatMs * MISSED_BEATS
+      const failed = await em.execute<{ id: number }[]>(
+        `update workflow_executions set status = 'failed', error_code = 'abandoned',
+           error = 'The process running this execution stopped before it finished',
+           finished_at = clock_timestamp(), updated_at = now(),
+           duration_ms = (extract(epoch from clock_timestamp() - coalesce(started_at, created_at)) * 1000)::int
+         where status = 'running' and heartbeat_at < clock_timestamp() - make_interval(secs => ?)
+         returning id`,
+        [staleMs / 1000],
+      )
+      const lost = await em.execute<{ id: number; uuid: string; workspace_uuid: string }[]>(
+        `select e.id::float8 as id, e.uuid, ws.uuid as workspace_uuid from workflow_executions e
+         join workspaces ws on ws.id = e.workspace_id
+         where e.status = 'queued' and e.heartbeat_at < clock_timestamp() - make_interval(secs => ?) limit 100`,
+        [REQUEUE_AFTER_SECONDS],
+      )
+      for (const row of lost) {
+        await this.queue.sendExecution(Number(row.id), row.uuid, row.workspace_uuid)
+        await em.execute(`update workflow_executions set heartbeat_at = clock_timestamp() where id = ? and status = 'queued'`, [row.id])
+      }
+      return failed.length
+    } catch (error) {
+      this.log.warn({ err: error }, 'workflow execution sweep failed')
+      return 0
+    }
+  }
+
+  /** Refreshes the heartbeat of the executions running here; stops those canceled meanwhile. */
+  async #beat(): Promise<void> {
+    if (!this.#active.size) return
+    try {
+      const rows = await this.orm.em.fork().execute<{ id: number; status: string }[]>(
+        `update workflow_executions set heartbeat_at = clock_timestamp()
+         where id in (${[...this.#active.keys()].map(() => '?').join(', ')}) returning id::float8 as id, status`,
+        [...this.#active.keys()],
+      )
+      for (const row of rows) if (row.status === 'canceled') this.abort(Number(row.id))
+    } catch (error) {
+      this.log.warn({ err: error }, 'workflow heartbeat failed')
+    }
+  }
+
+  /** Claims a queued execution (only one worker wins) and runs it. */
+  async #runQueued(executionId: number): Promise<void> {
+    if (this.#closing) throw new Error('This worker is shutting down')
+    const em = this.orm.em.fork()
+    const [claimed] = await em.execute<Record<string, unknown>[]>(
+      `update workflow_executions e set status = 'running', started_at = clock_timestamp(), heartbeat_at = clock_timestamp(), updated_at = now()
+       where e.id = ? and e.status = 'queued'
+       returning e.id::float8 as id, e.uuid, e.workflow_id::float8 as "workflowId", e.workspace_id::float8 as "workspaceId",
+         e.user_id::float8 as "userId", e.mode, e.input, e.created_at as "createdAt"`,
+      [executionId],
+    )
+    if (!claimed) return
+    const record: ExecutionRecord = {
+      id: Number(claimed.id),
+      uuid: String(claimed.uuid),
+      workflowId: Number(claimed.workflowId),
+      workspaceId: Number(claimed.workspaceId),
+      userId: Number(claimed.userId),
+      mode: String(claimed.mode) as ExecutionMode,
+      status: 'running',
+      createdAt: new Date(String(claimed.createdAt)),
+    }
+    const [row] = await em.execute<Record<string, unknown>[]>(
+      `select ${RUNNABLE_COLUMNS} from workflows w join workspaces ws on ws.id = w.workspace_id where w.id = ? and w.deleted_at is null`,
+      [record.workflowId],
+    )
+    if (!row) {
+      await this.#settle(record, {
+        status: 'failed',
+        output: null,
+        error: { code: 'not_found', message: 'The workflow was deleted', node_id: null },
+        nodes: [],
+        staticData: null,
+      })
+      return
+    }
+    const started = this.#start(toRunnable(row), record, jsonValueOf(claimed.input))
+    await started.done
+  }
+
+  /** A schedule fired: records and runs an execution of the workflow as its owner, if it still qualifies. */
+  async #fireSchedule(workflowId: number): Promise<void> {
+    if (this.#closing) throw new Error('This worker is shutting down')
+    const [row] = await this.orm.em.fork().execute<Record<string, unknown>[]>(
+      `select ${RUNNABLE_COLUMNS} from workflows w join workspaces ws on ws.id = w.workspace_id
+       where w.id = ? and w.deleted_at is null and w.is_active`,
+      [workflowId],
+    )
+    if (!row) return
+    const workflow = toRunnable(row)
+    if (triggerTypeOf(workflow) !== 'schedule_trigger') return
+    const started = await this.runHere(workflow, {
+      mode: 'schedule',
+      userId: workflow.userId,
+      input: { scheduled_at: new Date().toISOString() },
+    })
+    await started.done
+  }
+
+  /** Runs a recorded execution here: tracked for heartbeats, cancels and shutdown; settled when it ends. */
+  #start(workflow: RunnableWorkflow, record: ExecutionRecord, input: unknown): StartedExecution {
+    const controller = new AbortController()
+    this.#active.set(record.id, controller)
+    let answer: (response: WebhookResponse | null) => void = () => {}
+    const response = new Promise<WebhookResponse | null>((resolve) => (answer = resolve))
+    const plan: ExecutionPlan = {
+      execution: {
+        id: record.id,
+        uuid: record.uuid,
+        mode: record.mode,
+        workflowId: workflow.id,
+        workflowUuid: workflow.uuid,
+        workspaceId: workflow.workspaceId,
+        userId: record.userId,
+      },
+      nodes: workflow.nodes,
+      edges: workflow.edges,
+      settings: workflow.settings,
+      staticData: workflow.staticData,
+      pinData: workflow.pinData,
+      triggerInput: input,
+    }
+    const deps = this.#deps
+    const done = executeGraph(plan, {
+      signal: controller.signal,
+      deps: { orm: this.orm, config: this.config, log: this.log },
+      resourceCtx: () => {
+        if (!deps) throw new Error('The workflow engine is not bound to the app')
+        return actingContext(deps, record.userId, workflow.workspaceId)
+      },
+      respond: (value) => answer(value),
+      defaultTimeoutSeconds: this.config.workflows.timeoutSeconds,
+    })
+      .then(async (result) => {
+        await this.#settle(record, result)
+        return result
+      })
+      .finally(() => {
+        this.#active.delete(record.id)
+        answer(null)
+      })
+    const tracked = done.catch((error: unknown) => this.log.error({ err: error, execution: record.uuid }, 'workflow execution failed to settle'))
+    this.#work.add(tracked)
+    void tracked.finally(() => this.#work.delete(tracked))
+    return { record, done, response }
+  }
+
+  /**
+   * Stores how an execution ended, in one statement: its status, output, error and duration
+   * (unless it was canceled meanwhile: then it stays `canceled`), the per-node data, and the
+   * workflow's `static_data` when a node changed it and the execution succeeded.
+   */
+  async #settle(record: ExecutionRecord, result: ExecutionResult): Promise<void> {
+    await this.orm.em.fork().execute(
+      `with e as (
+         update workflow_executions set
+           status = case when status = 'running' then ? else status end,
+           output = case when status = 'running' then ?::jsonb else output end,
+           error = case when status = 'running' then ? else error end,
+           error_code = case when status = 'running' then ? else error_code end,
+           error_node_id = case when status = 'running' then ? else error_node_id end,
+           finished_at = case when status = 'running' then clock_timestamp() else finished_at end,
+           duration_ms = case when status = 'running'
+             then (extract(epoch from clock_timestamp() - coalesce(started_at, created_at)) * 1000)::int else duration_ms end,
+           updated_at = now()
+         where id = ? and status in ('running', 'canceled')
+         returning id, workflow_id, status),
+       d as (
+         insert into workflow_execution_data
+           (execution_id, position, node_id, node_type, status, input, output, error, branches, attempts, started_at, finished_at, duration_ms)
+         select e.id, x.position, x.node_id, x.node_type, x.status, x.input, x.output, x.error, x.branches, x.attempts,
+           x.started_at, x.finished_at, x.duration_ms
+         from e, jsonb_to_recordset(?::jsonb) as x(position int, node_id text, node_type text, status text, input jsonb, output jsonb,
+           error jsonb, branches jsonb, attempts int, started_at timestamptz, finished_at timestamptz, duration_ms int)
+         returning 1),
+       s as (
+         update workflows set static_data = ?::jsonb
+         where ?::boolean and id = (select workflow_id from e where e.status = 'succeeded')
+         returning 1)
+       select (select count(*) from d)::int as data, (select count(*) from s)::int as static_data`,
+      [
+        result.status,
+        storableJson(result.output),
+        result.error?.message ?? null,
+        result.error?.code ?? null,
+        result.error?.node_id ?? null,
+        record.id,
+        storableJson(result.nodes),
+        storableJson(result.staticData ?? {}),
+        result.staticData !== null,
+      ],
+    )
+  }
+
+  /**
+   * Waits up to `timeoutMs` for executions running here, then interrupts the rest (they end
+   * `failed`, `interrupted`) and waits for them to be stored; then stops the queue.
+   */
   async close(timeoutMs: number): Promise<void> {
-    void timeoutMs
+    this.#closing = true
+    clearInterval(this.#heartbeat)
+    clearInterval(this.#sweepTimer)
+    const all = () => Promise.all([...this.#work])
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([all(), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))])
+    clearTimeout(timer)
+    for (const controller of this.#active.values()) {
+      controller.abort(new ExecutionInterruptedError('The service shut down before the execution finished'))
+    }
+    await all()
+    await this.queue.stop(timeoutMs)
   }
 }

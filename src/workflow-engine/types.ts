@@ -110,6 +110,9 @@ export interface EngineDeps {
 }
 
 /** One kind of node (`GET /api/v1/workflow-node-types` lists them). */
+// `any` by default: the registry holds node types of different parameter shapes, and `execute`
+// takes its parameters contravariantly, so no single concrete type (not `unknown`) fits them all.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export interface NodeType<P = any> {
   /** The `type` written in a node (`webhook_trigger`, `http_request`, ...). */
   type: string

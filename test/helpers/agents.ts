@@ -61,7 +61,9 @@ export const AGENT_TOOL_KEYS = [
   'visibility',
 ]
 /** Keys of an element of `workflows`: a workflow's own keys (the specification's Workflow plus is_template), no relations. */
-export const AGENT_WORKFLOW_KEYS = WORKFLOW_KEYS.filter((key) => !['categories', 'is_favorite', 'user', 'workspace'].includes(key))
+export const AGENT_WORKFLOW_KEYS = WORKFLOW_KEYS.filter(
+  (key) => !['categories', 'has_webhook_secret', 'is_favorite', 'user', 'webhook_url', 'workspace'].includes(key),
+)
 
 /** A user with the id of their primary workspace. */
 export interface Member extends TestUser {

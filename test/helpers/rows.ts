@@ -94,7 +94,7 @@ export function insertWorkflow(t: TestApp, o: Owned) {
     name: o.name ?? 'Triage',
     description: 'Routes issues',
     visibility: o.visibility ?? 'private',
-    nodes: JSON.stringify([{ id: 'start', type: 'manual', parameters: {} }]),
+    nodes: JSON.stringify([{ id: 'start', type: 'manual_trigger', parameters: {} }]),
     edges: '[]',
     user_id: o.userId,
     workspace_id: o.workspaceId,

@@ -7,6 +7,7 @@ export const WORKFLOW_KEYS = [
   'deleted_at',
   'description',
   'edges',
+  'has_webhook_secret',
   'is_active',
   'is_favorite',
   'is_owner',
@@ -23,5 +24,6 @@ export const WORKFLOW_KEYS = [
   'user',
   'uuid',
   'visibility',
+  'webhook_url',
   'workspace',
 ]

@@ -1,0 +1,21 @@
+/** The workflow node type catalogue (issue 6 item 1; API.md section 7): `GET /api/v1/workflow-node-types`. */
+import { z } from 'zod'
+import { WorkflowNodeTypeList } from '../src/schemas/workflow-node-type.schema.ts'
+import { authedProcedure, router } from '../src/trpc/init.ts'
+import { describeNodeTypes } from '../src/workflow-engine/node-types.ts'
+
+export const workflowNodeTypesRouter = router({
+  list: authedProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/v1/workflow-node-types',
+        tags: ['Workflows'],
+        summary: 'The node types a workflow may use, with their parameters as JSON Schema',
+        protect: true,
+      },
+    })
+    .input(z.void())
+    .output(WorkflowNodeTypeList)
+    .query(() => ({ data: describeNodeTypes() })),
+})

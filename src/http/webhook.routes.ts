@@ -1,0 +1,78 @@
+/**
+ * The inbound workflow webhook as a plain route beside the procedures (API.md section 1): `POST
+ * /api/v1/hooks/{webhook_token}` takes any content type and keeps the raw body (the signature is
+ * over those bytes). Bodies over `WEBHOOK_BODY_LIMIT_BYTES` are 413 before anything else runs.
+ * What it does is src/services/webhooks.service.ts.
+ */
+import type { FastifyInstance } from 'fastify'
+import { z } from 'zod'
+import { triggerWebhook } from '../services/webhooks.service.ts'
+import type { AppDeps } from '../trpc/context.ts'
+import { errorBody, handleRouteError } from './errors.ts'
+
+/** A webhook token: 64 hex characters (see `webhook_token` in entities/workflow.entity.ts). */
+const TOKEN = /^[0-9a-f]{64}$/
+
+/** The route's OpenAPI entry (merged into /openapi.json beside the procedures). */
+export const WEBHOOK_OPENAPI_PATHS = {
+  '/api/v1/hooks/{webhook_token}': {
+    post: {
+      operationId: 'hooks-trigger',
+      summary: "Trigger a workflow's webhook (the token is the secret; any content type)",
+      tags: ['Workflows'],
+      requestParams: {
+        path: z.object({ webhook_token: z.string() }),
+        header: z.object({ 'x-signature': z.string().optional() }),
+      },
+      responses: {
+        '200': { description: "The respond-to-webhook node's response, or the execution's output" },
+        '202': { description: 'Queued: `{data: {execution_uuid, status}}` (the graph has no respond-to-webhook node)' },
+        '400': { description: 'A body its content type cannot be read as' },
+        '401': { description: 'Missing or wrong X-Signature (workflows with a webhook secret)' },
+        '404': { description: 'No workflow has this token' },
+        '409': { description: 'The workflow is inactive, or its trigger is not a webhook trigger' },
+        '413': { description: 'The body is larger than WEBHOOK_BODY_LIMIT_BYTES' },
+        '502': { description: 'The execution failed before responding' },
+        '504': { description: 'The execution ran past its timeout before responding' },
+      },
+    },
+  },
+}
+
+/** Registers the webhook route in its own scope (its own body parsing and error answers). */
+export async function webhookRoutes(scope: FastifyInstance, options: { deps: AppDeps }): Promise<void> {
+  const { deps } = options
+  scope.removeAllContentTypeParsers()
+  scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.config.workflows.webhookBodyLimitBytes }, (_request, body, done) =>
+    done(null, body),
+  )
+  scope.setErrorHandler(handleRouteError)
+
+  scope.post<{ Params: { webhook_token: string } }>(
+    '/api/v1/hooks/:webhook_token',
+    { bodyLimit: deps.config.workflows.webhookBodyLimitBytes },
+    async (request, reply) => {
+      const token = request.params.webhook_token
+      if (!TOKEN.test(token)) {
+        // Same answer as an unknown token: the shape of a token is no secret, but a 400 would say "close".
+        return reply.status(404).send(errorBody(404, 'Webhook not found', request.id))
+      }
+      const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
+      const answer = await triggerWebhook(deps, token, {
+        method: request.method,
+        headers: request.headers,
+        query: (request.query ?? {}) as Record<string, unknown>,
+        body,
+        contentType: request.headers['content-type'],
+      })
+      if (answer.kind === 'json') return reply.status(answer.status).send(answer.body)
+      const { status, headers, body: payload } = answer.response
+      for (const [name, value] of Object.entries(headers)) void reply.header(name, value)
+      if (typeof payload === 'string') {
+        if (!reply.hasHeader('content-type')) void reply.type('text/plain; charset=utf-8')
+        return reply.status(status).send(payload)
+      }
+      return reply.status(status).type('application/json').send(JSON.stringify(payload ?? null))
+    },
+  )
+}

@@ -1,0 +1,38 @@
+/**
+ * `POST /api/v1/workflows/{workflow_uuid}/run` (issue 6 item 4; API.md section 7): a manual
+ * trigger with an `input`. Without `background` the execution runs in this process and the call
+ * answers 200 with it, per-node data included, once it has ended (whatever its status); with
+ * `background: true` it is queued for any worker and the call answers 202 at once. Running needs
+ * `read` on the workflow (API.md section 4: read is "view, run, duplicate"); an inactive
+ * workflow can be run by hand (only webhooks and schedules need it active). The execution acts
+ * as the caller.
+ */
+import { requireResource, type ResourceCtx } from '../access/resource-access.ts'
+import { ConflictError } from '../errors.ts'
+import type { TRunWorkflowInput } from '../schemas/workflow.schema.ts'
+import type { TWorkflowExecutionDetail } from '../schemas/workflow-execution.schema.ts'
+import { RUNNABLE_COLUMNS, toRunnable } from '../workflow-engine/engine.ts'
+import { retrieve } from './workflow-executions.service.ts'
+
+/**
+ * Runs a workflow by hand (module comment).
+ * @throws NotFoundError (not visible), ConflictError (the workflow has no nodes).
+ */
+export async function run(ctx: ResourceCtx, input: TRunWorkflowInput): Promise<{ data: TWorkflowExecutionDetail }> {
+  const { id } = await requireResource(ctx, 'workflows', 'Workflow', input.workflow_uuid, 'read')
+  const [row] = await ctx.em.execute<Record<string, unknown>[]>(
+    `select ${RUNNABLE_COLUMNS} from workflows w join workspaces ws on ws.id = w.workspace_id where w.id = ?`,
+    [id],
+  )
+  const workflow = toRunnable(row)
+  if (!workflow.nodes.length) throw new ConflictError('The workflow has no nodes to run')
+  const engine = ctx.deps.workflows
+  const trigger = { mode: 'manual' as const, userId: ctx.auth.user.id, input: input.input ?? null }
+  if (input.background) {
+    const record = await engine.runQueued(workflow, trigger)
+    return retrieve(ctx, record.uuid)
+  }
+  const started = await engine.runHere(workflow, trigger)
+  await started.done
+  return retrieve(ctx, started.record.uuid)
+}

@@ -1,0 +1,399 @@
+/**
+ * Workflows that run (issue 6 items 2-4): the executor through the real endpoints, on the real
+ * database and the real queue (pg-boss). Manual runs waited for and in the background, branches,
+ * merges, pin data, static data, error policies, retries, timeouts, cancel, the webhook route
+ * (responses, signatures, 404/401/409/413 without an execution), schedules through pg-boss, and
+ * tenancy. Node types on their own: workflow-nodes.test.ts; the executions API:
+ * workflow-executions.test.ts; a worker killed mid-execution: workflow-crash.test.ts.
+ */
+import { createHmac } from 'node:crypto'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { SCHEDULE_QUEUE } from '../src/jobs/queue.ts'
+import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
+import { readOnlyToken } from './helpers/agents.ts'
+
+/** A manual trigger feeding `rest` (edges in order). */
+function graph(nodes: Record<string, unknown>[], edges: [string, string, string?][]) {
+  return {
+    nodes: nodes.map((node) => ({ parameters: {}, ...node })),
+    edges: edges.map(([source, target, handle], index) => ({ id: `e${index}`, source, target, ...(handle ? { source_handle: handle } : {}) })),
+  }
+}
+
+const manual = { id: 'start', type: 'manual_trigger' }
+const hook = { id: 'start', type: 'webhook_trigger' }
+
+describe('workflow runs', () => {
+  let t: TestApp
+  let alice: TestUser
+  let bob: TestUser
+  /** A local HTTP target for the HTTP request node: `/flaky` fails twice then answers, `/down` always 503. */
+  let target: Server
+  let targetUrl: string
+  let flakyCalls = 0
+
+  beforeAll(async () => {
+    t = await createTestApp({ TOOL_ALLOW_PRIVATE_NETWORK: 'true', WORKFLOW_HEARTBEAT_MS: '200' })
+    alice = await t.make.user({ name: 'Alice Runner' })
+    bob = await t.make.user({ name: 'Bob Other' })
+    target = createServer((request, response) => {
+      if (request.url === '/flaky') {
+        flakyCalls++
+        if (flakyCalls <= 2) return void response.writeHead(500).end('boom')
+        return void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, calls: flakyCalls }))
+      }
+      if (request.url === '/down') return void response.writeHead(503).end('down')
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path: request.url }))
+    })
+    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve))
+    targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}`
+  })
+  afterAll(async () => {
+    await t?.close()
+    target?.close()
+  })
+
+  const create = async (user: TestUser, body: Record<string, unknown>) => {
+    const response = await t.http('POST', '/api/v1/workflows', { token: user.token, body: { name: 'Flow', ...body } })
+    expect(response.status, JSON.stringify(response.body)).toBe(201)
+    return response.body.data as { uuid: string; webhook_url: string | null; trigger_count: number }
+  }
+  const run = (user: TestUser, uuid: string, body: Record<string, unknown> = {}) =>
+    t.http('POST', `/api/v1/workflows/${uuid}/run`, { token: user.token, body })
+  const execution = async (user: TestUser, uuid: string) => (await t.http('GET', `/api/v1/workflow-executions/${uuid}`, { token: user.token })).body.data
+  /** Polls an execution until its status is one of `statuses` (5 s at most). */
+  async function until(user: TestUser, uuid: string, statuses: string[]) {
+    for (let i = 0; i < 100; i++) {
+      const data = await execution(user, uuid)
+      if (statuses.includes(data.status)) return data
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    throw new Error(`execution ${uuid} never reached ${statuses.join('/')}`)
+  }
+  const countExecutions = async (workflowUuid: string) =>
+    Number(
+      (await t.sql(`select count(*)::int as n from workflow_executions e join workflows w on w.id = e.workflow_id where w.uuid = ?`, [workflowUuid]))[0].n,
+    )
+
+  describe('manual runs', () => {
+    it('runs a graph here and answers 200 with the execution, its per-node data and the last output', async () => {
+      const flow = await create(
+        alice,
+        graph(
+          [
+            manual,
+            { id: 'shape', type: 'set', parameters: { values: { greeting: "='Hello ' & $.name", count: '=$count($.items)' } } },
+            { id: 'check', type: 'if', parameters: { condition: '=count > 1' } },
+            { id: 'many', type: 'set', parameters: { values: { verdict: 'many' } } },
+            { id: 'few', type: 'set', parameters: { values: { verdict: 'few' } } },
+          ],
+          [
+            ['start', 'shape'],
+            ['shape', 'check'],
+            ['check', 'many', 'true'],
+            ['check', 'few', 'false'],
+          ],
+        ),
+      )
+      const response = await run(alice, flow.uuid, { input: { name: 'Ada', items: [1, 2, 3] } })
+      expect(response.status, JSON.stringify(response.body)).toBe(200)
+      const data = response.body.data
+      expect(data).toMatchObject({ status: 'succeeded', mode: 'manual', error: null, workflow: { uuid: flow.uuid, name: 'Flow' } })
+      expect(data.input).toEqual({ name: 'Ada', items: [1, 2, 3] })
+      expect(data.output).toEqual({ name: 'Ada', items: [1, 2, 3], greeting: 'Hello Ada', count: 3, verdict: 'many' })
+      expect(data.duration_ms).toBeGreaterThanOrEqual(0)
+      expect(data.data.map((node: { node_id: string; status: string }) => [node.node_id, node.status])).toEqual([
+        ['start', 'succeeded'],
+        ['shape', 'succeeded'],
+        ['check', 'succeeded'],
+        ['many', 'succeeded'],
+        ['few', 'skipped'],
+      ])
+      const check = data.data.find((node: { node_id: string }) => node.node_id === 'check')
+      expect(check).toMatchObject({ branches: ['true'], attempts: 1, node_type: 'if' })
+      expect(check.input).toEqual({ name: 'Ada', items: [1, 2, 3], greeting: 'Hello Ada', count: 3 })
+      const workflow = (await t.http('GET', `/api/v1/workflows/${flow.uuid}`, { token: alice.token })).body.data
+      expect(workflow.trigger_count).toBe(1)
+    })
+
+    it('merges branches, uses pinned outputs and keeps static data', async () => {
+      const flow = await create(alice, {
+        ...graph(
+          [
+            manual,
+            { id: 'a', type: 'set', parameters: { values: { a: 1 }, mode: 'replace' } },
+            { id: 'b', type: 'set', parameters: { values: { b: 2 }, mode: 'replace' } },
+            { id: 'join', type: 'merge', parameters: { mode: 'merge_objects' } },
+            { id: 'count', type: 'set', parameters: { values: { runs: '=$static.runs ? $static.runs + 1 : 1' }, static_data: { runs: '=$static.runs ? $static.runs + 1 : 1' } } },
+          ],
+          [
+            ['start', 'a'],
+            ['start', 'b'],
+            ['a', 'join'],
+            ['b', 'join'],
+            ['join', 'count'],
+          ],
+        ),
+        pin_data: { b: { b: 'pinned' } },
+      })
+      const first = (await run(alice, flow.uuid)).body.data
+      expect(first.status).toBe('succeeded')
+      expect(first.output).toEqual({ a: 1, b: 'pinned', runs: 1 })
+      expect(first.data.find((node: { node_id: string }) => node.node_id === 'b')).toMatchObject({ status: 'pinned', output: { b: 'pinned' } })
+      const second = (await run(alice, flow.uuid)).body.data
+      expect(second.output).toMatchObject({ runs: 2 })
+      const workflow = (await t.http('GET', `/api/v1/workflows/${flow.uuid}`, { token: alice.token })).body.data
+      expect(workflow.static_data).toEqual({ runs: 2 })
+    })
+
+    it('retries an HTTP request with backoff, then fails the execution naming the node (error_policy stop)', async () => {
+      flakyCalls = 0
+      const flaky = await create(
+        alice,
+        graph([manual, { id: 'call', type: 'http_request', parameters: { url: `${targetUrl}/flaky` }, retry: { max_attempts: 3, delay_ms: 10 } }], [['start', 'call']]),
+      )
+      const ok = (await run(alice, flaky.uuid)).body.data
+      expect(ok.status).toBe('succeeded')
+      expect(ok.data[1]).toMatchObject({ node_id: 'call', status: 'succeeded', attempts: 3 })
+      expect(ok.output).toMatchObject({ status: 200, body: { ok: true, calls: 3 } })
+
+      const down = await create(
+        alice,
+        graph(
+          [manual, { id: 'call', type: 'http_request', parameters: { url: `${targetUrl}/down` }, retry: { max_attempts: 2, delay_ms: 10 } }, { id: 'after', type: 'set', parameters: { values: { x: 1 } } }],
+          [
+            ['start', 'call'],
+            ['call', 'after'],
+          ],
+        ),
+      )
+      const failed = (await run(alice, down.uuid)).body.data
+      expect(failed.status).toBe('failed')
+      expect(failed.error).toMatchObject({ node_id: 'call' })
+      expect(failed.error.message).toMatch(/503/)
+      expect(failed.data.map((node: { node_id: string; status: string; attempts: number }) => [node.node_id, node.status, node.attempts])).toEqual([
+        ['start', 'succeeded', 1],
+        ['call', 'failed', 2],
+      ])
+    })
+
+    it('passes a failure on with error_policy continue', async () => {
+      const flow = await create(alice, {
+        ...graph(
+          [manual, { id: 'call', type: 'http_request', parameters: { url: `${targetUrl}/down` }, retry: { max_attempts: 1 } }, { id: 'after', type: 'set', parameters: { values: { handled: true } } }],
+          [
+            ['start', 'call'],
+            ['call', 'after'],
+          ],
+        ),
+        settings: { error_policy: 'continue' },
+      })
+      const data = (await run(alice, flow.uuid)).body.data
+      expect(data.status).toBe('succeeded')
+      expect(data.output).toMatchObject({ handled: true, error: { code: 'http_status' } })
+      expect(data.data[1].status).toBe('failed')
+    })
+
+    it('fails an execution past settings.timeout_seconds', async () => {
+      const flow = await create(alice, {
+        ...graph([manual, { id: 'pause', type: 'wait', parameters: { seconds: 30 } }], [['start', 'pause']]),
+        settings: { timeout_seconds: 1 },
+      })
+      const started = Date.now()
+      const data = (await run(alice, flow.uuid)).body.data
+      expect(Date.now() - started).toBeLessThan(5000)
+      expect(data).toMatchObject({ status: 'failed', error: { code: 'timeout', node_id: 'pause' } })
+    })
+
+    it('queues a background run (202) that a worker of the queue runs', async () => {
+      const flow = await create(alice, graph([manual, { id: 'shape', type: 'set', parameters: { values: { doubled: '=$.n * 2' } } }], [['start', 'shape']]))
+      const response = await run(alice, flow.uuid, { input: { n: 21 }, background: true })
+      expect(response.status).toBe(202)
+      expect(response.body.data).toMatchObject({ status: 'queued', mode: 'manual', data: [] })
+      const done = await until(alice, response.body.data.uuid, ['succeeded', 'failed'])
+      expect(done).toMatchObject({ status: 'succeeded', output: { n: 21, doubled: 42 } })
+    })
+
+    it('cancels a running execution at once; it ends canceled with the node that was running', async () => {
+      const flow = await create(alice, graph([manual, { id: 'pause', type: 'wait', parameters: { seconds: 30 } }], [['start', 'pause']]))
+      const queued = (await run(alice, flow.uuid, { background: true })).body.data
+      await until(alice, queued.uuid, ['running'])
+      const cancel = await t.http('POST', `/api/v1/workflow-executions/${queued.uuid}/cancel`, { token: alice.token })
+      expect(cancel.status).toBe(200)
+      const done = await until(alice, queued.uuid, ['canceled'])
+      // The executor stores its per-node data once it has noticed (at once here: same process).
+      for (let i = 0; i < 40 && !(await execution(alice, queued.uuid)).data.length; i++) await new Promise((resolve) => setTimeout(resolve, 50))
+      const stored = await execution(alice, queued.uuid)
+      expect(done.status).toBe('canceled')
+      expect(stored.data.map((node: { node_id: string; status: string }) => [node.node_id, node.status])).toEqual([
+        ['start', 'succeeded'],
+        ['pause', 'canceled'],
+      ])
+    })
+
+    it('retries a failed execution through the queue', async () => {
+      flakyCalls = 0
+      const flow = await create(alice, graph([manual, { id: 'call', type: 'http_request', parameters: { url: `${targetUrl}/flaky` }, retry: { max_attempts: 1 } }], [['start', 'call']]))
+      const failed = (await run(alice, flow.uuid, { input: { try: 1 } })).body.data
+      expect(failed.status).toBe('failed')
+      const retry = await t.http('POST', `/api/v1/workflow-executions/${failed.uuid}/retry`, { token: alice.token })
+      expect(retry.status).toBe(202)
+      expect(retry.body.data).toMatchObject({ mode: 'retry', retry_of_uuid: failed.uuid })
+      // The second attempt of /flaky still fails; the third succeeds.
+      const second = await until(alice, retry.body.data.uuid, ['succeeded', 'failed'])
+      expect(second.status).toBe('failed')
+      const third = (await t.http('POST', `/api/v1/workflow-executions/${second.uuid}/retry`, { token: alice.token })).body.data
+      const done = await until(alice, third.uuid, ['succeeded', 'failed'])
+      expect(done).toMatchObject({ status: 'succeeded', input: { try: 1 } })
+    })
+
+    it("answers 404 for another tenant's workflow, 403 to a read-only token and 409 for an empty graph, running nothing", async () => {
+      const flow = await create(alice, graph([manual], []))
+      expect((await run(bob, flow.uuid)).status).toBe(404)
+      const reader = await readOnlyToken(t, alice)
+      expect((await t.http('POST', `/api/v1/workflows/${flow.uuid}/run`, { token: reader.token, body: {} })).status).toBe(403)
+      expect((await t.http('POST', `/api/v1/workflows/${flow.uuid}/run`, { body: {} })).status).toBe(401)
+      const empty = await create(alice, {})
+      expect((await run(alice, empty.uuid)).status).toBe(409)
+      expect(await countExecutions(flow.uuid)).toBe(0)
+      const bad = await run(alice, flow.uuid, { background: 'yes' })
+      expect(bad.status).toBe(400)
+      expect(bad.body.issues[0].path).toEqual(['background'])
+    })
+  })
+
+  describe('webhooks', () => {
+    const responding = graph(
+      [
+        hook,
+        { id: 'shape', type: 'set', parameters: { values: { hello: '=body.name' }, mode: 'replace' } },
+        { id: 'reply', type: 'respond_to_webhook', parameters: { status: 201, headers: { 'x-flow': 'yes' } } },
+      ],
+      [
+        ['start', 'shape'],
+        ['shape', 'reply'],
+      ],
+    )
+    const post = (url: string, body: string | Buffer, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+      fetch(url, { method: 'POST', body, headers })
+
+    it('answers with the respond node and records the execution with the request as the trigger input', async () => {
+      const flow = await create(alice, { ...responding, is_active: true })
+      expect(flow.webhook_url).toMatch(/\/api\/v1\/hooks\/[0-9a-f]{64}$/)
+      const response = await post(flow.webhook_url!.replace(t.config.appUrl, t.url), JSON.stringify({ name: 'Ada' }), {
+        'content-type': 'application/json',
+        authorization: 'Bearer not-for-the-graph',
+      })
+      expect(response.status).toBe(201)
+      expect(response.headers.get('x-flow')).toBe('yes')
+      expect((await response.json()) as any).toEqual({ hello: 'Ada' })
+      const list = (await t.http('GET', `/api/v1/workflow-executions?workflow_uuid=${flow.uuid}`, { token: alice.token })).body.data
+      expect(list).toHaveLength(1)
+      const done = await until(alice, list[0].uuid, ['succeeded'])
+      expect(done.mode).toBe('webhook')
+      expect(done.input).toMatchObject({ method: 'POST', body: { name: 'Ada' }, headers: { 'content-type': 'application/json' } })
+      expect(done.input.headers.authorization).toBeUndefined()
+      const workflow = (await t.http('GET', `/api/v1/workflows/${flow.uuid}`, { token: alice.token })).body.data
+      expect(workflow.trigger_count).toBe(1)
+    })
+
+    it('queues graphs without a respond node and answers 202 with the execution uuid', async () => {
+      const flow = await create(alice, { ...graph([hook, { id: 'shape', type: 'set', parameters: { values: { seen: true } } }], [['start', 'shape']]), is_active: true })
+      const response = await post(flow.webhook_url!.replace(t.config.appUrl, t.url), 'plain text', { 'content-type': 'text/plain' })
+      expect(response.status).toBe(202)
+      const body = (await response.json()) as any
+      expect(body.data.status).toBe('queued')
+      const done = await until(alice, body.data.execution_uuid, ['succeeded'])
+      expect(done.output).toMatchObject({ body: 'plain text', seen: true })
+    })
+
+    it('checks X-Signature when the workflow has a secret: 401 without or with a wrong one, 200 with the right one', async () => {
+      const secret = 'a-webhook-secret-of-some-length'
+      const flow = await create(alice, { ...responding, is_active: true, webhook_secret: secret })
+      const retrieved = (await t.http('GET', `/api/v1/workflows/${flow.uuid}`, { token: alice.token })).body.data
+      expect(retrieved.has_webhook_secret).toBe(true)
+      expect(JSON.stringify(retrieved)).not.toContain(secret)
+      const url = flow.webhook_url!.replace(t.config.appUrl, t.url)
+      const body = JSON.stringify({ name: 'Signed' })
+      expect((await post(url, body)).status).toBe(401)
+      expect((await post(url, body, { 'content-type': 'application/json', 'x-signature': 'f'.repeat(64) })).status).toBe(401)
+      const signature = createHmac('sha256', secret).update(body).digest('hex')
+      const ok = await post(url, body, { 'content-type': 'application/json', 'x-signature': `sha256=${signature}` })
+      expect(ok.status).toBe(201)
+      expect((await ok.json()) as any).toEqual({ hello: 'Signed' })
+      expect(await countExecutions(flow.uuid)).toBe(1)
+    })
+
+    it('answers 404 for an unknown token, 409 for an inactive workflow or another trigger, 413 and 400 for bad bodies, creating nothing', async () => {
+      expect((await post(`${t.url}/api/v1/hooks/${'0'.repeat(64)}`, '{}')).status).toBe(404)
+      expect((await post(`${t.url}/api/v1/hooks/not-a-token`, '{}')).status).toBe(404)
+      const inactive = await create(alice, responding)
+      const inactiveUrl = inactive.webhook_url!.replace(t.config.appUrl, t.url)
+      const conflict = await post(inactiveUrl, '{}')
+      expect(conflict.status).toBe(409)
+      expect((await conflict.json()) as any).toMatchObject({ code: 'CONFLICT' })
+      const manualFlow = await create(alice, { ...graph([manual], []), is_active: true })
+      expect((await post(manualFlow.webhook_url!.replace(t.config.appUrl, t.url), '{}')).status).toBe(409)
+      const active = await create(alice, { ...responding, is_active: true })
+      const url = active.webhook_url!.replace(t.config.appUrl, t.url)
+      const tooLarge = await post(url, Buffer.alloc(t.config.workflows.webhookBodyLimitBytes + 1, 'a'), { 'content-type': 'text/plain' })
+      expect(tooLarge.status).toBe(413)
+      const malformed = await post(url, '{"name":')
+      expect(malformed.status).toBe(400)
+      expect(((await malformed.json()) as any).issues[0].path).toEqual(['body'])
+      for (const flow of [inactive, manualFlow, active]) expect(await countExecutions(flow.uuid)).toBe(0)
+    })
+
+    it('answers 502 when the execution fails before responding', async () => {
+      const flow = await create(alice, {
+        ...graph(
+          [hook, { id: 'call', type: 'http_request', parameters: { url: `${targetUrl}/down` }, retry: { max_attempts: 1 } }, { id: 'reply', type: 'respond_to_webhook', parameters: {} }],
+          [
+            ['start', 'call'],
+            ['call', 'reply'],
+          ],
+        ),
+        is_active: true,
+      })
+      const response = await post(flow.webhook_url!.replace(t.config.appUrl, t.url), '{}')
+      expect(response.status).toBe(502)
+      const body = (await response.json()) as any
+      expect(body.code).toBe('BAD_GATEWAY')
+      expect(body.message).toMatch(/failed/)
+    })
+
+    it('shows webhook_url only to those who manage the workflow', async () => {
+      const flow = await create(alice, { ...responding, visibility: 'public' })
+      const seen = (await t.http('GET', `/api/v1/workflows/${flow.uuid}`, { token: bob.token })).body.data
+      expect(seen.webhook_url).toBeNull()
+    })
+  })
+
+  describe('schedules', () => {
+    it('registers an active schedule trigger with pg-boss, fires it through the queue, and unregisters it', async () => {
+      const flow = await create(alice, {
+        ...graph([{ id: 'start', type: 'schedule_trigger', parameters: { cron: '*/5 * * * *', timezone: 'Europe/Paris' } }, { id: 'shape', type: 'set', parameters: { values: { fired: true } } }], [['start', 'shape']]),
+        is_active: true,
+      })
+      const boss = await t.runtime.workflows.queue.start()
+      const schedules = await boss.getSchedules(SCHEDULE_QUEUE, flow.uuid)
+      expect(schedules).toHaveLength(1)
+      expect(schedules[0]).toMatchObject({ cron: '*/5 * * * *', timezone: 'Europe/Paris', key: flow.uuid })
+      const [row] = await t.sql('select id::float8 as id from workflows where uuid = ?', [flow.uuid])
+      await boss.send(SCHEDULE_QUEUE, { workflow_id: Number(row.id) })
+      let list: { uuid: string; mode: string }[] = []
+      for (let i = 0; i < 100 && !list.length; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        list = (await t.http('GET', `/api/v1/workflow-executions?workflow_uuid=${flow.uuid}`, { token: alice.token })).body.data
+      }
+      expect(list).toHaveLength(1)
+      const done = await until(alice, list[0].uuid, ['succeeded'])
+      expect(done).toMatchObject({ mode: 'schedule', output: { fired: true } })
+      expect(done.output.scheduled_at).toMatch(/Z$/)
+      await t.http('PUT', `/api/v1/workflows/${flow.uuid}`, { token: alice.token, body: { is_active: false } })
+      expect(await boss.getSchedules(SCHEDULE_QUEUE, flow.uuid)).toHaveLength(0)
+    })
+  })
+})
