@@ -1,8 +1,10 @@
 /**
  * What the benchmarks share (`npm run bench`: bench/run.ts, `npm run bench:metrics`:
- * bench/metrics.ts): settings read from the environment, a fresh PostgreSQL database created for
- * the run and dropped at the end (also on errors, SIGINT and SIGTERM), the service started as a
- * child process, signing up, autocannon runs with the same settings, the machine's description
+ * bench/metrics.ts, `npm run bench:workflows`: bench/workflows.ts): settings read from the
+ * environment, a fresh PostgreSQL database created for the run and dropped at the end (also on
+ * errors, SIGINT and SIGTERM), the service started as a child process, signing up, autocannon runs
+ * with the same settings, one measured row (warm-up, then a measured run with the CPU it cost the
+ * server and PostgreSQL) and the foundation benchmark's baseline rows, the machine's description
  * and the result files.
  *
  * Environment: BENCH_DATABASE_URL (admin connection, default
@@ -17,6 +19,7 @@ import os from 'node:os'
 import path from 'node:path'
 import autocannon from 'autocannon'
 import pg from 'pg'
+import { cpuSeconds, cpuSince, cpuSnapshot, machineBusySeconds } from './cpu.ts'
 import { type Child, startChild, stopChild } from './processes.ts'
 
 /** A positive number from the environment, else `fallback`. */
@@ -113,8 +116,11 @@ export async function runBench(prefix: string, main: (bench: Bench) => Promise<v
 /** Environment of every server child: production mode, request logging off. */
 export const CHILD_ENV = { NODE_ENV: 'production', LOG_LEVEL: 'warn' }
 
-/** Starts the service on the run's database (migrations run), in-memory caches, sign-in limits lifted. */
-export async function startService(bench: Bench, nodeArgs: string[] = []): Promise<Child> {
+/**
+ * Starts the service on the run's database (migrations run), in-memory caches, sign-in limits
+ * lifted; `env` adds to or overrides its environment.
+ */
+export async function startService(bench: Bench, nodeArgs: string[] = [], env: Record<string, string> = {}): Promise<Child> {
   const service = await startChild(
     'service',
     'src/server.ts',
@@ -126,6 +132,7 @@ export async function startService(bench: Bench, nodeArgs: string[] = []): Promi
       REDIS_URL: '',
       SIGN_IN_MAX_PER_ADDRESS: '1000000',
       SIGN_IN_MAX_PER_EMAIL: '1000000',
+      ...env,
     },
     { readyPath: '/ready', nodeArgs },
   )
@@ -172,6 +179,165 @@ export function cannon(options: autocannon.Options, seconds: number): Promise<au
   return autocannon({ ...options, connections: cannonSettings.connections, pipelining: cannonSettings.pipelining, duration: seconds })
 }
 
+/** One row's target: a request to a server child, measured with {@link measure}. */
+export interface Target {
+  key: string
+  name: string
+  request: string
+  url: string
+  /** Default GET. */
+  method?: 'GET' | 'POST'
+  headers?: Record<string, string>
+  body?: string
+  /** An answer with another body counts as a mismatch (autocannon's `expectBody`). */
+  expectBody?: string
+  /** The server process answering it. */
+  pid: number
+}
+
+/** What an autocannon run sent and got back, beyond its throughput and latency. */
+export interface Traffic {
+  /** Requests written to the sockets (answered or not: the last ones are in flight when the run stops). */
+  sent: number
+  /** Answers received. */
+  requests: number
+  ok2xx: number
+  non2xx: number
+  errors: number
+  timeouts: number
+  mismatches: number
+  /** Answers by HTTP status. */
+  statusCodes: Record<string, number>
+}
+
+/** One measured row. */
+export interface Row extends Traffic {
+  key: string
+  name: string
+  request: string
+  /** Mean of autocannon's per-second samples. */
+  requestsPerSecond: number
+  latencyP50Ms: number
+  latencyP975Ms: number
+  latencyP99Ms: number
+  latencyMeanMs: number
+  /** The warm-up run before the measured one (same target, same settings). */
+  warmup: Traffic
+  /** requestsPerSecond / (c)'s; null when (c) was not run. */
+  vsPing: number | null
+  /** CPU microseconds per request of the server process and of the benchmark database's backends. */
+  serverCpuUsPerRequest: number | null
+  postgresCpuUsPerRequest: number | null
+  /** CPU microseconds per request of autocannon (this process). */
+  loadGeneratorCpuUsPerRequest: number
+  /** Cores kept busy by everything else on the machine during the run (other processes, interrupts). */
+  otherLoadCores: number | null
+  /** The measured run on the monotonic clock in microseconds (V8's profiles use the same clock on Linux). */
+  window: { startUs: number; endUs: number }
+}
+
+/** PIDs of the PostgreSQL backends connected to the benchmark database (after the warm-up, the pool is full). */
+async function backendPids(admin: pg.Client, database: string): Promise<number[]> {
+  const result = await admin.query<{ pid: number }>(
+    "select pid from pg_stat_activity where datname = $1 and backend_type = 'client backend'",
+    [database],
+  )
+  return result.rows.map((row) => row.pid)
+}
+
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n)
+const delta = (before: number | null, after: number | null) => (before === null || after === null ? null : after - before)
+const perRequest = (seconds: number | null, requests: number) => (seconds === null || requests === 0 ? null : (seconds * 1e6) / requests)
+
+/** One autocannon run of `target` for `seconds`, counting the requests it sent. */
+async function run(target: Target, seconds: number): Promise<{ result: autocannon.Result; traffic: Traffic }> {
+  let sent = 0
+  const result = await cannon(
+    {
+      url: target.url,
+      method: target.method ?? 'GET',
+      // autocannon takes a member that is present but undefined as set (`undefined HTTP method`).
+      ...(target.headers ? { headers: target.headers } : {}),
+      ...(target.body !== undefined ? { body: target.body } : {}),
+      ...(target.expectBody !== undefined ? { expectBody: target.expectBody } : {}),
+      // Each client emits `request` as it writes one (not in @types/autocannon's event list).
+      setupClient: (client) => void (client as NodeJS.EventEmitter).on('request', () => sent++),
+    },
+    seconds,
+  )
+  const statusCodes: Record<string, number> = {}
+  for (const [code, stats] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = stats?.count ?? 0
+  return {
+    result,
+    traffic: {
+      sent,
+      requests: result.requests.total,
+      ok2xx: result['2xx'],
+      non2xx: result.non2xx,
+      errors: result.errors,
+      timeouts: result.timeouts,
+      mismatches: result.mismatches,
+      statusCodes,
+    },
+  }
+}
+
+/**
+ * One row: a warm-up of {@link cannonSettings}.warmupSeconds, then a measured run of
+ * durationSeconds with the CPU it cost the target's process, the benchmark database's
+ * PostgreSQL backends and this process, and how busy the rest of the machine was.
+ */
+export async function measure(bench: Bench, target: Target): Promise<Row> {
+  process.stdout.write(
+    `(${target.key}) ${target.request}: warm-up ${cannonSettings.warmupSeconds} s, measuring ${cannonSettings.durationSeconds} s ... `,
+  )
+  const warmup = await run(target, cannonSettings.warmupSeconds)
+  const backends = await backendPids(bench.admin, bench.database)
+  const server0 = cpuSeconds(target.pid)
+  const postgres0 = cpuSnapshot(backends)
+  const machine0 = machineBusySeconds()
+  const self0 = process.cpuUsage()
+  const startUs = monotonicUs()
+  const { result, traffic } = await run(target, cannonSettings.durationSeconds)
+  const endUs = monotonicUs()
+  const self = process.cpuUsage(self0)
+  const server = delta(server0, cpuSeconds(target.pid))
+  const postgres = cpuSince(postgres0, cpuSnapshot(backends))
+  const machine = delta(machine0, machineBusySeconds())
+  const selfSeconds = (self.user + self.system) / 1e6
+  const requests = traffic.requests
+  const row: Row = {
+    key: target.key,
+    name: target.name,
+    request: target.request,
+    requestsPerSecond: result.requests.average,
+    latencyP50Ms: result.latency.p50,
+    latencyP975Ms: result.latency.p97_5,
+    latencyP99Ms: result.latency.p99,
+    latencyMeanMs: result.latency.average,
+    ...traffic,
+    warmup: warmup.traffic,
+    vsPing: null,
+    serverCpuUsPerRequest: perRequest(server, requests),
+    postgresCpuUsPerRequest: perRequest(postgres, requests),
+    loadGeneratorCpuUsPerRequest: perRequest(selfSeconds, requests) ?? 0,
+    otherLoadCores:
+      machine === null ? null : Math.max(0, (machine - (server ?? 0) - (postgres ?? 0) - selfSeconds) / ((endUs - startUs) / 1e6)),
+    window: { startUs, endUs },
+  }
+  console.log(`${Math.round(row.requestsPerSecond)} req/s${failures(row)}`)
+  return row
+}
+
+/** The foundation benchmark's baselines on the service: (c) a procedure without database, (d) a plain Fastify route. */
+export function serviceBaselines(service: Child): { ping: Target; health: Target } {
+  const pid = service.process.pid!
+  return {
+    ping: { key: 'c', name: 'procedure, no database (REST layer)', request: 'GET /api/v1/ping', url: `${service.url}/api/v1/ping`, pid },
+    health: { key: 'd', name: 'Fastify route', request: 'GET /health', url: `${service.url}/health`, pid },
+  }
+}
+
 /** ` (n non-2xx, m errors)` when a run had any, else empty. */
 export const failures = (result: { non2xx: number; errors: number }): string =>
   result.non2xx || result.errors ? ` (${result.non2xx} non-2xx, ${result.errors} errors)` : ''
@@ -179,6 +345,13 @@ export const failures = (result: { non2xx: number; errors: number }): string =>
 /** A number with thousands separators and `digits` decimals. */
 export const fmt = (value: number, digits = 0): string =>
   value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+
+/** A ratio as a whole percentage, `n/a` for null. */
+export const pct = (ratio: number | null): string => (ratio === null ? 'n/a' : `${fmt(ratio * 100)}%`)
+/** Milliseconds of autocannon's latency (1 ms resolution): `< 1` below 1. */
+export const ms = (value: number): string => (value < 1 ? '< 1' : fmt(value))
+/** Microseconds, `—` for null (not readable). */
+export const us = (value: number | null): string => (value === null ? '—' : fmt(value))
 
 /** The machine, for the results' heading (`line`) and JSON (`json`). */
 export function machineOf(postgres: string) {

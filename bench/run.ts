@@ -34,130 +34,33 @@
 import { randomBytes } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import path from 'node:path'
-import type pg from 'pg'
-import { cpuSeconds, cpuSince, cpuSnapshot, machineBusySeconds } from './cpu.ts'
 import {
   type Bench,
-  cannon,
   cannonSettings as settings,
   CHILD_ENV,
   expectOk,
-  failures,
   fmt,
   machineOf,
+  measure,
+  ms,
+  pct,
+  type Row,
   runBench,
+  serviceBaselines,
   signUp,
   startService,
+  type Target,
+  us,
   writeResults,
 } from './harness.ts'
 import { type Child, startChild } from './processes.ts'
 import { seedAgents } from './seed-agents.ts'
-
-type Key = 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g'
-
-interface Target {
-  key: Key
-  name: string
-  request: string
-  url: string
-  headers?: Record<string, string>
-  /** The server process answering it. */
-  pid: number
-}
-
-/** One measured row. */
-interface Row {
-  key: Key
-  name: string
-  request: string
-  /** Mean of autocannon's per-second samples. */
-  requestsPerSecond: number
-  latencyP50Ms: number
-  latencyP99Ms: number
-  latencyMeanMs: number
-  requests: number
-  non2xx: number
-  errors: number
-  timeouts: number
-  /** requestsPerSecond / (c)'s; null when (c) was not run. */
-  vsPing: number | null
-  /** CPU microseconds per request of the server process and of the benchmark database's backends. */
-  serverCpuUsPerRequest: number | null
-  postgresCpuUsPerRequest: number | null
-  /** CPU microseconds per request of autocannon (this process). */
-  loadGeneratorCpuUsPerRequest: number
-  /** Cores kept busy by everything else on the machine during the run (other processes, interrupts). */
-  otherLoadCores: number | null
-  /** The measured run on the monotonic clock in microseconds (V8's profiles use the same clock on Linux). */
-  window: { startUs: number; endUs: number }
-}
 
 const TARGET_RATIO = 0.8
 /** Issue 3: the single agent read (f) at least 60% of (c). */
 const AGENT_TARGET_RATIO = 0.6
 const only = new Set((process.env.BENCH_ONLY ?? 'a,b,c,d,e,f,g').split(',').map((key) => key.trim()))
 const profileDir = process.env.BENCH_PROFILE ? path.resolve(process.env.BENCH_PROFILE) : undefined
-
-/** PIDs of the PostgreSQL backends connected to the benchmark database (after the warm-up, the pool is full). */
-async function backendPids(admin: pg.Client, database: string): Promise<number[]> {
-  const result = await admin.query<{ pid: number }>(
-    "select pid from pg_stat_activity where datname = $1 and backend_type = 'client backend'",
-    [database],
-  )
-  return result.rows.map((row) => row.pid)
-}
-
-const monotonicUs = () => Number(process.hrtime.bigint() / 1000n)
-const delta = (before: number | null, after: number | null) => (before === null || after === null ? null : after - before)
-const perRequest = (seconds: number | null, requests: number) => (seconds === null || requests === 0 ? null : (seconds * 1e6) / requests)
-
-async function measure(bench: Bench, target: Target): Promise<Row> {
-  process.stdout.write(
-    `(${target.key}) ${target.request}: warm-up ${settings.warmupSeconds} s, measuring ${settings.durationSeconds} s ... `,
-  )
-  const options = { url: target.url, headers: target.headers }
-  await cannon(options, settings.warmupSeconds)
-  const backends = await backendPids(bench.admin, bench.database)
-  const server0 = cpuSeconds(target.pid)
-  const postgres0 = cpuSnapshot(backends)
-  const machine0 = machineBusySeconds()
-  const self0 = process.cpuUsage()
-  const startUs = monotonicUs()
-  const result = await cannon(options, settings.durationSeconds)
-  const endUs = monotonicUs()
-  const self = process.cpuUsage(self0)
-  const server = delta(server0, cpuSeconds(target.pid))
-  const postgres = cpuSince(postgres0, cpuSnapshot(backends))
-  const machine = delta(machine0, machineBusySeconds())
-  const selfSeconds = (self.user + self.system) / 1e6
-  const requests = result.requests.total
-  const row: Row = {
-    key: target.key,
-    name: target.name,
-    request: target.request,
-    requestsPerSecond: result.requests.average,
-    latencyP50Ms: result.latency.p50,
-    latencyP99Ms: result.latency.p99,
-    latencyMeanMs: result.latency.average,
-    requests,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    vsPing: null,
-    serverCpuUsPerRequest: perRequest(server, requests),
-    postgresCpuUsPerRequest: perRequest(postgres, requests),
-    loadGeneratorCpuUsPerRequest: perRequest(selfSeconds, requests) ?? 0,
-    otherLoadCores:
-      machine === null ? null : Math.max(0, (machine - (server ?? 0) - (postgres ?? 0) - selfSeconds) / ((endUs - startUs) / 1e6)),
-    window: { startUs, endUs },
-  }
-  console.log(`${Math.round(row.requestsPerSecond)} req/s${failures(row)}`)
-  return row
-}
-
-const pct = (ratio: number | null) => (ratio === null ? 'n/a' : `${fmt(ratio * 100)}%`)
-const ms = (value: number) => (value < 1 ? '< 1' : fmt(value))
-const us = (value: number | null) => (value === null ? '—' : fmt(value))
 
 function markdown(rows: Row[], meta: { date: string; machine: string; postgres: string }, verdict: string): string {
   const lines = [
@@ -217,14 +120,8 @@ async function main(bench: Bench) {
   const targets: Target[] = [
     { key: 'a', name: 'bare node:http, same bytes', request: 'GET / (bare)', url: `${bare.url}/`, pid: pid(bare) },
     { key: 'b', name: 'bare node:http + pg SELECT by id', request: 'GET / (bare pg)', url: `${barePg.url}/`, pid: pid(barePg) },
-    {
-      key: 'c',
-      name: 'procedure, no database (REST layer)',
-      request: 'GET /api/v1/ping',
-      url: `${service.url}/api/v1/ping`,
-      pid: pid(service),
-    },
-    { key: 'd', name: 'Fastify route', request: 'GET /health', url: `${service.url}/health`, pid: pid(service) },
+    serviceBaselines(service).ping,
+    serviceBaselines(service).health,
     {
       key: 'e',
       name: 'authenticated procedure (token cache)',

@@ -6,33 +6,9 @@
  * `SHUTDOWN_TIMEOUT_MS`), then end the rest `failed` (`interrupted`).
  */
 import { createRuntime } from './app.ts'
-import { type Config, ConfigError, loadConfig, loadDotEnv } from './config.ts'
+import { configOrExit, onShutdown } from './process.ts'
 
-loadDotEnv()
-let config: Config
-try {
-  config = loadConfig()
-} catch (error) {
-  if (!(error instanceof ConfigError)) throw error
-  console.error(`Configuration error: ${error.message}`)
-  process.exit(1)
-}
-
+const config = configOrExit()
 const runtime = await createRuntime(config, { worker: true })
 runtime.log.info({ mode: config.databaseUrl ? 'postgresql' : 'embedded (PGlite)' }, 'worker started')
-
-let stopping = false
-async function shutdown(signal: string) {
-  if (stopping) return
-  stopping = true
-  runtime.log.info({ signal }, 'worker shutting down')
-  const timer = setTimeout(() => {
-    runtime.log.error('shutdown timed out; exiting')
-    process.exit(1)
-  }, config.shutdownTimeoutMs + 5_000)
-  timer.unref()
-  await runtime.close()
-  process.exit(0)
-}
-process.on('SIGTERM', () => void shutdown('SIGTERM'))
-process.on('SIGINT', () => void shutdown('SIGINT'))
+onShutdown(config, runtime.log, () => runtime.close())

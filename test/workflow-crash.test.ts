@@ -1,6 +1,6 @@
 /**
  * A process killed in the middle of an execution (issue 6, "Bad input and faults"): real
- * `npm start` / `npm run worker` processes (tsx src/server.ts, tsx src/worker.ts) on the mode the
+ * `npm start` / `npm run worker` processes (src/server.ts, src/worker.ts under tsx) on the mode the
  * suite runs in (a PGlite data folder, or a fresh PostgreSQL database), killed with SIGKILL and
  * started again. After the restart the execution is marked failed (`abandoned`) by the recovery
  * sweep, exactly once, and nothing runs it twice. In distributed mode an API process with
@@ -15,7 +15,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freshDatabase } from './helpers/database.ts'
 import { httpClient, TEST_APP_KEY } from './helpers/app.ts'
 
-const TSX = path.resolve('node_modules/.bin/tsx')
 
 /** A free loopback port. */
 async function freePort(): Promise<number> {
@@ -28,7 +27,9 @@ async function freePort(): Promise<number> {
 
 /** Starts `script` (src/server.ts or src/worker.ts) with `env`; resolves once it logs `ready` (a line matching `readyLine`). */
 async function start(script: string, env: Record<string, string>, readyLine: RegExp): Promise<ChildProcess> {
-  const child = spawn(TSX, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  // Node itself with tsx as a loader (not the tsx CLI, which runs the script in a child process
+  // that a SIGKILL of the CLI would leave running): the signal reaches the process that serves.
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${script} did not start: ${output.slice(-2000)}`)), 60_000)

@@ -2,7 +2,9 @@
  * Workflows as stored resources (specification: "Workflow"; API.md sections 4, 5 and 7; issue 3,
  * items 4, 6 and 7): list, create, retrieve, update, soft delete, favourites. Every function
  * starts with its access check; visibility and shares run in SQL (src/access). The graph is
- * checked on every save (src/workflow-engine/graph.ts); running workflows comes later.
+ * checked on every save (src/workflow-engine/graph.ts); the webhook secret is sealed like
+ * account secrets; after every save the workflow's schedule is brought in line with it
+ * (src/workflow-engine/engine.ts). Running: workflow-runs.service.ts, webhooks.service.ts.
  */
 import { LockMode } from '@mikro-orm/core'
 import { Workflow } from '../../entities/index.ts'

@@ -90,6 +90,15 @@ export function triggerTypeOf(workflow: Pick<RunnableWorkflow, 'nodes'>): string
   return null
 }
 
+/** What triggers an execution: how, as whom, with which input. */
+export interface Trigger {
+  mode: ExecutionMode
+  /** The user the execution acts as. */
+  userId: number
+  /** The trigger node's input. */
+  input: unknown
+}
+
 /** An execution started here: its row, its end, and the webhook response if a node sends one. */
 export interface StartedExecution {
   record: ExecutionRecord
@@ -155,33 +164,29 @@ export class WorkflowEngine {
    * Records an execution `running` here and runs it now (a caller waits for it).
    * @param o.userId the user the execution acts as; `mode` what triggered it; `input` the trigger's input.
    */
-  async runHere(workflow: RunnableWorkflow, o: { mode: ExecutionMode; userId: number; input: unknown }): Promise<StartedExecution> {
-    const record = await insertExecution(this.orm.em.fork(), {
-      workflowId: workflow.id,
-      workspaceId: workflow.workspaceId,
-      userId: o.userId,
-      mode: o.mode,
-      input: o.input,
-      status: 'running',
-    })
-    return this.#start(workflow, record, o.input)
+  async runHere(workflow: RunnableWorkflow, o: Trigger): Promise<StartedExecution> {
+    return this.#start(workflow, await this.#record(workflow, o, 'running'), o.input)
   }
 
   /**
    * Records an execution `queued` and hands it to the queue.
    * @throws when the queue cannot be reached (the row stays `queued`; the sweep sends it again).
    */
-  async runQueued(workflow: RunnableWorkflow, o: { mode: ExecutionMode; userId: number; input: unknown }): Promise<ExecutionRecord> {
-    const record = await insertExecution(this.orm.em.fork(), {
+  async runQueued(workflow: RunnableWorkflow, o: Trigger): Promise<ExecutionRecord> {
+    const record = await this.#record(workflow, o, 'queued')
+    await this.enqueue(record, workflow.workspaceUuid)
+    return record
+  }
+
+  #record(workflow: RunnableWorkflow, o: Trigger, status: 'queued' | 'running'): Promise<ExecutionRecord> {
+    return insertExecution(this.orm.em.fork(), {
       workflowId: workflow.id,
       workspaceId: workflow.workspaceId,
       userId: o.userId,
       mode: o.mode,
       input: o.input,
-      status: 'queued',
+      status,
     })
-    await this.enqueue(record, workflow.workspaceUuid)
-    return record
   }
 
   /** Hands a `queued` execution (already stored, see store.ts) to the durable queue; any worker runs it. */
