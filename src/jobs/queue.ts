@@ -60,7 +60,7 @@ export class JobQueue {
     }
     const boss =
       connection instanceof PgliteConnection
-        ? new PgBoss({ ...common, db: fromPglite((await connection.getNativeClient()) as unknown as PGliteLike), backend: 'pglite' })
+        ? new PgBoss({ ...common, db: fromPglite((await connection.getNativeClient()) as unknown as PGliteLike), backend: 'pglite', useListenNotify: true })
         : new PgBoss({ ...common, connectionString: this.config.databaseUrl, max: 4, useListenNotify: true })
     boss.on('error', (error) => this.log.error({ err: error }, 'job queue error'))
     await boss.start()
@@ -95,13 +95,16 @@ export class JobQueue {
           batchSize: 1,
           localConcurrency: 10,
           groupConcurrency: this.config.workflows.concurrency,
-          pollingIntervalSeconds: 0.5,
+          // NOTIFY wakes the workers when a job is sent; polling is only the backstop (each of the
+          // ten local workers polls, so a fast poll costs an idle process real CPU, most on PGlite).
+          pollingIntervalSeconds: 2,
+          notifyPollingIntervalSeconds: 10,
         },
         async (jobs: Job<{ execution_id: number }>[]) => {
           for (const job of jobs) await handlers.execution(job.data)
         },
       )
-      await boss.work<{ workflow_id: number }>(SCHEDULE_QUEUE, { batchSize: 1, localConcurrency: 4, pollingIntervalSeconds: 1 }, async (jobs) => {
+      await boss.work<{ workflow_id: number }>(SCHEDULE_QUEUE, { batchSize: 1, localConcurrency: 2, pollingIntervalSeconds: 2, notifyPollingIntervalSeconds: 10 }, async (jobs) => {
         for (const job of jobs) await handlers.schedule(job.data)
       })
     }

@@ -39,8 +39,18 @@ export function storableValue(value: unknown): unknown {
   return value
 }
 
-/** A value serialized as JSON that `jsonb` accepts (see {@link storableValue}); `undefined` is `null`. */
-export const storableJson = (value: unknown): string => JSON.stringify(storableValue(value ?? null))
+/** In JSON text: an escaped NUL, or an escaped surrogate (JSON.stringify escapes only lone ones). */
+const UNSTORABLE_ESCAPE = /\\u0000|\\ud[89a-f]/i
+
+/**
+ * A value serialized as JSON that `jsonb` accepts (see {@link storableValue}); `undefined` is
+ * `null`. Serialized once and cleaned only when the text shows something to clean (the common
+ * case costs one `JSON.stringify` and one scan instead of a deep copy).
+ */
+export function storableJson(value: unknown): string {
+  const text = JSON.stringify(value ?? null)
+  return UNSTORABLE_ESCAPE.test(text) ? JSON.stringify(storableValue(value ?? null)) : text
+}
 
 /** A plain JSON object (not an array, not null). */
 export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)

@@ -14,6 +14,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { ConflictError, NotFoundError, UnauthorizedError, UpstreamError, UpstreamTimeoutError, ValidationError } from '../errors.ts'
 import { isRecord } from '../schemas/wire.ts'
+import { prepared } from '../db.ts'
 import type { AppDeps } from '../trpc/context.ts'
 import { RUNNABLE_COLUMNS, toRunnable, triggerTypeOf, type RunnableWorkflow } from '../workflow-engine/engine.ts'
 import type { WebhookResponse } from '../workflow-engine/types.ts'
@@ -40,19 +41,31 @@ interface HookedWorkflow extends RunnableWorkflow {
 /** Headers that are never handed to the graph: credentials of the caller's other systems. */
 const HIDDEN_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization', 'x-signature'])
 
+/** The webhook look-up: runs on every call, prepared once per connection on PostgreSQL. */
+const hookQuery = prepared(
+  'workflow_webhook_lookup',
+  `select ${RUNNABLE_COLUMNS}, w.webhook_secret_ciphertext as "ciphertext", w.webhook_secret_key_id as "keyId"
+   from workflows w join workspaces ws on ws.id = w.workspace_id and ws.deleted_at is null
+   where w.webhook_token = ? and w.deleted_at is null`,
+)
+
+/**
+ * The workflow of a token: from this process's short-lived cache (see {@link WebhookCache}) or
+ * one indexed query. @throws NotFoundError for an unknown token or a deleted workflow.
+ */
 async function findWorkflow(deps: AppDeps, token: string): Promise<HookedWorkflow> {
-  // The route only passes tokens of the right shape, so this is an indexed equality look-up.
-  const [row] = await deps.orm.em.fork().execute<Record<string, unknown>[]>(
-    `select ${RUNNABLE_COLUMNS}, w.webhook_secret_ciphertext as "ciphertext", w.webhook_secret_key_id as "keyId"
-     from workflows w join workspaces ws on ws.id = w.workspace_id and ws.deleted_at is null
-     where w.webhook_token = ? and w.deleted_at is null`,
-    [token],
-  )
+  const cache = deps.workflows.webhooks
+  const cached = cache.get(token)
+  if (cached) return cached as HookedWorkflow
+  const generation = cache.generation
+  const [row] = await hookQuery(deps.orm, () => deps.orm.em.fork(), [token])
   if (!row) throw new NotFoundError('Webhook')
-  return {
+  const workflow: HookedWorkflow = {
     ...toRunnable(row),
     secret: row.ciphertext ? { ciphertext: String(row.ciphertext), keyId: String(row.keyId) } : null,
   }
+  cache.set(token, workflow, generation)
+  return workflow
 }
 
 /**

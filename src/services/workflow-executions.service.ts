@@ -246,7 +246,7 @@ export async function retry(ctx: ResourceCtx, uuid: string): Promise<{ data: TWo
   if (found.status !== 'failed' && found.status !== 'canceled') {
     throw new ConflictError(`Only a failed or canceled workflow execution can be retried; this one is ${found.status}`)
   }
-  const record = await insertExecution(ctx.em, {
+  const record = await insertExecution(ctx.deps.orm, () => ctx.em, {
     workflowId: found.workflowId,
     workspaceId: found.workspaceId,
     userId: ctx.auth.user.id,

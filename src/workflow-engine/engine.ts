@@ -18,7 +18,7 @@
  */
 import type { FastifyBaseLogger as Logger } from 'fastify'
 import type { Config } from '../config.ts'
-import type { Orm } from '../db.ts'
+import { prepared, type Orm } from '../db.ts'
 import { JobQueue } from '../jobs/queue.ts'
 import { isRecord, jsonRecordOf, jsonValueOf, storableJson } from '../schemas/wire.ts'
 import type { ReadCache } from '../services/read-cache.ts'
@@ -35,6 +35,42 @@ import { nodeType } from './node-types.ts'
 import { insertExecution, type ExecutionRecord } from './store.ts'
 import type { GraphNode, WebhookResponse } from './types.ts'
 import type { ExecutionMode } from '../../entities/index.ts'
+
+/**
+ * Stores how an execution ended, in one statement (a named prepared statement on PostgreSQL): its
+ * status, output, error and duration (unless it was canceled meanwhile: then it stays
+ * `canceled`), the per-node data, and the workflow's `static_data` when a node changed it and
+ * the execution succeeded.
+ */
+const settleStatement = prepared(
+  'workflow_execution_settle',
+  `with e as (
+     update workflow_executions set
+       status = case when status = 'running' then ?::text else status end,
+       output = case when status = 'running' then ?::jsonb else output end,
+       error = case when status = 'running' then ?::text else error end,
+       error_code = case when status = 'running' then ?::text else error_code end,
+       error_node_id = case when status = 'running' then ?::text else error_node_id end,
+       finished_at = case when status = 'running' then clock_timestamp() else finished_at end,
+       duration_ms = case when status = 'running'
+         then (extract(epoch from clock_timestamp() - coalesce(started_at, created_at)) * 1000)::int else duration_ms end,
+       updated_at = now()
+     where id = ?::bigint and status in ('running', 'canceled')
+     returning id, workflow_id, status),
+   d as (
+     insert into workflow_execution_data
+       (execution_id, position, node_id, node_type, status, input, output, error, branches, attempts, started_at, finished_at, duration_ms)
+     select e.id, x.position, x.node_id, x.node_type, x.status, x.input, x.output, x.error, x.branches, x.attempts,
+       x.started_at, x.finished_at, x.duration_ms
+     from e, jsonb_to_recordset(?::jsonb) as x(position int, node_id text, node_type text, status text, input jsonb, output jsonb,
+       error jsonb, branches jsonb, attempts int, started_at timestamptz, finished_at timestamptz, duration_ms int)
+     returning 1),
+   s as (
+     update workflows set static_data = ?::jsonb
+     where ?::boolean and id = (select workflow_id from e where e.status = 'succeeded')
+     returning 1)
+   select (select count(*) from d)::int as data, (select count(*) from s)::int as static_data`,
+)
 
 /** Heartbeats missed before an execution counts as abandoned. */
 const MISSED_BEATS = 3
@@ -108,9 +144,58 @@ export interface StartedExecution {
   response: Promise<WebhookResponse | null>
 }
 
+/** How long a process serves a webhook's workflow without reading it again, in milliseconds. */
+export const WEBHOOK_CACHE_TTL_MS = 1_000
+const WEBHOOK_CACHE_MAX = 10_000
+
+/**
+ * The workflows of recently called webhook tokens, in this process, for at most
+ * {@link WEBHOOK_CACHE_TTL_MS}: a busy webhook costs one query per second instead of one per
+ * call. A save through this process drops the workflow's entry at once ({@link forget}); another
+ * process sees a change (deactivation, a new secret, a new graph) within the TTL. Static data an
+ * execution here stores is written into the entry too. A read that raced with a `forget` is not
+ * stored (generation counter).
+ */
+export class WebhookCache {
+  readonly #entries = new Map<string, { workflow: RunnableWorkflow; expires: number }>()
+  #generation = 0
+
+  get generation(): number {
+    return this.#generation
+  }
+
+  get(token: string): RunnableWorkflow | undefined {
+    const entry = this.#entries.get(token)
+    if (!entry) return undefined
+    if (entry.expires > Date.now()) return entry.workflow
+    this.#entries.delete(token)
+    return undefined
+  }
+
+  set(token: string, workflow: RunnableWorkflow, generation: number): void {
+    if (generation !== this.#generation) return
+    if (this.#entries.size >= WEBHOOK_CACHE_MAX) this.#entries.clear()
+    this.#entries.set(token, { workflow, expires: Date.now() + WEBHOOK_CACHE_TTL_MS })
+  }
+
+  /** Drops the entries of workflow `workflowId` (all entries: saves are rare, tokens unknown here). */
+  forget(workflowId?: number): void {
+    void workflowId
+    this.#generation++
+    this.#entries.clear()
+  }
+
+  /** Gives cached copies of workflow `workflowId` the static data an execution just stored. */
+  staticDataStored(workflowId: number, staticData: Record<string, unknown>): void {
+    for (const { workflow } of this.#entries.values()) if (workflow.id === workflowId) workflow.staticData = staticData
+  }
+}
+
 /** See the module comment. */
 export class WorkflowEngine {
   readonly queue: JobQueue
+  /** Workflows of recently called webhooks (see {@link WebhookCache}). */
+  readonly webhooks = new WebhookCache()
   #deps: AppDeps | undefined
   /** Cancel switches of the executions running here, by execution id. */
   readonly #active = new Map<number, AbortController>()
@@ -179,7 +264,7 @@ export class WorkflowEngine {
   }
 
   #record(workflow: RunnableWorkflow, o: Trigger, status: 'queued' | 'running'): Promise<ExecutionRecord> {
-    return insertExecution(this.orm.em.fork(), {
+    return insertExecution(this.orm, () => this.orm.em.fork(), {
       workflowId: workflow.id,
       workspaceId: workflow.workspaceId,
       userId: o.userId,
@@ -200,11 +285,12 @@ export class WorkflowEngine {
   }
 
   /**
-   * Registers, updates or removes the schedule of a workflow after it was saved or deleted: an
-   * active, not deleted workflow whose trigger is a `schedule_trigger` fires on its cron in its
-   * time zone; any other is unscheduled.
+   * Called after every save or delete of a workflow: drops it from the webhook cache, and
+   * registers, updates or removes its schedule (an active, not deleted workflow whose trigger is a
+   * `schedule_trigger` fires on its cron in its time zone; any other is unscheduled).
    */
   async syncSchedule(workflowId: number): Promise<void> {
+    this.webhooks.forget(workflowId)
     const [row] = await this.orm.em.fork().execute<Record<string, unknown>[]>(
       `select w.uuid, w.nodes, w.is_active as "isActive", w.deleted_at as "deletedAt" from workflows w where w.id = ?`,
       [workflowId],
@@ -383,45 +469,18 @@ export class WorkflowEngine {
    * workflow's `static_data` when a node changed it and the execution succeeded.
    */
   async #settle(record: ExecutionRecord, result: ExecutionResult): Promise<void> {
-    await this.orm.em.fork().execute(
-      `with e as (
-         update workflow_executions set
-           status = case when status = 'running' then ? else status end,
-           output = case when status = 'running' then ?::jsonb else output end,
-           error = case when status = 'running' then ? else error end,
-           error_code = case when status = 'running' then ? else error_code end,
-           error_node_id = case when status = 'running' then ? else error_node_id end,
-           finished_at = case when status = 'running' then clock_timestamp() else finished_at end,
-           duration_ms = case when status = 'running'
-             then (extract(epoch from clock_timestamp() - coalesce(started_at, created_at)) * 1000)::int else duration_ms end,
-           updated_at = now()
-         where id = ? and status in ('running', 'canceled')
-         returning id, workflow_id, status),
-       d as (
-         insert into workflow_execution_data
-           (execution_id, position, node_id, node_type, status, input, output, error, branches, attempts, started_at, finished_at, duration_ms)
-         select e.id, x.position, x.node_id, x.node_type, x.status, x.input, x.output, x.error, x.branches, x.attempts,
-           x.started_at, x.finished_at, x.duration_ms
-         from e, jsonb_to_recordset(?::jsonb) as x(position int, node_id text, node_type text, status text, input jsonb, output jsonb,
-           error jsonb, branches jsonb, attempts int, started_at timestamptz, finished_at timestamptz, duration_ms int)
-         returning 1),
-       s as (
-         update workflows set static_data = ?::jsonb
-         where ?::boolean and id = (select workflow_id from e where e.status = 'succeeded')
-         returning 1)
-       select (select count(*) from d)::int as data, (select count(*) from s)::int as static_data`,
-      [
-        result.status,
-        storableJson(result.output),
-        result.error?.message ?? null,
-        result.error?.code ?? null,
-        result.error?.node_id ?? null,
-        record.id,
-        storableJson(result.nodes),
-        storableJson(result.staticData ?? {}),
-        result.staticData !== null,
-      ],
-    )
+    if (result.staticData && result.status === 'succeeded') this.webhooks.staticDataStored(record.workflowId, result.staticData)
+    await settleStatement(this.orm, () => this.orm.em.fork(), [
+      result.status,
+      storableJson(result.output),
+      result.error?.message ?? null,
+      result.error?.code ?? null,
+      result.error?.node_id ?? null,
+      record.id,
+      storableJson(result.nodes),
+      storableJson(result.staticData ?? {}),
+      result.staticData !== null,
+    ])
   }
 
   /**

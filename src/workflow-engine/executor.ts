@@ -172,6 +172,17 @@ function parameterMessage(error: { issues: { path: PropertyKey[]; message: strin
     .join('; ')
 }
 
+/** Validation results by graph (the same arrays come back while a webhook's workflow is cached). */
+const validated = new WeakMap<readonly unknown[], { edges: readonly unknown[]; issues: ReturnType<typeof validateGraph> }>()
+
+function validationOf(nodes: readonly unknown[], edges: readonly unknown[]): ReturnType<typeof validateGraph> {
+  const known = validated.get(nodes)
+  if (known && known.edges === edges) return known.issues
+  const issues = validateGraph(nodes, edges)
+  validated.set(nodes, { edges, issues })
+  return issues
+}
+
 /**
  * Runs a plan to its end. Never throws for a failing graph: failures, cancels and timeouts are in
  * the answer (a defect of ours escaping a node becomes an `internal` failure of that node).
@@ -188,7 +199,7 @@ export async function executeGraph(plan: ExecutionPlan, hooks: ExecutionHooks): 
     staticData: null,
   })
   // Saved graphs were validated; rows older than the validation, or written around the API, are not.
-  const issues = validateGraph(nodes, edges)
+  const issues = validationOf(plan.nodes, plan.edges)
   if (issues.length) return fail('invalid_graph', `${issues[0].path.join('.')}: ${issues[0].message}`)
   const trigger = nodes.find((node) => nodeType(node.type)?.kind === 'trigger')
   if (!trigger) return fail('invalid_graph', 'The workflow has no trigger node')

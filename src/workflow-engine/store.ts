@@ -5,7 +5,8 @@
  */
 import type { ExecutionMode } from '../../entities/index.ts'
 import { uuidv7 } from 'uuidv7'
-import type { Em } from '../db.ts'
+import { prepared, type Em, type Orm } from '../db.ts'
+import { storableJson, toDate } from '../schemas/wire.ts'
 
 /** An execution as the engine needs it. */
 export interface ExecutionRecord {
@@ -19,6 +20,18 @@ export interface ExecutionRecord {
   createdAt: Date
 }
 
+/** Runs on every trigger: a named prepared statement on PostgreSQL (parsed and planned once per connection). */
+const insertStatement = prepared(
+  'workflow_execution_insert',
+  `with counted as (update workflows set trigger_count = trigger_count + 1 where id = ? returning id)
+   insert into workflow_executions
+     (uuid, workflow_id, workspace_id, user_id, status, mode, input, retry_of_id, started_at, heartbeat_at, created_at, updated_at)
+   select ?::uuid, counted.id, ?, ?, ?, ?, ?::jsonb, ?::bigint,
+     case when ?::text = 'running' then clock_timestamp() end, clock_timestamp(), now(), now()
+   from counted
+   returning id::float8 as id, uuid, created_at`,
+)
+
 /**
  * Inserts an execution (`queued`, or `running` with its start time and heartbeat when this
  * process runs it now) and adds one to the workflow's `trigger_count`, in one statement.
@@ -26,7 +39,8 @@ export interface ExecutionRecord {
  * @param o.retryOf the id of the execution this one retries.
  */
 export async function insertExecution(
-  em: Em,
+  orm: Orm,
+  em: () => Em,
   o: {
     workflowId: number
     workspaceId: number
@@ -37,16 +51,17 @@ export async function insertExecution(
     retryOf?: number | null
   },
 ): Promise<ExecutionRecord> {
-  const [row] = await em.execute<Record<string, unknown>[]>(
-    `with counted as (update workflows set trigger_count = trigger_count + 1 where id = ? returning id)
-     insert into workflow_executions
-       (uuid, workflow_id, workspace_id, user_id, status, mode, input, retry_of_id, started_at, heartbeat_at, created_at, updated_at)
-     select ?, counted.id, ?, ?, ?, ?, ?::jsonb, ?,
-       case when ? = 'running' then clock_timestamp() end, clock_timestamp(), now(), now()
-     from counted
-     returning id::float8 as id, uuid, created_at`,
-    [o.workflowId, uuidv7(), o.workspaceId, o.userId, o.status, o.mode, JSON.stringify(o.input ?? null), o.retryOf ?? null, o.status],
-  )
+  const [row] = await insertStatement(orm, em, [
+    o.workflowId,
+    uuidv7(),
+    o.workspaceId,
+    o.userId,
+    o.status,
+    o.mode,
+    storableJson(o.input),
+    o.retryOf ?? null,
+    o.status,
+  ])
   return {
     id: Number(row.id),
     uuid: String(row.uuid),
@@ -55,6 +70,6 @@ export async function insertExecution(
     userId: o.userId,
     mode: o.mode,
     status: o.status,
-    createdAt: new Date(String(row.created_at)),
+    createdAt: toDate(row.created_at as Date | string),
   }
 }
