@@ -3,12 +3,18 @@
  * `npm start` without the HTTP host. It works the job queue (workflow executions, schedule
  * firings) and runs the recovery sweep; start as many as the load needs, beside any number of
  * API processes started with `WORKER=false`. SIGTERM/SIGINT let running executions finish (up to
- * `SHUTDOWN_TIMEOUT_MS`), then end the rest `failed` (`interrupted`).
+ * `SHUTDOWN_TIMEOUT_MS`), then end the rest `failed` (`interrupted`). Distributed mode only: without
+ * `DATABASE_URL` it refuses to start (embedded mode works the queue inside `npm start`).
  */
 import { createRuntime } from './app.ts'
 import { configOrExit, onShutdown } from './process.ts'
 
 const config = configOrExit()
+if (!config.databaseUrl) {
+  // PGlite is one process's database: a second process on the same DATA_DIR would corrupt it.
+  console.error('Configuration error: DATABASE_URL: npm run worker needs PostgreSQL; in embedded mode npm start works the queue itself')
+  process.exit(1)
+}
 const runtime = await createRuntime(config, { worker: true })
-runtime.log.info({ mode: config.databaseUrl ? 'postgresql' : 'embedded (PGlite)' }, 'worker started')
+runtime.log.info({ mode: 'postgresql' }, 'worker started')
 onShutdown(config, runtime.log, () => runtime.close())

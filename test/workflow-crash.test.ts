@@ -141,6 +141,20 @@ describe('a process killed mid-execution', () => {
     await kill(second.child, 'SIGTERM')
   }, 120_000)
 
+  it('refuses to start `npm run worker` without DATABASE_URL (embedded mode works the queue in npm start)', async () => {
+    const { DATABASE_URL: _url, ...rest } = { ...process.env, ...env }
+    void _url
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+      env: { ...rest, DATA_DIR: mkdtempSync(path.join(tmpdir(), 'aw-worker-')) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stderr = ''
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    const code = await new Promise((resolve) => child.on('exit', resolve))
+    expect(code).toBe(1)
+    expect(stderr).toMatch(/DATABASE_URL: npm run worker needs PostgreSQL/)
+  }, 60_000)
+
   it.runIf(distributed)('hands background executions from an API process with WORKER=false to `npm run worker`', async () => {
     const api = await server({ WORKER: 'false' })
     const { token, workflow } = await setUp(api.http, 'distributed@example.com')

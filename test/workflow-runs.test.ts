@@ -397,3 +397,40 @@ describe('workflow runs', () => {
     })
   })
 })
+
+describe('per-workspace concurrency of background executions', () => {
+  let t: TestApp
+  let alice: TestUser
+  beforeAll(async () => {
+    t = await createTestApp({ WORKFLOW_CONCURRENCY: '1' })
+    alice = await t.make.user({ name: 'Alice Limited' })
+  })
+  afterAll(async () => t?.close())
+
+  it('runs at most WORKFLOW_CONCURRENCY executions of one workspace at once; the next waits queued', async () => {
+    const created = await t.http('POST', '/api/v1/workflows', {
+      token: alice.token,
+      body: { name: 'Slow', ...graph([manual, { id: 'pause', type: 'wait', parameters: { seconds: 1 } }], [['start', 'pause']]) },
+    })
+    const uuid = created.body.data.uuid as string
+    const first = (await t.http('POST', `/api/v1/workflows/${uuid}/run`, { token: alice.token, body: { background: true } })).body.data.uuid
+    const second = (await t.http('POST', `/api/v1/workflows/${uuid}/run`, { token: alice.token, body: { background: true } })).body.data.uuid
+    const status = async (execution: string) =>
+      (await t.http('GET', `/api/v1/workflow-executions/${execution}`, { token: alice.token })).body.data
+    let sawOneRunning = false
+    for (let i = 0; i < 100; i++) {
+      const [a, b] = [await status(first), await status(second)]
+      expect(a.status === 'running' && b.status === 'running', 'both ran at once').toBe(false)
+      if ([a.status, b.status].includes('running') && [a.status, b.status].includes('queued')) sawOneRunning = true
+      if (a.status === 'succeeded' && b.status === 'succeeded') {
+        const [early, late] = a.started_at < b.started_at ? [a, b] : [b, a]
+        expect(late.started_at >= early.finished_at).toBe(true)
+        break
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(sawOneRunning).toBe(true)
+    expect((await status(first)).status).toBe('succeeded')
+    expect((await status(second)).status).toBe('succeeded')
+  }, 30_000)
+})
