@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from '../src/config.ts'
 import { resealSecrets, revealSecret } from '../src/services/accounts.service.ts'
+import { resealWebhookSecrets } from '../src/services/webhooks.service.ts'
 import { keyId, keyringOf, needsReseal, open, seal, SecretUnavailableError, secretHint } from '../src/services/secrets.ts'
 import { createTestApp, TEST_APP_KEY, type TestApp } from './helpers/app.ts'
 
@@ -167,6 +168,32 @@ describe('revealSecret and resealSecrets (npm run keys:rotate)', () => {
     expect(stuck.failed).toContain(withSecret.data.uuid)
     const [unchanged] = await t.sql('select secret_key_id from accounts where id = ?', [id])
     expect(unchanged.secret_key_id).toBe(keyId(fresh))
+  })
+
+  it('re-seals workflow webhook secrets under a rotated key', async () => {
+    const user = await t.make.user()
+    const created = await t.http('POST', '/api/v1/workflows', {
+      token: user.token,
+      body: {
+        name: 'Signed hook',
+        is_active: true,
+        webhook_secret: 'a-webhook-secret-to-rotate',
+        nodes: [
+          { id: 'hook', type: 'webhook_trigger' },
+          { id: 'reply', type: 'respond_to_webhook', parameters: { body: { ok: true } } },
+        ],
+        edges: [{ source: 'hook', target: 'reply' }],
+      },
+    })
+    expect(created.status, JSON.stringify(created.body)).toBe(201)
+    const fresh = newKey()
+    const rotated = { appKey: fresh, previousAppKeys: [t.config.appKey] }
+    const em = t.runtime.orm.em.fork()
+    expect(await resealWebhookSecrets(em, rotated)).toEqual({ resealed: 1, failed: [] })
+    const [row] = await t.sql('select webhook_secret_key_id, webhook_secret_ciphertext from workflows where uuid = ?', [created.body.data.uuid])
+    expect(row.webhook_secret_key_id).toBe(keyId(fresh))
+    expect(String(row.webhook_secret_ciphertext)).not.toContain('a-webhook-secret-to-rotate')
+    expect(await resealWebhookSecrets(em, rotated)).toEqual({ resealed: 0, failed: [] })
   })
 
   it('a ciphertext copied onto another account does not open there', async () => {

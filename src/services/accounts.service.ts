@@ -25,7 +25,8 @@ import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
 import { usableProvider } from './providers.service.ts'
 import { Conditions, searchSql } from './list-filters.ts'
 import { listPage, nameAndTimeSorts, type ListSource } from './list-page.ts'
-import { keyringOf, needsReseal, open, seal, secretHint, type Keyring } from './secrets.ts'
+import { resealColumn, type ResealReport } from './reseal.ts'
+import { keyringOf, open, seal, secretHint, type Keyring } from './secrets.ts'
 import { selectColumns, unprefix, userColumns, workspaceColumns } from './sql.ts'
 import { mergeMetadata } from './workspaces.service.ts'
 
@@ -171,47 +172,18 @@ export async function revealSecret(em: Em, accountId: number, config: Pick<Confi
   return open(keyringOf(config), { ciphertext: String(row.ciphertext), keyId: String(row.keyId) }, sealContext(String(row.uuid)))
 }
 
-/** What {@link resealSecrets} did. */
-export interface ResealReport {
-  resealed: number
-  /** uuids of accounts whose secret no configured key opens (left as they were). */
-  failed: string[]
-}
+/** What {@link resealSecrets} did: `failed` holds account uuids. */
+export type { ResealReport } from './reseal.ts'
 
 /**
  * Re-seals every account secret not sealed under the current APP_KEY (`npm run keys:rotate`),
  * in batches, each row in its own short update guarded by its old key id.
  */
-export async function resealSecrets(em: Em, config: Pick<Config, 'appKey' | 'previousAppKeys'>, batchSize = 200): Promise<ResealReport> {
-  const keyring = keyringOf(config)
-  const report: ResealReport = { resealed: 0, failed: [] }
-  let afterId = 0
-  for (;;) {
-    const rows = await em.execute(
-      `select id::float8 as id, uuid, secret_ciphertext as ciphertext, secret_key_id as "keyId" from accounts
-       where secret_key_id is not null and secret_key_id <> ? and id > ? order by id limit ?`,
-      [keyring.current.id, afterId, batchSize],
-    )
-    if (!rows.length) return report
-    for (const row of rows) {
-      afterId = Number(row.id)
-      const sealed = { ciphertext: String(row.ciphertext), keyId: String(row.keyId) }
-      if (!needsReseal(keyring, sealed)) continue
-      let plaintext: string
-      try {
-        plaintext = open(keyring, sealed, sealContext(String(row.uuid)))
-      } catch {
-        report.failed.push(String(row.uuid))
-        continue
-      }
-      const next = seal(keyring, plaintext, sealContext(String(row.uuid)))
-      await em.execute('update accounts set secret_ciphertext = ?, secret_key_id = ? where id = ? and secret_key_id = ?', [
-        next.ciphertext,
-        next.keyId,
-        afterId,
-        sealed.keyId,
-      ])
-      report.resealed += 1
-    }
-  }
+export function resealSecrets(em: Em, config: Pick<Config, 'appKey' | 'previousAppKeys'>, batchSize = 200): Promise<ResealReport> {
+  return resealColumn(
+    em,
+    keyringOf(config),
+    { table: 'accounts', ciphertext: 'secret_ciphertext', keyId: 'secret_key_id', context: sealContext },
+    batchSize,
+  )
 }

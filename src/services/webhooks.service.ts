@@ -14,7 +14,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { ConflictError, NotFoundError, UnauthorizedError, UpstreamError, UpstreamTimeoutError, ValidationError } from '../errors.ts'
 import { isRecord } from '../schemas/wire.ts'
-import { prepared } from '../db.ts'
+import type { Config } from '../config.ts'
+import { prepared, type Em } from '../db.ts'
+import { resealColumn, type ResealReport } from './reseal.ts'
 import type { AppDeps } from '../trpc/context.ts'
 import { RUNNABLE_COLUMNS, toRunnable, triggerTypeOf, type RunnableWorkflow } from '../workflow-engine/engine.ts'
 import type { WebhookResponse } from '../workflow-engine/types.ts'
@@ -22,6 +24,16 @@ import { keyringOf, open } from './secrets.ts'
 
 /** The sealing context of a workflow's webhook secret (a ciphertext moved to another row does not open). */
 export const webhookSecretContext = (workflowUuid: string) => `workflows.webhook_secret:${workflowUuid}`
+
+/** Re-seals every webhook secret not sealed under the current APP_KEY (`npm run keys:rotate`); `failed` holds workflow uuids. */
+export function resealWebhookSecrets(em: Em, config: Pick<Config, 'appKey' | 'previousAppKeys'>): Promise<ResealReport> {
+  return resealColumn(em, keyringOf(config), {
+    table: 'workflows',
+    ciphertext: 'webhook_secret_ciphertext',
+    keyId: 'webhook_secret_key_id',
+    context: webhookSecretContext,
+  })
+}
 
 /** What the route read from the request. */
 export interface WebhookRequest {
