@@ -29,6 +29,11 @@ export function envNumber(name: string, fallback: number): number {
   return value
 }
 
+/** A comma-separated list from the environment (`BENCH_ONLY=c,e`), trimmed, else `fallback`'s items. */
+export function envList(name: string, fallback: string): Set<string> {
+  return new Set((process.env[name] ?? fallback).split(',').map((item) => item.trim()))
+}
+
 /** autocannon's settings, the same for every run of every benchmark. */
 export const cannonSettings = {
   connections: envNumber('BENCH_CONNECTIONS', 50),

@@ -47,6 +47,7 @@ import {
   type Bench,
   cannon,
   cannonSettings,
+  envList,
   envNumber,
   expectOk,
   failures,
@@ -68,7 +69,7 @@ const settings = {
   ...cannonSettings,
 }
 /** BENCH_PARTS: which measurements to run, `table` (per endpoint) and/or `cannon` (cached vs (c)). */
-const parts = new Set((process.env.BENCH_PARTS ?? 'table,cannon').split(',').map((part) => part.trim()))
+const parts = envList('BENCH_PARTS', 'table,cannon')
 /** BENCH_PROFILE: a folder; the service runs under `node --cpu-prof` writing there. */
 const profileDir = process.env.BENCH_PROFILE ? path.resolve(process.env.BENCH_PROFILE) : undefined
 const RATIO_TARGET = 1.3

@@ -38,6 +38,7 @@ import {
   type Bench,
   cannonSettings as settings,
   CHILD_ENV,
+  envList,
   expectOk,
   fmt,
   machineOf,
@@ -59,7 +60,7 @@ import { seedAgents } from './seed-agents.ts'
 const TARGET_RATIO = 0.8
 /** Issue 3: the single agent read (f) at least 60% of (c). */
 const AGENT_TARGET_RATIO = 0.6
-const only = new Set((process.env.BENCH_ONLY ?? 'a,b,c,d,e,f,g').split(',').map((key) => key.trim()))
+const only = envList('BENCH_ONLY', 'a,b,c,d,e,f,g')
 const profileDir = process.env.BENCH_PROFILE ? path.resolve(process.env.BENCH_PROFILE) : undefined
 
 function markdown(rows: Row[], meta: { date: string; machine: string; postgres: string }, verdict: string): string {

@@ -56,6 +56,7 @@ import pg from 'pg'
 import {
   type Bench,
   cannonSettings as settings,
+  envList,
   expectOk,
   fmt,
   machineOf,
@@ -85,7 +86,7 @@ const WAIT_SAMPLE_MS = 100
 /** Longest wait for the executions of a row to be stored after its load. */
 const SETTLE_TIMEOUT_MS = 60_000
 
-const only = new Set((process.env.BENCH_ONLY ?? 'c,d,w3,w20').split(',').map((key) => key.trim()))
+const only = envList('BENCH_ONLY', 'c,d,w3,w20')
 const REQUEST_BODY = JSON.stringify({ name: 'Bench' })
 
 type Graph = { nodes: Record<string, unknown>[]; edges: { source: string; target: string }[] }

@@ -1,5 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
-import { ownership, presentation, resourceKeys, softDelete, timestamps } from './columns.ts'
+import { deletedIdIndex, ownership, presentation, resourceKeys, softDelete, timestamps } from './columns.ts'
 
 /**
  * An AI assistant (`agents`, specification: "Agent"). `usage_count` and `last_used_at` follow
@@ -11,9 +11,8 @@ export const Agent = defineEntity({
   indexes: [
     { properties: ['workspace', 'createdAt'] },
     { properties: ['user'] },
-    // The few deleted rows, so "whose agent is not deleted" (threads and executions metrics) is an
-    // anti-join on a tiny index instead of a scan of every row.
-    { name: 'agents_deleted_id_index', expression: 'create index "agents_deleted_id_index" on "agents" ("id") where "deleted_at" is not null' },
+    // "Whose agent is not deleted" of the threads and messages metrics (src/services/metrics.service.ts).
+    deletedIdIndex('agents'),
   ],
   properties: {
     ...resourceKeys(),

@@ -101,3 +101,12 @@ export const workspaceSlugUnique = (table: string) => ({
   name: `${table}_workspace_id_slug_unique`,
   expression: `create unique index "${table}_workspace_id_slug_unique" on "${table}" (coalesce("workspace_id", 0), "slug") where "deleted_at" is null`,
 })
+
+/**
+ * A partial index of the ids of the few soft-deleted rows of `table`, so "whose row is not
+ * deleted" is an anti-join on a tiny index instead of a scan of every live row.
+ */
+export const deletedIdIndex = (table: string) => ({
+  name: `${table}_deleted_id_index`,
+  expression: `create index "${table}_deleted_id_index" on "${table}" ("id") where "deleted_at" is not null`,
+})

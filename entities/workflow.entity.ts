@@ -1,5 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
-import { ownership, presentation, resourceKeys, softDelete, timestamps } from './columns.ts'
+import { deletedIdIndex, ownership, presentation, resourceKeys, softDelete, timestamps } from './columns.ts'
 
 /**
  * A node/edge graph (`workflows`, specification: "Workflow"). Stored with structural checks;
@@ -11,9 +11,9 @@ export const Workflow = defineEntity({
   indexes: [
     { properties: ['workspace', 'createdAt'] },
     { properties: ['user'] },
-    // The few deleted rows, so "whose workflow is not deleted" (threads and executions metrics) is an
-    // anti-join on a tiny index instead of a scan of every row.
-    { name: 'workflows_deleted_id_index', expression: 'create index "workflows_deleted_id_index" on "workflows" ("id") where "deleted_at" is not null' },
+    // Made with the agents' one (Migration20261121153411_deleted_indexes); no statement reads it
+    // yet: the executions metric checks each execution's workflow through the list scope instead.
+    deletedIdIndex('workflows'),
   ],
   properties: {
     ...resourceKeys(),
@@ -35,7 +35,8 @@ export const Workflow = defineEntity({
       .length(64)
       .unique()
       .fieldName('webhook_token')
-      .defaultRaw(`replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '')`),
+      // Written as PostgreSQL prints it back, so schema diffs see no change.
+      .defaultRaw(`replace(((gen_random_uuid())::text || (gen_random_uuid())::text), '-'::text, ''::text)`),
     /**
      * The HMAC-SHA256 key of the `X-Signature` check, sealed like account secrets
      * (src/services/secrets.ts, context `workflows.webhook_secret`); null: no check.

@@ -83,23 +83,27 @@ function pgPool(orm: Orm): Promise<PgPool | null> {
  * request's EntityManager: use it for single-statement reads.
  */
 export function prepared(name: string, sql: string) {
-  let index = 0
-  const text = sql.replace(/\?/g, () => `$${++index}`)
+  const text = numberPlaceholders(sql)
   return async (orm: Orm, em: () => Em, params: unknown[]): Promise<Record<string, unknown>[]> => {
     const pool = await pgPool(orm)
     return pool ? (await pool.query({ name, text, values: params })).rows : em().execute(sql, params)
   }
 }
 
-/** `?` placeholders numbered `$1, $2, ...`, by statement text (callers build a bounded set of texts). */
+/** `sql` with its `?` placeholders numbered `$1, $2, ...` (`pg` takes only numbered ones). */
+function numberPlaceholders(sql: string): string {
+  let index = 0
+  return sql.replace(/\?/g, () => `$${++index}`)
+}
+
+/** {@link numberPlaceholders} by statement text (callers build a bounded set of texts). */
 const numberedTexts = new Map<string, string>()
 const NUMBERED_TEXTS_MAX = 2000
 
 function numbered(sql: string): string {
   let text = numberedTexts.get(sql)
   if (text === undefined) {
-    let index = 0
-    text = sql.replace(/\?/g, () => `$${++index}`)
+    text = numberPlaceholders(sql)
     if (numberedTexts.size >= NUMBERED_TEXTS_MAX) numberedTexts.clear()
     numberedTexts.set(sql, text)
   }

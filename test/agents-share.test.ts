@@ -4,9 +4,10 @@
  * level allows, removing a share, who sees `shares`, and the checks on the entity.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
-import { expectNamed, member, readOnlyToken, type Member } from './helpers/agents.ts'
-import { ACME_KEY, expectStatus, USER_KEYS, WORKSPACE_KEYS } from './helpers/expect.ts'
+import { createTestApp, type TestApp } from './helpers/app.ts'
+import { member, type Member } from './helpers/agents.ts'
+import { expectStatus, USER_KEYS, WORKSPACE_KEYS } from './helpers/expect.ts'
+import { expectRefusedShareBodies, expectShareGuards, shareAs, toUser, type ShareTarget } from './helpers/shares.ts'
 
 describe('agents.share (POST /api/v1/agents/{agent_uuid}/share)', () => {
   let t: TestApp
@@ -17,9 +18,8 @@ describe('agents.share (POST /api/v1/agents/{agent_uuid}/share)', () => {
   /** A third user, in no workspace of alice's. */
   let zoe: Member
   let counter = 0
-  const share = (by: { token: string }, uuid: string, body: Record<string, unknown>) =>
-    t.http('POST', `/api/v1/agents/${uuid}/share`, { token: by.token, body })
-  const toUser = (user: { id: number }, permission: string | null) => ({ entity_type: 'user', entity_id: user.id, permission })
+  let target: ShareTarget
+  const share = (by: { token: string }, uuid: string, body: Record<string, unknown>) => shareAs(target, by, uuid, body)
   const privateAgent = async (name?: string) => {
     counter += 1
     const res = await t.http('POST', '/api/v1/agents', { token: alice.token, body: { name: name ?? `Private ${counter}`, visibility: 'private' } })
@@ -30,6 +30,7 @@ describe('agents.share (POST /api/v1/agents/{agent_uuid}/share)', () => {
 
   beforeAll(async () => {
     t = await createTestApp()
+    target = { t, path: (uuid) => `/api/v1/agents/${uuid}/share`, param: 'agent_uuid' }
     alice = await member(t, await t.make.user({ name: 'Alice Sharer' }))
     bob = await member(t, await t.make.user({ name: 'Bob Grantee' }))
     zoe = await member(t, await t.make.user({ name: 'Zoe Third' }))
@@ -140,43 +141,13 @@ describe('agents.share (POST /api/v1/agents/{agent_uuid}/share)', () => {
 
   it('refuses an unknown user, a user of another service scope, the owner, and a workspace the caller is not in: 400 naming entity_id', async () => {
     const a = await privateAgent()
-    const scoped: TestUser = await t.make.user({ serviceKey: ACME_KEY })
-    const cases: Record<string, unknown>[] = [
-      { entity_type: 'user', entity_id: 2_000_000_000, permission: 'read' },
-      { entity_type: 'user', entity_id: scoped.id, permission: 'read' },
-      { entity_type: 'user', entity_id: alice.id, permission: 'read' },
-      { entity_type: 'workspace', entity_id: bob.workspaceUuid, permission: 'read' },
-      { entity_type: 'workspace', entity_id: crypto.randomUUID(), permission: 'read' },
-      { entity_type: 'user', entity_id: bob.workspaceUuid, permission: 'read' },
-      { entity_type: 'workspace', entity_id: bob.id, permission: 'read' },
-      { entity_type: 'user', entity_id: '12', permission: 'read' },
-      { entity_type: 'user', entity_id: 1.5, permission: 'read' },
-      { entity_type: 'user', entity_id: 0, permission: 'read' },
-    ]
-    for (const body of cases) {
-      const res = await share(alice, a.uuid, body)
-      expectNamed(res, 'entity_id')
-      expect(JSON.stringify(res.body)).not.toContain('Bob')
-    }
-    const others: [Record<string, unknown>, string][] = [
-      [{ entity_type: 'group', entity_id: bob.id, permission: 'read' }, 'entity_type'],
-      [{ entity_type: 'user', entity_id: bob.id, permission: 'owner' }, 'permission'],
-      [{ entity_type: 'user', entity_id: bob.id }, 'permission'],
-      [{ entity_type: 'user', permission: 'read' }, 'entity_id'],
-      [{ entity_type: 'user', entity_id: bob.id, permission: 'read', note: 'hi' }, 'note'],
-    ]
-    for (const [body, field] of others) expectNamed(await share(alice, a.uuid, body), field)
-    expectNamed(await share(alice, 'not-a-uuid', toUser(bob, 'read')), 'agent_uuid')
+    await expectRefusedShareBodies(target, a.uuid, alice, bob, 'Bob')
     expect(await t.sql(`select id from shares where resource_type = 'agents' and resource_id = (select id from agents where uuid = ?)`, [a.uuid])).toEqual([])
   })
 
   it("answers 404 for another tenant's agent, 401 without a token, 403 to a read-only token, and shares nothing", async () => {
     const a = await privateAgent('Hidden share target')
-    const res = await share(bob, a.uuid, toUser(bob, 'admin'))
-    expectStatus(res, 404, 'NOT_FOUND')
-    expect(JSON.stringify(res.body)).not.toContain('Hidden')
-    expectStatus(await t.http('POST', `${agentPath(a.uuid)}/share`, { body: toUser(bob, 'read') }), 401, 'UNAUTHORIZED')
-    expectStatus(await share(await readOnlyToken(t, alice), a.uuid, toUser(bob, 'read')), 403, 'FORBIDDEN')
+    await expectShareGuards(target, a.uuid, alice, bob, 'Hidden')
     expect(await t.sql(`select id from shares where resource_type = 'agents' and resource_id = (select id from agents where uuid = ?)`, [a.uuid])).toEqual([])
   })
 

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestApp, TestUser } from './helpers/app.ts'
 import { expectErrorBody, expectInvalid, hiddenCheck, ISO } from './helpers/expect.ts'
-import { teamCast } from './helpers/resources.ts'
+import { strangersOfCarols, teamCast } from './helpers/resources.ts'
 import { workspaceId } from './helpers/rows.ts'
 
 const MEMORY_KEYS = ['agent', 'content', 'created_at', 'run_uuid', 'updated_at', 'user_id', 'uuid', 'workspace_uuid']
@@ -22,6 +22,7 @@ describe('memories', () => {
   let carol: TestUser
   let dave: TestUser
   let reader: string
+  let strangers: ReturnType<typeof strangersOfCarols>
   let team: { uuid: string }
   let inTeam: () => Record<string, string>
   let helper: { uuid: string; name: string }
@@ -30,6 +31,7 @@ describe('memories', () => {
 
   beforeAll(async () => {
     ;({ t, alice, bob, carol, dave, reader, team, inTeam } = await teamCast('Memory Team'))
+    strangers = strangersOfCarols({ alice, bob, carol, dave, inTeam })
     helper = (await t.as(alice).agents.create({ name: 'Helper', profile_photo_config: { emoji: '🧠' } })).data
     teamAgent = (await t.as(alice, inTeam()).agents.create({ name: 'Team helper', visibility: 'workspace' })).data
   })
@@ -131,8 +133,8 @@ describe('memories', () => {
 
     it('answers 404 revealing nothing to another tenant, another member, the workspace owner and admin, and to its owner in another workspace', async () => {
       const carols = await remember(carol, 'Carol private memory', { workspaceUuid: team.uuid })
-      for (const [token, headers] of [[bob.token, {}], [alice.token, inTeam()], [dave.token, inTeam()], [carol.token, {}]] as const) {
-        expectHidden(await t.http('GET', `/api/v1/memories/${carols.uuid}`, { token, headers }), carols)
+      for (const caller of strangers) {
+        expectHidden(await t.http('GET', `/api/v1/memories/${carols.uuid}`, caller), carols)
       }
       expect((await t.http('GET', `/api/v1/memories/${carols.uuid}`, { token: carol.token, headers: inTeam() })).status).toBe(200)
       expectInvalid(await t.http('GET', '/api/v1/memories/42', { token: alice.token }), 'memory_uuid')
@@ -169,8 +171,8 @@ describe('memories', () => {
 
     it("answers 404 for someone else's memory and leaves it, 403 for a read-only token, 401 without a token", async () => {
       const carols = await remember(carol, 'Carol memory to keep', { workspaceUuid: team.uuid })
-      for (const [token, headers] of [[bob.token, {}], [alice.token, inTeam()], [dave.token, inTeam()]] as const) {
-        expectHidden(await t.http('PUT', `/api/v1/memories/${carols.uuid}`, { token, headers, body: { content: 'Overwritten' } }), carols)
+      for (const caller of strangers) {
+        expectHidden(await t.http('PUT', `/api/v1/memories/${carols.uuid}`, { ...caller, body: { content: 'Overwritten' } }), carols)
       }
       const mine = await remember(alice, 'Mine to keep')
       expectErrorBody(await t.http('PUT', `/api/v1/memories/${mine.uuid}`, { token: reader, body: { content: 'RO' } }), 403, 'FORBIDDEN')
@@ -193,8 +195,8 @@ describe('memories', () => {
 
     it("answers 404 for someone else's memory and keeps it, 403 for a read-only token, 401 without a token, 400 for a malformed uuid", async () => {
       const carols = await remember(carol, 'Carol memory stays', { workspaceUuid: team.uuid })
-      for (const [token, headers] of [[bob.token, {}], [alice.token, inTeam()], [dave.token, inTeam()], [carol.token, {}]] as const) {
-        expectHidden(await t.http('DELETE', `/api/v1/memories/${carols.uuid}`, { token, headers }), carols)
+      for (const caller of strangers) {
+        expectHidden(await t.http('DELETE', `/api/v1/memories/${carols.uuid}`, caller), carols)
       }
       const mine = await remember(alice, 'Mine stays')
       expectErrorBody(await t.http('DELETE', `/api/v1/memories/${mine.uuid}`, { token: reader }), 403, 'FORBIDDEN')

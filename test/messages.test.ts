@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestApp, TestUser } from './helpers/app.ts'
 import { expectErrorBody, expectInvalid, hiddenCheck, ISO, UUID } from './helpers/expect.ts'
-import { teamCast } from './helpers/resources.ts'
+import { strangersOfCarols, teamCast } from './helpers/resources.ts'
 import { appendMessage, editedParts, threadHistory } from '../src/services/messages.service.ts'
 
 const MESSAGE_KEYS = [
@@ -34,12 +34,14 @@ describe('messages', () => {
   let carol: TestUser
   let dave: TestUser
   let reader: string
+  let strangers: ReturnType<typeof strangersOfCarols>
   let inTeam: () => Record<string, string>
   let helper: { uuid: string }
   let teamAgent: { uuid: string }
 
   beforeAll(async () => {
     ;({ t, alice, bob, carol, dave, reader, inTeam } = await teamCast('Message Team'))
+    strangers = strangersOfCarols({ alice, bob, carol, dave, inTeam })
     helper = (await t.as(alice).agents.create({ name: 'Helper' })).data
     teamAgent = (await t.as(alice, inTeam()).agents.create({ name: 'Team helper', visibility: 'workspace' })).data
   })
@@ -157,9 +159,9 @@ describe('messages', () => {
       await t.as(alice).threads.delete({ thread_uuid: deleted.uuid })
       const before = await messageCount()
       const body = (uuid: string) => ({ thread_uuid: uuid, role: 'user', content: 'Sneaking in' })
-      expectHiddenThread(await post(bob, body(carols.uuid)), { uuid: carols.uuid, name: 'Chat' })
-      expectHiddenThread(await post(dave, body(carols.uuid), inTeam()), { uuid: carols.uuid, name: 'Chat' })
-      expectHiddenThread(await post(alice, body(carols.uuid), inTeam()), { uuid: carols.uuid, name: 'Chat' })
+      for (const caller of strangers) {
+        expectHiddenThread(await t.http('POST', '/api/v1/messages', { ...caller, body: body(carols.uuid) }), { uuid: carols.uuid, name: 'Chat' })
+      }
       expectHiddenThread(await post(alice, body(deleted.uuid)), { uuid: deleted.uuid, name: 'Chat' })
       expect(await messageCount()).toBe(before)
       expect((await threadRow(carols.uuid)).messages_count).toBe(0)
@@ -218,8 +220,8 @@ describe('messages', () => {
     it('answers 404 revealing nothing for a thread the caller does not see', async () => {
       const carols = await newThread(carol, inTeam(), teamAgent.uuid)
       await add(carols.uuid, 'Carol private words', {}, carol, inTeam())
-      for (const [token, headers] of [[bob.token, {}], [alice.token, inTeam()], [dave.token, inTeam()], [carol.token, {}]] as const) {
-        const res = await t.http('GET', `/api/v1/messages?thread_uuid=${carols.uuid}`, { token, headers })
+      for (const caller of strangers) {
+        const res = await t.http('GET', `/api/v1/messages?thread_uuid=${carols.uuid}`, caller)
         expectHiddenThread(res, { uuid: carols.uuid, name: 'Carol private words' })
       }
     })
@@ -288,8 +290,8 @@ describe('messages', () => {
       const carols = await newThread(carol, inTeam(), teamAgent.uuid)
       const message = await add(carols.uuid, 'Carol diary entry', {}, carol, inTeam())
       const hidden = { uuid: message.uuid, name: 'Carol diary entry' }
-      for (const [token, headers] of [[bob.token, {}], [alice.token, inTeam()], [dave.token, inTeam()], [carol.token, {}]] as const) {
-        expectHidden(await t.http('GET', `/api/v1/messages/${message.uuid}`, { token, headers }), hidden)
+      for (const caller of strangers) {
+        expectHidden(await t.http('GET', `/api/v1/messages/${message.uuid}`, caller), hidden)
       }
       await t.as(carol, inTeam()).messages.delete({ message_uuid: message.uuid })
       expectHidden(await t.http('GET', `/api/v1/messages/${message.uuid}`, { token: carol.token, headers: inTeam() }), hidden)
@@ -350,8 +352,8 @@ describe('messages', () => {
     it("answers 404 for someone else's message and leaves it, 403 for a read-only token, 401 without a token", async () => {
       const carols = await newThread(carol, inTeam(), teamAgent.uuid)
       const message = await add(carols.uuid, 'Carol original words', {}, carol, inTeam())
-      for (const [token, headers] of [[bob.token, {}], [alice.token, inTeam()], [dave.token, inTeam()]] as const) {
-        expectHidden(await t.http('PUT', `/api/v1/messages/${message.uuid}`, { token, headers, body: { content: 'Rewritten' } }), {
+      for (const caller of strangers) {
+        expectHidden(await t.http('PUT', `/api/v1/messages/${message.uuid}`, { ...caller, body: { content: 'Rewritten' } }), {
           uuid: message.uuid,
           name: 'Carol original words',
         })
@@ -389,8 +391,8 @@ describe('messages', () => {
     it("answers 404 for someone else's message and keeps it, 403 for a read-only token, 401 without a token, 400 for a malformed uuid", async () => {
       const carols = await newThread(carol, inTeam(), teamAgent.uuid)
       const message = await add(carols.uuid, 'Carol kept words', {}, carol, inTeam())
-      for (const [token, headers] of [[bob.token, {}], [alice.token, inTeam()], [dave.token, inTeam()], [carol.token, {}]] as const) {
-        expectHidden(await t.http('DELETE', `/api/v1/messages/${message.uuid}`, { token, headers }), { uuid: message.uuid, name: 'Carol kept words' })
+      for (const caller of strangers) {
+        expectHidden(await t.http('DELETE', `/api/v1/messages/${message.uuid}`, caller), { uuid: message.uuid, name: 'Carol kept words' })
       }
       const mine = await add((await newThread()).uuid, 'Mine')
       expectErrorBody(await t.http('DELETE', `/api/v1/messages/${mine.uuid}`, { token: reader }), 403, 'FORBIDDEN')

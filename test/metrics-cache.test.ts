@@ -2,16 +2,52 @@
  * The metrics cache (specification: "Limits"; API.md section 6), authentication and the paths
  * of the metrics endpoints: same `cached_at` within the window, `Cache-Control: no-cache`
  * recomputes, every parameter is part of the key, invalid requests create no entry, concurrent
- * identical misses compute once; read-only tokens may call them; 401 without a token; another
- * tenant's workspace in X-Workspace-UUID is a 404 revealing nothing; every endpoint answers at
- * `/v1/...` and `/api/v1/...`.
+ * identical misses compute once; read-only tokens may call them; 401 without a token; every
+ * validation rule of every endpoint is a 400 naming its field; another tenant's workspace in
+ * X-Workspace-UUID is a 404 revealing nothing; every endpoint answers at `/v1/...` and `/api/v1/...`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp } from './helpers/app.ts'
-import { countQueries, member, readOnlyToken, type Member } from './helpers/agents.ts'
+import { randomUUID } from 'node:crypto'
+import { countQueries, expectNamed, member, readOnlyToken, type Member } from './helpers/agents.ts'
 import { ok, setCreated } from './helpers/metrics.ts'
 
 const RESOURCES = ['agents', 'workflows', 'workflow-executions', 'threads', 'messages'] as const
+
+/** A column each endpoint may average (API.md section 6). */
+const AVERAGED: Record<(typeof RESOURCES)[number], string> = {
+  agents: 'usage_count',
+  workflows: 'trigger_count',
+  'workflow-executions': 'duration_ms',
+  threads: 'messages_count',
+  messages: 'total_tokens',
+}
+
+/**
+ * Bad values of each endpoint's own filters, with the field the 400 must name; the filters of
+ * agents and workflows are checked one by one in metrics-resources.test.ts.
+ */
+const FILTER_RULES: Record<(typeof RESOURCES)[number], [Record<string, unknown>, string][]> = {
+  agents: [[{ visibility: 'secret' }, 'visibility']],
+  workflows: [[{ category_uuids: ['nope'] }, 'category_uuids']],
+  'workflow-executions': [
+    [{ user_id: 'me' }, 'user_id'],
+    [{ user_id: 0 }, 'user_id'],
+    [{ workflow_uuid: 'nope' }, 'workflow_uuid'],
+    [{ workflow_uuids: Array.from({ length: 101 }, () => randomUUID()) }, 'workflow_uuids'],
+  ],
+  threads: [
+    [{ workspace_uuid: 'nope' }, 'workspace_uuid'],
+    [{ user_id: -1 }, 'user_id'],
+    [{ search: 'x'.repeat(256) }, 'search'],
+    [{ agent_uuid: 5 }, 'agent_uuid'],
+  ],
+  messages: [
+    [{ search: 'x'.repeat(256) }, 'search'],
+    [{ search: 'nul\u0000' }, 'search'],
+    [{ thread_uuid: 'nope' }, 'thread_uuid'],
+  ],
+}
 
 describe('metrics cache, authentication and paths', () => {
   let t: TestApp
@@ -112,6 +148,35 @@ describe('metrics cache, authentication and paths', () => {
         const anonymous = await t.http('POST', path, { body })
         expect(anonymous.status).toBe(401)
       }
+    })
+  }
+
+  for (const resource of RESOURCES) {
+    it(`${resource}: each rule is a 400 naming the field, and stores nothing`, async () => {
+      const before = sets.length
+      const bad = async (body: Record<string, unknown>, field: string) =>
+        expectNamed(await metric(body, {}, `/api/v1/${resource}/metrics`), field)
+      const count = { calculation: 'accumulated_count' }
+      await bad({}, 'calculation')
+      await bad({ calculation: 'median' }, 'calculation')
+      await bad({ calculation: 'time_series_count' }, 'granularity')
+      await bad({ calculation: 'time_series_average', column: AVERAGED[resource] }, 'granularity')
+      await bad({ calculation: 'time_series_count', granularity: 'hourly' }, 'granularity')
+      await bad({ calculation: 'accumulated_average' }, 'column')
+      await bad({ calculation: 'time_series_average', granularity: 'daily' }, 'column')
+      await bad({ calculation: 'accumulated_average', column: '*' }, 'column')
+      await bad({ ...count, column: 'id' }, 'column')
+      await bad({ ...count, date_from: '2026-02-30' }, 'date_from')
+      await bad({ ...count, date_to: '2026-1-5' }, 'date_to')
+      await bad({ ...count, date_from: '1969-12-31' }, 'date_from')
+      await bad({ ...count, date_to: '2101-01-01' }, 'date_to')
+      await bad({ ...count, date_from: '2026-01-06', date_to: '2026-01-05' }, 'date_from')
+      await bad({ ...count, no_such_filter: 1 }, 'no_such_filter')
+      for (const [filter, field] of FILTER_RULES[resource]) await bad({ ...count, ...filter }, field)
+      expect(sets.length).toBe(before)
+      // The same calculations, valid, answer.
+      ok(await metric({ calculation: 'accumulated_average', column: AVERAGED[resource] }, {}, `/api/v1/${resource}/metrics`))
+      ok(await metric({ ...count, date_from: '2026-01-05', date_to: '2026-01-05' }, {}, `/api/v1/${resource}/metrics`))
     })
   }
 

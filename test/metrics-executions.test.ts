@@ -153,12 +153,16 @@ describe('workflow executions and workspace metrics', () => {
       }
     })
 
-    it('404 for a non-member (another tenant), 401 without a token', async () => {
+    it('404 for a non-member (another tenant), 401 without a token, 400 naming a bad or unknown parameter', async () => {
       const res = await t.http('GET', `/api/v1/workspaces/${erin.workspaceUuid}/metrics`, { token: bob.token })
       expect(res.status).toBe(404)
       expect(JSON.stringify(res.body)).not.toContain('Erin')
       expect((await t.http('GET', `/api/v1/workspaces/${erin.workspaceUuid}/metrics`)).status).toBe(401)
       expectNamed(await t.http('GET', '/api/v1/workspaces/not-a-uuid/metrics', { token: erin.token }), 'workspace_uuid')
+      expectNamed(
+        await t.http('GET', `/api/v1/workspaces/${erin.workspaceUuid}/metrics?calculation=accumulated_count`, { token: erin.token }),
+        'calculation',
+      )
     })
 
     it('a read-only token may read it', async () => {

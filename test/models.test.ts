@@ -516,6 +516,7 @@ describe('large language models', () => {
       expectErrorBody(await t.http('DELETE', `${PATH}/${model.uuid}`, { token: reader, headers: inTeam() }), 403, 'FORBIDDEN')
       expectHidden(await t.http('DELETE', `${PATH}/${model.uuid}`, { token: bob.token }), model)
       expectErrorBody(await t.http('DELETE', `${PATH}/${model.uuid}`), 401, 'UNAUTHORIZED')
+      expectInvalid(await t.http('DELETE', `${PATH}/qwen-2.5-7b`, { token: alice.token, headers: inTeam() }), 'model_uuid')
       expect((await row(model.uuid)).deleted_at).toBeNull()
       expect(await t.sql('select deleted_at from large_language_models where uuid = ?', [builtin.uuid])).toEqual([{ deleted_at: null }])
     })

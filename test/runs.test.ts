@@ -171,6 +171,8 @@ describe('runs', () => {
       expectErrorBody(await post(bob, { content: 'x' }), 404, 'NOT_FOUND', 'Thread not found')
       expectErrorBody(await post(await readOnlyToken(t, alice), { content: 'x' }), 403, 'FORBIDDEN')
       expectErrorBody(await post({ token: 'nope' }, { content: 'x' }), 401, 'UNAUTHORIZED')
+      expectInvalid(await post(alice, { content: 'x', background: 'yes' }), 'background')
+      expectInvalid(await t.http('POST', '/api/v1/threads/nope/run', { token: alice.token, body: { content: 'x' } }), 'thread_uuid')
     })
   })
 
@@ -324,6 +326,9 @@ describe('runs', () => {
       expectErrorBody(await t.http('GET', `/api/v1/runs/${uuid}`, { token: bob.token }), 404, 'NOT_FOUND', 'Run not found')
       expectInvalid(await t.http('GET', '/api/v1/runs/nope', { token: alice.token }), 'run_uuid')
       expectErrorBody(await t.http('GET', `/api/v1/runs/${uuid}`), 401, 'UNAUTHORIZED')
+      expectInvalid(await t.http('POST', '/api/v1/runs/nope/cancel', { token: alice.token }), 'run_uuid')
+      expectErrorBody(await t.http('POST', `/api/v1/runs/${uuid}/cancel`), 401, 'UNAUTHORIZED')
+      expect((await t.http('GET', `/api/v1/runs/${uuid}`, { token: alice.token })).body.data.run.status).toBe('succeeded')
     })
 
     it('cancels a running run (it ends canceled, its stream ends with run.canceled); a second cancel is a 409', async () => {
@@ -382,6 +387,9 @@ describe('runs', () => {
       expectInvalid(await post({ input: { topic: 'x', colour: 'red' } }), 'input.colour')
       expectInvalid(await post({ input: { topic: 'x' }, large_language_model: 'nope' }), 'large_language_model')
       expectInvalid(await post({ input: { topic: 'x' }, background: 1 }), 'background')
+      expectInvalid(await post({ input: { topic: 'x' }, large_language_model: '' }), 'large_language_model')
+      expectInvalid(await post({ input: 'x' }), 'input')
+      expectInvalid(await t.http('POST', '/api/v1/prompts/nope/run', { token: alice.token, body: { input: { topic: 'x' } } }), 'prompt_uuid')
       expect(upstream.requests.length).toBe(before)
       expectErrorBody(await t.http('POST', `/api/v1/prompts/${prompt.uuid}/run`, { token: bob.token, body: { input: { topic: 'x' } } }), 404, 'NOT_FOUND')
       expectErrorBody(await t.http('POST', `/api/v1/prompts/${prompt.uuid}/run`, { token: 'nope', body: { input: { topic: 'x' } } }), 401, 'UNAUTHORIZED')

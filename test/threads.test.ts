@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestApp, TestUser } from './helpers/app.ts'
 import { expectErrorBody, expectInvalid, hiddenCheck, ISO, UUID } from './helpers/expect.ts'
-import { teamCast } from './helpers/resources.ts'
+import { strangersOfCarols, teamCast } from './helpers/resources.ts'
 
 const THREAD_KEYS = [
   'agent', 'created_at', 'last_message_at', 'messages_count', 'metadata', 'name', 'updated_at', 'user_id', 'uuid', 'workspace_uuid',
@@ -24,6 +24,7 @@ describe('threads', () => {
   let carol: TestUser
   let dave: TestUser
   let reader: string
+  let strangers: ReturnType<typeof strangersOfCarols>
   let team: { uuid: string }
   let inTeam: () => Record<string, string>
   /** alice's private agent in her primary workspace. */
@@ -35,6 +36,7 @@ describe('threads', () => {
 
   beforeAll(async () => {
     ;({ t, alice, bob, carol, dave, reader, team, inTeam } = await teamCast('Thread Team'))
+    strangers = strangersOfCarols({ alice, bob, carol, dave, inTeam })
     helper = (await t.as(alice).agents.create({ name: 'Helper', profile_photo_config: { emoji: '🤖' } })).data
     teamAgent = (await t.as(alice, inTeam()).agents.create({ name: 'Team helper', visibility: 'workspace' })).data
     bobsAgent = (await t.as(bob).agents.create({ name: 'Bob secret agent' })).data
@@ -262,11 +264,7 @@ describe('threads', () => {
     it("answers 404 revealing nothing to another tenant, another member, the workspace's owner and admin, and to its creator in another workspace", async () => {
       const carols = await newThread(carol, teamAgent.uuid, { name: 'Carol secret thread' }, inTeam())
       const hidden = { uuid: carols.uuid, name: carols.name }
-      expectHidden(await t.http('GET', `/api/v1/threads/${carols.uuid}`, { token: bob.token }), hidden)
-      expectHidden(await t.http('GET', `/api/v1/threads/${carols.uuid}`, { token: alice.token, headers: inTeam() }), hidden)
-      expectHidden(await t.http('GET', `/api/v1/threads/${carols.uuid}`, { token: dave.token, headers: inTeam() }), hidden)
-      // carol herself, working in her primary workspace.
-      expectHidden(await t.http('GET', `/api/v1/threads/${carols.uuid}`, { token: carol.token }), hidden)
+      for (const caller of strangers) expectHidden(await t.http('GET', `/api/v1/threads/${carols.uuid}`, caller), hidden)
       expect((await t.http('GET', `/api/v1/threads/${carols.uuid}`, { token: carol.token, headers: inTeam() })).status).toBe(200)
       expectHidden(await t.http('GET', '/api/v1/threads/0190a8f0-0000-7000-8000-000000000000', { token: alice.token }), hidden)
     })
@@ -334,8 +332,8 @@ describe('threads', () => {
 
     it("answers 404 for someone else's thread and leaves it unchanged, 403 for a read-only token, 401 without a token", async () => {
       const carols = await newThread(carol, teamAgent.uuid, { name: 'Carol keeps this' }, inTeam())
-      for (const [token, headers] of [[bob.token, {}], [alice.token, inTeam()], [dave.token, inTeam()]] as const) {
-        expectHidden(await t.http('PUT', `/api/v1/threads/${carols.uuid}`, { token, headers, body: { name: 'Taken over' } }), carols)
+      for (const caller of strangers) {
+        expectHidden(await t.http('PUT', `/api/v1/threads/${carols.uuid}`, { ...caller, body: { name: 'Taken over' } }), carols)
       }
       const mine = await newThread(alice, helper.uuid, { name: 'Mine' })
       expectErrorBody(await t.http('PUT', `/api/v1/threads/${mine.uuid}`, { token: reader, body: { name: 'Read only' } }), 403, 'FORBIDDEN')
@@ -366,8 +364,8 @@ describe('threads', () => {
 
     it("answers 404 for someone else's thread and keeps it, 403 for a read-only token, 401 without a token, 400 for a malformed uuid", async () => {
       const carols = await newThread(carol, teamAgent.uuid, { name: 'Carol keeps this one' }, inTeam())
-      for (const [token, headers] of [[bob.token, {}], [alice.token, inTeam()], [dave.token, inTeam()], [carol.token, {}]] as const) {
-        expectHidden(await t.http('DELETE', `/api/v1/threads/${carols.uuid}`, { token, headers }), carols)
+      for (const caller of strangers) {
+        expectHidden(await t.http('DELETE', `/api/v1/threads/${carols.uuid}`, caller), carols)
       }
       const mine = await newThread(alice, helper.uuid)
       expectErrorBody(await t.http('DELETE', `/api/v1/threads/${mine.uuid}`, { token: reader }), 403, 'FORBIDDEN')

@@ -144,6 +144,7 @@ describe('workflow executions: cancel, retry, delete', () => {
       expectHidden(await post(carol, `${BASE}/${ex.private.uuid}/retry`), { uuid: ex.private.uuid, name: 'Private flow' })
       expect(Number((await t.sql('select count(*)::int as n from workflow_executions'))[0].n)).toBe(before)
       expectNamed(await post(alice, `${BASE}/1/retry`), 'execution_uuid')
+      expectNamed(await post(alice, `${BASE}/${ex.private.uuid}/retry`, { fuzz: 1 }), 'fuzz')
     })
   })
 

@@ -250,8 +250,10 @@ describe('workflow runs', () => {
     })
 
     it("answers 404 for another tenant's workflow, 403 to a read-only token and 409 for an empty graph, running nothing", async () => {
-      const flow = await create(alice, graph([manual], []))
-      expect((await run(bob, flow.uuid)).status).toBe(404)
+      const flow = await create(alice, { ...graph([manual], []), name: 'Alice private flow' })
+      const hidden = await run(bob, flow.uuid)
+      expect(hidden.status).toBe(404)
+      expect(JSON.stringify(hidden.body)).not.toContain('Alice private flow')
       const reader = await readOnlyToken(t, alice)
       expect((await t.http('POST', `/api/v1/workflows/${flow.uuid}/run`, { token: reader.token, body: {} })).status).toBe(403)
       expect((await t.http('POST', `/api/v1/workflows/${flow.uuid}/run`, { body: {} })).status).toBe(401)
@@ -261,6 +263,22 @@ describe('workflow runs', () => {
       const bad = await run(alice, flow.uuid, { background: 'yes' })
       expect(bad.status).toBe(400)
       expect(bad.body.issues[0].path).toEqual(['background'])
+    })
+
+    it('answers 400 naming the field for a malformed uuid, an unknown field and unstorable input, running nothing', async () => {
+      const flow = await create(alice, graph([manual], []))
+      const malformed = await run(alice, 'not-a-uuid')
+      expect(malformed.status).toBe(400)
+      expect(malformed.body.issues[0].path).toEqual(['workflow_uuid'])
+      const unknown = await run(alice, flow.uuid, { fuzz: 1 })
+      expect(unknown.status).toBe(400)
+      expect(JSON.stringify(unknown.body.issues)).toContain('fuzz')
+      for (const input of [{ text: 'a\u0000b' }, { text: '\ud800' }]) {
+        const unstorable = await run(alice, flow.uuid, { input })
+        expect(unstorable.status).toBe(400)
+        expect(unstorable.body.issues[0].path[0]).toBe('input')
+      }
+      expect(await countExecutions(flow.uuid)).toBe(0)
     })
   })
 

@@ -169,6 +169,16 @@ describe('workflows.generate (POST /api/v1/workflows/generate)', () => {
     expect(upstream.requests).toHaveLength(0)
   })
 
+  it("answers 404 for another tenant's workspace_uuid, revealing nothing, without asking the model", async () => {
+    const bob = await t.make.user({ name: 'Bob Outsider' })
+    const before = await workflowCount()
+    const res = await generate(alice, { description: 'Wait after a run', workspace_uuid: bob.workspaceUuid })
+    expectErrorBody(res, 404, 'NOT_FOUND')
+    expect(JSON.stringify(res.body)).not.toContain('Bob')
+    expect(upstream.requests).toHaveLength(0)
+    expect(await workflowCount()).toBe(before)
+  })
+
   it('works through the tRPC caller', async () => {
     upstream.enqueue(json(GRAPH))
     const res = await t.as(alice).workflows.generate({ description: 'Wait after a run' })

@@ -5,9 +5,10 @@
  * checks on the entity. The answer is `{data: Workflow}`, as a retrieve's.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
-import { expectNamed, member, readOnlyToken, type Member } from './helpers/agents.ts'
-import { ACME_KEY, expectStatus } from './helpers/expect.ts'
+import { createTestApp, type TestApp } from './helpers/app.ts'
+import { member, type Member } from './helpers/agents.ts'
+import { expectStatus } from './helpers/expect.ts'
+import { expectRefusedShareBodies, expectShareGuards, shareAs, toUser, type ShareTarget } from './helpers/shares.ts'
 import { WORKFLOW_KEYS } from './helpers/workflows.ts'
 
 describe('workflows.share (POST /api/v1/workflows/{workflow_uuid}/share)', () => {
@@ -19,9 +20,9 @@ describe('workflows.share (POST /api/v1/workflows/{workflow_uuid}/share)', () =>
   /** A third user, in no workspace of alice's. */
   let zoe: Member
   let counter = 0
+  let target: ShareTarget
   const share = (by: { token: string }, uuid: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
-    t.http('POST', `/api/v1/workflows/${uuid}/share`, { token: by.token, body, headers })
-  const toUser = (user: { id: number }, permission: string | null) => ({ entity_type: 'user', entity_id: user.id, permission })
+    shareAs(target, by, uuid, body, headers)
   const privateWorkflow = async (name?: string, visibility = 'private') => {
     counter += 1
     const res = await t.http('POST', '/api/v1/workflows', {
@@ -43,6 +44,7 @@ describe('workflows.share (POST /api/v1/workflows/{workflow_uuid}/share)', () =>
 
   beforeAll(async () => {
     t = await createTestApp()
+    target = { t, path: (uuid) => `/api/v1/workflows/${uuid}/share`, param: 'workflow_uuid' }
     alice = await member(t, await t.make.user({ name: 'Alice Flows' }))
     bob = await member(t, await t.make.user({ name: 'Bob Grantee' }))
     zoe = await member(t, await t.make.user({ name: 'Zoe Third' }))
@@ -152,44 +154,13 @@ describe('workflows.share (POST /api/v1/workflows/{workflow_uuid}/share)', () =>
 
   it('refuses an unknown user, a user of another service scope, the owner, and a workspace the caller is not in: 400 naming entity_id', async () => {
     const w = await privateWorkflow()
-    const scoped: TestUser = await t.make.user({ serviceKey: ACME_KEY })
-    const cases: Record<string, unknown>[] = [
-      { entity_type: 'user', entity_id: 2_000_000_000, permission: 'read' },
-      { entity_type: 'user', entity_id: scoped.id, permission: 'read' },
-      { entity_type: 'user', entity_id: alice.id, permission: 'read' },
-      { entity_type: 'workspace', entity_id: bob.workspaceUuid, permission: 'read' },
-      { entity_type: 'workspace', entity_id: crypto.randomUUID(), permission: 'read' },
-      { entity_type: 'user', entity_id: bob.workspaceUuid, permission: 'read' },
-      { entity_type: 'workspace', entity_id: bob.id, permission: 'read' },
-      { entity_type: 'user', entity_id: '12', permission: 'read' },
-      { entity_type: 'user', entity_id: 1.5, permission: 'read' },
-      { entity_type: 'user', entity_id: 0, permission: 'read' },
-    ]
-    for (const body of cases) {
-      const res = await share(alice, w.uuid, body)
-      expectNamed(res, 'entity_id')
-      expect(JSON.stringify(res.body)).not.toContain('Bob')
-    }
-    const others: [Record<string, unknown>, string][] = [
-      [{ entity_type: 'group', entity_id: bob.id, permission: 'read' }, 'entity_type'],
-      [{ entity_type: 'user', entity_id: bob.id, permission: 'owner' }, 'permission'],
-      [{ entity_type: 'user', entity_id: bob.id }, 'permission'],
-      [{ entity_type: 'user', permission: 'read' }, 'entity_id'],
-      [{ entity_type: 'user', entity_id: bob.id, permission: 'read', note: 'hi' }, 'note'],
-    ]
-    for (const [body, field] of others) expectNamed(await share(alice, w.uuid, body), field)
-    expectNamed(await share(alice, 'not-a-uuid', toUser(bob, 'read')), 'workflow_uuid')
+    await expectRefusedShareBodies(target, w.uuid, alice, bob, 'Bob')
     expect(await sharesOf(w.uuid)).toEqual([])
   })
 
   it("answers 404 for another tenant's workflow, 401 without a token, 403 to a read-only token, and shares nothing", async () => {
     const w = await privateWorkflow('Hidden flow target')
-    const res = await share(bob, w.uuid, toUser(bob, 'admin'))
-    expectStatus(res, 404, 'NOT_FOUND')
-    expect(JSON.stringify(res.body)).not.toContain('Hidden')
-    expectStatus(await share(bob, crypto.randomUUID(), toUser(zoe, 'read')), 404, 'NOT_FOUND')
-    expectStatus(await t.http('POST', `${workflowPath(w.uuid)}/share`, { body: toUser(bob, 'read') }), 401, 'UNAUTHORIZED')
-    expectStatus(await share(await readOnlyToken(t, alice), w.uuid, toUser(bob, 'read')), 403, 'FORBIDDEN')
+    await expectShareGuards(target, w.uuid, alice, bob, 'Hidden')
     expect(await sharesOf(w.uuid)).toEqual([])
   })
 

@@ -12,6 +12,8 @@ import { expectErrorBody, expectInvalid, expectStatus, hiddenCheck, ISO_Z, issue
 import { PDF, uploadKey } from './helpers/media.ts'
 import { workspaceId } from './helpers/rows.ts'
 import { WORKFLOW_KEYS } from './helpers/workflows.ts'
+import { keyringOf, open } from '../src/services/secrets.ts'
+import { webhookSecretContext } from '../src/services/webhooks.service.ts'
 
 const NODES = [
   { id: 'start', type: 'manual_trigger', name: 'Start', parameters: {}, position: { x: 0, y: 0 } },
@@ -49,7 +51,7 @@ describe('workflows', () => {
   const make = async (user: TestUser, input: Record<string, unknown> = {}) =>
     (await t.as(user).workflows.create({ name: 'Triage', ...input })).data
 
-  /** Grants a share on a workflow straight in the table (the share endpoint is a later issue). */
+  /** Grants a share on a workflow straight in the table (the share endpoint: workflows-share.test.ts). */
   async function share(uuid: string, entity: 'user' | 'workspace', entityId: number, permission: 'read' | 'write' | 'admin') {
     await t.sql(
       `insert into shares (resource_type, resource_id, entity_type, entity_id, permission, created_at, updated_at)
@@ -218,6 +220,50 @@ describe('workflows', () => {
       const error = await trpcError(t.as(alice).workflows.create({ name: 'Huge', static_data: { blob: 'x'.repeat(1024 * 1024) } }))
       expect(error.code).toBe('BAD_REQUEST')
       expect(issuePaths(error)).toEqual([[]])
+    })
+
+    it('answers 400 naming the field for a bad webhook_secret or settings member, creating nothing', async () => {
+      const cases: [Record<string, unknown>, string][] = [
+        [{ webhook_secret: 'x'.repeat(15) }, 'webhook_secret'],
+        [{ webhook_secret: 'x'.repeat(201) }, 'webhook_secret'],
+        [{ webhook_secret: `${'x'.repeat(16)}\u0000` }, 'webhook_secret'],
+        [{ webhook_secret: 1234567890123456 }, 'webhook_secret'],
+        [{ settings: { timeout_seconds: 0 } }, 'settings.timeout_seconds'],
+        [{ settings: { timeout_seconds: 86_401 } }, 'settings.timeout_seconds'],
+        [{ settings: { timeout_seconds: '30' } }, 'settings.timeout_seconds'],
+        [{ settings: { timeout_seconds: 1.5 } }, 'settings.timeout_seconds'],
+        [{ settings: { error_policy: 'ignore' } }, 'settings.error_policy'],
+      ]
+      for (const [body, path] of cases) {
+        expectInvalid(await http('POST', '/api/v1/workflows', { token: alice.token, body: { name: 'Bad settings', ...body } }), path)
+      }
+      expect(await t.sql("select 1 from workflows where name = 'Bad settings'")).toHaveLength(0)
+    })
+
+    it('seals webhook_secret bound to the workflow, never shows it, and keeps, replaces or (null) removes it on PUT', async () => {
+      const secret = 'a-webhook-secret-of-alice'
+      const res = await http('POST', '/api/v1/workflows', { token: alice.token, body: { name: 'Signed', webhook_secret: secret } })
+      expect(res.status, JSON.stringify(res.body)).toBe(201)
+      expect(res.body.data).toMatchObject({ has_webhook_secret: true, webhook_url: expect.stringContaining('/api/v1/hooks/') })
+      expect(JSON.stringify(res.body)).not.toContain(secret)
+      const { uuid } = res.body.data
+      const stored = async () =>
+        (await t.sql('select webhook_secret_ciphertext as ciphertext, webhook_secret_key_id as "keyId" from workflows where uuid = ?', [uuid]))[0]
+      const keyring = keyringOf(t.config)
+      const sealed = await stored()
+      expect(String(sealed.ciphertext)).not.toContain(secret)
+      expect(open(keyring, { ciphertext: String(sealed.ciphertext), keyId: String(sealed.keyId) }, webhookSecretContext(uuid))).toBe(secret)
+      const put = (body: Record<string, unknown>) => http('PUT', `/api/v1/workflows/${uuid}`, { token: alice.token, body })
+      expect((await put({ name: 'Signed still' })).body.data.has_webhook_secret).toBe(true)
+      expect(await stored()).toEqual(sealed)
+      expect((await put({ webhook_secret: 'another-secret-of-alice' })).body.data.has_webhook_secret).toBe(true)
+      const replaced = await stored()
+      expect(open(keyring, { ciphertext: String(replaced.ciphertext), keyId: String(replaced.keyId) }, webhookSecretContext(uuid))).toBe(
+        'another-secret-of-alice',
+      )
+      expect((await put({ webhook_secret: null })).body.data.has_webhook_secret).toBe(false)
+      expect(await stored()).toEqual({ ciphertext: null, keyId: null })
+      expect((await make(alice)).has_webhook_secret).toBe(false)
     })
 
     it('answers 401 without a token and 403 to a read-only token, creating nothing', async () => {

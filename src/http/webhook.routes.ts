@@ -6,9 +6,10 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
+import { NotFoundError } from '../errors.ts'
 import { triggerWebhook } from '../services/webhooks.service.ts'
 import type { AppDeps } from '../trpc/context.ts'
-import { errorBody, handleRouteError } from './errors.ts'
+import { handleRouteError } from './errors.ts'
 
 /** A webhook token: 64 hex characters (see `webhook_token` in entities/workflow.entity.ts). */
 const TOKEN = /^[0-9a-f]{64}$/
@@ -53,10 +54,8 @@ export async function webhookRoutes(scope: FastifyInstance, options: { deps: App
     { bodyLimit: deps.config.workflows.webhookBodyLimitBytes },
     async (request, reply) => {
       const token = request.params.webhook_token
-      if (!TOKEN.test(token)) {
-        // Same answer as an unknown token: the shape of a token is no secret, but a 400 would say "close".
-        return reply.status(404).send(errorBody(404, 'Webhook not found', request.id))
-      }
+      // Same answer as an unknown token: the shape of a token is no secret, but a 400 would say "close".
+      if (!TOKEN.test(token)) throw new NotFoundError('Webhook')
       const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
       const answer = await triggerWebhook(deps, token, {
         method: request.method,

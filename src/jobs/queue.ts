@@ -75,7 +75,7 @@ export class JobQueue {
   /**
    * Hands execution `executionId` to any worker. The job id is the execution's uuid, so sending
    * the same execution twice (the recovery sweep re-sending one) queues it once.
-   * @param group the workspace, for the per-workspace concurrency limit.
+   * @param group the workspace's key (its id), for the per-workspace concurrency limit.
    */
   async sendExecution(executionId: number, executionUuid: string, group: string): Promise<void> {
     const boss = await this.start()
@@ -89,22 +89,23 @@ export class JobQueue {
   async work(handlers: { execution: JobHandler<{ execution_id: number }>; schedule: JobHandler<{ workflow_id: number }> }): Promise<void> {
     const register = async () => {
       const boss = this.#boss!
+      // NOTIFY wakes the workers when a job is sent; polling is only the backstop (each local
+      // worker polls, so a fast poll costs an idle process real CPU, most on PGlite).
+      const polling = { batchSize: 1, pollingIntervalSeconds: 2, notifyPollingIntervalSeconds: 10 }
       await boss.work<{ execution_id: number }>(
         EXECUTION_QUEUE,
         {
-          batchSize: 1,
+          ...polling,
           localConcurrency: 10,
+          // pg-boss's count is read by each fetch, so two fetches at once can both see room: the
+          // engine's claim enforces the limit exactly (engine.ts), this keeps most jobs from waiting.
           groupConcurrency: this.config.workflows.concurrency,
-          // NOTIFY wakes the workers when a job is sent; polling is only the backstop (each of the
-          // ten local workers polls, so a fast poll costs an idle process real CPU, most on PGlite).
-          pollingIntervalSeconds: 2,
-          notifyPollingIntervalSeconds: 10,
         },
         async (jobs: Job<{ execution_id: number }>[]) => {
           for (const job of jobs) await handlers.execution(job.data)
         },
       )
-      await boss.work<{ workflow_id: number }>(SCHEDULE_QUEUE, { batchSize: 1, localConcurrency: 2, pollingIntervalSeconds: 2, notifyPollingIntervalSeconds: 10 }, async (jobs) => {
+      await boss.work<{ workflow_id: number }>(SCHEDULE_QUEUE, { ...polling, localConcurrency: 2 }, async (jobs) => {
         for (const job of jobs) await handlers.schedule(job.data)
       })
     }

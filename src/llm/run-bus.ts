@@ -34,6 +34,8 @@ const CANCEL_CHANNEL = 'aw:run:cancel'
 export class RunBus {
   readonly #origin = randomUUID()
   readonly #listeners = new Map<number, Set<Listener>>()
+  /** The Redis subscription of each followed run's channel, settled once it is live. */
+  readonly #channels = new Map<number, Promise<unknown>>()
   readonly #cancelHandlers = new Set<(runId: number) => void>()
   readonly #redis: RedisClientType | undefined
   readonly #log: CacheLog
@@ -75,15 +77,18 @@ export class RunBus {
       this.#listeners.set(runId, set)
     }
     set.add(listener)
+    // A second follower that arrives while the first subscription is under way waits for it too.
     if (first && this.#subscriber?.isReady) {
-      await this.#subscriber.subscribe(EVENTS_CHANNEL + runId, (raw) => this.#receiveEvents(runId, raw))
+      this.#channels.set(runId, this.#subscriber.subscribe(EVENTS_CHANNEL + runId, (raw) => this.#receiveEvents(runId, raw)))
     }
+    await this.#channels.get(runId)
     return async () => {
       const current = this.#listeners.get(runId)
       if (!current) return
       current.delete(listener)
       if (current.size > 0) return
       this.#listeners.delete(runId)
+      this.#channels.delete(runId)
       if (this.#subscriber?.isReady) {
         await this.#subscriber.unsubscribe(EVENTS_CHANNEL + runId).catch((error: unknown) => this.#log.warn({ err: error }, 'run bus unsubscribe failed'))
       }
@@ -121,6 +126,7 @@ export class RunBus {
     const subscriber = this.#subscriber
     this.#subscriber = undefined
     this.#listeners.clear()
+    this.#channels.clear()
     if (subscriber?.isOpen) await subscriber.quit().catch((error: unknown) => this.#log.warn({ err: error }, 'could not close the run bus subscriber'))
   }
 

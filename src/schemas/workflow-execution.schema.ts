@@ -9,7 +9,7 @@ import { z } from 'zod'
 import { EXECUTION_MODES, EXECUTION_STATUSES, NODE_RUN_STATUSES, type ExecutionMode, type ExecutionStatus, type NodeRunStatus } from '../../entities/index.ts'
 import { DateOnly, dateOrderRule } from './metrics.schema.ts'
 import { NestedUser, toNestedUser, type UserRow } from './user.schema.ts'
-import { envelope, iso, isoOrNull, isRecord, paginated, pageQuery, sortParam, timestamp } from './wire.ts'
+import { envelope, iso, isoOrNull, isRecord, jsonValueOf, paginated, pageQuery, sortParam, timestamp } from './wire.ts'
 
 const workspaceUuid = z.uuid().optional()
 
@@ -117,7 +117,12 @@ export const WorkflowExecutionCounts = envelope(
 )
 export type TWorkflowExecutionCounts = z.infer<typeof WorkflowExecutionCounts>
 
-/** An execution row as src/services/workflow-executions.service.ts reads it (user columns prefixed `u_`). */
+/**
+ * An execution row as src/services/workflow-executions.service.ts reads it (user columns prefixed
+ * `u_`). Its `jsonb` columns are read as text (`::text`) and parsed by the mappers
+ * ({@link jsonValueOf}), so a stored JSON string stays a string on both drivers (`pg` would parse
+ * the column itself, and a string it answered would then be parsed again).
+ */
 export interface ExecutionRow {
   id: number
   uuid: string
@@ -157,12 +162,6 @@ export interface ExecutionDataRow {
 }
 
 /**
- * A `jsonb` column read as text (`::text`): parsed here, so a stored JSON string stays a string
- * on both drivers (`pg` would parse the column itself, and parsing its result again would fail).
- */
-const jsonOf = (value: string | null): unknown => (value === null ? null : JSON.parse(value))
-
-/**
  * An execution row and its triggering user (null when there is none) -> the WorkflowExecution
  * shape; `appUrl` makes the user's photo URL. `error` is null unless an error code or message
  * was stored (a canceled execution has `{code: 'canceled'}`).
@@ -174,8 +173,8 @@ export function toWorkflowExecution(row: ExecutionRow, user: UserRow | null, app
     workflow: { uuid: row.workflowUuid, name: row.workflowName },
     status: row.status,
     mode: row.mode,
-    input: jsonOf(row.input),
-    output: jsonOf(row.output),
+    input: jsonValueOf(row.input),
+    output: jsonValueOf(row.output),
     error: failed ? { code: row.errorCode ?? 'error', message: row.error ?? '', node_id: row.errorNodeId } : null,
     retry_of_uuid: row.retryOfUuid,
     user: user ? toNestedUser(user, appUrl) : null,
@@ -189,7 +188,7 @@ export function toWorkflowExecution(row: ExecutionRow, user: UserRow | null, app
 
 /** A node's stored `{code, message}` error; anything else written there still reads as an error. */
 function nodeErrorOf(value: string | null): { code: string; message: string } | null {
-  const parsed = jsonOf(value)
+  const parsed = jsonValueOf(value)
   if (parsed === null || parsed === undefined) return null
   if (!isRecord(parsed)) return { code: 'error', message: String(parsed) }
   return { code: String(parsed.code ?? 'error'), message: String(parsed.message ?? '') }
@@ -197,13 +196,13 @@ function nodeErrorOf(value: string | null): { code: string; message: string } | 
 
 /** A `workflow_execution_data` row -> the WorkflowExecutionData shape. */
 export function toWorkflowExecutionData(row: ExecutionDataRow): TWorkflowExecutionData {
-  const branches = jsonOf(row.branches)
+  const branches = jsonValueOf(row.branches)
   return {
     node_id: row.nodeId,
     node_type: row.nodeType,
     status: row.status,
-    input: jsonOf(row.input),
-    output: jsonOf(row.output),
+    input: jsonValueOf(row.input),
+    output: jsonValueOf(row.output),
     error: nodeErrorOf(row.error),
     branches: Array.isArray(branches) ? branches.map(String) : null,
     attempts: Number(row.attempts),

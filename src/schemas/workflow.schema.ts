@@ -221,7 +221,7 @@ export type TShareWorkflowInput = z.infer<typeof ShareWorkflowInput>
  */
 export const GenerateWorkflowInput = z.strictObject({
   workspace_uuid: z.uuid().optional(),
-  description: text(4000, 1).refine((value) => value.trim().length > 0, 'must not be blank'),
+  description: name(4000),
   name: name().optional(),
   model: ModelRef.optional(),
 })

@@ -172,12 +172,9 @@ export async function revealSecret(em: Em, accountId: number, config: Pick<Confi
   return open(keyringOf(config), { ciphertext: String(row.ciphertext), keyId: String(row.keyId) }, sealContext(String(row.uuid)))
 }
 
-/** What {@link resealSecrets} did: `failed` holds account uuids. */
-export type { ResealReport } from './reseal.ts'
-
 /**
  * Re-seals every account secret not sealed under the current APP_KEY (`npm run keys:rotate`),
- * in batches, each row in its own short update guarded by its old key id.
+ * in batches, each row in its own short update guarded by its old key id; `failed` holds account uuids.
  */
 export function resealSecrets(em: Em, config: Pick<Config, 'appKey' | 'previousAppKeys'>, batchSize = 200): Promise<ResealReport> {
   return resealColumn(

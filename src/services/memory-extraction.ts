@@ -8,7 +8,7 @@
  * (prose, an error, the local test model's fixed reply) stores nothing: memory is best effort and
  * never fails the run it follows.
  */
-import { generateText } from 'ai'
+import { completeText } from '../llm/complete.ts'
 import { uuidv7 } from 'uuidv7'
 import type { Config } from '../config.ts'
 import type { Em, Orm } from '../db.ts'
@@ -42,15 +42,9 @@ export async function extractMemories(deps: { orm: Orm; config: Config }, o: { p
   if (!plan.agent) return 0
   let text: string
   try {
-    const answer = await generateText({
-      model: plan.model.model,
-      system: EXTRACTION_INSTRUCTION,
-      prompt: o.userText,
-      maxRetries: 0,
-      abortSignal: AbortSignal.timeout(deps.config.llm.timeoutMs),
-    })
-    text = answer.text
+    text = await completeText(plan.model, deps.config, { system: EXTRACTION_INSTRUCTION, prompt: o.userText }, 'extract memories')
   } catch {
+    // Memory is a bonus of a run that already succeeded: a failing extraction stores nothing.
     return 0
   }
   const facts = parseFacts(text)

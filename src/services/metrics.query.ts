@@ -132,7 +132,7 @@ export function metricStatement(source: MetricSource, input: TMetricCommon): Met
 }
 
 /** The answer of `input` from the rows of its {@link metricStatement}, stamped `cachedAt`. */
-export function metricAnswer(input: TMetricCommon, rows: Record<string, unknown>[], cachedAt: string): TMetricsResponse {
+function metricAnswer(input: TMetricCommon, rows: Record<string, unknown>[], cachedAt: string): TMetricsResponse {
   if (input.calculation === 'accumulated_count' || input.calculation === 'accumulated_average') {
     const [row] = rows
     const count = Number(row?.count ?? 0)

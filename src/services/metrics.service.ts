@@ -60,12 +60,12 @@ function listedSource(resource: 'agents' | 'workflows', ctx: ResourceCtx, input:
 }
 
 /** Agents the caller could list, filtered as the list filters them. */
-export function agentsSource(ctx: ResourceCtx, input: TAgentMetricsInput): MetricSource {
+function agentsSource(ctx: ResourceCtx, input: TAgentMetricsInput): MetricSource {
   return listedSource('agents', ctx, input)
 }
 
 /** Workflows the caller could list, filtered as the list filters them. */
-export function workflowsSource(ctx: ResourceCtx, input: TWorkflowMetricsInput): MetricSource {
+function workflowsSource(ctx: ResourceCtx, input: TWorkflowMetricsInput): MetricSource {
   return listedSource('workflows', ctx, input)
 }
 
@@ -87,7 +87,7 @@ function threadScopeSql(alias: string, ctx: ResourceCtx): SqlFragment {
 }
 
 /** Threads: `user_id` (creator), `search` (name or any message's content), `agent_uuid`. */
-export function threadsSource(ctx: ResourceCtx, input: TThreadMetricsInput): MetricSource {
+function threadsSource(ctx: ResourceCtx, input: TThreadMetricsInput): MetricSource {
   const where = new Conditions(threadScopeSql('t', ctx))
   if (input.workspace_uuid) where.add('t.workspace_id = (select fw.id from workspaces fw where fw.uuid = ?)', input.workspace_uuid)
   if (input.user_id !== undefined) where.add('t.user_id = ?', input.user_id)
@@ -102,7 +102,7 @@ export function threadsSource(ctx: ResourceCtx, input: TThreadMetricsInput): Met
  * from flattening it) that PostgreSQL memoizes by `thread_id`, so the check runs once per
  * thread of the range rather than over every thread of the workspace.
  */
-export function messagesSource(ctx: ResourceCtx, input: TMessageMetricsInput): MetricSource {
+function messagesSource(ctx: ResourceCtx, input: TMessageMetricsInput): MetricSource {
   const thread = threadScopeSql('t', ctx)
   const where = new Conditions({ sql: 'm.deleted_at is null and m.workspace_id = ?', params: [ctx.workspace.workspace.id] })
   if (input.thread_uuid) where.add('m.thread_id = (select ft.id from threads ft where ft.uuid = ?)', input.thread_uuid)
@@ -115,7 +115,7 @@ export function messagesSource(ctx: ResourceCtx, input: TMessageMetricsInput): M
 }
 
 /** Executions of listable workflows of the workspace: `user_id` (trigger), `workflow_uuid`, `workflow_uuids`. */
-export function executionsSource(ctx: ResourceCtx, input: TExecutionMetricsInput): MetricSource {
+function executionsSource(ctx: ResourceCtx, input: TExecutionMetricsInput): MetricSource {
   const visible = listScopeSql('w', 'workflows', ctx)
   const uuids = input.workflow_uuids ?? []
   const where = new Conditions({
@@ -180,8 +180,8 @@ const WORKSPACE_COUNT_PARAMS = COUNTED.length + 4
 /**
  * `GET /api/v1/workspaces/{uuid}/metrics`: live rows of each kind in the workspace context,
  * members, runs (agent, thread and prompt runs; workflow executions are counted apart) and
- * tokens (every run's `total_tokens`, plus those of messages no run wrote), in one statement. Any member may read it (the context already
- * answered 404 to non-members).
+ * tokens (every run's `total_tokens`, plus those of messages no run wrote), in one statement.
+ * Any member may read it (the context already answered 404 to non-members).
  */
 export async function workspace(ctx: ResourceCtx): Promise<TWorkspaceMetrics> {
   const id = ctx.workspace.workspace.id

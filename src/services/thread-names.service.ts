@@ -6,11 +6,11 @@
  * stripped of quotes and a final full stop, and bounded to 80 characters. The built-in local test
  * model does not think, so with it the name is the opening words of the first user message.
  */
-import { generateText } from 'ai'
 import type { ResourceCtx } from '../access/resource-access.ts'
-import { UpstreamError, UpstreamTimeoutError, ValidationError } from '../errors.ts'
+import { ValidationError } from '../errors.ts'
 import type { TThread } from '../schemas/thread.schema.ts'
 import { jsonRecordOf, storableText } from '../schemas/wire.ts'
+import { completeText } from '../llm/complete.ts'
 import { resolveAgentModel } from './runs.service.ts'
 import { threadHistory } from './messages.service.ts'
 import { readThread, requireThread } from './threads.service.ts'
@@ -39,20 +39,7 @@ export async function generateName(ctx: ResourceCtx, uuid: string): Promise<{ da
     name = first.content.split(/\s+/).filter(Boolean).slice(0, 6).join(' ')
   } else {
     const transcript = history.map((m) => `${m.role}: ${m.content}`).join('\n').slice(0, 8_000)
-    try {
-      const answer = await generateText({
-        model: model.model,
-        system: INSTRUCTION,
-        prompt: transcript,
-        maxOutputTokens: 30,
-        maxRetries: 0,
-        abortSignal: AbortSignal.timeout(ctx.config.llm.timeoutMs),
-      })
-      name = cleanName(answer.text)
-    } catch (error) {
-      if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) throw new UpstreamTimeoutError('The model did not answer in time')
-      throw new UpstreamError('The model provider failed to name the thread')
-    }
+    name = cleanName(await completeText(model, ctx.config, { system: INSTRUCTION, prompt: transcript, maxOutputTokens: 30 }, 'name the thread'))
   }
   const cleaned = storableText(cleanName(name)) || 'Untitled conversation'
   await ctx.em.execute('update threads set name = ?, updated_at = now() where id = ?', [cleaned, thread.id])

@@ -43,7 +43,7 @@ const FROM = `workflow_executions e join workflows w on w.id = e.workflow_id
   left join users u on u.id = e.user_id
   left join workflow_executions ro on ro.id = e.retry_of_id and ro.deleted_at is null`
 
-/** The select list of an {@link ExecutionRow} under `e_` and its user under `u_`; `jsonb` as text (see the schema's `jsonOf`). */
+/** The select list of an {@link ExecutionRow} under `e_` and its user under `u_`; `jsonb` as text (see {@link ExecutionRow}). */
 const COLUMNS = [
   selectColumns('e', 'e_', EXECUTION_FIELDS),
   'e.input::text as "e_input", e.output::text as "e_output", e.error_node_id as "e_errorNodeId"',

@@ -17,10 +17,11 @@
  * - Faults of the model's provider: 502 (`UpstreamError`), 504 when it does not answer within
  *   `LLM_TIMEOUT_MS` (`UpstreamTimeoutError`), as for thread names.
  */
-import { generateText, type ModelMessage } from 'ai'
+import type { ModelMessage } from 'ai'
+import { completeText } from '../llm/complete.ts'
 import { z } from 'zod'
 import type { ResourceCtx } from '../access/resource-access.ts'
-import { UpstreamError, UpstreamTimeoutError, ValidationError } from '../errors.ts'
+import { ValidationError } from '../errors.ts'
 import { resolveModel, type ResolvedModel } from '../llm/registry.ts'
 import type { TGenerateWorkflowInput, TWorkflow } from '../schemas/workflow.schema.ts'
 import { jsonBytes, storableText, storableValue } from '../schemas/wire.ts'
@@ -111,23 +112,9 @@ function issueLines(issues: GraphIssue[]): string {
 }
 
 /** One call of the model. @throws UpstreamError, UpstreamTimeoutError */
-async function ask(ctx: ResourceCtx, model: ResolvedModel, messages: ModelMessage[]): Promise<string> {
-  try {
-    const answer = await generateText({
-      model: model.model,
-      system: system(),
-      messages,
-      maxOutputTokens: Math.min(model.llm.maxOutputTokens || MAX_OUTPUT_TOKENS, MAX_OUTPUT_TOKENS),
-      maxRetries: 0,
-      abortSignal: AbortSignal.timeout(ctx.config.llm.timeoutMs),
-    })
-    return answer.text
-  } catch (error) {
-    if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
-      throw new UpstreamTimeoutError('The model did not answer in time')
-    }
-    throw new UpstreamError('The model provider failed to generate the workflow')
-  }
+function ask(ctx: ResourceCtx, model: ResolvedModel, messages: ModelMessage[]): Promise<string> {
+  const maxOutputTokens = Math.min(model.llm.maxOutputTokens || MAX_OUTPUT_TOKENS, MAX_OUTPUT_TOKENS)
+  return completeText(model, ctx.config, { system: system(), messages, maxOutputTokens }, 'generate the workflow')
 }
 
 /** A non-blank string of at most `max` characters, storable, or null. */

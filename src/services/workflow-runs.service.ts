@@ -8,10 +8,10 @@
  * as the caller.
  */
 import { requireResource, type ResourceCtx } from '../access/resource-access.ts'
-import { ConflictError } from '../errors.ts'
+import { ConflictError, NotFoundError } from '../errors.ts'
 import type { TRunWorkflowInput } from '../schemas/workflow.schema.ts'
 import type { TWorkflowExecutionDetail } from '../schemas/workflow-execution.schema.ts'
-import { RUNNABLE_COLUMNS, toRunnable } from '../workflow-engine/engine.ts'
+import { loadRunnable } from '../workflow-engine/engine.ts'
 import { retrieve } from './workflow-executions.service.ts'
 
 /**
@@ -20,11 +20,8 @@ import { retrieve } from './workflow-executions.service.ts'
  */
 export async function run(ctx: ResourceCtx, input: TRunWorkflowInput): Promise<{ data: TWorkflowExecutionDetail }> {
   const { id } = await requireResource(ctx, 'workflows', 'Workflow', input.workflow_uuid, 'read')
-  const [row] = await ctx.em.execute<Record<string, unknown>[]>(
-    `select ${RUNNABLE_COLUMNS} from workflows w join workspaces ws on ws.id = w.workspace_id where w.id = ?`,
-    [id],
-  )
-  const workflow = toRunnable(row)
+  const workflow = await loadRunnable(ctx.em, id)
+  if (!workflow) throw new NotFoundError('Workflow')
   if (!workflow.nodes.length) throw new ConflictError('The workflow has no nodes to run')
   const engine = ctx.deps.workflows
   const trigger = { mode: 'manual' as const, userId: ctx.auth.user.id, input: input.input ?? null }

@@ -12,6 +12,7 @@ import { toWorkspaceBase, type WorkspaceRow } from '../schemas/workspace.schema.
 import { categoriesOf } from './categories.service.ts'
 import { favoriteSql } from './favorites.service.ts'
 import { resourceFilterSql } from './list-filters.ts'
+import { nameAndTimeSorts } from './list-page.ts'
 import { selectColumns, unprefix, userColumns, workspaceColumns } from './sql.ts'
 
 /** What to embed besides the specification's fields. */
@@ -24,7 +25,7 @@ interface WorkflowEmbeds {
 /** Single responses embed everything (API.md section 2). */
 const EMBED_ALL: WorkflowEmbeds = { user: true, workspace: true, categories: true }
 
-const SORT_COLUMNS: Record<string, string> = { created_at: 'w.created_at', name: 'lower(w.name)', updated_at: 'w.updated_at' }
+const SORT_COLUMNS = nameAndTimeSorts('w')
 
 /** The select list and joins of a workflow read; `is_favorite` is the caller's. */
 function selectSql(ctx: ResourceCtx, embeds: WorkflowEmbeds): { columns: string; joins: string; params: unknown[] } {

@@ -7,6 +7,7 @@
  * (src/workflow-engine/engine.ts). Running: workflow-runs.service.ts, webhooks.service.ts.
  */
 import { LockMode } from '@mikro-orm/core'
+import { uuidv7 } from 'uuidv7'
 import { Workflow } from '../../entities/index.ts'
 import { requireResource, type ResourceCtx } from '../access/resource-access.ts'
 import type { Em } from '../db.ts'
@@ -26,11 +27,14 @@ const LABEL = 'Workflow'
 /** Most graph issues one 400 lists. */
 const MAX_ISSUES = 20
 
-/** Seals a webhook secret into the row (context: the workflow's uuid, so a ciphertext copied to another row does not open). */
-function sealWebhookSecret(keyring: Keyring, workflow: { uuid: string; webhookSecretCiphertext?: string | null; webhookSecretKeyId?: string | null }, secret: string): void {
-  const sealed = seal(keyring, secret, webhookSecretContext(workflow.uuid))
-  workflow.webhookSecretCiphertext = sealed.ciphertext
-  workflow.webhookSecretKeyId = sealed.keyId
+/**
+ * The sealed columns of a webhook secret (both null without one). The context is the workflow's
+ * uuid, so a ciphertext copied to another row does not open.
+ */
+function webhookSecretColumns(keyring: Keyring, uuid: string, secret: string | null) {
+  if (secret === null) return { webhookSecretCiphertext: null, webhookSecretKeyId: null }
+  const sealed = seal(keyring, secret, webhookSecretContext(uuid))
+  return { webhookSecretCiphertext: sealed.ciphertext, webhookSecretKeyId: sealed.keyId }
 }
 
 /** Throws the graph's problems as one 400 naming each node or edge. */
@@ -77,8 +81,11 @@ export async function create(ctx: ResourceCtx, input: TCreateWorkflowInput): Pro
   assertGraph(validateGraph(nodes, edges))
   await resolveProfilePhotoKey(ctx, input.profile_photo_key)
   const categoryIds = await resolveCategoryUuids(ctx, input.category_uuids ?? [], ['category_uuids'])
+  // The uuid is made here (not at flush) because the webhook secret is sealed with it.
+  const uuid = uuidv7()
   const id = await ctx.em.transactional(async (em) => {
     const workflow = em.create(Workflow, {
+      uuid,
       name: input.name,
       description: input.description ?? '',
       profilePhotoKey: input.profile_photo_key ?? null,
@@ -94,9 +101,8 @@ export async function create(ctx: ResourceCtx, input: TCreateWorkflowInput): Pro
       triggerCount: 0,
       user: ctx.auth.user.id,
       workspace: ctx.workspace.workspace.id,
+      ...webhookSecretColumns(keyringOf(ctx.config), uuid, input.webhook_secret ?? null),
     })
-    await em.flush()
-    if (input.webhook_secret) sealWebhookSecret(keyringOf(ctx.config), workflow, input.webhook_secret)
     await em.flush()
     await setCategories(em, 'workflows', workflow.id, categoryIds)
     return workflow.id
@@ -138,8 +144,7 @@ async function applyUpdate(
     },
     { ignoreUndefined: true, mergeObjectProperties: false },
   )
-  if (input.webhook_secret === null) em.assign(workflow, { webhookSecretCiphertext: null, webhookSecretKeyId: null })
-  else if (input.webhook_secret !== undefined) sealWebhookSecret(keyring, workflow, input.webhook_secret)
+  if (input.webhook_secret !== undefined) em.assign(workflow, webhookSecretColumns(keyring, workflow.uuid, input.webhook_secret))
   const { nodes, edges, settings, staticData, pinData } = workflow
   if (input.nodes !== undefined || input.edges !== undefined) assertGraph(validateGraph(nodes, edges))
   if (jsonBytes({ nodes, edges, settings, static_data: staticData, pin_data: pinData }) > MAX_GRAPH_BYTES) {

@@ -16,11 +16,12 @@
  *   conditional update, and only the claimant settles it.
  * - Shutdown waits for executions running here, then ends the rest `failed` (`interrupted`).
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger as Logger } from 'fastify'
 import type { Config } from '../config.ts'
-import { prepared, type Orm } from '../db.ts'
+import { prepared, type Em, type Orm } from '../db.ts'
 import { JobQueue } from '../jobs/queue.ts'
-import { isRecord, jsonRecordOf, jsonValueOf, storableJson } from '../schemas/wire.ts'
+import { isRecord, jsonRecordOf, jsonValueOf, storableJson, toDate } from '../schemas/wire.ts'
 import type { ReadCache } from '../services/read-cache.ts'
 import type { AppDeps } from '../trpc/context.ts'
 import { actingContext } from './acting-context.ts'
@@ -72,6 +73,11 @@ const settleStatement = prepared(
    select (select count(*) from d)::int as data, (select count(*) from s)::int as static_data`,
 )
 
+/** Advisory lock namespace of the per-workspace concurrency check (the second key is the workspace id). */
+const CONCURRENCY_LOCK = 60_601
+/** How long a claim waits for room in its workspace before trying again, in milliseconds. */
+const CLAIM_RETRY_MS = 200
+
 /** Heartbeats missed before an execution counts as abandoned. */
 const MISSED_BEATS = 3
 /** Seconds a queued execution may wait before the sweep sends its job again. */
@@ -82,7 +88,6 @@ export interface RunnableWorkflow {
   id: number
   uuid: string
   workspaceId: number
-  workspaceUuid: string
   userId: number
   isActive: boolean
   nodes: unknown[]
@@ -92,8 +97,8 @@ export interface RunnableWorkflow {
   pinData: Record<string, unknown>
 }
 
-/** Columns (alias `w`, joined workspace `ws`) that {@link toRunnable} reads. */
-export const RUNNABLE_COLUMNS = `w.id::float8 as id, w.uuid, w.workspace_id::float8 as "workspaceId", ws.uuid as "workspaceUuid",
+/** Columns (alias `w`) that {@link toRunnable} reads. */
+export const RUNNABLE_COLUMNS = `w.id::float8 as id, w.uuid, w.workspace_id::float8 as "workspaceId",
   w.user_id::float8 as "userId", w.is_active as "isActive", w.nodes, w.edges, w.settings, w.static_data as "staticData",
   w.pin_data as "pinData"`
 
@@ -107,7 +112,6 @@ export function toRunnable(row: Record<string, unknown>): RunnableWorkflow {
     id: Number(row.id),
     uuid: String(row.uuid),
     workspaceId: Number(row.workspaceId),
-    workspaceUuid: String(row.workspaceUuid),
     userId: Number(row.userId),
     isActive: Boolean(row.isActive),
     nodes: list(row.nodes),
@@ -118,12 +122,23 @@ export function toRunnable(row: Record<string, unknown>): RunnableWorkflow {
   }
 }
 
+/**
+ * Workflow `workflowId` as a {@link RunnableWorkflow}, or null when no row matches.
+ * @param where more conditions on `w` (`and w.deleted_at is null`), SQL without parameters.
+ */
+export async function loadRunnable(em: Em, workflowId: number, where = ''): Promise<RunnableWorkflow | null> {
+  const [row] = await em.execute<Record<string, unknown>[]>(`select ${RUNNABLE_COLUMNS} from workflows w where w.id = ? ${where}`, [workflowId])
+  return row ? toRunnable(row) : null
+}
+
+/** The first trigger node of a graph (a saved graph has exactly one), or undefined. */
+export function triggerOf(nodes: readonly unknown[]): GraphNode | undefined {
+  return nodes.find((node): node is GraphNode => isRecord(node) && typeof node.type === 'string' && nodeType(node.type)?.kind === 'trigger')
+}
+
 /** The type of a workflow's trigger node, or null when it has none. */
 export function triggerTypeOf(workflow: Pick<RunnableWorkflow, 'nodes'>): string | null {
-  for (const node of workflow.nodes) {
-    if (isRecord(node) && typeof node.type === 'string' && nodeType(node.type)?.kind === 'trigger') return node.type
-  }
-  return null
+  return triggerOf(workflow.nodes)?.type ?? null
 }
 
 /** What triggers an execution: how, as whom, with which input. */
@@ -151,7 +166,7 @@ const WEBHOOK_CACHE_MAX = 10_000
 /**
  * The workflows of recently called webhook tokens, in this process, for at most
  * {@link WEBHOOK_CACHE_TTL_MS}: a busy webhook costs one query per second instead of one per
- * call. A save through this process drops the workflow's entry at once ({@link forget}); another
+ * call. A save through this process drops the workflow's entries at once ({@link forget}); another
  * process sees a change (deactivation, a new secret, a new graph) within the TTL. Static data an
  * execution here stores is written into the entry too. A read that raced with a `forget` is not
  * stored (generation counter).
@@ -178,11 +193,10 @@ export class WebhookCache {
     this.#entries.set(token, { workflow, expires: Date.now() + WEBHOOK_CACHE_TTL_MS })
   }
 
-  /** Drops the entries of workflow `workflowId` (all entries: saves are rare, tokens unknown here). */
-  forget(workflowId?: number): void {
-    void workflowId
+  /** Drops the entries of workflow `workflowId` (under any token, an old one included). */
+  forget(workflowId: number): void {
     this.#generation++
-    this.#entries.clear()
+    for (const [token, { workflow }] of this.#entries) if (workflow.id === workflowId) this.#entries.delete(token)
   }
 
   /** Gives cached copies of workflow `workflowId` the static data an execution just stored. */
@@ -259,7 +273,7 @@ export class WorkflowEngine {
    */
   async runQueued(workflow: RunnableWorkflow, o: Trigger): Promise<ExecutionRecord> {
     const record = await this.#record(workflow, o, 'queued')
-    await this.enqueue(record, workflow.workspaceUuid)
+    await this.enqueue(record)
     return record
   }
 
@@ -274,9 +288,12 @@ export class WorkflowEngine {
     })
   }
 
-  /** Hands a `queued` execution (already stored, see store.ts) to the durable queue; any worker runs it. */
-  async enqueue(record: Pick<ExecutionRecord, 'id' | 'uuid' | 'workspaceId'>, workspaceUuid?: string): Promise<void> {
-    await this.queue.sendExecution(record.id, record.uuid, workspaceUuid ?? String(record.workspaceId))
+  /**
+   * Hands a `queued` execution (already stored, see store.ts) to the durable queue; any worker
+   * runs it. Its concurrency group is its workspace id (the same key wherever it is sent from).
+   */
+  async enqueue(record: Pick<ExecutionRecord, 'id' | 'uuid' | 'workspaceId'>): Promise<void> {
+    await this.queue.sendExecution(record.id, record.uuid, String(record.workspaceId))
   }
 
   /** Stops execution `executionId` if it runs in this process (its row was already marked `canceled`). */
@@ -297,10 +314,8 @@ export class WorkflowEngine {
     )
     if (!row) return
     const nodes = jsonValueOf(row.nodes)
-    const trigger = (Array.isArray(nodes) ? nodes : []).find(
-      (node): node is GraphNode => isRecord(node) && node.type === 'schedule_trigger',
-    )
-    const params = trigger?.parameters
+    const trigger = triggerOf(Array.isArray(nodes) ? nodes : [])
+    const params = trigger?.type === 'schedule_trigger' ? trigger.parameters : undefined
     const key = String(row.uuid)
     if (row.isActive && !row.deletedAt && params && typeof params.cron === 'string') {
       const timezone = typeof params.timezone === 'string' ? params.timezone : 'UTC'
@@ -321,17 +336,18 @@ export class WorkflowEngine {
            finished_at = clock_timestamp(), updated_at = now(),
            duration_ms = (extract(epoch from clock_timestamp() - coalesce(started_at, created_at)) * 1000)::int
          where status = 'running' and heartbeat_at < clock_timestamp() - make_interval(secs => ?)
+           and not (id = any(string_to_array(?, ',')::bigint[]))
          returning id`,
-        [staleMs / 1000],
+        // Never this process's own executions: a late heartbeat (a busy event loop) is no death.
+        [staleMs / 1000, [...this.#active.keys()].join(',')],
       )
-      const lost = await em.execute<{ id: number; uuid: string; workspace_uuid: string }[]>(
-        `select e.id::float8 as id, e.uuid, ws.uuid as workspace_uuid from workflow_executions e
-         join workspaces ws on ws.id = e.workspace_id
+      const lost = await em.execute<{ id: number; uuid: string; workspaceId: number }[]>(
+        `select e.id::float8 as id, e.uuid, e.workspace_id::float8 as "workspaceId" from workflow_executions e
          where e.status = 'queued' and e.heartbeat_at < clock_timestamp() - make_interval(secs => ?) limit 100`,
         [REQUEUE_AFTER_SECONDS],
       )
       for (const row of lost) {
-        await this.queue.sendExecution(Number(row.id), row.uuid, row.workspace_uuid)
+        await this.enqueue({ id: Number(row.id), uuid: row.uuid, workspaceId: Number(row.workspaceId) })
         await em.execute(`update workflow_executions set heartbeat_at = clock_timestamp() where id = ? and status = 'queued'`, [row.id])
       }
       return failed.length
@@ -356,17 +372,44 @@ export class WorkflowEngine {
     }
   }
 
-  /** Claims a queued execution (only one worker wins) and runs it. */
+  /**
+   * Claims a queued execution: only one worker wins it, and only while its workspace runs fewer
+   * than `WORKFLOW_CONCURRENCY` executions (counted under a per-workspace advisory lock, so two
+   * claims cannot both take the last slot). Without room it waits and tries again, holding its job.
+   * Answers the claimed row, or null when the execution is no longer queued (claimed elsewhere,
+   * canceled).
+   */
+  async #claim(executionId: number): Promise<Record<string, unknown> | null> {
+    for (;;) {
+      const outcome = await this.orm.em.fork().transactional(async (em) => {
+        const [queued] = await em.execute<{ workspaceId: number }[]>(
+          `select workspace_id::float8 as "workspaceId" from workflow_executions where id = ? and status = 'queued'`,
+          [executionId],
+        )
+        if (!queued) return { gone: true as const }
+        await em.execute('select pg_advisory_xact_lock(?::int, ?::int)', [CONCURRENCY_LOCK, queued.workspaceId])
+        const [claimed] = await em.execute<Record<string, unknown>[]>(
+          `update workflow_executions e set status = 'running', started_at = clock_timestamp(), heartbeat_at = clock_timestamp(), updated_at = now()
+           where e.id = ? and e.status = 'queued'
+             and (select count(*) from workflow_executions r where r.workspace_id = e.workspace_id and r.status = 'running') < ?
+           returning e.id::float8 as id, e.uuid, e.workflow_id::float8 as "workflowId", e.workspace_id::float8 as "workspaceId",
+             e.user_id::float8 as "userId", e.mode, e.input, e.created_at as "createdAt"`,
+          [executionId, this.config.workflows.concurrency],
+        )
+        return { gone: false as const, claimed }
+      })
+      if (outcome.gone) return null
+      if (outcome.claimed) return outcome.claimed
+      if (this.#closing) throw new Error('This worker is shutting down')
+      await sleep(CLAIM_RETRY_MS)
+    }
+  }
+
+  /** Claims a queued execution (see {@link #claim}) and runs it. */
   async #runQueued(executionId: number): Promise<void> {
     if (this.#closing) throw new Error('This worker is shutting down')
     const em = this.orm.em.fork()
-    const [claimed] = await em.execute<Record<string, unknown>[]>(
-      `update workflow_executions e set status = 'running', started_at = clock_timestamp(), heartbeat_at = clock_timestamp(), updated_at = now()
-       where e.id = ? and e.status = 'queued'
-       returning e.id::float8 as id, e.uuid, e.workflow_id::float8 as "workflowId", e.workspace_id::float8 as "workspaceId",
-         e.user_id::float8 as "userId", e.mode, e.input, e.created_at as "createdAt"`,
-      [executionId],
-    )
+    const claimed = await this.#claim(executionId)
     if (!claimed) return
     const record: ExecutionRecord = {
       id: Number(claimed.id),
@@ -376,13 +419,10 @@ export class WorkflowEngine {
       userId: Number(claimed.userId),
       mode: String(claimed.mode) as ExecutionMode,
       status: 'running',
-      createdAt: new Date(String(claimed.createdAt)),
+      createdAt: toDate(claimed.createdAt as Date | string),
     }
-    const [row] = await em.execute<Record<string, unknown>[]>(
-      `select ${RUNNABLE_COLUMNS} from workflows w join workspaces ws on ws.id = w.workspace_id where w.id = ? and w.deleted_at is null`,
-      [record.workflowId],
-    )
-    if (!row) {
+    const workflow = await loadRunnable(em, record.workflowId, 'and w.deleted_at is null')
+    if (!workflow) {
       await this.#settle(record, {
         status: 'failed',
         output: null,
@@ -392,21 +432,15 @@ export class WorkflowEngine {
       })
       return
     }
-    const started = this.#start(toRunnable(row), record, jsonValueOf(claimed.input))
+    const started = this.#start(workflow, record, jsonValueOf(claimed.input))
     await started.done
   }
 
   /** A schedule fired: records and runs an execution of the workflow as its owner, if it still qualifies. */
   async #fireSchedule(workflowId: number): Promise<void> {
     if (this.#closing) throw new Error('This worker is shutting down')
-    const [row] = await this.orm.em.fork().execute<Record<string, unknown>[]>(
-      `select ${RUNNABLE_COLUMNS} from workflows w join workspaces ws on ws.id = w.workspace_id
-       where w.id = ? and w.deleted_at is null and w.is_active`,
-      [workflowId],
-    )
-    if (!row) return
-    const workflow = toRunnable(row)
-    if (triggerTypeOf(workflow) !== 'schedule_trigger') return
+    const workflow = await loadRunnable(this.orm.em.fork(), workflowId, 'and w.deleted_at is null and w.is_active')
+    if (!workflow || triggerTypeOf(workflow) !== 'schedule_trigger') return
     const started = await this.runHere(workflow, {
       mode: 'schedule',
       userId: workflow.userId,

@@ -1,7 +1,7 @@
 /**
  * Walks one workflow graph (issue 6 items 2 and 3; API.md section 7). Pure orchestration: no
  * SQL here. The engine (engine.ts) records the execution before calling {@link executeGraph} and
- * stores what it answers ({@link settleSql}).
+ * stores what it answers (`settleStatement` there).
  *
  * Order: the nodes reachable from the trigger, in topological order (ties in the order the
  * graph lists them), one at a time, so an execution is deterministic. A node runs when at least
@@ -15,16 +15,12 @@
  * output and goes on. `settings.timeout_seconds` (else `WORKFLOW_TIMEOUT_SECONDS`) bounds the
  * whole execution.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import { evaluateDeep, ExpressionError, hasExpression, type ExpressionScope } from './expressions.ts'
-import { validateGraph } from './graph.ts'
+import { MAX_RETRY_ATTEMPTS, MAX_RETRY_DELAY_MS, validateGraph } from './graph.ts'
 import { nodeType } from './node-types.ts'
 import { NodeError, type GraphEdge, type GraphNode, type NodeContext, type NodeType, type WebhookResponse } from './types.ts'
 import type { NodeRunStatus } from '../../entities/index.ts'
-
-/** Most attempts a node may ask for. */
-const MAX_ATTEMPTS = 10
-/** Longest delay between two attempts, in milliseconds. */
-const MAX_RETRY_DELAY_MS = 60_000
 
 /** What one node did, as `workflow_execution_data` stores it. */
 export interface NodeRun {
@@ -104,26 +100,9 @@ function aborted(signal: AbortSignal): Promise<never> {
   })
 }
 
-/** Waits `ms`, or rejects when `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason)
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort)
-      resolve()
-    }, ms)
-    const onAbort = () => {
-      clearTimeout(timer)
-      reject(signal.reason)
-    }
-    signal.addEventListener('abort', onAbort, { once: true })
-  })
-}
-
 /** The node ids reachable from `start`, in topological order (Kahn, ties in graph order). */
 function reachableOrder(nodes: GraphNode[], edges: GraphEdge[], start: string): string[] {
-  const outgoing = new Map<string, GraphEdge[]>()
-  for (const edge of edges) outgoing.set(edge.source, [...(outgoing.get(edge.source) ?? []), edge])
+  const outgoing = groupBy(edges, (edge) => edge.source)
   const reachable = new Set<string>([start])
   const stack = [start]
   while (stack.length) {
@@ -172,15 +151,51 @@ function parameterMessage(error: { issues: { path: PropertyKey[]; message: strin
     .join('; ')
 }
 
-/** Validation results by graph (the same arrays come back while a webhook's workflow is cached). */
-const validated = new WeakMap<readonly unknown[], { edges: readonly unknown[]; issues: ReturnType<typeof validateGraph> }>()
+/** `items` grouped by `key`, each group in the order of `items`. */
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>()
+  for (const item of items) {
+    const group = groups.get(key(item))
+    if (group) group.push(item)
+    else groups.set(key(item), [item])
+  }
+  return groups
+}
 
-function validationOf(nodes: readonly unknown[], edges: readonly unknown[]): ReturnType<typeof validateGraph> {
-  const known = validated.get(nodes)
-  if (known && known.edges === edges) return known.issues
-  const issues = validateGraph(nodes, edges)
-  validated.set(nodes, { edges, issues })
-  return issues
+/** What an execution derives from its graph alone: a problem that stops it, or the walk. */
+type GraphWalk =
+  | { problem: string }
+  | { problem: null; trigger: GraphNode; order: string[]; byId: Map<string, GraphNode>; incoming: Map<string, GraphEdge[]> }
+
+/** Walks by graph (the same arrays come back while a webhook's workflow is cached). */
+const walks = new WeakMap<readonly unknown[], { edges: readonly unknown[]; walk: GraphWalk }>()
+
+/**
+ * The graph validated (saved graphs were; rows older than the validation, or written around the
+ * API, are not) and its walk from the trigger, computed once per graph.
+ */
+function walkOf(nodes: readonly unknown[], edges: readonly unknown[]): GraphWalk {
+  const known = walks.get(nodes)
+  if (known && known.edges === edges) return known.walk
+  const walk = computeWalk(nodes, edges)
+  walks.set(nodes, { edges, walk })
+  return walk
+}
+
+function computeWalk(rawNodes: readonly unknown[], rawEdges: readonly unknown[]): GraphWalk {
+  const issues = validateGraph(rawNodes, rawEdges)
+  if (issues.length) return { problem: `${issues[0].path.join('.')}: ${issues[0].message}` }
+  const nodes = rawNodes as GraphNode[]
+  const edges = rawEdges as GraphEdge[]
+  const trigger = nodes.find((node) => nodeType(node.type)?.kind === 'trigger')
+  if (!trigger) return { problem: 'The workflow has no trigger node' }
+  return {
+    problem: null,
+    trigger,
+    order: reachableOrder(nodes, edges, trigger.id),
+    byId: new Map(nodes.map((node) => [node.id, node])),
+    incoming: groupBy(edges, (edge) => edge.target),
+  }
 }
 
 /**
@@ -188,21 +203,18 @@ function validationOf(nodes: readonly unknown[], edges: readonly unknown[]): Ret
  * the answer (a defect of ours escaping a node becomes an `internal` failure of that node).
  */
 export async function executeGraph(plan: ExecutionPlan, hooks: ExecutionHooks): Promise<ExecutionResult> {
-  const nodes = plan.nodes as GraphNode[]
-  const edges = plan.edges as GraphEdge[]
   const runs: NodeRun[] = []
-  const fail = (code: string, message: string, nodeId: string | null = null): ExecutionResult => ({
-    status: 'failed',
+  /** The execution ends at `nodeId` (or before any node) without an output. */
+  const end = (status: 'failed' | 'canceled', error: { code: string; message: string }, nodeId: string | null): ExecutionResult => ({
+    status,
     output: null,
-    error: { code, message, node_id: nodeId },
+    error: { ...error, node_id: nodeId },
     nodes: runs,
     staticData: null,
   })
-  // Saved graphs were validated; rows older than the validation, or written around the API, are not.
-  const issues = validationOf(plan.nodes, plan.edges)
-  if (issues.length) return fail('invalid_graph', `${issues[0].path.join('.')}: ${issues[0].message}`)
-  const trigger = nodes.find((node) => nodeType(node.type)?.kind === 'trigger')
-  if (!trigger) return fail('invalid_graph', 'The workflow has no trigger node')
+  const walk = walkOf(plan.nodes, plan.edges)
+  if (walk.problem !== null) return end('failed', { code: 'invalid_graph', message: walk.problem }, null)
+  const { trigger, order, byId, incoming } = walk
 
   const seconds = timeoutSeconds(plan.settings, hooks.defaultTimeoutSeconds)
   const timeout = AbortSignal.timeout(seconds * 1000)
@@ -211,9 +223,6 @@ export async function executeGraph(plan: ExecutionPlan, hooks: ExecutionHooks): 
   const staticData = structuredClone(plan.staticData)
   const staticBefore = JSON.stringify(staticData)
 
-  const byId = new Map(nodes.map((node) => [node.id, node]))
-  const incoming = new Map<string, GraphEdge[]>()
-  for (const edge of edges) incoming.set(edge.target, [...(incoming.get(edge.target) ?? []), edge])
   const outputs: Record<string, unknown> = {}
   /** Handles that fired per node that ran; undefined: every edge. */
   const fired = new Map<string, string[] | undefined>()
@@ -224,13 +233,20 @@ export async function executeGraph(plan: ExecutionPlan, hooks: ExecutionHooks): 
     execution: { uuid: plan.execution.uuid, mode: plan.execution.mode, workflow_uuid: plan.execution.workflowUuid },
   }
   let lastOutput: unknown = null
+  /** Node `id` answered `output`; `branches`: the handles that fired (undefined: every edge). */
+  const passOn = (id: string, output: unknown, branches?: string[]) => {
+    outputs[id] = output
+    fired.set(id, branches)
+    if (id === trigger.id) scope.trigger = output
+    lastOutput = output
+  }
 
   const reasonOf = (): Error =>
     timeout.aborted && !hooks.signal.aborted
       ? new ExecutionTimeoutError(`The execution ran longer than its timeout of ${seconds} s`)
       : (hooks.signal.reason as Error)
 
-  for (const id of reachableOrder(nodes, edges, trigger.id)) {
+  for (const id of order) {
     const node = byId.get(id)!
     const type = nodeType(node.type) as NodeType
     const position = runs.length
@@ -251,22 +267,18 @@ export async function executeGraph(plan: ExecutionPlan, hooks: ExecutionHooks): 
     if (signal.aborted) {
       const reason = reasonOf()
       runs.push({ ...blankRun(position, node), status: 'canceled', input })
-      const status = reason instanceof ExecutionCanceledError ? 'canceled' : 'failed'
-      return { status, output: null, error: { ...describeError(reason), node_id: node.id }, nodes: runs, staticData: null }
+      return end(reason instanceof ExecutionCanceledError ? 'canceled' : 'failed', describeError(reason), node.id)
     }
     if (Object.hasOwn(plan.pinData, node.id)) {
       const output = plan.pinData[node.id]
       const now = new Date().toISOString()
       runs.push({ ...blankRun(position, node), status: 'pinned', input, output, started_at: now, finished_at: now, duration_ms: 0 })
-      outputs[node.id] = output
-      fired.set(node.id, undefined)
-      if (node.id === trigger.id) scope.trigger = output
-      lastOutput = output
+      passOn(node.id, output)
       continue
     }
 
     const started = Date.now()
-    const maxAttempts = Math.min(MAX_ATTEMPTS, node.retry?.max_attempts ?? type.defaultRetry?.max_attempts ?? 1)
+    const maxAttempts = Math.min(MAX_RETRY_ATTEMPTS, node.retry?.max_attempts ?? type.defaultRetry?.max_attempts ?? 1)
     const delayMs = Math.min(MAX_RETRY_DELAY_MS, node.retry?.delay_ms ?? type.defaultRetry?.delay_ms ?? 0)
     let attempts = 0
     let result: { output: unknown; branches?: string[] } | undefined
@@ -297,7 +309,7 @@ export async function executeGraph(plan: ExecutionPlan, hooks: ExecutionHooks): 
         const retryable = !signal.aborted && !(error instanceof ExpressionError) && !(error instanceof NodeError && !error.retryable)
         if (!retryable || attempts >= maxAttempts) break
         try {
-          await sleep(delayMs * 2 ** (attempts - 1), signal)
+          await sleep(delayMs * 2 ** (attempts - 1), undefined, { signal })
         } catch {
           failure = reasonOf()
           break
@@ -313,10 +325,7 @@ export async function executeGraph(plan: ExecutionPlan, hooks: ExecutionHooks): 
     }
     if (result) {
       runs.push({ ...blankRun(position, node), ...timing, status: 'succeeded', input, output: result.output, branches: result.branches ?? null })
-      outputs[node.id] = result.output
-      fired.set(node.id, result.branches)
-      if (node.id === trigger.id) scope.trigger = result.output
-      lastOutput = result.output
+      passOn(node.id, result.output, result.branches)
       continue
     }
     const error = describeError(failure)
@@ -325,19 +334,8 @@ export async function executeGraph(plan: ExecutionPlan, hooks: ExecutionHooks): 
       failure instanceof ExecutionCanceledError || failure instanceof ExecutionTimeoutError || failure instanceof ExecutionInterruptedError
     const canceled = failure instanceof ExecutionCanceledError
     runs.push({ ...blankRun(position, node), ...timing, status: canceled ? 'canceled' : 'failed', input, error })
-    if (stopped || !continueOnError) {
-      return {
-        status: canceled ? 'canceled' : 'failed',
-        output: null,
-        error: { ...error, node_id: node.id },
-        nodes: runs,
-        staticData: null,
-      }
-    }
-    const output = { error }
-    outputs[node.id] = output
-    fired.set(node.id, undefined)
-    lastOutput = output
+    if (stopped || !continueOnError) return end(canceled ? 'canceled' : 'failed', error, node.id)
+    passOn(node.id, { error })
   }
   const changed = JSON.stringify(staticData) !== staticBefore
   return { status: 'succeeded', output: lastOutput, error: null, nodes: runs, staticData: changed ? staticData : null }

@@ -177,11 +177,9 @@ export async function evaluateDeep(value: unknown, scope: ExpressionScope, path:
   return value
 }
 
-/** True when `value` holds an expression anywhere (so a node's parameters can skip evaluation). */
+/** True when `value` holds an expression anywhere (so a node's parameters can skip evaluation); stops at the first. */
 export function hasExpression(value: unknown): boolean {
-  let found = false
-  walk(value, [], () => {
-    found = true
-  })
-  return found
+  if (isExpression(value)) return true
+  if (Array.isArray(value)) return value.some(hasExpression)
+  return value !== null && typeof value === 'object' && Object.values(value).some(hasExpression)
 }

@@ -84,8 +84,7 @@ export const WorkflowEdges = z.array(WorkflowEdge).max(MAX_EDGES)
 
 /** A string member of a JSON object, or undefined. */
 function stringMember(item: unknown, key: string): string | undefined {
-  if (typeof item !== 'object' || item === null || !(key in item)) return undefined
-  const value: unknown = Reflect.get(item, key)
+  const value = member(item, key)
   return typeof value === 'string' ? value : undefined
 }
 

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import http from 'node:http'
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc'
+import { isRecord } from '../../src/schemas/wire.ts'
 
 /** The part of JSON Schema (OpenAPI 3.1) the generator reads. */
 export interface JsonSchema {
@@ -249,10 +250,6 @@ export async function pool<T, R>(items: T[], limit: number, task: (item: T) => P
   }
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
   return results
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 /** Whether a 400's issues name `field`: an issue at or under it, or an unrecognized key of its parent. */

@@ -55,3 +55,18 @@ export async function agentUsing(
   )
   return Number(agent.id)
 }
+
+/**
+ * Everyone but its creator in its workspace, for a private resource (thread, message, memory)
+ * carol made in `team`: bob (another tenant), the team's owner alice and admin dave in the team,
+ * and carol herself in another workspace. Each gets a 404 that says nothing of it. Spread one
+ * into a request's options (`t.http(method, path, { ...caller, body })`).
+ */
+export function strangersOfCarols(cast: Pick<TeamCast, 'alice' | 'bob' | 'carol' | 'dave' | 'inTeam'>): { token: string; headers: Record<string, string> }[] {
+  return [
+    { token: cast.bob.token, headers: {} },
+    { token: cast.alice.token, headers: cast.inTeam() },
+    { token: cast.dave.token, headers: cast.inTeam() },
+    { token: cast.carol.token, headers: {} },
+  ]
+}

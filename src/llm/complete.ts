@@ -1,0 +1,31 @@
+/**
+ * One model call that answers text, for the service's own small tasks (thread names, memory
+ * extraction, workflow generation; issues 5 and 6): no provider retries, bounded by
+ * `LLM_TIMEOUT_MS`, and a failure mapped to the named errors runs use (API.md section 2: 502 for a
+ * provider that failed, 504 for one that did not answer in time). The messages never carry a
+ * credential or the provider's own text.
+ */
+import { generateText, type ModelMessage } from 'ai'
+import type { Config } from '../config.ts'
+import { UpstreamError, UpstreamTimeoutError } from '../errors.ts'
+import type { ResolvedModel } from './registry.ts'
+
+/** What to ask: a system prompt and either one prompt or a conversation. */
+export type Completion = { system: string; maxOutputTokens?: number } & ({ prompt: string } | { messages: ModelMessage[] })
+
+/**
+ * The model's text answer.
+ * @param task what the call was for, in the 502 message ("name the thread").
+ * @throws UpstreamTimeoutError past `LLM_TIMEOUT_MS`; UpstreamError for any other failure.
+ */
+export async function completeText(model: ResolvedModel, config: Pick<Config, 'llm'>, ask: Completion, task: string): Promise<string> {
+  try {
+    const answer = await generateText({ ...ask, model: model.model, maxRetries: 0, abortSignal: AbortSignal.timeout(config.llm.timeoutMs) })
+    return answer.text
+  } catch (error) {
+    if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
+      throw new UpstreamTimeoutError('The model did not answer in time')
+    }
+    throw new UpstreamError(`The model provider failed to ${task}`)
+  }
+}
