@@ -46,10 +46,11 @@
  *
  * Environment: BENCH_DATABASE_URL, BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS,
  * BENCH_KEEP_DATABASE=1 (bench/harness.ts); BENCH_ONLY (rows to run, e.g. "c,w3"; default
- * "c,d,w3,w20").
+ * "c,d,w3,w20"); BENCH_PROFILE (a folder: the service runs under `node --cpu-prof` writing there).
  */
 import { randomBytes } from 'node:crypto'
 import os from 'node:os'
+import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { isDeepStrictEqual } from 'node:util'
 import pg from 'pg'
@@ -87,6 +88,8 @@ const WAIT_SAMPLE_MS = 100
 const SETTLE_TIMEOUT_MS = 60_000
 
 const only = envList('BENCH_ONLY', 'c,d,w3,w20')
+/** BENCH_PROFILE: a folder; the service runs under `node --cpu-prof` writing there (rows' windows are in the results JSON). */
+const profileDir = process.env.BENCH_PROFILE ? path.resolve(process.env.BENCH_PROFILE) : undefined
 const REQUEST_BODY = JSON.stringify({ name: 'Bench' })
 
 type Graph = { nodes: Record<string, unknown>[]; edges: { source: string; target: string }[] }
@@ -403,7 +406,7 @@ function markdown(rows: WorkflowRow[], checks: Check[], meta: { date: string; ma
 }
 
 async function main(bench: Bench) {
-  const service = await startService(bench, [], { WORKER: 'true' })
+  const service = await startService(bench, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [], { WORKER: 'true' })
   const db = new pg.Client({ connectionString: bench.databaseUrl })
   await db.connect()
   bench.closers.push(() => db.end())

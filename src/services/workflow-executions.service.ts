@@ -25,7 +25,6 @@ import {
   type TWorkflowExecutionCountsInput,
   type TWorkflowExecutionDetail,
 } from '../schemas/workflow-execution.schema.ts'
-import { insertExecution } from '../workflow-engine/store.ts'
 import { listPage, type ListSource } from './list-page.ts'
 import { Conditions } from './list-filters.ts'
 import { dateBounds } from './metrics.query.ts'
@@ -246,7 +245,7 @@ export async function retry(ctx: ResourceCtx, uuid: string): Promise<{ data: TWo
   if (found.status !== 'failed' && found.status !== 'canceled') {
     throw new ConflictError(`Only a failed or canceled workflow execution can be retried; this one is ${found.status}`)
   }
-  const record = await insertExecution(ctx.deps.orm, () => ctx.em, {
+  const record = await ctx.deps.workflows.store.insert({
     workflowId: found.workflowId,
     workspaceId: found.workspaceId,
     userId: ctx.auth.user.id,

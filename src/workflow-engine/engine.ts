@@ -19,9 +19,9 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger as Logger } from 'fastify'
 import type { Config } from '../config.ts'
-import { prepared, type Em, type Orm } from '../db.ts'
+import type { Em, Orm } from '../db.ts'
 import { JobQueue } from '../jobs/queue.ts'
-import { isRecord, jsonRecordOf, jsonValueOf, storableJson, toDate } from '../schemas/wire.ts'
+import { isRecord, jsonRecordOf, jsonValueOf, toDate } from '../schemas/wire.ts'
 import type { ReadCache } from '../services/read-cache.ts'
 import type { AppDeps } from '../trpc/context.ts'
 import { actingContext } from './acting-context.ts'
@@ -33,45 +33,9 @@ import {
   type ExecutionResult,
 } from './executor.ts'
 import { nodeType } from './node-types.ts'
-import { insertExecution, type ExecutionRecord } from './store.ts'
+import { ExecutionStore, type ExecutionRecord } from './store.ts'
 import type { GraphNode, WebhookResponse } from './types.ts'
 import type { ExecutionMode } from '../../entities/index.ts'
-
-/**
- * Stores how an execution ended, in one statement (a named prepared statement on PostgreSQL): its
- * status, output, error and duration (unless it was canceled meanwhile: then it stays
- * `canceled`), the per-node data, and the workflow's `static_data` when a node changed it and
- * the execution succeeded.
- */
-const settleStatement = prepared(
-  'workflow_execution_settle',
-  `with e as (
-     update workflow_executions set
-       status = case when status = 'running' then ?::text else status end,
-       output = case when status = 'running' then ?::jsonb else output end,
-       error = case when status = 'running' then ?::text else error end,
-       error_code = case when status = 'running' then ?::text else error_code end,
-       error_node_id = case when status = 'running' then ?::text else error_node_id end,
-       finished_at = case when status = 'running' then clock_timestamp() else finished_at end,
-       duration_ms = case when status = 'running'
-         then (extract(epoch from clock_timestamp() - coalesce(started_at, created_at)) * 1000)::int else duration_ms end,
-       updated_at = now()
-     where id = ?::bigint and status in ('running', 'canceled')
-     returning id, workflow_id, status),
-   d as (
-     insert into workflow_execution_data
-       (execution_id, position, node_id, node_type, status, input, output, error, branches, attempts, started_at, finished_at, duration_ms)
-     select e.id, x.position, x.node_id, x.node_type, x.status, x.input, x.output, x.error, x.branches, x.attempts,
-       x.started_at, x.finished_at, x.duration_ms
-     from e, jsonb_to_recordset(?::jsonb) as x(position int, node_id text, node_type text, status text, input jsonb, output jsonb,
-       error jsonb, branches jsonb, attempts int, started_at timestamptz, finished_at timestamptz, duration_ms int)
-     returning 1),
-   s as (
-     update workflows set static_data = ?::jsonb
-     where ?::boolean and id = (select workflow_id from e where e.status = 'succeeded')
-     returning 1)
-   select (select count(*) from d)::int as data, (select count(*) from s)::int as static_data`,
-)
 
 /** Advisory lock namespace of the per-workspace concurrency check (the second key is the workspace id). */
 const CONCURRENCY_LOCK = 60_601
@@ -208,6 +172,8 @@ export class WebhookCache {
 /** See the module comment. */
 export class WorkflowEngine {
   readonly queue: JobQueue
+  /** Where execution rows are written (group commits, see store.ts). */
+  readonly store: ExecutionStore
   /** Workflows of recently called webhooks (see {@link WebhookCache}). */
   readonly webhooks = new WebhookCache()
   #deps: AppDeps | undefined
@@ -226,6 +192,7 @@ export class WorkflowEngine {
     private readonly readCache: ReadCache,
   ) {
     this.queue = new JobQueue(orm, config, log)
+    this.store = new ExecutionStore(orm)
   }
 
   /**
@@ -278,7 +245,7 @@ export class WorkflowEngine {
   }
 
   #record(workflow: RunnableWorkflow, o: Trigger, status: 'queued' | 'running'): Promise<ExecutionRecord> {
-    return insertExecution(this.orm, () => this.orm.em.fork(), {
+    return this.store.insert({
       workflowId: workflow.id,
       workspaceId: workflow.workspaceId,
       userId: o.userId,
@@ -504,17 +471,7 @@ export class WorkflowEngine {
    */
   async #settle(record: ExecutionRecord, result: ExecutionResult): Promise<void> {
     if (result.staticData && result.status === 'succeeded') this.webhooks.staticDataStored(record.workflowId, result.staticData)
-    await settleStatement(this.orm, () => this.orm.em.fork(), [
-      result.status,
-      storableJson(result.output),
-      result.error?.message ?? null,
-      result.error?.code ?? null,
-      result.error?.node_id ?? null,
-      record.id,
-      storableJson(result.nodes),
-      storableJson(result.staticData ?? {}),
-      result.staticData !== null,
-    ])
+    await this.store.settle(record.id, result)
   }
 
   /**

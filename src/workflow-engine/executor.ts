@@ -19,7 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { evaluateDeep, ExpressionError, hasExpression, type ExpressionScope } from './expressions.ts'
 import { MAX_RETRY_ATTEMPTS, MAX_RETRY_DELAY_MS, validateGraph } from './graph.ts'
 import { nodeType } from './node-types.ts'
-import { NodeError, type GraphEdge, type GraphNode, type NodeContext, type NodeType, type WebhookResponse } from './types.ts'
+import { NodeError, type GraphEdge, type GraphNode, type NodeContext, type NodeResult, type NodeType, type WebhookResponse } from './types.ts'
 import type { NodeRunStatus } from '../../entities/index.ts'
 
 /** What one node did, as `workflow_execution_data` stores it. */
@@ -198,156 +198,236 @@ function computeWalk(rawNodes: readonly unknown[], rawEdges: readonly unknown[])
   }
 }
 
+/** The state of one execution while it runs (a class, not closures: one allocation per execution, no per-run functions). */
+class Execution {
+  readonly runs: NodeRun[] = []
+  readonly outputs: Record<string, unknown> = {}
+  /** Handles that fired per node that ran; undefined: every edge. */
+  readonly fired = new Map<string, string[] | undefined>()
+  lastOutput: unknown = null
+  /** Aborted on the hooks' signal (cancel, shutdown) or at the timeout. */
+  readonly controller = new AbortController()
+  timedOut = false
+  #abortedPromise: Promise<never> | undefined
+
+  constructor(
+    readonly hooks: ExecutionHooks,
+    readonly seconds: number,
+    readonly scope: Omit<ExpressionScope, 'input'>,
+    readonly triggerId: string,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.controller.signal
+  }
+
+  /** Rejects once the execution is aborted; one promise per execution, raced by every node that waits. */
+  get abortedPromise(): Promise<never> {
+    return (this.#abortedPromise ??= aborted(this.signal))
+  }
+
+  /** The reason the execution stopped: its timeout, or the hooks' reason (cancel, shutdown). */
+  reason(): Error {
+    return this.timedOut && !this.hooks.signal.aborted
+      ? new ExecutionTimeoutError(`The execution ran longer than its timeout of ${this.seconds} s`)
+      : (this.hooks.signal.reason as Error)
+  }
+
+  /** Node `id` answered `output`; `branches`: the handles that fired (undefined: every edge). */
+  passOn(id: string, output: unknown, branches?: string[]): void {
+    this.outputs[id] = output
+    this.fired.set(id, branches)
+    if (id === this.triggerId) this.scope.trigger = output
+    this.lastOutput = output
+  }
+
+  /** The execution ends at `nodeId` (or before any node) without an output. */
+  end(status: 'failed' | 'canceled', error: { code: string; message: string }, nodeId: string | null): ExecutionResult {
+    return { status, output: null, error: { ...error, node_id: nodeId }, nodes: this.runs, staticData: null }
+  }
+}
+
+/** Ends `execution` when `signal` aborts (cancel, shutdown); see {@link executeGraph}. */
+function follow(execution: Execution): () => void {
+  const { hooks, controller } = execution
+  const onAbort = () => controller.abort(hooks.signal.reason)
+  if (hooks.signal.aborted) onAbort()
+  else hooks.signal.addEventListener('abort', onAbort, { once: true })
+  const timer = setTimeout(() => {
+    execution.timedOut = true
+    controller.abort(new ExecutionTimeoutError(`The execution ran longer than its timeout of ${execution.seconds} s`))
+  }, execution.seconds * 1000)
+  return () => {
+    clearTimeout(timer)
+    hooks.signal.removeEventListener('abort', onAbort)
+  }
+}
+
+/** The input of node `id` from its active incoming edges, or undefined when none is active (the node is skipped). */
+function inputOf(execution: Execution, incoming: GraphEdge[] | undefined): { value: unknown } | undefined {
+  let first: GraphEdge | undefined
+  let several: unknown[] | undefined
+  for (const edge of incoming ?? []) {
+    if (!execution.fired.has(edge.source)) continue
+    const handles = execution.fired.get(edge.source)
+    if (handles !== undefined && !handles.includes(edge.source_handle ?? '')) continue
+    if (!first) first = edge
+    else (several ??= [execution.outputs[first.source]]).push(execution.outputs[edge.source])
+  }
+  if (!first) return undefined
+  return { value: several ?? execution.outputs[first.source] }
+}
+
 /**
  * Runs a plan to its end. Never throws for a failing graph: failures, cancels and timeouts are in
  * the answer (a defect of ours escaping a node becomes an `internal` failure of that node).
  */
 export async function executeGraph(plan: ExecutionPlan, hooks: ExecutionHooks): Promise<ExecutionResult> {
-  const runs: NodeRun[] = []
-  /** The execution ends at `nodeId` (or before any node) without an output. */
-  const end = (status: 'failed' | 'canceled', error: { code: string; message: string }, nodeId: string | null): ExecutionResult => ({
-    status,
-    output: null,
-    error: { ...error, node_id: nodeId },
-    nodes: runs,
-    staticData: null,
-  })
   const walk = walkOf(plan.nodes, plan.edges)
-  if (walk.problem !== null) return end('failed', { code: 'invalid_graph', message: walk.problem }, null)
+  if (walk.problem !== null) {
+    return { status: 'failed', output: null, error: { code: 'invalid_graph', message: walk.problem, node_id: null }, nodes: [], staticData: null }
+  }
   const { trigger, order, byId, incoming } = walk
-
-  const seconds = timeoutSeconds(plan.settings, hooks.defaultTimeoutSeconds)
-  const timeout = AbortSignal.timeout(seconds * 1000)
-  const signal = AbortSignal.any([hooks.signal, timeout])
-  const continueOnError = plan.settings.error_policy === 'continue'
-  const staticData = structuredClone(plan.staticData)
-  const staticBefore = JSON.stringify(staticData)
-
-  const outputs: Record<string, unknown> = {}
-  /** Handles that fired per node that ran; undefined: every edge. */
-  const fired = new Map<string, string[] | undefined>()
+  // Most workflows keep no static data: nothing to copy or compare then.
+  const staticEmpty = isEmpty(plan.staticData)
+  const staticData: Record<string, unknown> = staticEmpty ? {} : structuredClone(plan.staticData)
+  const staticBefore = staticEmpty ? '{}' : JSON.stringify(staticData)
   const scope: Omit<ExpressionScope, 'input'> = {
-    nodes: outputs,
+    nodes: {},
     trigger: undefined,
     static: staticData,
     execution: { uuid: plan.execution.uuid, mode: plan.execution.mode, workflow_uuid: plan.execution.workflowUuid },
   }
-  let lastOutput: unknown = null
-  /** Node `id` answered `output`; `branches`: the handles that fired (undefined: every edge). */
-  const passOn = (id: string, output: unknown, branches?: string[]) => {
-    outputs[id] = output
-    fired.set(id, branches)
-    if (id === trigger.id) scope.trigger = output
-    lastOutput = output
+  const execution = new Execution(hooks, timeoutSeconds(plan.settings, hooks.defaultTimeoutSeconds), scope, trigger.id)
+  scope.nodes = execution.outputs
+  const stop = follow(execution)
+  try {
+    for (const id of order) {
+      const ended = await runNode(execution, plan, byId.get(id)!, id === trigger.id ? { value: plan.triggerInput } : inputOf(execution, incoming.get(id)), staticData)
+      if (ended) return ended
+    }
+  } finally {
+    stop()
   }
-
-  const reasonOf = (): Error =>
-    timeout.aborted && !hooks.signal.aborted
-      ? new ExecutionTimeoutError(`The execution ran longer than its timeout of ${seconds} s`)
-      : (hooks.signal.reason as Error)
-
-  for (const id of order) {
-    const node = byId.get(id)!
-    const type = nodeType(node.type) as NodeType
-    const position = runs.length
-    let input: unknown
-    if (node.id === trigger.id) input = plan.triggerInput
-    else {
-      const active = (incoming.get(id) ?? []).filter((edge) => {
-        if (!fired.has(edge.source)) return false
-        const handles = fired.get(edge.source)
-        return handles === undefined || handles.includes(edge.source_handle ?? '')
-      })
-      if (!active.length) {
-        runs.push({ ...blankRun(position, node), status: 'skipped' })
-        continue
-      }
-      input = active.length === 1 ? outputs[active[0].source] : active.map((edge) => outputs[edge.source])
-    }
-    if (signal.aborted) {
-      const reason = reasonOf()
-      runs.push({ ...blankRun(position, node), status: 'canceled', input })
-      return end(reason instanceof ExecutionCanceledError ? 'canceled' : 'failed', describeError(reason), node.id)
-    }
-    if (Object.hasOwn(plan.pinData, node.id)) {
-      const output = plan.pinData[node.id]
-      const now = new Date().toISOString()
-      runs.push({ ...blankRun(position, node), status: 'pinned', input, output, started_at: now, finished_at: now, duration_ms: 0 })
-      passOn(node.id, output)
-      continue
-    }
-
-    const started = Date.now()
-    const maxAttempts = Math.min(MAX_RETRY_ATTEMPTS, node.retry?.max_attempts ?? type.defaultRetry?.max_attempts ?? 1)
-    const delayMs = Math.min(MAX_RETRY_DELAY_MS, node.retry?.delay_ms ?? type.defaultRetry?.delay_ms ?? 0)
-    let attempts = 0
-    let result: { output: unknown; branches?: string[] } | undefined
-    let failure: unknown
-    while (attempts < maxAttempts) {
-      attempts++
-      try {
-        const raw = node.parameters ?? {}
-        const evaluated = hasExpression(raw) ? await evaluateDeep(raw, { ...scope, input }, []) : raw
-        const parsed = type.parameters.safeParse(evaluated)
-        if (!parsed.success) throw new NodeError('invalid_parameters', parameterMessage(parsed.error), false)
-        const context: NodeContext = {
-          node,
-          params: parsed.data,
-          input,
-          signal,
-          execution: plan.execution,
-          staticData,
-          deps: hooks.deps,
-          resourceCtx: hooks.resourceCtx,
-          respond: hooks.respond,
-        }
-        result = await Promise.race([type.execute(context), aborted(signal)])
-        failure = undefined
-        break
-      } catch (error) {
-        failure = signal.aborted ? reasonOf() : error
-        const retryable = !signal.aborted && !(error instanceof ExpressionError) && !(error instanceof NodeError && !error.retryable)
-        if (!retryable || attempts >= maxAttempts) break
-        try {
-          await sleep(delayMs * 2 ** (attempts - 1), undefined, { signal })
-        } catch {
-          failure = reasonOf()
-          break
-        }
-      }
-    }
-    const finished = Date.now()
-    const timing = {
-      attempts,
-      started_at: new Date(started).toISOString(),
-      finished_at: new Date(finished).toISOString(),
-      duration_ms: finished - started,
-    }
-    if (result) {
-      runs.push({ ...blankRun(position, node), ...timing, status: 'succeeded', input, output: result.output, branches: result.branches ?? null })
-      passOn(node.id, result.output, result.branches)
-      continue
-    }
-    const error = describeError(failure)
-    // The execution itself stopped (a node's own `timeout` code is an ordinary failure).
-    const stopped =
-      failure instanceof ExecutionCanceledError || failure instanceof ExecutionTimeoutError || failure instanceof ExecutionInterruptedError
-    const canceled = failure instanceof ExecutionCanceledError
-    runs.push({ ...blankRun(position, node), ...timing, status: canceled ? 'canceled' : 'failed', input, error })
-    if (stopped || !continueOnError) return end(canceled ? 'canceled' : 'failed', error, node.id)
-    passOn(node.id, { error })
-  }
-  const changed = JSON.stringify(staticData) !== staticBefore
-  return { status: 'succeeded', output: lastOutput, error: null, nodes: runs, staticData: changed ? staticData : null }
+  const changed = staticEmpty ? !isEmpty(staticData) : JSON.stringify(staticData) !== staticBefore
+  return { status: 'succeeded', output: execution.lastOutput, error: null, nodes: execution.runs, staticData: changed ? staticData : null }
 }
 
-function blankRun(position: number, node: GraphNode): NodeRun {
+/** True for an object without own enumerable members. */
+function isEmpty(record: Record<string, unknown>): boolean {
+  for (const _ in record) return false
+  return true
+}
+
+/**
+ * Runs one node (with its retries) and records it; answers how the execution ended when it ends
+ * here, else undefined. `input` undefined: no incoming edge is active, the node is skipped.
+ */
+async function runNode(
+  execution: Execution,
+  plan: ExecutionPlan,
+  node: GraphNode,
+  input: { value: unknown } | undefined,
+  staticData: Record<string, unknown>,
+): Promise<ExecutionResult | undefined> {
+  const { runs, signal, hooks } = execution
+  const position = runs.length
+  if (!input) {
+    runs.push(blankRun(position, node, 'skipped', null))
+    return undefined
+  }
+  if (signal.aborted) {
+    const reason = execution.reason()
+    runs.push(blankRun(position, node, 'canceled', input.value))
+    return execution.end(reason instanceof ExecutionCanceledError ? 'canceled' : 'failed', describeError(reason), node.id)
+  }
+  if (Object.hasOwn(plan.pinData, node.id)) {
+    const output = plan.pinData[node.id]
+    const now = new Date().toISOString()
+    const run = blankRun(position, node, 'pinned', input.value)
+    run.output = output
+    run.started_at = now
+    run.finished_at = now
+    run.duration_ms = 0
+    runs.push(run)
+    execution.passOn(node.id, output)
+    return undefined
+  }
+
+  const type = nodeType(node.type) as NodeType
+  const started = Date.now()
+  const maxAttempts = Math.min(MAX_RETRY_ATTEMPTS, node.retry?.max_attempts ?? type.defaultRetry?.max_attempts ?? 1)
+  const delayMs = Math.min(MAX_RETRY_DELAY_MS, node.retry?.delay_ms ?? type.defaultRetry?.delay_ms ?? 0)
+  let attempts = 0
+  let result: NodeResult | undefined
+  let failure: unknown
+  while (attempts < maxAttempts) {
+    attempts++
+    try {
+      const raw = node.parameters ?? {}
+      const evaluated = hasExpression(raw) ? await evaluateDeep(raw, { ...execution.scope, input: input.value }, []) : raw
+      const parsed = type.parameters.safeParse(evaluated)
+      if (!parsed.success) throw new NodeError('invalid_parameters', parameterMessage(parsed.error), false)
+      const context: NodeContext = {
+        node,
+        params: parsed.data,
+        input: input.value,
+        signal,
+        execution: plan.execution,
+        staticData,
+        deps: hooks.deps,
+        resourceCtx: hooks.resourceCtx,
+        respond: hooks.respond,
+      }
+      // A node that waits races the execution's end; an instant one cannot be overtaken by it.
+      result = type.instant ? await type.execute(context) : await Promise.race([type.execute(context), execution.abortedPromise])
+      failure = undefined
+      break
+    } catch (error) {
+      failure = signal.aborted ? execution.reason() : error
+      const retryable = !signal.aborted && !(error instanceof ExpressionError) && !(error instanceof NodeError && !error.retryable)
+      if (!retryable || attempts >= maxAttempts) break
+      try {
+        await sleep(delayMs * 2 ** (attempts - 1), undefined, { signal })
+      } catch {
+        failure = execution.reason()
+        break
+      }
+    }
+  }
+  const finished = Date.now()
+  const run = blankRun(position, node, 'succeeded', input.value)
+  run.attempts = attempts
+  run.started_at = new Date(started).toISOString()
+  run.finished_at = new Date(finished).toISOString()
+  run.duration_ms = finished - started
+  if (result) {
+    run.output = result.output
+    run.branches = result.branches ?? null
+    runs.push(run)
+    execution.passOn(node.id, result.output, result.branches)
+    return undefined
+  }
+  const error = describeError(failure)
+  // The execution itself stopped (a node's own `timeout` code is an ordinary failure).
+  const stopped =
+    failure instanceof ExecutionCanceledError || failure instanceof ExecutionTimeoutError || failure instanceof ExecutionInterruptedError
+  const canceled = failure instanceof ExecutionCanceledError
+  run.status = canceled ? 'canceled' : 'failed'
+  run.error = error
+  runs.push(run)
+  if (stopped || !plan.settings || plan.settings.error_policy !== 'continue') return execution.end(canceled ? 'canceled' : 'failed', error, node.id)
+  execution.passOn(node.id, { error })
+  return undefined
+}
+
+function blankRun(position: number, node: GraphNode, status: NodeRunStatus, input: unknown): NodeRun {
   return {
     position,
     node_id: node.id,
     node_type: node.type,
-    status: 'skipped',
-    input: null,
+    status,
+    input,
     output: null,
     error: null,
     branches: null,

@@ -133,5 +133,10 @@ export interface NodeType<P = any> {
   outputs(params: P): string[] | null
   /** Default retry of this type when the node sets none (the HTTP request retries; the others do not). */
   defaultRetry?: { max_attempts: number; delay_ms: number }
+  /**
+   * True when `execute` never waits for I/O or time (it answers from its input alone): the executor
+   * then does not race it against a cancel or timeout, which cannot happen while it runs.
+   */
+  instant?: boolean
   execute(context: NodeContext<P>): Promise<NodeResult>
 }

@@ -48,6 +48,7 @@ export const ifNode: NodeType<TIfParams> = {
   label: 'If',
   description: 'Passes its input on to the "true" or the "false" output, by a condition.',
   kind: 'action',
+  instant: true,
   parameters: IfParams,
   outputs: () => ['true', 'false'],
   execute: async ({ params, input }) => ({ output: input ?? null, branches: [truthy(params.condition) ? 'true' : 'false'] }),
@@ -88,6 +89,7 @@ export const switchNode: NodeType<TSwitchParams> = {
   label: 'Switch',
   description: 'Passes its input on to the output of the first (or every) case whose condition holds, else to "fallback".',
   kind: 'action',
+  instant: true,
   parameters: SwitchParams,
   outputs: (params) => [...params.cases.map((item) => item.name), ...(params.fallback ? [FALLBACK] : [])],
   execute: async ({ params, input }) => {

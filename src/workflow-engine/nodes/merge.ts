@@ -26,6 +26,7 @@ export const mergeNode: NodeType<TMergeParams> = {
   label: 'Merge',
   description: 'Joins the outputs arriving on several edges: appended into one array, or merged into one object.',
   kind: 'action',
+  instant: true,
   parameters: MergeParams,
   outputs: () => null,
   execute: async ({ params, input }) => {

@@ -20,6 +20,7 @@ export const respondToWebhook: NodeType<TRespondParams> = {
   label: 'Respond to webhook',
   description: 'Answers the webhook caller with a status, headers and a body (default: the input); outputs that response.',
   kind: 'action',
+  instant: true,
   parameters: RespondParams,
   outputs: () => null,
   execute: async ({ params, input, respond }) => {

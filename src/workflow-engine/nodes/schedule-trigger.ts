@@ -66,6 +66,7 @@ export const scheduleTrigger: NodeType<TScheduleParams> = {
   label: 'Schedule trigger',
   description: 'Starts the workflow on a cron schedule in a time zone; outputs {scheduled_at, timezone} and the input parameter.',
   kind: 'trigger',
+  instant: true,
   parameters: ScheduleParams,
   outputs: () => null,
   execute: async ({ params, input }) => {

@@ -27,6 +27,7 @@ export const setNode: NodeType<TSetParams> = {
   label: 'Set',
   description: "Sets values computed from the input (merged over it or replacing it); can also update the workflow's static_data.",
   kind: 'action',
+  instant: true,
   parameters: SetParams,
   outputs: () => null,
   execute: async ({ params, input, staticData }) => {

@@ -19,6 +19,7 @@ export const webhookTrigger: NodeType<TTriggerParams> = {
   label: 'Webhook trigger',
   description: 'Starts the workflow when its webhook URL is called; outputs {method, headers, query, body} of the request.',
   kind: 'trigger',
+  instant: true,
   parameters: TriggerParams,
   outputs: () => null,
   // A missing input is stored as null: outputs are JSON.
@@ -31,6 +32,7 @@ export const manualTrigger: NodeType<TTriggerParams> = {
   label: 'Manual trigger',
   description: 'Starts the workflow when a user runs it; outputs the input of the run request.',
   kind: 'trigger',
+  instant: true,
   parameters: TriggerParams,
   outputs: () => null,
   execute: async ({ input }) => ({ output: input ?? null }),
