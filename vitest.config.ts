@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config'
+import { NODE_FLAGS } from './src/node-flags.ts'
 
 /**
  * One fresh database per test file: a clone of a migrated template on PostgreSQL when
@@ -9,6 +10,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     globalSetup: ['./test/helpers/global-setup.ts'],
     pool: 'forks',
+    // The service's own Node flags (src/node-flags.ts): the tests run under what `npm start` runs.
+    execArgv: [...NODE_FLAGS],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     reporters: ['default'],

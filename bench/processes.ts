@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { NODE_FLAGS } from '../src/node-flags.ts'
 import { createServer } from 'node:net'
 
 /** A TCP port free on 127.0.0.1 right now. */
@@ -37,7 +38,7 @@ export async function startChild(
   options: { readyPath?: string; nodeArgs?: string[]; timeoutMs?: number; cwd?: string } = {},
 ): Promise<Child> {
   const port = await freePort()
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', file], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...(options.nodeArgs ?? []), '--import', 'tsx', file], {
     cwd: options.cwd,
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'inherit', 'inherit'],

@@ -152,9 +152,13 @@ interface Check {
   complete: number
   /** Executions not settled when the check gave up waiting. */
   unsettled: number
+  /** Executions queued or running when the load stopped (answered, not stored yet, or in flight). */
+  unsettledAtStop: number
+  /** Milliseconds from the stop until none was queued or running (20 ms resolution). */
+  drainMs: number
   /** 2xx answers without an execution row (executions < answered2xx). */
   lost: number
-  /** The stored `duration_ms` of the executions (start to stored), p50 and p99. */
+  /** The stored `duration_ms` of the executions (start to end, as the running process measured it), p50 and p99. */
   durationP50Ms: number | null
   durationP99Ms: number | null
   /** Failed executions' errors, by code and message (up to 5). */
@@ -243,22 +247,25 @@ async function smoke(url: string, expected: unknown): Promise<string> {
 }
 
 /** Waits until no execution of the workflow is `queued` or `running`; how many still are when it gives up. */
-async function settle(db: pg.Client, uuid: string): Promise<number> {
-  const deadline = Date.now() + SETTLE_TIMEOUT_MS
+async function settle(db: pg.Client, uuid: string): Promise<{ left: number; atStop: number; drainMs: number }> {
+  const began = Date.now()
+  const deadline = began + SETTLE_TIMEOUT_MS
+  let atStop: number | undefined
   for (;;) {
     const { rows } = await db.query<{ n: number }>(
       `select count(*)::int as n from workflow_executions
        where workflow_id = (select id from workflows where uuid = $1) and status in ('queued', 'running')`,
       [uuid],
     )
-    if (rows[0].n === 0 || Date.now() > deadline) return rows[0].n
-    await sleep(100)
+    atStop ??= rows[0].n
+    if (rows[0].n === 0 || Date.now() > deadline) return { left: rows[0].n, atStop, drainMs: Date.now() - began }
+    await sleep(20)
   }
 }
 
 /** The database check of a webhook row (module comment, part 4). */
 async function check(db: pg.Client, hook: Hook, row: Row): Promise<Check> {
-  const unsettled = await settle(db, hook.uuid)
+  const { left: unsettled, atStop, drainMs } = await settle(db, hook.uuid)
   const [summary] = (
     await db.query<{
       executions: number
@@ -322,6 +329,8 @@ async function check(db: pg.Client, hook: Hook, row: Row): Promise<Check> {
     webhookMode: summary.webhook_mode,
     complete: summary.complete,
     unsettled,
+    unsettledAtStop: atStop,
+    drainMs,
     lost,
     durationP50Ms: summary.p50,
     durationP99Ms: summary.p99,
@@ -362,15 +371,15 @@ function markdown(rows: WorkflowRow[], checks: Check[], meta: { date: string; ma
       '',
       'Executions stored (after the load, once none was queued or running):',
       '',
-      '| row | 2xx answers (smoke + warm-up + measured) | sent, unanswered at the stop | `workflow_executions` rows | by status | with all node rows succeeded | lost | stored duration p50 / p99 ms | check |',
-      '| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- |',
+      '| row | 2xx answers (smoke + warm-up + measured) | sent, unanswered at the stop | `workflow_executions` rows | by status | with all node rows succeeded | lost | stored duration p50 / p99 ms | unsettled at the stop, drained in ms | check |',
+      '| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- |',
       ...checks.map(
         (c) =>
           `| (${c.key}) | ${fmt(c.answered2xx)} | ${fmt(c.sent)}, ${fmt(c.unanswered)} | ${fmt(c.executions)} | ` +
           `${Object.entries(c.statuses)
             .map(([status, n]) => `${status} ${fmt(n)}`)
             .join(', ')} | ${fmt(c.complete)} (${c.nodes} each) | ${fmt(c.lost)} | ` +
-          `${c.durationP50Ms ?? '—'} / ${c.durationP99Ms ?? '—'} | ${c.pass ? 'ok' : '**MISMATCH**'} |`,
+          `${c.durationP50Ms ?? '—'} / ${c.durationP99Ms ?? '—'} | ${fmt(c.unsettledAtStop)}, ${fmt(c.drainMs)} | ${c.pass ? 'ok' : '**MISMATCH**'} |`,
       ),
       '',
       'A row passes the check when no 2xx answer lacks its execution, no execution is left queued or running, there are no more',

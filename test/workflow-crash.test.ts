@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freshDatabase } from './helpers/database.ts'
+import { NODE_FLAGS } from '../src/node-flags.ts'
 import { httpClient, TEST_APP_KEY } from './helpers/app.ts'
 
 
@@ -29,7 +30,7 @@ async function freePort(): Promise<number> {
 async function start(script: string, env: Record<string, string>, readyLine: RegExp): Promise<ChildProcess> {
   // Node itself with tsx as a loader (not the tsx CLI, which runs the script in a child process
   // that a SIGKILL of the CLI would leave running): the signal reaches the process that serves.
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${script} did not start: ${output.slice(-2000)}`)), 60_000)
@@ -144,7 +145,7 @@ describe('a process killed mid-execution', () => {
   it('refuses to start `npm run worker` without DATABASE_URL (embedded mode works the queue in npm start)', async () => {
     const { DATABASE_URL: _url, ...rest } = { ...process.env, ...env }
     void _url
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+    const child = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', 'src/worker.ts'], {
       env: { ...rest, DATA_DIR: mkdtempSync(path.join(tmpdir(), 'aw-worker-')) },
       stdio: ['ignore', 'pipe', 'pipe'],
     })

@@ -435,12 +435,20 @@ describe('per-workspace concurrency of background executions', () => {
     const second = (await t.http('POST', `/api/v1/workflows/${uuid}/run`, { token: alice.token, body: { background: true } })).body.data.uuid
     const status = async (execution: string) =>
       (await t.http('GET', `/api/v1/workflow-executions/${execution}`, { token: alice.token })).body.data
+    // Both statuses from one statement (one snapshot): two reads in a row could see the first still
+    // running and then the second already claimed, when the first ended between the reads.
+    const statuses = async () => {
+      const rows = await t.sql('select uuid, status from workflow_executions where uuid in (?, ?)', [first, second])
+      const of = (uuid: string) => String(rows.find((row) => row.uuid === uuid)?.status)
+      return [of(first), of(second)]
+    }
     let sawOneRunning = false
     for (let i = 0; i < 100; i++) {
-      const [a, b] = [await status(first), await status(second)]
-      expect(a.status === 'running' && b.status === 'running', 'both ran at once').toBe(false)
-      if ([a.status, b.status].includes('running') && [a.status, b.status].includes('queued')) sawOneRunning = true
-      if (a.status === 'succeeded' && b.status === 'succeeded') {
+      const [statusA, statusB] = await statuses()
+      expect(statusA === 'running' && statusB === 'running', 'both ran at once').toBe(false)
+      if ([statusA, statusB].includes('running') && [statusA, statusB].includes('queued')) sawOneRunning = true
+      if (statusA === 'succeeded' && statusB === 'succeeded') {
+        const [a, b] = [await status(first), await status(second)]
         const [early, late] = a.started_at < b.started_at ? [a, b] : [b, a]
         expect(late.started_at >= early.finished_at).toBe(true)
         break

@@ -123,30 +123,32 @@ describe('execution group commits', () => {
     expect(Number(workflow.trigger_count)).toBe(3)
   })
 
-  it('settles a batch in one go (the latest execution wins the static data) and fails only a settle that cannot be stored', async () => {
+  it('settles a batch in one go (the latest execution wins the static data, durations as measured) and fails only a settle that cannot be stored', async () => {
     const flow = await createWorkflow({ nodes: [], edges: [] })
     const store = t.runtime.workflows.store
     const base = { workflowId: flow.id, workspaceId: flow.workspaceId, userId: flow.userId, mode: 'manual' as const, status: 'running' as const, input: {} }
     const records = await Promise.all(Array.from({ length: 5 }, () => store.insert(base)))
 
-    await Promise.all(records.slice(0, 3).map((record, i) => store.settle(record.id, result(i))))
+    await Promise.all(records.slice(0, 3).map((record, i) => store.settle(record.id, result(i), 5)))
     const [afterBatch] = await t.sql('select static_data from workflows where id = ?', [flow.id])
     expect(typeof afterBatch.static_data === 'string' ? JSON.parse(afterBatch.static_data) : afterBatch.static_data).toEqual({ n: 2 })
 
     // A node row the table refuses (an unknown status) fails its own settle; the other one of the batch is stored.
-    const outcomes = await Promise.allSettled([store.settle(records[3].id, result(3, 'bogus')), store.settle(records[4].id, result(4))])
+    const outcomes = await Promise.allSettled([store.settle(records[3].id, result(3, 'bogus'), 5), store.settle(records[4].id, result(4), 1234.4)])
     expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'fulfilled'])
+    // duration_ms is what the process measured, and finished_at is the start plus it (not the time the batch was written).
     const rows = await t.sql(
-      `select e.status, (select count(*)::int from workflow_execution_data d where d.execution_id = e.id) as nodes
+      `select e.status, (select count(*)::int from workflow_execution_data d where d.execution_id = e.id) as nodes, e.duration_ms,
+         round(extract(epoch from e.finished_at - e.started_at) * 1000)::int as finished_after
        from workflow_executions e where e.workflow_id = ? order by e.id`,
       [flow.id],
     )
     expect(rows).toEqual([
-      { status: 'succeeded', nodes: 1 },
-      { status: 'succeeded', nodes: 1 },
-      { status: 'succeeded', nodes: 1 },
-      { status: 'running', nodes: 0 },
-      { status: 'succeeded', nodes: 1 },
+      { status: 'succeeded', nodes: 1, duration_ms: 5, finished_after: 5 },
+      { status: 'succeeded', nodes: 1, duration_ms: 5, finished_after: 5 },
+      { status: 'succeeded', nodes: 1, duration_ms: 5, finished_after: 5 },
+      { status: 'running', nodes: 0, duration_ms: null, finished_after: null },
+      { status: 'succeeded', nodes: 1, duration_ms: 1234, finished_after: 1234 },
     ])
   })
 })

@@ -25,13 +25,7 @@ import { isRecord, jsonRecordOf, jsonValueOf, toDate } from '../schemas/wire.ts'
 import type { ReadCache } from '../services/read-cache.ts'
 import type { AppDeps } from '../trpc/context.ts'
 import { actingContext } from './acting-context.ts'
-import {
-  executeGraph,
-  ExecutionCanceledError,
-  ExecutionInterruptedError,
-  type ExecutionPlan,
-  type ExecutionResult,
-} from './executor.ts'
+import { executeGraph, ExecutionCanceledError, ExecutionInterruptedError, type ExecutionPlan, type ExecutionResult } from './executor.ts'
 import { nodeType } from './node-types.ts'
 import { ExecutionStore, type ExecutionRecord } from './store.ts'
 import type { GraphNode, WebhookResponse } from './types.ts'
@@ -91,7 +85,9 @@ export function toRunnable(row: Record<string, unknown>): RunnableWorkflow {
  * @param where more conditions on `w` (`and w.deleted_at is null`), SQL without parameters.
  */
 export async function loadRunnable(em: Em, workflowId: number, where = ''): Promise<RunnableWorkflow | null> {
-  const [row] = await em.execute<Record<string, unknown>[]>(`select ${RUNNABLE_COLUMNS} from workflows w where w.id = ? ${where}`, [workflowId])
+  const [row] = await em.execute<Record<string, unknown>[]>(`select ${RUNNABLE_COLUMNS} from workflows w where w.id = ? ${where}`, [
+    workflowId,
+  ])
   return row ? toRunnable(row) : null
 }
 
@@ -275,10 +271,12 @@ export class WorkflowEngine {
    */
   async syncSchedule(workflowId: number): Promise<void> {
     this.webhooks.forget(workflowId)
-    const [row] = await this.orm.em.fork().execute<Record<string, unknown>[]>(
-      `select w.uuid, w.nodes, w.is_active as "isActive", w.deleted_at as "deletedAt" from workflows w where w.id = ?`,
-      [workflowId],
-    )
+    const [row] = await this.orm.em
+      .fork()
+      .execute<Record<string, unknown>[]>(
+        `select w.uuid, w.nodes, w.is_active as "isActive", w.deleted_at as "deletedAt" from workflows w where w.id = ?`,
+        [workflowId],
+      )
     if (!row) return
     const nodes = jsonValueOf(row.nodes)
     const trigger = triggerOf(Array.isArray(nodes) ? nodes : [])
@@ -390,13 +388,17 @@ export class WorkflowEngine {
     }
     const workflow = await loadRunnable(em, record.workflowId, 'and w.deleted_at is null')
     if (!workflow) {
-      await this.#settle(record, {
-        status: 'failed',
-        output: null,
-        error: { code: 'not_found', message: 'The workflow was deleted', node_id: null },
-        nodes: [],
-        staticData: null,
-      })
+      await this.#settle(
+        record,
+        {
+          status: 'failed',
+          output: null,
+          error: { code: 'not_found', message: 'The workflow was deleted', node_id: null },
+          nodes: [],
+          staticData: null,
+        },
+        0,
+      )
       return
     }
     const started = this.#start(workflow, record, jsonValueOf(claimed.input))
@@ -419,6 +421,7 @@ export class WorkflowEngine {
   /** Runs a recorded execution here: tracked for heartbeats, cancels and shutdown; settled when it ends. */
   #start(workflow: RunnableWorkflow, record: ExecutionRecord, input: unknown): StartedExecution {
     const controller = new AbortController()
+    const began = performance.now()
     this.#active.set(record.id, controller)
     let answer: (response: WebhookResponse | null) => void = () => {}
     const response = new Promise<WebhookResponse | null>((resolve) => (answer = resolve))
@@ -451,14 +454,16 @@ export class WorkflowEngine {
       defaultTimeoutSeconds: this.config.workflows.timeoutSeconds,
     })
       .then(async (result) => {
-        await this.#settle(record, result)
+        await this.#settle(record, result, performance.now() - began)
         return result
       })
       .finally(() => {
         this.#active.delete(record.id)
         answer(null)
       })
-    const tracked = done.catch((error: unknown) => this.log.error({ err: error, execution: record.uuid }, 'workflow execution failed to settle'))
+    const tracked = done.catch((error: unknown) =>
+      this.log.error({ err: error, execution: record.uuid }, 'workflow execution failed to settle'),
+    )
     this.#work.add(tracked)
     void tracked.finally(() => this.#work.delete(tracked))
     return { record, done, response }
@@ -469,9 +474,9 @@ export class WorkflowEngine {
    * (unless it was canceled meanwhile: then it stays `canceled`), the per-node data, and the
    * workflow's `static_data` when a node changed it and the execution succeeded.
    */
-  async #settle(record: ExecutionRecord, result: ExecutionResult): Promise<void> {
+  async #settle(record: ExecutionRecord, result: ExecutionResult, durationMs: number): Promise<void> {
     if (result.staticData && result.status === 'succeeded') this.webhooks.staticDataStored(record.workflowId, result.staticData)
-    await this.store.settle(record.id, result)
+    await this.store.settle(record.id, result, durationMs)
   }
 
   /**

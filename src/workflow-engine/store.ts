@@ -81,7 +81,8 @@ const insertStatement = prepared(
 
 /**
  * Stores how executions ended (a JSON array, one object per execution), in one statement: each
- * one's status, output, error and duration (unless it was canceled meanwhile: then it stays
+ * one's status, output, error, duration and `finished_at` (its start plus the duration the
+ * process measured: a settle that waited for its batch does not stretch it) (unless it was canceled meanwhile: then it stays
  * `canceled`), its per-node data, and its workflow's `static_data` when a node changed it and the
  * execution succeeded (of several such executions of one workflow in a batch, the latest wins).
  */
@@ -89,7 +90,7 @@ const settleStatement = prepared(
   'workflow_execution_settle_batch',
   `with x as (
      select * from jsonb_to_recordset(?::jsonb) as x(id bigint, status text, output jsonb, error text, error_code text,
-       error_node_id text, nodes jsonb, static_data jsonb, store_static boolean)),
+       error_node_id text, nodes jsonb, static_data jsonb, store_static boolean, duration_ms int)),
    e as (
      update workflow_executions we set
        status = case when we.status = 'running' then x.status else we.status end,
@@ -97,9 +98,9 @@ const settleStatement = prepared(
        error = case when we.status = 'running' then x.error else we.error end,
        error_code = case when we.status = 'running' then x.error_code else we.error_code end,
        error_node_id = case when we.status = 'running' then x.error_node_id else we.error_node_id end,
-       finished_at = case when we.status = 'running' then clock_timestamp() else we.finished_at end,
-       duration_ms = case when we.status = 'running'
-         then (extract(epoch from clock_timestamp() - coalesce(we.started_at, we.created_at)) * 1000)::int else we.duration_ms end,
+       finished_at = case when we.status = 'running'
+         then coalesce(we.started_at, we.created_at) + x.duration_ms * interval '1 millisecond' else we.finished_at end,
+       duration_ms = case when we.status = 'running' then x.duration_ms else we.duration_ms end,
        updated_at = now()
      from x
      where we.id = x.id and we.status in ('running', 'canceled')
@@ -124,6 +125,13 @@ const settleStatement = prepared(
    select (select count(*) from d)::int as data, (select count(*) from s)::int as static_data`,
 )
 
+/** How one execution ended, for {@link ExecutionStore.settle}. */
+interface Settled {
+  id: number
+  result: ExecutionResult
+  durationMs: number
+}
+
 /** A JSON string literal, or `null`. */
 const jsonText = (value: string | null | undefined): string => (value == null ? 'null' : JSON.stringify(value))
 
@@ -137,9 +145,9 @@ function insertItem(o: NewExecution, uuid: string, position: number): string {
 }
 
 /** One execution of a settle batch as JSON. */
-function settleItem(id: number, result: ExecutionResult): string {
+function settleItem({ id, result, durationMs }: Settled): string {
   return (
-    `{"id":${id},"status":${jsonText(result.status)},"output":${storableJson(result.output)},` +
+    `{"id":${id},"duration_ms":${Math.max(0, Math.round(durationMs))},"status":${jsonText(result.status)},"output":${storableJson(result.output)},` +
     `"error":${jsonText(result.error?.message)},"error_code":${jsonText(result.error?.code)},` +
     `"error_node_id":${jsonText(result.error?.node_id)},"nodes":${storableJson(result.nodes)},` +
     `"static_data":${storableJson(result.staticData ?? {})},"store_static":${result.staticData !== null}}`
@@ -183,7 +191,7 @@ function groupCommit<K, V>(write: (keys: readonly K[]) => Promise<(V | Error)[]>
 /** Writes execution rows for one process (one per ORM; see the module comment). */
 export class ExecutionStore {
   readonly #inserts: DataLoader<NewExecution, ExecutionRecord>
-  readonly #settles: DataLoader<{ id: number; result: ExecutionResult }, void>
+  readonly #settles: DataLoader<Settled, void>
 
   constructor(orm: Orm) {
     const em = () => orm.em.fork()
@@ -207,7 +215,7 @@ export class ExecutionStore {
       })
     })
     this.#settles = groupCommit(async (batch) => {
-      await settleStatement(orm, em, [`[${batch.map(({ id, result }) => settleItem(id, result)).join(',')}]`])
+      await settleStatement(orm, em, [`[${batch.map(settleItem).join(',')}]`])
       return batch.map(() => undefined)
     })
   }
@@ -221,8 +229,11 @@ export class ExecutionStore {
     return this.#inserts.load(o)
   }
 
-  /** Stores how execution `id` ended (see `settleStatement`); resolves once that is committed. */
-  settle(id: number, result: ExecutionResult): Promise<void> {
-    return this.#settles.load({ id, result })
+  /**
+   * Stores how execution `id` ended (see `settleStatement`); resolves once that is committed.
+   * @param durationMs how long it ran, in milliseconds, as this process measured it.
+   */
+  settle(id: number, result: ExecutionResult, durationMs: number): Promise<void> {
+    return this.#settles.load({ id, result, durationMs })
   }
 }
