@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { NotFoundError } from '../src/errors.ts'
 import type { ExecutionResult } from '../src/workflow-engine/executor.ts'
+import { MAX_UNSETTLED } from '../src/workflow-engine/store.ts'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 
 const hookGraph = {
@@ -64,7 +65,10 @@ describe('execution group commits', () => {
     const response = await t.http('POST', '/api/v1/workflows', { token: alice.token, body: { name: 'Batched', ...body } })
     expect(response.status, JSON.stringify(response.body)).toBe(201)
     const data = response.body.data as { uuid: string; webhook_url: string | null }
-    const [row] = await t.sql('select id::float8 as id, workspace_id::float8 as "workspaceId", user_id::float8 as "userId" from workflows where uuid = ?', [data.uuid])
+    const [row] = await t.sql(
+      'select id::float8 as id, workspace_id::float8 as "workspaceId", user_id::float8 as "userId" from workflows where uuid = ?',
+      [data.uuid],
+    )
     return { ...data, id: Number(row.id), workspaceId: Number(row.workspaceId), userId: Number(row.userId) }
   }
 
@@ -113,7 +117,9 @@ describe('execution group commits', () => {
     ])
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled'])
     expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(NotFoundError)
-    const stored = await t.sql('select uuid, status, input::text as input from workflow_executions where workflow_id = ? order by id', [flow.id])
+    const stored = await t.sql('select uuid, status, input::text as input from workflow_executions where workflow_id = ? order by id', [
+      flow.id,
+    ])
     const records = outcomes.filter((o) => o.status === 'fulfilled').map((o) => o.value)
     expect(stored.map((row) => row.uuid)).toEqual(records.map((record) => record.uuid))
     expect(stored.map((row) => JSON.parse(String(row.input)))).toEqual([{ i: 0 }, null, 'text'])
@@ -126,7 +132,14 @@ describe('execution group commits', () => {
   it('settles a batch in one go (the latest execution wins the static data, durations as measured) and fails only a settle that cannot be stored', async () => {
     const flow = await createWorkflow({ nodes: [], edges: [] })
     const store = t.runtime.workflows.store
-    const base = { workflowId: flow.id, workspaceId: flow.workspaceId, userId: flow.userId, mode: 'manual' as const, status: 'running' as const, input: {} }
+    const base = {
+      workflowId: flow.id,
+      workspaceId: flow.workspaceId,
+      userId: flow.userId,
+      mode: 'manual' as const,
+      status: 'running' as const,
+      input: {},
+    }
     const records = await Promise.all(Array.from({ length: 5 }, () => store.insert(base)))
 
     await Promise.all(records.slice(0, 3).map((record, i) => store.settle(record.id, result(i), 5)))
@@ -134,7 +147,10 @@ describe('execution group commits', () => {
     expect(typeof afterBatch.static_data === 'string' ? JSON.parse(afterBatch.static_data) : afterBatch.static_data).toEqual({ n: 2 })
 
     // A node row the table refuses (an unknown status) fails its own settle; the other one of the batch is stored.
-    const outcomes = await Promise.allSettled([store.settle(records[3].id, result(3, 'bogus'), 5), store.settle(records[4].id, result(4), 1234.4)])
+    const outcomes = await Promise.allSettled([
+      store.settle(records[3].id, result(3, 'bogus'), 5),
+      store.settle(records[4].id, result(4), 1234.4),
+    ])
     expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'fulfilled'])
     // duration_ms is what the process measured, and finished_at is the start plus it (not the time the batch was written).
     const rows = await t.sql(
@@ -149,6 +165,33 @@ describe('execution group commits', () => {
       { status: 'succeeded', nodes: 1, duration_ms: 5, finished_after: 5 },
       { status: 'running', nodes: 0, duration_ms: null, finished_after: null },
       { status: 'succeeded', nodes: 1, duration_ms: 1234, finished_after: 1234 },
+    ])
+  })
+
+  it('holds new executions back while MAX_UNSETTLED ended ones are not stored yet', async () => {
+    const flow = await createWorkflow({ nodes: [], edges: [] })
+    const store = t.runtime.workflows.store
+    const base = { workflowId: flow.id, workspaceId: flow.workspaceId, userId: flow.userId, mode: 'manual' as const, input: {} }
+    const [record] = await Promise.all([store.insert({ ...base, status: 'running' })])
+    // More settles than the limit at once: this execution's, and ones of ids no row has (they change nothing).
+    const settles = [
+      store.settle(record.id, result(0), 1),
+      ...Array.from({ length: MAX_UNSETTLED + 99 }, (_, i) => store.settle(-1 - i, result(i), 1)),
+    ]
+    expect(store.unsettled).toBe(MAX_UNSETTLED + 100)
+    const held = store.insert({ ...base, status: 'queued' }).then(() => store.unsettled)
+    expect(store.held).toBe(1)
+    expect(await held).toBeLessThan(MAX_UNSETTLED)
+    expect(store.held).toBe(0)
+    await Promise.all(settles)
+    expect(store.unsettled).toBe(0)
+    const rows = await t.sql(
+      'select status, (select count(*)::int from workflow_execution_data d where d.execution_id = e.id) as nodes from workflow_executions e where e.workflow_id = ? order by e.id',
+      [flow.id],
+    )
+    expect(rows).toEqual([
+      { status: 'succeeded', nodes: 1 },
+      { status: 'queued', nodes: 0 },
     ])
   })
 })

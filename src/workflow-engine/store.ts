@@ -52,8 +52,17 @@ export interface NewExecution {
  * second insert batch would only wait for the first one's lock on the workflow row anyway).
  */
 const IN_FLIGHT = 1
-/** Writes per batch at most (bounds one statement's size; webhook inputs may be up to the body limit each). */
-const MAX_BATCH = 64
+/** Inserts per batch at most (bounds one statement's size; webhook inputs may be up to the body limit each). */
+const MAX_INSERT_BATCH = 64
+/** Settles per batch at most: larger, because settles fall behind first under load (one row update, its node rows). */
+const MAX_SETTLE_BATCH = 256
+/**
+ * Executions that ended and are not stored yet, at most; beyond it new executions wait before
+ * they are recorded. Under a load the database cannot keep up with, settles would otherwise pile
+ * up in memory while new executions keep being answered: this keeps the backlog (and the time
+ * between an execution's end and its row saying so) bounded, and makes callers feel the limit.
+ */
+export const MAX_UNSETTLED = 1_024
 
 /**
  * Inserts executions (a JSON array of {@link NewExecution}-shaped objects) and adds each one's
@@ -159,7 +168,7 @@ function settleItem({ id, result, durationMs }: Settled): string {
  * flight, so writes that arrive meanwhile wait and go together (a group commit). A batch whose
  * statement fails is retried one write at a time.
  */
-function groupCommit<K, V>(write: (keys: readonly K[]) => Promise<(V | Error)[]>): DataLoader<K, V> {
+function groupCommit<K, V>(maxBatchSize: number, write: (keys: readonly K[]) => Promise<(V | Error)[]>): DataLoader<K, V> {
   let inFlight = 0
   const waiting: (() => void)[] = []
   const run = async (keys: readonly K[]): Promise<(V | Error)[]> => {
@@ -180,7 +189,7 @@ function groupCommit<K, V>(write: (keys: readonly K[]) => Promise<(V | Error)[]>
   }
   return new DataLoader<K, V>(run, {
     cache: false,
-    maxBatchSize: MAX_BATCH,
+    maxBatchSize,
     batchScheduleFn: (dispatch) => {
       if (inFlight < IN_FLIGHT) setImmediate(dispatch)
       else waiting.push(dispatch)
@@ -192,10 +201,14 @@ function groupCommit<K, V>(write: (keys: readonly K[]) => Promise<(V | Error)[]>
 export class ExecutionStore {
   readonly #inserts: DataLoader<NewExecution, ExecutionRecord>
   readonly #settles: DataLoader<Settled, void>
+  /** Settles handed over and not committed yet. */
+  #unsettled = 0
+  /** Inserts waiting for the settle backlog to shrink below {@link MAX_UNSETTLED}. */
+  readonly #waiting: (() => void)[] = []
 
   constructor(orm: Orm) {
     const em = () => orm.em.fork()
-    this.#inserts = groupCommit(async (batch) => {
+    this.#inserts = groupCommit(MAX_INSERT_BATCH, async (batch) => {
       const uuids = batch.map(() => uuidv7())
       const rows = await insertStatement(orm, em, [`[${batch.map((o, i) => insertItem(o, uuids[i], i)).join(',')}]`])
       const byUuid = new Map(rows.map((row) => [String(row.uuid), row]))
@@ -214,7 +227,7 @@ export class ExecutionStore {
         }
       })
     })
-    this.#settles = groupCommit(async (batch) => {
+    this.#settles = groupCommit(MAX_SETTLE_BATCH, async (batch) => {
       await settleStatement(orm, em, [`[${batch.map(settleItem).join(',')}]`])
       return batch.map(() => undefined)
     })
@@ -223,9 +236,11 @@ export class ExecutionStore {
   /**
    * Records an execution (`queued`, or `running` with its start time and heartbeat) and adds one
    * to its workflow's `trigger_count`; resolves once that is committed.
+   * Waits first while {@link MAX_UNSETTLED} ended executions are not stored yet.
    * @throws NotFoundError when the workflow row is gone; the database's error when it fails.
    */
-  insert(o: NewExecution): Promise<ExecutionRecord> {
+  async insert(o: NewExecution): Promise<ExecutionRecord> {
+    while (this.#unsettled >= MAX_UNSETTLED) await new Promise<void>((resolve) => this.#waiting.push(resolve))
     return this.#inserts.load(o)
   }
 
@@ -233,7 +248,23 @@ export class ExecutionStore {
    * Stores how execution `id` ended (see `settleStatement`); resolves once that is committed.
    * @param durationMs how long it ran, in milliseconds, as this process measured it.
    */
-  settle(id: number, result: ExecutionResult, durationMs: number): Promise<void> {
-    return this.#settles.load({ id, result, durationMs })
+  async settle(id: number, result: ExecutionResult, durationMs: number): Promise<void> {
+    this.#unsettled++
+    try {
+      await this.#settles.load({ id, result, durationMs })
+    } finally {
+      this.#unsettled--
+      if (this.#unsettled < MAX_UNSETTLED) for (const resolve of this.#waiting.splice(0)) resolve()
+    }
+  }
+
+  /** Ended executions whose settle is not committed yet. */
+  get unsettled(): number {
+    return this.#unsettled
+  }
+
+  /** Inserts held back by the settle backlog (see {@link MAX_UNSETTLED}). */
+  get held(): number {
+    return this.#waiting.length
   }
 }
