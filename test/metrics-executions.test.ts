@@ -22,7 +22,8 @@ describe('workflow executions and workspace metrics', () => {
       body,
       headers: { 'Cache-Control': 'no-cache', 'X-Workspace-UUID': user === bob ? bob.workspaceUuid : erin.workspaceUuid },
     })
-  const count = async (filters: Record<string, unknown>, user: Member = erin) => ok(await metric({ calculation: 'accumulated_count', ...filters }, user)).total
+  const count = async (filters: Record<string, unknown>, user: Member = erin) =>
+    ok(await metric({ calculation: 'accumulated_count', ...filters }, user)).total
 
   const workflow = (user: Member, workspaceUuid: string, visibility: string) =>
     createIn(t, 'workflows', user, workspaceUuid, { name: 'Flow', visibility })
@@ -102,6 +103,48 @@ describe('workflow executions and workspace metrics', () => {
       expect(await count({ date_from: '2026-04-08' })).toBe(1)
     })
 
+    it("owners count the executions of every live workflow of the workspace (a member's private one too), members those of the workflows they could list; none of a deleted workflow", async () => {
+      const franksPrivate = await workflow(frank, erin.workspaceUuid, 'private')
+      const deleted = await workflow(erin, erin.workspaceUuid, 'workspace')
+      const added = [
+        await insertExecution(t, {
+          workflowId: await idOf(t, 'workflows', franksPrivate),
+          workspaceId: erin.wsId,
+          userId: frank.id,
+          at: '2026-04-09T00:00:00Z',
+        }),
+        await insertExecution(t, {
+          workflowId: await idOf(t, 'workflows', deleted),
+          workspaceId: erin.wsId,
+          userId: erin.id,
+          at: '2026-04-09T00:00:00Z',
+        }),
+      ]
+      try {
+        expect(await count({ date_from: '2026-04-09', date_to: '2026-04-09' })).toBe(2)
+        expect(await count({ date_from: '2026-04-09', date_to: '2026-04-09' }, frank)).toBe(2)
+        expect(
+          (
+            await t.http('DELETE', `/api/v1/workflows/${deleted}`, {
+              token: erin.token,
+              headers: { 'X-Workspace-UUID': erin.workspaceUuid },
+            })
+          ).status,
+        ).toBe(204)
+        expect(await count({ date_from: '2026-04-09', date_to: '2026-04-09' })).toBe(1)
+        expect(await count({ date_from: '2026-04-09', date_to: '2026-04-09' }, frank)).toBe(1)
+        expect(await count({ workflow_uuid: franksPrivate })).toBe(1)
+        expect(await count({ workflow_uuid: deleted })).toBe(0)
+      } finally {
+        // Leave the workspace as the other tests count it.
+        await t.sql('update workflows set deleted_at = now() where uuid in (?, ?)', [franksPrivate, deleted])
+        await t.sql(
+          `update workflow_executions set deleted_at = now() where id in (${added.map(() => '?').join(', ')})`,
+          added.map((row) => row.id),
+        )
+      }
+    })
+
     it('validation: unknown filters, bad types, unknown column', async () => {
       const bad = async (body: Record<string, unknown>, field: string) => expectNamed(await metric(body), field)
       await bad({ calculation: 'accumulated_count', workspace_uuid: erin.workspaceUuid }, 'workspace_uuid')
@@ -117,7 +160,11 @@ describe('workflow executions and workspace metrics', () => {
 
   describe('GET /api/v1/workspaces/{workspace_uuid}/metrics', () => {
     it('counts live rows of each kind, members, runs and tokens; any member may read it', async () => {
-      const agentRes = await t.http('POST', '/api/v1/agents', { token: erin.token, body: { name: 'A' }, headers: { 'X-Workspace-UUID': erin.workspaceUuid } })
+      const agentRes = await t.http('POST', '/api/v1/agents', {
+        token: erin.token,
+        body: { name: 'A' },
+        headers: { 'X-Workspace-UUID': erin.workspaceUuid },
+      })
       const agentId = await idOf(t, 'agents', agentRes.body.data.uuid)
       const thread = await insertThread(t, { userId: erin.id, workspaceId: erin.wsId, agentId, at: '2026-04-06T00:00:00Z' })
       await insertMessage(t, { threadId: thread.id, workspaceId: erin.wsId, at: '2026-04-06T00:00:00Z', tokens: [10, 2] })

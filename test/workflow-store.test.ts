@@ -108,7 +108,7 @@ describe('execution group commits', () => {
   it('fails only the insert whose workflow is gone (NotFoundError); the others of its batch are stored and counted', async () => {
     const flow = await createWorkflow({ nodes: [], edges: [] })
     const store = t.runtime.workflows.store
-    const base = { workspaceId: flow.workspaceId, userId: flow.userId, mode: 'manual' as const, status: 'queued' as const }
+    const base = { userId: flow.userId, mode: 'manual' as const, status: 'queued' as const }
     const outcomes = await Promise.allSettled([
       store.insert({ ...base, workflowId: flow.id, input: { i: 0 } }),
       store.insert({ ...base, workflowId: 2_000_000_000, input: { i: 1 } }),
@@ -117,11 +117,15 @@ describe('execution group commits', () => {
     ])
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled'])
     expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(NotFoundError)
-    const stored = await t.sql('select uuid, status, input::text as input from workflow_executions where workflow_id = ? order by id', [
-      flow.id,
-    ])
+    const stored = await t.sql(
+      'select uuid, status, input::text as input, workspace_id::float8 as "workspaceId" from workflow_executions where workflow_id = ? order by id',
+      [flow.id],
+    )
     const records = outcomes.filter((o) => o.status === 'fulfilled').map((o) => o.value)
     expect(stored.map((row) => row.uuid)).toEqual(records.map((record) => record.uuid))
+    // The workspace is the workflow's, read from its row.
+    expect(stored.map((row) => Number(row.workspaceId))).toEqual([flow.workspaceId, flow.workspaceId, flow.workspaceId])
+    expect(records.map((record) => record.workspaceId)).toEqual([flow.workspaceId, flow.workspaceId, flow.workspaceId])
     expect(stored.map((row) => JSON.parse(String(row.input)))).toEqual([{ i: 0 }, null, 'text'])
     expect(stored.every((row) => row.status === 'queued')).toBe(true)
     expect(records.map((record) => record.id)).toEqual([...records.map((record) => record.id)].sort((a, b) => a - b))
@@ -134,7 +138,6 @@ describe('execution group commits', () => {
     const store = t.runtime.workflows.store
     const base = {
       workflowId: flow.id,
-      workspaceId: flow.workspaceId,
       userId: flow.userId,
       mode: 'manual' as const,
       status: 'running' as const,
@@ -171,7 +174,7 @@ describe('execution group commits', () => {
   it('holds new executions back while MAX_UNSETTLED ended ones are not stored yet', async () => {
     const flow = await createWorkflow({ nodes: [], edges: [] })
     const store = t.runtime.workflows.store
-    const base = { workflowId: flow.id, workspaceId: flow.workspaceId, userId: flow.userId, mode: 'manual' as const, input: {} }
+    const base = { workflowId: flow.id, userId: flow.userId, mode: 'manual' as const, input: {} }
     const [record] = await Promise.all([store.insert({ ...base, status: 'running' })])
     // More settles than the limit at once: this execution's, and ones of ids no row has (they change nothing).
     const settles = [

@@ -32,7 +32,8 @@ export interface SqlFragment {
 export const PERMISSION_RANK: Record<SharePermission, number> = { read: 1, write: 2, admin: 3 }
 
 /** Workspace owners and admins hold every permission on their workspace's rows. */
-const managesWorkspace = (viewer: Viewer) => viewer.role === 'owner' || viewer.role === 'admin'
+/** True for the workspace's owners and admins: they see (and administer) every row of their workspace. */
+export const managesWorkspace = (viewer: Viewer) => viewer.role === 'owner' || viewer.role === 'admin'
 
 /** `shares` rows granting `alias` (of `resourceType`) to the viewer or to the viewer's workspace. */
 function sharesFor(alias: string, resourceType: string, viewer: Viewer): SqlFragment {

@@ -12,7 +12,7 @@
  *   caller could list.
  */
 import { listScopeSql, serviceScopeSql, viewerOf, type ResourceCtx } from '../access/resource-access.ts'
-import type { SqlFragment } from '../access/visibility.ts'
+import { managesWorkspace, type SqlFragment } from '../access/visibility.ts'
 import type {
   TAgentMetricsInput,
   TExecutionMetricsInput,
@@ -114,14 +114,32 @@ function messagesSource(ctx: ResourceCtx, input: TMessageMetricsInput): MetricSo
   return { branches: [{ from, where: where.toSql(), alias: 'm' }] }
 }
 
-/** Executions of listable workflows of the workspace: `user_id` (trigger), `workflow_uuid`, `workflow_uuids`. */
-function executionsSource(ctx: ResourceCtx, input: TExecutionMetricsInput): MetricSource {
+/** "The workflow of execution `alias` is one the caller could list" (see {@link executionsSource}). */
+function listedWorkflowOf(alias: string, ctx: ResourceCtx): SqlFragment {
+  if (managesWorkspace(viewerOf(ctx))) {
+    return { sql: `not exists (select 1 from workflows dw where dw.id = ${alias}.workflow_id and dw.deleted_at is not null)`, params: [] }
+  }
   const visible = listScopeSql('w', 'workflows', ctx)
+  return {
+    sql: `exists (select 1 from workflows w where w.id = ${alias}.workflow_id and w.workspace_id = ${alias}.workspace_id and ${visible.sql})`,
+    params: visible.params,
+  }
+}
+
+/**
+ * Executions of listable workflows of the workspace: `user_id` (trigger), `workflow_uuid`,
+ * `workflow_uuids`. Owners and admins can list every live workflow of their workspace, and an
+ * execution's `workspace_id` is always its workflow's (src/workflow-engine/store.ts), so for them
+ * "its workflow is listable" is "its workflow is not deleted": an anti-join on the few deleted
+ * workflows (a partial index) instead of a look-up of the workflow of every execution in the range
+ * (README "Metrics benchmark"). Other members keep the list scope.
+ */
+function executionsSource(ctx: ResourceCtx, input: TExecutionMetricsInput): MetricSource {
   const uuids = input.workflow_uuids ?? []
+  const workflowListed = listedWorkflowOf('e', ctx)
   const where = new Conditions({
-    sql: `e.deleted_at is null and e.workspace_id = ? and exists (select 1 from workflows w where w.id = e.workflow_id
-      and w.workspace_id = e.workspace_id and ${visible.sql})`,
-    params: [ctx.workspace.workspace.id, ...visible.params],
+    sql: `e.deleted_at is null and e.workspace_id = ? and ${workflowListed.sql}`,
+    params: [ctx.workspace.workspace.id, ...workflowListed.params],
   })
   if (input.workflow_uuid) where.add('e.workflow_id = (select fw.id from workflows fw where fw.uuid = ?)', input.workflow_uuid)
   if (uuids.length) {
@@ -185,7 +203,10 @@ const WORKSPACE_COUNT_PARAMS = COUNTED.length + 4
  */
 export async function workspace(ctx: ResourceCtx): Promise<TWorkspaceMetrics> {
   const id = ctx.workspace.workspace.id
-  const [row] = await ctx.em.execute(WORKSPACE_COUNTS, Array.from({ length: WORKSPACE_COUNT_PARAMS }, () => id))
+  const [row] = await ctx.em.execute(
+    WORKSPACE_COUNTS,
+    Array.from({ length: WORKSPACE_COUNT_PARAMS }, () => id),
+  )
   const number = (key: string): number => Number(row?.[key] ?? 0)
   return {
     agents: number('agents'),

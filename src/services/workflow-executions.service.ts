@@ -247,7 +247,6 @@ export async function retry(ctx: ResourceCtx, uuid: string): Promise<{ data: TWo
   }
   const record = await ctx.deps.workflows.store.insert({
     workflowId: found.workflowId,
-    workspaceId: found.workspaceId,
     userId: ctx.auth.user.id,
     mode: 'retry',
     input: found.input === null ? null : JSON.parse(found.input),

@@ -243,7 +243,6 @@ export class WorkflowEngine {
   #record(workflow: RunnableWorkflow, o: Trigger, status: 'queued' | 'running'): Promise<ExecutionRecord> {
     return this.store.insert({
       workflowId: workflow.id,
-      workspaceId: workflow.workspaceId,
       userId: o.userId,
       mode: o.mode,
       input: o.input,

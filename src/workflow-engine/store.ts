@@ -35,7 +35,6 @@ export interface ExecutionRecord {
 /** What {@link ExecutionStore.insert} stores. */
 export interface NewExecution {
   workflowId: number
-  workspaceId: number
   userId: number
   mode: ExecutionMode
   /** The trigger's input (stored as given; JSON). */
@@ -67,25 +66,27 @@ export const MAX_UNSETTLED = 1_024
 /**
  * Inserts executions (a JSON array of {@link NewExecution}-shaped objects) and adds each one's
  * trigger to its workflow's `trigger_count`, in one statement. A workflow row that is gone gets no
- * execution (its uuid is missing from the answer).
+ * execution (its uuid is missing from the answer). An execution's `workspace_id` is always its
+ * workflow's (read from the workflow row here, the only place executions are inserted; a workflow
+ * never changes workspace): the executions metrics rely on it (src/services/metrics.service.ts).
  */
 const insertStatement = prepared(
   'workflow_execution_insert_batch',
   `with v as (
-     select * from jsonb_to_recordset(?::jsonb) as v(uuid uuid, workflow_id bigint, workspace_id bigint, user_id bigint, status text,
+     select * from jsonb_to_recordset(?::jsonb) as v(uuid uuid, workflow_id bigint, user_id bigint, status text,
        mode text, input jsonb, retry_of_id bigint, position int)),
    counted as (
      update workflows w set trigger_count = w.trigger_count + c.n
      from (select workflow_id, count(*)::int as n from v group by workflow_id) c
      where w.id = c.workflow_id
-     returning w.id)
+     returning w.id, w.workspace_id)
    insert into workflow_executions
      (uuid, workflow_id, workspace_id, user_id, status, mode, input, retry_of_id, started_at, heartbeat_at, created_at, updated_at)
-   select v.uuid, v.workflow_id, v.workspace_id, v.user_id, v.status, v.mode, coalesce(v.input, 'null'::jsonb), v.retry_of_id,
+   select v.uuid, v.workflow_id, counted.workspace_id, v.user_id, v.status, v.mode, coalesce(v.input, 'null'::jsonb), v.retry_of_id,
      case when v.status = 'running' then clock_timestamp() end, clock_timestamp(), now(), now()
    from v join counted on counted.id = v.workflow_id
    order by v.position
-   returning id::float8 as id, uuid, created_at`,
+   returning id::float8 as id, uuid, workspace_id::float8 as workspace_id, created_at`,
 )
 
 /**
@@ -147,7 +148,7 @@ const jsonText = (value: string | null | undefined): string => (value == null ? 
 /** One execution of an insert batch as JSON (the input is serialized once, by {@link storableJson}). */
 function insertItem(o: NewExecution, uuid: string, position: number): string {
   return (
-    `{"uuid":"${uuid}","workflow_id":${o.workflowId},"workspace_id":${o.workspaceId},"user_id":${o.userId},` +
+    `{"uuid":"${uuid}","workflow_id":${o.workflowId},"user_id":${o.userId},` +
     `"status":${jsonText(o.status)},"mode":${jsonText(o.mode)},"input":${storableJson(o.input)},` +
     `"retry_of_id":${o.retryOf ?? null},"position":${position}}`
   )
@@ -219,7 +220,7 @@ export class ExecutionStore {
           id: Number(row.id),
           uuid: uuids[i],
           workflowId: o.workflowId,
-          workspaceId: o.workspaceId,
+          workspaceId: Number(row.workspace_id),
           userId: o.userId,
           mode: o.mode,
           status: o.status,
