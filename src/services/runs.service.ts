@@ -51,11 +51,19 @@ interface AgentForRun {
   metadata: Record<string, unknown>
 }
 
+/**
+ * How a caller inside the service (a workflow's run nodes) waits for a run: `signal` cancels the
+ * run (it ends `canceled`, as `POST runs/{x}/cancel` would) when it aborts before the run ended.
+ */
+export interface RunOptions {
+  signal?: AbortSignal
+}
+
 /** Most earlier thread messages read for a run's context (then trimmed to the model's window). */
 const HISTORY_LIMIT = 200
 
 /** `POST /api/v1/agents/{agent_uuid}/run`. @throws NotFoundError, ValidationError, UpstreamError (502), UpstreamTimeoutError (504). */
-export async function runAgent(ctx: ResourceCtx, input: TRunAgentInput): Promise<TRunResult> {
+export async function runAgent(ctx: ResourceCtx, input: TRunAgentInput, options: RunOptions = {}): Promise<TRunResult> {
   const access = await requireResource(ctx, 'agents', 'Agent', input.agent_uuid, 'read')
   const agent = await loadAgent(ctx.em, access.id)
   let threadId: number | null = null
@@ -64,7 +72,7 @@ export async function runAgent(ctx: ResourceCtx, input: TRunAgentInput): Promise
     if (thread.agentId !== agent.id) throw new ValidationError(['thread_uuid'], 'The thread belongs to another agent')
     threadId = thread.id
   }
-  return launchAgentRun(ctx, agent, threadId, input.input, input.background === true, 'agent')
+  return launchAgentRun(ctx, agent, threadId, input.input, input.background === true, 'agent', options)
 }
 
 /** `POST /api/v1/threads/{thread_uuid}/run`. @throws as {@link runAgent}. */
@@ -78,14 +86,24 @@ export async function runThread(ctx: ResourceCtx, input: TRunThreadInput): Promi
 }
 
 /** `POST /api/v1/prompts/{prompt_uuid}/run`: the prompt's content rendered with `input`, no thread. */
-export async function runPrompt(ctx: ResourceCtx, input: TRunPromptInput): Promise<TRunResult> {
+export async function runPrompt(ctx: ResourceCtx, input: TRunPromptInput, options: RunOptions = {}): Promise<TRunResult> {
   const access = await requireResource(ctx, 'prompts', 'Prompt', input.prompt_uuid, 'read')
-  const [prompt] = await ctx.em.execute<{ content: string; metadata: unknown }[]>('select content, metadata from prompts where id = ?', [access.id])
+  const [prompt] = await ctx.em.execute<{ content: string; metadata: unknown }[]>('select content, metadata from prompts where id = ?', [
+    access.id,
+  ])
   const metadata = jsonRecordOf(prompt.metadata)
   const declared = Array.isArray(metadata.input) ? metadata.input : []
   const rendered = renderPrompt(prompt.content, declared, input.input)
   const model = await resolveFor(ctx, input.large_language_model ?? null, ['large_language_model'])
-  const run = await insertRun(ctx, { kind: 'prompt', agentId: null, thread: null, promptId: access.id, model, input: input.input, background: input.background === true })
+  const run = await insertRun(ctx, {
+    kind: 'prompt',
+    agentId: null,
+    thread: null,
+    promptId: access.id,
+    model,
+    input: input.input,
+    background: input.background === true,
+  })
   const plan: RunPlan = {
     run,
     kind: 'prompt',
@@ -98,7 +116,7 @@ export async function runPrompt(ctx: ResourceCtx, input: TRunPromptInput): Promi
     messages: [{ role: 'user', content: rendered }],
     tools: [],
   }
-  return settle(ctx, plan, input.background === true)
+  return settle(ctx, plan, input.background === true, null, options)
 }
 
 /** `GET /api/v1/runs/{run_uuid}`. @throws NotFoundError */
@@ -113,14 +131,20 @@ export async function retrieve(ctx: ResourceCtx, runUuid: string): Promise<TRunR
  */
 export async function cancel(ctx: ResourceCtx, runUuid: string): Promise<TRunResult> {
   const run = await requireRun(ctx, runUuid)
-  const rows = await ctx.em.execute<{ id: number }[]>(
+  if (!(await cancelRun(ctx, run.id))) throw new ConflictError(`The run has already ended (${run.status})`)
+  return result(ctx.em, await requireRun(ctx, runUuid))
+}
+
+/** Marks run `runId` canceled unless it has ended, and stops it wherever it runs; answers whether it was canceled. */
+async function cancelRun(ctx: ResourceCtx, runId: number): Promise<boolean> {
+  const rows = await ctx.em.fork().execute<{ id: number }[]>(
     `update runs set status = 'canceled', error = ?::jsonb, finished_at = now(), updated_at = now()
      where id = ? and status in ('queued', 'running') returning id`,
-    [JSON.stringify({ code: 'canceled', message: 'The run was canceled' }), run.id],
+    [JSON.stringify({ code: 'canceled', message: 'The run was canceled' }), runId],
   )
-  if (rows.length === 0) throw new ConflictError(`The run has already ended (${run.status})`)
-  await ctx.deps.runs.cancel(run.id)
-  return result(ctx.em, await requireRun(ctx, runUuid))
+  if (rows.length === 0) return false
+  await ctx.deps.runs.cancel(runId)
+  return true
 }
 
 /**
@@ -128,7 +152,12 @@ export async function cancel(ctx: ResourceCtx, runUuid: string): Promise<TRunRes
  * final event (`runs.events`, `GET /api/v1/runs/{run_uuid}/events`).
  * @throws NotFoundError before the first event.
  */
-export async function events(ctx: ResourceCtx, runUuid: string, lastEventId: number, signal?: AbortSignal): Promise<AsyncGenerator<RunEventRecord>> {
+export async function events(
+  ctx: ResourceCtx,
+  runUuid: string,
+  lastEventId: number,
+  signal?: AbortSignal,
+): Promise<AsyncGenerator<RunEventRecord>> {
   const run = await requireRun(ctx, runUuid)
   return followRun(ctx.deps.orm, ctx.deps.runs.bus, run.id, lastEventId, signal)
 }
@@ -147,8 +176,26 @@ export async function requireRun(ctx: ResourceCtx, uuid: string): Promise<RunRec
 }
 
 const RUN_FIELDS = [
-  'id', 'uuid', 'kind', 'status', 'model', 'input', 'output', 'error', 'background', 'promptTokens', 'completionTokens', 'totalTokens',
-  'cost', 'eventsCount', 'startedAt', 'finishedAt', 'latencyMs', 'firstEventMs', 'createdAt', 'updatedAt',
+  'id',
+  'uuid',
+  'kind',
+  'status',
+  'model',
+  'input',
+  'output',
+  'error',
+  'background',
+  'promptTokens',
+  'completionTokens',
+  'totalTokens',
+  'cost',
+  'eventsCount',
+  'startedAt',
+  'finishedAt',
+  'latencyMs',
+  'firstEventMs',
+  'createdAt',
+  'updatedAt',
 ] as const
 
 async function loadAgent(em: Em, id: number): Promise<AgentForRun> {
@@ -161,7 +208,10 @@ async function loadAgent(em: Em, id: number): Promise<AgentForRun> {
 
 /** The model `slug` (null: the default) for the caller in the request's workspace (src/llm/registry.ts). */
 function resolveFor(ctx: ResourceCtx, slug: string | null, field: FieldPath): Promise<ResolvedModel> {
-  return resolveModel({ em: ctx.em, config: ctx.config }, { workspaceId: ctx.workspace.workspace.id, userId: ctx.auth.user.id, slug, field })
+  return resolveModel(
+    { em: ctx.em, config: ctx.config },
+    { workspaceId: ctx.workspace.workspace.id, userId: ctx.auth.user.id, slug, field },
+  )
 }
 
 /**
@@ -181,6 +231,7 @@ async function launchAgentRun(
   content: string,
   background: boolean,
   kind: RunKind,
+  options: RunOptions = {},
 ): Promise<TRunResult> {
   const model = await resolveAgentModel(ctx, agent.metadata)
   const tools = model.llm.supportsTools ? await toolsOf(ctx, agent.id) : []
@@ -210,7 +261,7 @@ async function launchAgentRun(
     messages: [...fitWindow(toModelMessages(history), model, system, content), { role: 'user', content }],
     tools,
   }
-  return settle(ctx, plan, background, memoryOn ? content : null)
+  return settle(ctx, plan, background, memoryOn ? content : null, options)
 }
 
 /** The agent's tools; a bound secret that cannot be opened (its key is gone) is a 409 naming the account, not a 500. */
@@ -224,9 +275,24 @@ async function toolsOf(ctx: ResourceCtx, agentId: number): Promise<ToolBinding[]
 }
 
 /** Starts the plan; answers at once in the background (the router answers 202), else when it ended. */
-async function settle(ctx: ResourceCtx, plan: RunPlan, background: boolean, memoryInput: string | null = null): Promise<TRunResult> {
+async function settle(
+  ctx: ResourceCtx,
+  plan: RunPlan,
+  background: boolean,
+  memoryInput: string | null = null,
+  options: RunOptions = {},
+): Promise<TRunResult> {
   const runs = ctx.deps.runs
   const execution = runs.start(plan)
+  const { signal } = options
+  if (signal) {
+    const stop = () => void cancelRun(ctx, plan.run.id).catch((error: unknown) => ctx.deps.log.warn({ err: error }, 'run cancel failed'))
+    if (signal.aborted) stop()
+    else {
+      signal.addEventListener('abort', stop, { once: true })
+      void execution.finally(() => signal.removeEventListener('abort', stop))
+    }
+  }
   if (memoryInput !== null) {
     runs.track(
       execution.then((outcome) =>
@@ -258,7 +324,15 @@ function failIfUpstream(outcome: RunOutcome, runUuid: string): void {
  */
 async function insertRun(
   ctx: ResourceCtx,
-  o: { kind: RunKind; agentId: number | null; thread: number | 'new' | null; promptId: number | null; model: ResolvedModel; input: unknown; background: boolean },
+  o: {
+    kind: RunKind
+    agentId: number | null
+    thread: number | 'new' | null
+    promptId: number | null
+    model: ResolvedModel
+    input: unknown
+    background: boolean
+  },
 ): Promise<{ id: number; uuid: string; threadId: number | null }> {
   const uuid = uuidv7()
   const user = ctx.auth.user.id
@@ -283,9 +357,26 @@ async function insertRun(
      started as (insert into run_events (run_id, seq, type, data, created_at) select run.id, 1, 'run.started', ?::jsonb, now() from run)
      select id::float8 as id, thread_id::float8 as "threadId" from run`,
     [
-      uuidv7(), o.agentId, user, workspace, isNew,
-      uuid, o.kind, o.agentId, existing, o.promptId, o.model.llm.slug, storableJson(o.input), o.background, user, workspace,
-      uuidv7(), user, workspace, text, storableJson([{ type: 'text', text }]),
+      uuidv7(),
+      o.agentId,
+      user,
+      workspace,
+      isNew,
+      uuid,
+      o.kind,
+      o.agentId,
+      existing,
+      o.promptId,
+      o.model.llm.slug,
+      storableJson(o.input),
+      o.background,
+      user,
+      workspace,
+      uuidv7(),
+      user,
+      workspace,
+      text,
+      storableJson([{ type: 'text', text }]),
       existing,
       o.agentId,
       storableJson({ run_uuid: uuid, model: o.model.llm.slug }),
@@ -315,7 +406,12 @@ export function toModelMessages(history: { role: string; content: string; parts:
           role: 'assistant',
           content: [
             ...(message.content ? [{ type: 'text' as const, text: message.content }] : []),
-            ...calls.map((call) => ({ type: 'tool-call' as const, toolCallId: String(call.tool_call_id), toolName: String(call.tool_name), input: call.input ?? {} })),
+            ...calls.map((call) => ({
+              type: 'tool-call' as const,
+              toolCallId: String(call.tool_call_id),
+              toolName: String(call.tool_name),
+              input: call.input ?? {},
+            })),
           ],
         })
       }
@@ -328,7 +424,10 @@ export function toModelMessages(history: { role: string; content: string; parts:
           type: 'tool-result' as const,
           toolCallId: String(part.tool_call_id),
           toolName: String(part.tool_name),
-          output: part.is_error === true ? { type: 'error-text' as const, value: JSON.stringify(part.output) } : { type: 'json' as const, value: jsonValue(part.output) },
+          output:
+            part.is_error === true
+              ? { type: 'error-text' as const, value: JSON.stringify(part.output) }
+              : { type: 'json' as const, value: jsonValue(part.output) },
         })),
       })
     }

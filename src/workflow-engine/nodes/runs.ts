@@ -3,7 +3,8 @@
  * or an agent through src/services/runs.service.ts, as the execution's user in the workflow's
  * workspace (so with that user's access checks, models and credentials), waiting for its end.
  * Service errors become NodeErrors: what a retry cannot fix (not found, forbidden, invalid input)
- * is not retryable; upstream failures are.
+ * is not retryable; upstream failures are. When the execution is canceled or times out, the run is
+ * canceled too (it ends `canceled`).
  */
 import { z } from 'zod'
 import {
@@ -55,15 +56,19 @@ export const runPromptNode: NodeType<TPromptParams> = {
   kind: 'action',
   parameters: PromptParams,
   outputs: () => null,
-  execute: async ({ params, resourceCtx }) => {
+  execute: async ({ params, resourceCtx, signal }) => {
     if (typeof params.input === 'string') throw new NodeError('invalid_parameters', 'input: the expression must answer an object', false)
     try {
-      const result = await runPrompt(await resourceCtx(), {
-        prompt_uuid: params.prompt_uuid,
-        input: params.input ?? {},
-        large_language_model: params.model,
-        background: false,
-      })
+      const result = await runPrompt(
+        await resourceCtx(),
+        {
+          prompt_uuid: params.prompt_uuid,
+          input: params.input ?? {},
+          large_language_model: params.model,
+          background: false,
+        },
+        { signal },
+      )
       return { output: summary(result) }
     } catch (error) {
       throw nodeError(error)
@@ -87,14 +92,18 @@ export const runAgentNode: NodeType<TAgentParams> = {
   kind: 'action',
   parameters: AgentParams,
   outputs: () => null,
-  execute: async ({ params, resourceCtx }) => {
+  execute: async ({ params, resourceCtx, signal }) => {
     try {
-      const result = await runAgent(await resourceCtx(), {
-        agent_uuid: params.agent_uuid,
-        input: params.message,
-        thread_uuid: params.thread_uuid,
-        background: false,
-      })
+      const result = await runAgent(
+        await resourceCtx(),
+        {
+          agent_uuid: params.agent_uuid,
+          input: params.message,
+          thread_uuid: params.thread_uuid,
+          background: false,
+        },
+        { signal },
+      )
       return { output: { ...summary(result), thread_uuid: result.data.run.thread_uuid } }
     } catch (error) {
       throw nodeError(error)
