@@ -290,7 +290,9 @@ async function settle(
     if (signal.aborted) stop()
     else {
       signal.addEventListener('abort', stop, { once: true })
-      void execution.finally(() => signal.removeEventListener('abort', stop))
+      const forget = () => signal.removeEventListener('abort', stop)
+      // Both ways: a `.finally` chain would be a second, unhandled rejection if the run rejected.
+      execution.then(forget, forget)
     }
   }
   if (memoryInput !== null) {

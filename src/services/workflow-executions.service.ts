@@ -245,14 +245,9 @@ export async function retry(ctx: ResourceCtx, uuid: string): Promise<{ data: TWo
   if (found.status !== 'failed' && found.status !== 'canceled') {
     throw new ConflictError(`Only a failed or canceled workflow execution can be retried; this one is ${found.status}`)
   }
-  const record = await ctx.deps.workflows.store.insert({
-    workflowId: found.workflowId,
-    userId: ctx.auth.user.id,
-    mode: 'retry',
-    input: found.input === null ? null : JSON.parse(found.input),
-    status: 'queued',
-    retryOf: found.id,
-  })
-  await ctx.deps.workflows.enqueue(record)
+  const record = await ctx.deps.workflows.runQueued(
+    { id: found.workflowId },
+    { mode: 'retry', userId: ctx.auth.user.id, input: found.input === null ? null : JSON.parse(found.input), retryOf: found.id },
+  )
   return { data: await loadExecution(ctx, record.id) }
 }

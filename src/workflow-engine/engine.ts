@@ -108,6 +108,8 @@ export interface Trigger {
   userId: number
   /** The trigger node's input. */
   input: unknown
+  /** The id of the execution this one retries (mode `retry`). */
+  retryOf?: number
 }
 
 /** An execution started here: its row, its end, and the webhook response if a node sends one. */
@@ -234,20 +236,14 @@ export class WorkflowEngine {
    * Records an execution `queued` and hands it to the queue.
    * @throws when the queue cannot be reached (the row stays `queued`; the sweep sends it again).
    */
-  async runQueued(workflow: RunnableWorkflow, o: Trigger): Promise<ExecutionRecord> {
+  async runQueued(workflow: Pick<RunnableWorkflow, 'id'>, o: Trigger): Promise<ExecutionRecord> {
     const record = await this.#record(workflow, o, 'queued')
     await this.enqueue(record)
     return record
   }
 
-  #record(workflow: RunnableWorkflow, o: Trigger, status: 'queued' | 'running'): Promise<ExecutionRecord> {
-    return this.store.insert({
-      workflowId: workflow.id,
-      userId: o.userId,
-      mode: o.mode,
-      input: o.input,
-      status,
-    })
+  #record(workflow: Pick<RunnableWorkflow, 'id'>, o: Trigger, status: 'queued' | 'running'): Promise<ExecutionRecord> {
+    return this.store.insert({ workflowId: workflow.id, userId: o.userId, mode: o.mode, input: o.input, status, retryOf: o.retryOf })
   }
 
   /**

@@ -19,7 +19,15 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { evaluateDeep, ExpressionError, hasExpression, type ExpressionScope } from './expressions.ts'
 import { MAX_RETRY_ATTEMPTS, MAX_RETRY_DELAY_MS, validateGraph } from './graph.ts'
 import { nodeType } from './node-types.ts'
-import { NodeError, type GraphEdge, type GraphNode, type NodeContext, type NodeResult, type NodeType, type WebhookResponse } from './types.ts'
+import {
+  NodeError,
+  type GraphEdge,
+  type GraphNode,
+  type NodeContext,
+  type NodeResult,
+  type NodeType,
+  type WebhookResponse,
+} from './types.ts'
 import type { NodeRunStatus } from '../../entities/index.ts'
 
 /** What one node did, as `workflow_execution_data` stores it. */
@@ -205,9 +213,8 @@ class Execution {
   /** Handles that fired per node that ran; undefined: every edge. */
   readonly fired = new Map<string, string[] | undefined>()
   lastOutput: unknown = null
-  /** Aborted on the hooks' signal (cancel, shutdown) or at the timeout. */
+  /** Aborted on the hooks' signal (cancel, shutdown) or at the timeout; its reason is the first of them. */
   readonly controller = new AbortController()
-  timedOut = false
   #abortedPromise: Promise<never> | undefined
 
   constructor(
@@ -228,9 +235,7 @@ class Execution {
 
   /** The reason the execution stopped: its timeout, or the hooks' reason (cancel, shutdown). */
   reason(): Error {
-    return this.timedOut && !this.hooks.signal.aborted
-      ? new ExecutionTimeoutError(`The execution ran longer than its timeout of ${this.seconds} s`)
-      : (this.hooks.signal.reason as Error)
+    return this.controller.signal.reason as Error
   }
 
   /** Node `id` answered `output`; `branches`: the handles that fired (undefined: every edge). */
@@ -253,10 +258,10 @@ function follow(execution: Execution): () => void {
   const onAbort = () => controller.abort(hooks.signal.reason)
   if (hooks.signal.aborted) onAbort()
   else hooks.signal.addEventListener('abort', onAbort, { once: true })
-  const timer = setTimeout(() => {
-    execution.timedOut = true
-    controller.abort(new ExecutionTimeoutError(`The execution ran longer than its timeout of ${execution.seconds} s`))
-  }, execution.seconds * 1000)
+  const timer = setTimeout(
+    () => controller.abort(new ExecutionTimeoutError(`The execution ran longer than its timeout of ${execution.seconds} s`)),
+    execution.seconds * 1000,
+  )
   return () => {
     clearTimeout(timer)
     hooks.signal.removeEventListener('abort', onAbort)
@@ -285,7 +290,13 @@ function inputOf(execution: Execution, incoming: GraphEdge[] | undefined): { val
 export async function executeGraph(plan: ExecutionPlan, hooks: ExecutionHooks): Promise<ExecutionResult> {
   const walk = walkOf(plan.nodes, plan.edges)
   if (walk.problem !== null) {
-    return { status: 'failed', output: null, error: { code: 'invalid_graph', message: walk.problem, node_id: null }, nodes: [], staticData: null }
+    return {
+      status: 'failed',
+      output: null,
+      error: { code: 'invalid_graph', message: walk.problem, node_id: null },
+      nodes: [],
+      staticData: null,
+    }
   }
   const { trigger, order, byId, incoming } = walk
   // Most workflows keep no static data: nothing to copy or compare then.
@@ -303,7 +314,8 @@ export async function executeGraph(plan: ExecutionPlan, hooks: ExecutionHooks): 
   const stop = follow(execution)
   try {
     for (const id of order) {
-      const ended = await runNode(execution, plan, byId.get(id)!, id === trigger.id ? { value: plan.triggerInput } : inputOf(execution, incoming.get(id)), staticData)
+      const input = id === trigger.id ? { value: plan.triggerInput } : inputOf(execution, incoming.get(id))
+      const ended = await runNode(execution, plan, byId.get(id)!, input)
       if (ended) return ended
     }
   } finally {
@@ -328,7 +340,6 @@ async function runNode(
   plan: ExecutionPlan,
   node: GraphNode,
   input: { value: unknown } | undefined,
-  staticData: Record<string, unknown>,
 ): Promise<ExecutionResult | undefined> {
   const { runs, signal, hooks } = execution
   const position = runs.length
@@ -374,7 +385,7 @@ async function runNode(
         input: input.value,
         signal,
         execution: plan.execution,
-        staticData,
+        staticData: execution.scope.static,
         deps: hooks.deps,
         resourceCtx: hooks.resourceCtx,
         respond: hooks.respond,
@@ -416,7 +427,7 @@ async function runNode(
   run.status = canceled ? 'canceled' : 'failed'
   run.error = error
   runs.push(run)
-  if (stopped || !plan.settings || plan.settings.error_policy !== 'continue') return execution.end(canceled ? 'canceled' : 'failed', error, node.id)
+  if (stopped || plan.settings.error_policy !== 'continue') return execution.end(canceled ? 'canceled' : 'failed', error, node.id)
   execution.passOn(node.id, { error })
   return undefined
 }
