@@ -16,7 +16,7 @@
  * only for in-process tRPC callers) skips the cache and is validated. With Redis a hit parses the
  * stored text; without it, the process answers from a frozen parsed copy of its own entry.
  */
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { middlewareMarker } from '@trpc/server/unstable-core-do-not-import'
 import type { Keyv } from 'keyv'
 import { middleware } from './init.ts'
@@ -157,7 +157,7 @@ export const metricsCache = middleware(async ({ ctx, path, getRawInput, next }) 
   const promise = new Promise<string | undefined>((resolve) => (settle = resolve))
   pending.set(identity, promise)
   try {
-    const key = `${KEY_PREFIX}${createHash('sha256').update(identity).digest('hex')}`
+    const key = `${KEY_PREFIX}${hash('sha256', identity, 'hex')}`
     if (!bypass) {
       // Raw, for the entry's expiry: the local copy expires with it.
       const entry = await ctx.cache.get<unknown>(key, { raw: true })

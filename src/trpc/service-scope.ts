@@ -2,13 +2,13 @@
  * The service scope of X-Service-Authorization (API.md section 3), for the procedures
  * (./init.ts) and the plain Fastify routes (src/http/media.routes.ts) alike.
  */
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { UnauthorizedError } from '../errors.ts'
 import type { AppDeps } from './context.ts'
 
 /** sha256 of a service key, hex: how `AppDeps.serviceKeyHashes` holds the keys. */
-export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex')
+export const hashKey = (key: string) => hash('sha256', key, 'hex')
 
 /**
  * Null without the header (or with an empty one), else the service whose key it is.
