@@ -1,6 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
 import { Agent } from './agent.entity.ts'
-import { ownership, resourceKeys, softDelete, timestamps } from './columns.ts'
+import { deletedIdIndex, ownership, resourceKeys, softDelete, timestamps } from './columns.ts'
 
 /**
  * A conversation with an agent (`threads`). Created here so agent `threads_count` is real;
@@ -9,7 +9,13 @@ import { ownership, resourceKeys, softDelete, timestamps } from './columns.ts'
 export const Thread = defineEntity({
   name: 'Thread',
   tableName: 'threads',
-  indexes: [{ properties: ['workspace', 'createdAt'] }, { properties: ['agent'] }, { properties: ['user'] }],
+  indexes: [
+    { properties: ['workspace', 'createdAt'] },
+    { properties: ['agent'] },
+    { properties: ['user'] },
+    // "Whose thread is not deleted" of the messages metrics (src/services/metrics.service.ts).
+    deletedIdIndex('threads'),
+  ],
   properties: {
     ...resourceKeys(),
     name: p.string().length(255).nullable(),

@@ -56,6 +56,8 @@ describe('threads and messages metrics', () => {
     const gone = await m(threads.T1, '2026-03-02T09:02:00Z', 'deleted needle', [1000, 1000], 1)
     await t.sql('update messages set deleted_at = now() where id = ?', [gone.id])
     await m(bobThread, '2026-03-02T09:01:00Z', 'needle of bob 100%_', [500, 500], 9, bob.wsId)
+    // A live message of a deleted thread: counted for nobody, owner or member.
+    await m(deleted, '2026-03-03T08:00:00Z', 'needle in a deleted thread', [300, 300], 30)
   })
   afterAll(async () => t?.close())
 

@@ -103,15 +103,37 @@ function threadsSource(ctx: ResourceCtx, input: TThreadMetricsInput): MetricSour
  * thread of the range rather than over every thread of the workspace.
  */
 function messagesSource(ctx: ResourceCtx, input: TMessageMetricsInput): MetricSource {
-  const thread = threadScopeSql('t', ctx)
   const where = new Conditions({ sql: 'm.deleted_at is null and m.workspace_id = ?', params: [ctx.workspace.workspace.id] })
   if (input.thread_uuid) where.add('m.thread_id = (select ft.id from threads ft where ft.uuid = ?)', input.thread_uuid)
   if (input.search) where.add(searchSql(['m.content'], input.search))
+  if (managesWorkspace(viewerOf(ctx))) {
+    where.add(managedMessagesSql(ctx))
+    return { branches: [{ from: table('messages m'), where: where.toSql(), alias: 'm' }] }
+  }
+  const thread = threadScopeSql('t', ctx)
   const from = {
     sql: `messages m join lateral (select 1 from threads t where t.id = m.thread_id and ${thread.sql} offset 0) mt on true`,
     params: thread.params,
   }
   return { branches: [{ from, where: where.toSql(), alias: 'm' }] }
+}
+
+/**
+ * "The thread of message `m` is counted", for owners and admins, who count every thread of the
+ * workspace: the workspace is in the caller's service scope (one check of the request's
+ * workspace, not one per row), and the thread is neither deleted nor of a deleted agent (two
+ * anti-joins on the few deleted threads and agents, through their partial indexes). A message's
+ * `workspace_id` is always its thread's: every insert takes the thread through
+ * `requireThread` or creates it, both in the request's workspace (src/services/threads.service.ts,
+ * runs.service.ts), so "the thread is in this workspace" needs no look-up per message either.
+ */
+function managedMessagesSql(ctx: ResourceCtx): SqlFragment {
+  return {
+    sql: `exists (select 1 from workspaces rw where rw.id = ? and rw.deleted_at is null and rw.service_id is not distinct from ?)
+      and not exists (select 1 from threads dt where dt.id = m.thread_id and dt.deleted_at is not null)
+      and not exists (select 1 from threads at join agents da on da.id = at.agent_id and da.deleted_at is not null where at.id = m.thread_id)`,
+    params: [ctx.workspace.workspace.id, ctx.serviceId],
+  }
 }
 
 /** "The workflow of execution `alias` is one the caller could list" (see {@link executionsSource}). */
