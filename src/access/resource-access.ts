@@ -27,10 +27,19 @@ export function viewerOf(ctx: ResourceCtx): Viewer {
  * no workspace (built-in providers) pass when `allowGlobal` is set.
  */
 export function serviceScopeSql(alias: string, ctx: Ctx, allowGlobal = false): SqlFragment {
+  const scoped = workspaceInScopeSql({ sql: `${alias}.workspace_id`, params: [] }, ctx)
+  return { sql: `(${allowGlobal ? `${alias}.workspace_id is null or ` : ''}${scoped.sql})`, params: scoped.params }
+}
+
+/**
+ * Workspace `workspace` (a column, or a `?` with the id) is alive and in the caller's service
+ * scope. With a known id PostgreSQL checks it once per statement, not once per row.
+ */
+export function workspaceInScopeSql(workspace: SqlFragment, ctx: Ctx): SqlFragment {
   return {
-    sql: `(${allowGlobal ? `${alias}.workspace_id is null or ` : ''}exists (select 1 from workspaces rw where rw.id = ${alias}.workspace_id
-      and rw.deleted_at is null and rw.service_id is not distinct from ?))`,
-    params: [ctx.serviceId],
+    sql: `exists (select 1 from workspaces rw where rw.id = ${workspace.sql}
+      and rw.deleted_at is null and rw.service_id is not distinct from ?)`,
+    params: [...workspace.params, ctx.serviceId],
   }
 }
 

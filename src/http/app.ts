@@ -164,7 +164,7 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
     // trpc-to-openapi hands this reply to tRPC's incomingMessageToRequest as if it were a Node
     // ServerResponse. Without `writableEnded` every finished response looked like a client gone
     // away, and each request ended by aborting its signal (a DOMException and an abort event).
-    // Our patch of trpc-to-openapi (patches/, README "REST layer") builds that Request only when
+    // Our patch of trpc-to-openapi (patches/, README "Patched dependencies") builds that Request only when
     // something reads the call's signal, which nothing does today; this keeps it right if it is.
     rest.decorateReply('writableEnded', {
       getter(this: FastifyReply) {

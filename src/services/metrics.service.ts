@@ -11,7 +11,7 @@
  * - workflow executions: live executions of live workflows of the workspace context that the
  *   caller could list.
  */
-import { listScopeSql, serviceScopeSql, viewerOf, type ResourceCtx } from '../access/resource-access.ts'
+import { listScopeSql, serviceScopeSql, viewerOf, workspaceInScopeSql, type ResourceCtx } from '../access/resource-access.ts'
 import { managesWorkspace, type SqlFragment } from '../access/visibility.ts'
 import type {
   TAgentMetricsInput,
@@ -98,9 +98,11 @@ function threadsSource(ctx: ResourceCtx, input: TThreadMetricsInput): MetricSour
 
 /**
  * Messages of the counted threads: `search` (content), `thread_uuid`. The messages of the date
- * range drive; each one's thread is checked in a LATERAL subquery (`offset 0` keeps PostgreSQL
- * from flattening it) that PostgreSQL memoizes by `thread_id`, so the check runs once per
- * thread of the range rather than over every thread of the workspace.
+ * range drive. For owners and admins their threads are checked by anti-joins
+ * ({@link managedMessagesSql}); for other members each message's thread is checked in a LATERAL
+ * subquery (`offset 0` keeps PostgreSQL from flattening it) that PostgreSQL memoizes by
+ * `thread_id`, so the check runs once per thread of the range rather than over every thread of
+ * the workspace.
  */
 function messagesSource(ctx: ResourceCtx, input: TMessageMetricsInput): MetricSource {
   const where = new Conditions({ sql: 'm.deleted_at is null and m.workspace_id = ?', params: [ctx.workspace.workspace.id] })
@@ -128,11 +130,12 @@ function messagesSource(ctx: ResourceCtx, input: TMessageMetricsInput): MetricSo
  * runs.service.ts), so "the thread is in this workspace" needs no look-up per message either.
  */
 function managedMessagesSql(ctx: ResourceCtx): SqlFragment {
+  const workspace = workspaceInScopeSql({ sql: '?', params: [ctx.workspace.workspace.id] }, ctx)
   return {
-    sql: `exists (select 1 from workspaces rw where rw.id = ? and rw.deleted_at is null and rw.service_id is not distinct from ?)
+    sql: `${workspace.sql}
       and not exists (select 1 from threads dt where dt.id = m.thread_id and dt.deleted_at is not null)
       and not exists (select 1 from threads at join agents da on da.id = at.agent_id and da.deleted_at is not null where at.id = m.thread_id)`,
-    params: [ctx.workspace.workspace.id, ctx.serviceId],
+    params: workspace.params,
   }
 }
 

@@ -175,27 +175,10 @@ export async function requireRun(ctx: ResourceCtx, uuid: string): Promise<RunRec
   return row
 }
 
+// prettier-ignore
 const RUN_FIELDS = [
-  'id',
-  'uuid',
-  'kind',
-  'status',
-  'model',
-  'input',
-  'output',
-  'error',
-  'background',
-  'promptTokens',
-  'completionTokens',
-  'totalTokens',
-  'cost',
-  'eventsCount',
-  'startedAt',
-  'finishedAt',
-  'latencyMs',
-  'firstEventMs',
-  'createdAt',
-  'updatedAt',
+  'id', 'uuid', 'kind', 'status', 'model', 'input', 'output', 'error', 'background', 'promptTokens', 'completionTokens', 'totalTokens',
+  'cost', 'eventsCount', 'startedAt', 'finishedAt', 'latencyMs', 'firstEventMs', 'createdAt', 'updatedAt',
 ] as const
 
 async function loadAgent(em: Em, id: number): Promise<AgentForRun> {
@@ -358,27 +341,12 @@ async function insertRun(
      used as (update agents set usage_count = usage_count + 1, last_used_at = now() where id = ?::bigint),
      started as (insert into run_events (run_id, seq, type, data, created_at) select run.id, 1, 'run.started', ?::jsonb, now() from run)
      select id::float8 as id, thread_id::float8 as "threadId" from run`,
+    // One line per part of the statement: new_thread, run, message, then counted, used, started.
+    // prettier-ignore
     [
-      uuidv7(),
-      o.agentId,
-      user,
-      workspace,
-      isNew,
-      uuid,
-      o.kind,
-      o.agentId,
-      existing,
-      o.promptId,
-      o.model.llm.slug,
-      storableJson(o.input),
-      o.background,
-      user,
-      workspace,
-      uuidv7(),
-      user,
-      workspace,
-      text,
-      storableJson([{ type: 'text', text }]),
+      uuidv7(), o.agentId, user, workspace, isNew,
+      uuid, o.kind, o.agentId, existing, o.promptId, o.model.llm.slug, storableJson(o.input), o.background, user, workspace,
+      uuidv7(), user, workspace, text, storableJson([{ type: 'text', text }]),
       existing,
       o.agentId,
       storableJson({ run_uuid: uuid, model: o.model.llm.slug }),

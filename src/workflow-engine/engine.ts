@@ -21,14 +21,14 @@ import type { FastifyBaseLogger as Logger } from 'fastify'
 import type { Config } from '../config.ts'
 import type { Em, Orm } from '../db.ts'
 import { JobQueue } from '../jobs/queue.ts'
-import { isRecord, jsonRecordOf, jsonValueOf, toDate } from '../schemas/wire.ts'
+import { jsonRecordOf, jsonValueOf, toDate } from '../schemas/wire.ts'
 import type { ReadCache } from '../services/read-cache.ts'
 import type { AppDeps } from '../trpc/context.ts'
 import { actingContext } from './acting-context.ts'
 import { executeGraph, ExecutionCanceledError, ExecutionInterruptedError, type ExecutionPlan, type ExecutionResult } from './executor.ts'
-import { nodeType } from './node-types.ts'
+import { triggerOf } from './node-types.ts'
 import { ExecutionStore, type ExecutionRecord } from './store.ts'
-import type { GraphNode, WebhookResponse } from './types.ts'
+import type { WebhookResponse } from './types.ts'
 import type { ExecutionMode } from '../../entities/index.ts'
 
 /** Advisory lock namespace of the per-workspace concurrency check (the second key is the workspace id). */
@@ -89,11 +89,6 @@ export async function loadRunnable(em: Em, workflowId: number, where = ''): Prom
     workflowId,
   ])
   return row ? toRunnable(row) : null
-}
-
-/** The first trigger node of a graph (a saved graph has exactly one), or undefined. */
-export function triggerOf(nodes: readonly unknown[]): GraphNode | undefined {
-  return nodes.find((node): node is GraphNode => isRecord(node) && typeof node.type === 'string' && nodeType(node.type)?.kind === 'trigger')
 }
 
 /** The type of a workflow's trigger node, or null when it has none. */
@@ -465,9 +460,8 @@ export class WorkflowEngine {
   }
 
   /**
-   * Stores how an execution ended, in one statement: its status, output, error and duration
-   * (unless it was canceled meanwhile: then it stays `canceled`), the per-node data, and the
-   * workflow's `static_data` when a node changed it and the execution succeeded.
+   * Stores how an execution ended ({@link ExecutionStore.settle}; `durationMs` as this process
+   * measured it) and keeps cached webhook workflows' static data current.
    */
   async #settle(record: ExecutionRecord, result: ExecutionResult, durationMs: number): Promise<void> {
     if (result.staticData && result.status === 'succeeded') this.webhooks.staticDataStored(record.workflowId, result.staticData)

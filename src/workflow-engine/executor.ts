@@ -1,7 +1,7 @@
 /**
  * Walks one workflow graph (issue 6 items 2 and 3; API.md section 7). Pure orchestration: no
  * SQL here. The engine (engine.ts) records the execution before calling {@link executeGraph} and
- * stores what it answers (`settleStatement` there).
+ * stores what it answers (`ExecutionStore.settle`, store.ts).
  *
  * Order: the nodes reachable from the trigger, in topological order (ties in the order the
  * graph lists them), one at a time, so an execution is deterministic. A node runs when at least
@@ -18,7 +18,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { evaluateDeep, ExpressionError, hasExpression, type ExpressionScope } from './expressions.ts'
 import { MAX_RETRY_ATTEMPTS, MAX_RETRY_DELAY_MS, validateGraph } from './graph.ts'
-import { nodeType } from './node-types.ts'
+import { nodeType, triggerOf } from './node-types.ts'
 import {
   NodeError,
   type GraphEdge,
@@ -195,7 +195,7 @@ function computeWalk(rawNodes: readonly unknown[], rawEdges: readonly unknown[])
   if (issues.length) return { problem: `${issues[0].path.join('.')}: ${issues[0].message}` }
   const nodes = rawNodes as GraphNode[]
   const edges = rawEdges as GraphEdge[]
-  const trigger = nodes.find((node) => nodeType(node.type)?.kind === 'trigger')
+  const trigger = triggerOf(nodes)
   if (!trigger) return { problem: 'The workflow has no trigger node' }
   return {
     problem: null,

@@ -13,7 +13,8 @@ import { scheduleTrigger } from './nodes/schedule-trigger.ts'
 import { setNode } from './nodes/set.ts'
 import { manualTrigger, webhookTrigger } from './nodes/triggers.ts'
 import { waitNode } from './nodes/wait.ts'
-import type { NodeType } from './types.ts'
+import { isRecord } from '../schemas/wire.ts'
+import type { GraphNode, NodeType } from './types.ts'
 
 /** Every node type by its `type` name, in the order editors list them (triggers first). */
 export const NODE_TYPES: ReadonlyMap<string, NodeType> = new Map(
@@ -36,6 +37,11 @@ export const NODE_TYPES: ReadonlyMap<string, NodeType> = new Map(
 /** The node type named `type`, or undefined for an unknown name. */
 export function nodeType(type: string): NodeType | undefined {
   return NODE_TYPES.get(type)
+}
+
+/** The first trigger node of a graph's nodes (a saved graph has exactly one), or undefined. */
+export function triggerOf(nodes: readonly unknown[]): GraphNode | undefined {
+  return nodes.find((node): node is GraphNode => isRecord(node) && typeof node.type === 'string' && nodeType(node.type)?.kind === 'trigger')
 }
 
 /** Types whose output handles depend on their parameters (a switch's cases). */

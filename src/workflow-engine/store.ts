@@ -91,10 +91,11 @@ const insertStatement = prepared(
 
 /**
  * Stores how executions ended (a JSON array, one object per execution), in one statement: each
- * one's status, output, error, duration and `finished_at` (its start plus the duration the
- * process measured: a settle that waited for its batch does not stretch it) (unless it was canceled meanwhile: then it stays
- * `canceled`), its per-node data, and its workflow's `static_data` when a node changed it and the
- * execution succeeded (of several such executions of one workflow in a batch, the latest wins).
+ * one's status, output, error, duration and `finished_at`, unless it was canceled meanwhile (then
+ * it stays `canceled`); its per-node data; and its workflow's `static_data` when a node changed it
+ * and the execution succeeded (of several such executions of one workflow in a batch, the latest
+ * wins). `finished_at` is the start plus the duration the process measured, so a settle that
+ * waited for its batch does not stretch it.
  */
 const settleStatement = prepared(
   'workflow_execution_settle_batch',
