@@ -14,7 +14,15 @@ export type MessageRole = (typeof MESSAGE_ROLES)[number]
 export const Message = defineEntity({
   name: 'Message',
   tableName: 'messages',
-  indexes: [{ properties: ['thread', 'createdAt'] }, { properties: ['workspace', 'createdAt'] }],
+  indexes: [
+    { properties: ['thread', 'createdAt'] },
+    { properties: ['workspace', 'createdAt'] },
+    // A run's messages (its answer, src/services/runs.service.ts); most messages have no run.
+    {
+      name: 'messages_run_id_index',
+      expression: 'create index "messages_run_id_index" on "messages" ("run_id") where "run_id" is not null',
+    },
+  ],
   properties: {
     ...resourceKeys(),
     thread: () =>

@@ -70,7 +70,22 @@ export async function requireResource(
   uuid: string,
   needed: SharePermission,
 ): Promise<ResourceAccess> {
-  const found = await findResource(ctx, table, uuid)
+  return requireResourceWith(ctx, table, label, uuid, needed, '')
+}
+
+/**
+ * {@link requireResource} that also reads `columns` of the row (a select list over alias `r`,
+ * such as `r.name, r.metadata`) in the same statement, as `row`.
+ */
+export async function requireResourceWith<Row extends Record<string, unknown>>(
+  ctx: ResourceCtx,
+  table: ResourceTable,
+  label: string,
+  uuid: string,
+  needed: SharePermission,
+  columns: string,
+): Promise<ResourceAccess & { row: Row }> {
+  const found = await findResource<Row>(ctx, table, uuid, columns)
   if (!found) throw new NotFoundError(label)
   if (!allows(found.permission, needed)) {
     throw new ForbiddenError(`You may not ${ACTION_WORDS[needed]} this ${label.toLowerCase()}`)
@@ -78,15 +93,23 @@ export async function requireResource(
   return found
 }
 
-/** Like {@link requireResource} without the permission check; null when not visible. */
-export async function findResource(ctx: ResourceCtx, table: ResourceTable, uuid: string): Promise<ResourceAccess | null> {
+/**
+ * Like {@link requireResource} without the permission check; null when not visible.
+ * @param columns more of the row to read, as {@link requireResourceWith} takes them.
+ */
+export async function findResource<Row extends Record<string, unknown> = Record<string, never>>(
+  ctx: ResourceCtx,
+  table: ResourceTable,
+  uuid: string,
+  columns = '',
+): Promise<(ResourceAccess & { row: Row }) | null> {
   const viewer = viewerOf(ctx)
   const visible = visibleSql('r', table, viewer)
   const permission = permissionSql('r', table, viewer)
   const scope = serviceScopeSql('r', ctx, table === 'providers')
   const [row] = await ctx.em.execute(
     `select r.id::float8 as id, r.uuid, r.user_id::float8 as "userId", r.workspace_id::float8 as "workspaceId",
-       r.visibility, ${permission.sql} as permission
+       r.visibility, ${permission.sql} as permission${columns ? `, ${columns}` : ''}
      from ${table} r where r.uuid = ? and r.deleted_at is null and ${visible.sql} and ${scope.sql}`,
     [...permission.params, uuid, ...visible.params, ...scope.params],
   )
@@ -100,6 +123,7 @@ export async function findResource(ctx: ResourceCtx, table: ResourceTable, uuid:
     workspaceId: row.workspaceId === null ? null : Number(row.workspaceId),
     visibility: row.visibility as Visibility,
     permission: held,
+    row: row as Row,
   }
 }
 

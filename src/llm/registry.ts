@@ -31,6 +31,7 @@ import type { Em } from '../db.ts'
 import { ValidationError, type FieldPath } from '../errors.ts'
 import { revealSecret } from '../services/accounts.service.ts'
 import { createLocalModel, LOCAL_MODEL_ID } from './local-model.ts'
+import { isRecord, jsonValueOf } from '../schemas/wire.ts'
 
 /** A catalog entry as the run code needs it (prices in US dollars per million tokens). */
 export interface CatalogModel {
@@ -219,18 +220,31 @@ export async function availableModelIds(deps: ModelDeps, o: { workspaceId: numbe
   return new Set(rows.map((row) => Number(row.id)))
 }
 
-/** A visible model by slug (or uuid); the workspace's own model wins over a built-in of the same slug. */
-async function findModel(deps: ModelDeps, workspaceId: number, slug: string): Promise<ModelRow | null> {
-  if (slug.length > 120 || !MODEL_REF.test(slug)) return null
-  const visible = visibleModelSql('m', 'pv', workspaceId)
-  const byUuid = UUID.test(slug)
+/**
+ * A visible model by slug (or uuid), the workspace's own model winning over a built-in of the
+ * same slug, with the accounts of its provider that may serve `userId` in `workspaceId` (own
+ * first, then workspace-visible, newest first): one statement.
+ */
+async function findModel(
+  deps: ModelDeps,
+  o: { workspaceId: number; userId: number; slug: string },
+): Promise<(ModelRow & { accounts: AccountCandidate[] }) | null> {
+  if (o.slug.length > 120 || !MODEL_REF.test(o.slug)) return null
+  const visible = visibleModelSql('m', 'pv', o.workspaceId)
+  const byUuid = UUID.test(o.slug)
   const [row] = await deps.em.execute(
-    `select ${MODEL_COLUMNS} from large_language_models m join providers pv on pv.id = m.provider_id
+    `select ${MODEL_COLUMNS},
+       (select coalesce(json_agg(json_build_object('id', a.id, 'own', a.user_id = ?, 'baseUrl', a.base_url, 'hasSecret', a.secret_key_id is not null)
+          order by (a.user_id = ?) desc, a.created_at desc, a.id desc), '[]')
+        from accounts a where a.provider_id = pv.id and a.workspace_id = ? and a.deleted_at is null and (a.user_id = ? or a.visibility = 'workspace')
+       ) as accounts
+     from large_language_models m join providers pv on pv.id = m.provider_id
      where ${byUuid ? 'm.uuid = ?' : 'm.slug = ?'} and ${visible.sql}
      order by m.workspace_id is null, m.id limit 1`,
-    [byUuid ? slug.toLowerCase() : slug, ...visible.params],
+    [o.userId, o.userId, o.workspaceId, o.userId, byUuid ? o.slug.toLowerCase() : o.slug, ...visible.params],
   )
   if (!row) return null
+  const accounts = jsonValueOf(row.accounts)
   return {
     id: Number(row.id),
     uuid: String(row.uuid),
@@ -250,23 +264,13 @@ async function findModel(deps: ModelDeps, workspaceId: number, slug: string): Pr
     driver: row.driver as ProviderDriver,
     providerBaseUrl: row.providerBaseUrl === null ? null : String(row.providerBaseUrl),
     providerBuiltin: Boolean(row.providerBuiltin),
+    accounts: (Array.isArray(accounts) ? accounts.filter(isRecord) : []).map((account) => ({
+      id: Number(account.id),
+      own: account.own === true,
+      baseUrl: typeof account.baseUrl === 'string' ? account.baseUrl : null,
+      hasSecret: account.hasSecret === true,
+    })),
   }
-}
-
-/** The accounts of a provider that may serve `userId` in `workspaceId`: own first, then workspace-visible, newest first. */
-async function accountCandidates(deps: ModelDeps, o: { workspaceId: number; userId: number; providerId: number }): Promise<AccountCandidate[]> {
-  const rows = await deps.em.execute(
-    `select a.id::float8 as id, a.user_id = ? as own, a.base_url as "baseUrl", a.secret_key_id is not null as "hasSecret"
-     from accounts a where a.provider_id = ? and a.workspace_id = ? and a.deleted_at is null and (a.user_id = ? or a.visibility = 'workspace')
-     order by (a.user_id = ?) desc, a.created_at desc, a.id desc`,
-    [o.userId, o.providerId, o.workspaceId, o.userId, o.userId],
-  )
-  return rows.map((row) => ({
-    id: Number(row.id),
-    own: Boolean(row.own),
-    baseUrl: row.baseUrl === null ? null : String(row.baseUrl),
-    hasSecret: Boolean(row.hasSecret),
-  }))
 }
 
 /**
@@ -311,10 +315,9 @@ function catalogOf(row: ModelRow): CatalogModel {
 
 /** Resolves a named model (slug or uuid). @throws ValidationError naming `field`. */
 async function resolveNamed(deps: ModelDeps, o: { workspaceId: number; userId: number; slug: string; field: FieldPath }): Promise<ResolvedModel> {
-  const row = await findModel(deps, o.workspaceId, o.slug)
+  const row = await findModel(deps, o)
   if (!row) throw new ValidationError(o.field, 'Unknown large language model')
-  const accounts =
-    row.driver === 'local' ? [] : await accountCandidates(deps, { workspaceId: o.workspaceId, userId: o.userId, providerId: row.providerId })
+  const accounts = row.driver === 'local' ? [] : row.accounts
   const noCredential = () =>
     new ValidationError(o.field, `${row.name} has no credential in this workspace: add an account for ${row.providerName} or set the server key`)
   const plan = planCall(deps.config, row, accounts)

@@ -16,7 +16,10 @@ import type { CacheLog } from '../services/subscriber.ts'
 import type { RunKind } from '../../entities/index.ts'
 import { costOf, type ResolvedModel } from './registry.ts'
 import type { RunBus, RunEventRecord } from './run-bus.ts'
+import { RUN_FIELDS } from '../schemas/run.schema.ts'
 import { storableJson, storableText } from '../schemas/wire.ts'
+import { messageColumns } from '../services/messages.service.ts'
+import { selectColumns } from '../services/sql.ts'
 import { eventRows, RunLog } from './run-log.ts'
 import { toToolSet, type ToolBinding } from './tools.ts'
 
@@ -28,6 +31,7 @@ export interface RunPlan {
   userId: number
   agent: { id: number; uuid: string } | null
   threadId: number | null
+  threadUuid: string | null
   model: ResolvedModel
   system: string | undefined
   messages: ModelMessage[]
@@ -41,6 +45,12 @@ export interface RunOutcome {
   error: { code: string; message: string } | null
   /** The final answer's text. */
   output: string
+  /**
+   * When it succeeded here: what the settle statement stored, one row per message it stored (or
+   * one row without), each with the run's {@link RUN_FIELDS} columns and the message's
+   * `m.`-prefixed columns (src/services/messages.service.ts, `messageColumns`).
+   */
+  settledRows?: Record<string, unknown>[]
 }
 
 /** What the executor needs from the process. */
@@ -193,22 +203,24 @@ async function succeed(deps: ExecutorDeps, plan: RunPlan, log: RunLog, steps: St
       }
     }
   }
-  // Every delta is stored first, so the final events can be stored with the final status.
-  await log.drain()
+  // The deltas not stored yet go into the settle statement, in order, ahead of the final events.
+  const queued = await log.takeQueued()
   const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens, cost }
   const finals = log.reserve([
     ...stored.map((m) => ({ type: 'message' as const, data: { message_uuid: m.uuid, role: m.role, content: m.content, parts: m.parts } })),
     { type: 'run.succeeded', data: { run_uuid: plan.run.uuid, output, usage } },
   ])
-  const settled = await settle(deps.orm.em.fork(), plan, stored, finals, { output, promptTokens, completionTokens, cost, latencyMs, firstEventMs })
-  if (!settled) {
+  const events = [...queued, ...finals]
+  const settledRows = await settle(deps.orm.em.fork(), plan, stored, events, { output, promptTokens, completionTokens, cost, latencyMs, firstEventMs })
+  if (settledRows.length === 0) {
     // Canceled meanwhile (by a process that could not reach this one): the cancel wins.
     log.release(finals)
+    log.requeue(queued)
     log.append('run.canceled', { run_uuid: plan.run.uuid })
     return { status: 'canceled', error: { code: 'canceled', message: 'The run was canceled' }, output }
   }
-  log.publish(finals)
-  return { status: 'succeeded', error: null, output }
+  log.publish(events)
+  return { status: 'succeeded', error: null, output, settledRows }
 }
 
 /** A message a succeeded run stores in its thread. */
@@ -225,53 +237,52 @@ interface StoredMessage {
 
 /**
  * Settles a succeeded run in one statement (one round trip, atomic): its status, output, usage
- * and times, its messages (in order) and the thread's `messages_count`. False when the run was no
- * longer `running` (canceled meanwhile): then nothing is written.
+ * and times, its messages (in order), the thread's `messages_count` and `events` (the deltas not
+ * stored yet, then the final events). Answers the {@link RunOutcome} `settledRows`; none when the
+ * run was no longer `running` (canceled meanwhile): then nothing is written.
  */
 async function settle(
   em: Em,
   plan: RunPlan,
   messages: StoredMessage[],
-  finals: RunEventRecord[],
+  events: RunEventRecord[],
   o: { output: string; promptTokens: number; completionTokens: number; cost: number; latencyMs: number; firstEventMs: number | null },
-): Promise<boolean> {
-  const events = eventRows(plan.run.id, finals)
+): Promise<Record<string, unknown>[]> {
+  const logged = eventRows(plan.run.id, events)
   const params: unknown[] = [
-    o.output, o.promptTokens, o.completionTokens, o.promptTokens + o.completionTokens, o.cost, o.latencyMs, o.firstEventMs, finals.at(-1)?.seq ?? 0, plan.run.id,
-    ...events.params,
+    o.output, o.promptTokens, o.completionTokens, o.promptTokens + o.completionTokens, o.cost, o.latencyMs, o.firstEventMs, events.at(-1)?.seq ?? 0, plan.run.id,
+    ...logged.params,
   ]
   const head = `with settled as (
        update runs set status = 'succeeded', output = ?, prompt_tokens = ?, completion_tokens = ?, total_tokens = ?, cost = ?,
          finished_at = now(), latency_ms = ?, first_event_ms = ?, events_count = ?, updated_at = now()
-       where id = ? and status = 'running' returning id),
+       where id = ? and status = 'running' returning *),
      logged as (
        insert into run_events (run_id, seq, type, data, created_at)
-       select e.run_id, e.seq, e.type, e.data, e.created_at from settled cross join (values ${events.rows}) as e(run_id, seq, type, data, created_at))`
-  if (messages.length === 0 || plan.threadId === null) {
-    const [row] = await em.execute<{ settled: number }[]>(`${head} select count(*)::int as settled from settled`, params)
-    return Number(row.settled) > 0
-  }
+       select e.run_id, e.seq, e.type, e.data, e.created_at from settled cross join (values ${logged.rows}) as e(run_id, seq, type, data, created_at))`
+  const run = selectColumns('settled', '', RUN_FIELDS)
+  if (messages.length === 0 || plan.threadId === null) return em.execute(`${head} select ${run} from settled`, params)
   const values = messages.map(() => '(?::uuid, ?, ?, ?::jsonb, ?::int, ?::int, ?::int, ?::int, ?::numeric, ?::int)').join(', ')
-  // In the order the placeholders appear: the insert's select list, its VALUES, then the count.
+  // In the order the placeholders appear: the insert's select list, its VALUES, the count, the answer's thread.
   params.push(plan.threadId, plan.workspaceId, plan.model.llm.slug)
   for (const [index, m] of messages.entries()) {
     const total = m.promptTokens === null || m.completionTokens === null ? null : m.promptTokens + m.completionTokens
     params.push(m.uuid, m.role, m.content, storableJson(m.parts), m.promptTokens, m.completionTokens, total, m.latencyMs, m.cost, index)
   }
-  params.push(messages.length, plan.threadId)
-  const [row] = await em.execute<{ settled: number }[]>(
+  params.push(messages.length, plan.threadId, plan.threadUuid)
+  return em.execute(
     `${head},
      stored as (
        insert into messages (uuid, thread_id, run_id, user_id, workspace_id, role, content, parts, model,
          prompt_tokens, completion_tokens, total_tokens, latency_ms, cost, created_at, updated_at)
        select v.uuid, ?::bigint, settled.id, null, ?, v.role, v.content, v.parts, ?, v.pt, v.ct, v.tt, v.lat, v.cost, clock_timestamp(), clock_timestamp()
        from settled cross join (values ${values}) as v(uuid, role, content, parts, pt, ct, tt, lat, cost, ord)
-       order by v.ord),
+       order by v.ord
+       returning *),
      counted as (update threads set messages_count = messages_count + ?, updated_at = now() where id = ?::bigint and exists (select 1 from settled))
-     select count(*)::int as settled from settled`,
+     select ${run}, ${messageColumns('stored', '?::uuid', 'settled.uuid', 'm.')} from settled left join stored on true order by stored.id`,
     params,
   )
-  return Number(row.settled) > 0
 }
 
 async function fail(

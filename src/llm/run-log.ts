@@ -60,8 +60,9 @@ export class RunLog {
 
   /**
    * Numbers events that the caller stores itself, in its own statement (the final events, stored
-   * with the run's final status by src/llm/run-executor.ts). Call after {@link drain}, so every
-   * earlier event is stored; then {@link publish} them once stored, or {@link release} them.
+   * with the run's final status by src/llm/run-executor.ts). Call after {@link takeQueued} (or
+   * {@link drain}), so that no earlier event is still being written; then {@link publish} them
+   * once stored, or {@link release} them.
    */
   reserve(events: { type: RunEventType; data: unknown }[]): RunEventRecord[] {
     const createdAt = new Date().toISOString()
@@ -79,6 +80,31 @@ export class RunLog {
   /** Delivers reserved events once the caller has stored them. */
   publish(events: RunEventRecord[]): void {
     this.#bus.publish(this.#runId, events)
+  }
+
+  /**
+   * Hands over every event still queued, once the write under way (if any) has landed, so that
+   * the caller stores them in its own statement after every earlier event (the settle statement
+   * of src/llm/run-executor.ts, which saves a round trip at the end of each run). The caller
+   * then {@link publish}es them once stored, or gives them back with {@link requeue}.
+   * @throws the database error of a failed write; the events stay queued, so no number is lost.
+   */
+  async takeQueued(): Promise<RunEventRecord[]> {
+    const queued = this.#queue
+    this.#queue = []
+    while (this.#writing) await this.#writing
+    if (this.#failure) {
+      this.requeue(queued)
+      throw this.#failure
+    }
+    return queued
+  }
+
+  /** Queues events handed over by {@link takeQueued} again, ahead of any queued since. */
+  requeue(events: RunEventRecord[]): void {
+    if (events.length === 0) return
+    this.#queue = [...events, ...this.#queue]
+    this.#writing ??= this.#writeLoop()
   }
 
   /**
@@ -115,23 +141,22 @@ export function eventRows(runId: number, batch: RunEventRecord[]): { rows: strin
 }
 
 /**
- * Stores a batch and moves the run's `events_count` and heartbeat. The commit does not wait for
- * the WAL to reach the disk (`synchronous_commit = off`, this transaction only): a crash can lose
- * at most the last fraction of a second of deltas, never corrupt anything, and the run's own
- * durable commits (launch, settle) flush the WAL past every batch stored before them. On a busy
- * disk that flush was most of each batch's time.
+ * Stores a batch and moves the run's `events_count` and heartbeat, in one statement (one round
+ * trip). Its commit does not wait for the WAL to reach the disk: `set_config(..., true)` sets
+ * `synchronous_commit = off` for this statement's own implicit transaction, which commits right
+ * after it. A crash can lose at most the last fraction of a second of deltas, never corrupt
+ * anything, and the run's own durable commits (launch, settle) flush the WAL past every batch
+ * stored before them. On a busy disk that flush was most of each batch's time.
  */
 async function insertEvents(em: Em, runId: number, batch: RunEventRecord[]): Promise<void> {
   const { rows, params } = eventRows(runId, batch)
   const last = batch[batch.length - 1].seq
-  await em.transactional(async (tx) => {
-    await tx.execute('set local synchronous_commit = off')
-    await tx.execute(
-      `with stored as (insert into run_events (run_id, seq, type, data, created_at) values ${rows} returning 1)
-       update runs set events_count = ?, updated_at = now() where id = ?`,
-      [...params, last, runId],
-    )
-  })
+  await em.execute(
+    `with stored as (insert into run_events (run_id, seq, type, data, created_at) values ${rows} returning 1),
+       counted as (update runs set events_count = ?, updated_at = now() where id = ?)
+     select set_config('synchronous_commit', 'off', true)`,
+    [...params, last, runId],
+  )
 }
 
 /** Stored events of run `runId` after `afterSeq`, oldest first, at most {@link READ_BATCH}. */

@@ -103,31 +103,45 @@ function objectSchema(schema: Record<string, unknown>): Record<string, unknown> 
  *   missing from APP_KEY / APP_PREVIOUS_KEYS); the message names the tool and account, never the secret.
  */
 export async function loadAgentTools(em: Em, config: Config, agentId: number): Promise<ToolBinding[]> {
-  const rows = await em.execute(
-    `select t.id::float8 as "toolId", t.uuid as "toolUuid", t.name, t.description, t.method, t.url, t.input_schema as "inputSchema",
-       ac.uuid as "accountUuid", ac.secret_ciphertext as "ciphertext", ac.secret_key_id as "keyId",
-       p.auth_scheme as "authScheme", p.auth_parameter as "authParameter"
+  const [row] = await em.execute(`select ${agentToolsSql('?::bigint')} as tools`, [agentId])
+  return agentToolBindings(config, row.tools)
+}
+
+/**
+ * A subquery answering the rows {@link agentToolBindings} takes (a JSON array) for the agent
+ * whose id is the SQL `agentId` (a column or a `?`), so a caller can read them with the agent.
+ */
+export const agentToolsSql = (agentId: string): string =>
+  `(select coalesce(json_agg(json_build_object(
+       'toolId', t.id, 'toolUuid', t.uuid, 'name', t.name, 'description', t.description, 'method', t.method, 'url', t.url,
+       'inputSchema', t.input_schema, 'accountUuid', ac.uuid, 'ciphertext', ac.secret_ciphertext, 'keyId', ac.secret_key_id,
+       'authScheme', p.auth_scheme, 'authParameter', p.auth_parameter) order by x.position, x.id), '[]')
      from agent_tools x
      join tools t on t.id = x.tool_id and t.deleted_at is null and t.type = 'api'
      left join accounts ac on ac.id = x.account_id and ac.deleted_at is null and ac.provider_id = t.provider_id
      left join providers p on p.id = ac.provider_id
-     where x.agent_id = ?
-     order by x.position, x.id`,
-    [agentId],
-  )
+     where x.agent_id = ${agentId})`
+
+/**
+ * The bindings of the rows {@link agentToolsSql} read, secrets opened as {@link loadAgentTools} says.
+ * @throws ToolCredentialUnavailableError as {@link loadAgentTools}.
+ */
+export function agentToolBindings(config: Config, value: unknown): ToolBinding[] {
+  const parsed = jsonValueOf(value)
+  const rows = Array.isArray(parsed) ? parsed.filter(isRecord) : []
   const names = functionNames(rows.map((row) => String(row.name)))
   const keyring = keyringOf(config)
   return rows.map((row, index): ToolBinding => {
     const stored = jsonValueOf(row.inputSchema)
     let credential: ToolBinding['credential'] = null
     const scheme = schemeOf(row.authScheme)
-    if (row.accountUuid && typeof row.ciphertext === 'string' && typeof row.keyId === 'string' && scheme && scheme !== 'none') {
+    if (typeof row.accountUuid === 'string' && typeof row.ciphertext === 'string' && typeof row.keyId === 'string' && scheme && scheme !== 'none') {
       let secret: string
       try {
         secret = open(keyring, { ciphertext: row.ciphertext, keyId: row.keyId }, `accounts:${row.accountUuid}`)
       } catch (error) {
         const reason = error instanceof Error ? error.message : 'it cannot be opened'
-        throw new ToolCredentialUnavailableError(`The secret of account ${row.accountUuid} (tool "${row.name}") cannot be opened: ${reason}`)
+        throw new ToolCredentialUnavailableError(`The secret of account ${row.accountUuid} (tool "${String(row.name)}") cannot be opened: ${reason}`)
       }
       credential = { scheme, parameter: typeof row.authParameter === 'string' ? row.authParameter : null, secret }
     }

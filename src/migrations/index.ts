@@ -8,6 +8,7 @@ import { Migration20261121135951_runs } from './Migration20261121135951_runs.ts'
 import { Migration20261121153411_deleted_indexes } from './Migration20261121153411_deleted_indexes.ts'
 import { Migration20261121162322_workflow_engine } from './Migration20261121162322_workflow_engine.ts'
 import { Migration20261121215458_deleted_threads_index } from './Migration20261121215458_deleted_threads_index.ts'
+import { Migration20261121224447_messages_run_id_index } from './Migration20261121224447_messages_run_id_index.ts'
 
 export const migrationsList: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261121093927', class: Migration20261121093927 },
@@ -17,4 +18,5 @@ export const migrationsList: { name: string; class: Constructor<Migration> }[] =
   { name: 'Migration20261121153411_deleted_indexes', class: Migration20261121153411_deleted_indexes },
   { name: 'Migration20261121162322_workflow_engine', class: Migration20261121162322_workflow_engine },
   { name: 'Migration20261121215458_deleted_threads_index', class: Migration20261121215458_deleted_threads_index },
+  { name: 'Migration20261121224447_messages_run_id_index', class: Migration20261121224447_messages_run_id_index },
 ]

@@ -122,6 +122,13 @@ export type RunRecord = Pick<
   | 'updatedAt'
 > & { id: number; agentUuid: string | null; threadUuid: string | null; promptUuid: string | null }
 
+/** The stored columns of a {@link RunRecord} (camelCase; read through `selectColumns` of src/services/sql.ts). */
+// prettier-ignore
+export const RUN_FIELDS = [
+  'id', 'uuid', 'kind', 'status', 'model', 'input', 'output', 'error', 'background', 'promptTokens', 'completionTokens', 'totalTokens',
+  'cost', 'eventsCount', 'startedAt', 'finishedAt', 'latencyMs', 'firstEventMs', 'createdAt', 'updatedAt',
+] as const
+
 /** Maps a run row to the wire. */
 export function toRun(row: RunRecord): TRun {
   return {

@@ -25,11 +25,19 @@ import { unprefix } from './sql.ts'
 import { requireThread, threadScopeSql } from './threads.service.ts'
 import { storableJson, storableText } from '../schemas/wire.ts'
 
+/**
+ * The select list of a {@link MessageRow} as `"<prefix><field>"`, from the message (alias `m`)
+ * and SQL expressions for its thread's and its run's uuids.
+ */
+export const messageColumns = (m: string, threadUuid: string, runUuid: string, prefix = ''): string =>
+  `${m}.id::float8 as "${prefix}id", ${m}.uuid as "${prefix}uuid", ${threadUuid} as "${prefix}threadUuid", ${runUuid} as "${prefix}runUuid",
+    ${m}.role as "${prefix}role", ${m}.content as "${prefix}content", ${m}.parts as "${prefix}parts", ${m}.model as "${prefix}model",
+    ${m}.prompt_tokens as "${prefix}promptTokens", ${m}.completion_tokens as "${prefix}completionTokens", ${m}.total_tokens as "${prefix}totalTokens",
+    ${m}.latency_ms as "${prefix}latencyMs", ${m}.cost::float8 as "${prefix}cost", ${m}.created_at as "${prefix}createdAt", ${m}.updated_at as "${prefix}updatedAt"`
+
 const SOURCE: ListSource = {
   from: 'messages m join threads t on t.id = m.thread_id left join runs r on r.id = m.run_id',
-  columns: `m.id::float8 as id, m.uuid, t.uuid as "threadUuid", r.uuid as "runUuid", m.role, m.content, m.parts, m.model,
-    m.prompt_tokens as "promptTokens", m.completion_tokens as "completionTokens", m.total_tokens as "totalTokens",
-    m.latency_ms as "latencyMs", m.cost::float8 as cost, m.created_at as "createdAt", m.updated_at as "updatedAt"`,
+  columns: messageColumns('m', 't.uuid', 'r.uuid'),
   alias: 'm',
   sorts: { created_at: 'm.created_at' },
 }

@@ -16,8 +16,7 @@
 import type { ModelMessage } from 'ai'
 import { uuidv7 } from 'uuidv7'
 import type { ResourceCtx } from '../access/resource-access.ts'
-import { requireResource } from '../access/resource-access.ts'
-import type { Em } from '../db.ts'
+import { requireResource, requireResourceWith } from '../access/resource-access.ts'
 import { ConflictError, NotFoundError, UpstreamError, UpstreamTimeoutError, ValidationError, type FieldPath } from '../errors.ts'
 import { renderPrompt } from '../llm/prompt-render.ts'
 import { resolveModel, type ResolvedModel } from '../llm/registry.ts'
@@ -25,8 +24,9 @@ import type { RunEventRecord } from '../llm/run-bus.ts'
 import type { RunOutcome, RunPlan } from '../llm/run-executor.ts'
 import { followRun } from '../llm/run-log.ts'
 import { composeSystemPrompt } from '../llm/system-prompt.ts'
-import { loadAgentTools, ToolCredentialUnavailableError, type ToolBinding } from '../llm/tools.ts'
+import { agentToolBindings, agentToolsSql, ToolCredentialUnavailableError, type ToolBinding } from '../llm/tools.ts'
 import {
+  RUN_FIELDS,
   toRun,
   toUsage,
   type RunRecord,
@@ -36,9 +36,10 @@ import {
   type TRunThreadInput,
 } from '../schemas/run.schema.ts'
 import { extractMemories, memoriesFor } from './memory-extraction.ts'
-import { readMessages, threadHistory } from './messages.service.ts'
+import { messageColumns, threadHistory } from './messages.service.ts'
+import { toMessage, type MessageRow } from '../schemas/message.schema.ts'
 import { isRecord, jsonRecordOf, storableJson, storableText } from '../schemas/wire.ts'
-import { selectColumns } from './sql.ts'
+import { selectColumns, unprefix } from './sql.ts'
 import { requireThread } from './threads.service.ts'
 import type { RunKind } from '../../entities/index.ts'
 
@@ -49,6 +50,8 @@ interface AgentForRun {
   name: string
   instruction: string
   metadata: Record<string, unknown>
+  /** Its tools as read with it, opened by {@link toolsOf} (src/llm/tools.ts, `agentToolsSql`). */
+  toolRows: unknown
 }
 
 /**
@@ -64,15 +67,14 @@ const HISTORY_LIMIT = 200
 
 /** `POST /api/v1/agents/{agent_uuid}/run`. @throws NotFoundError, ValidationError, UpstreamError (502), UpstreamTimeoutError (504). */
 export async function runAgent(ctx: ResourceCtx, input: TRunAgentInput, options: RunOptions = {}): Promise<TRunResult> {
-  const access = await requireResource(ctx, 'agents', 'Agent', input.agent_uuid, 'read')
-  const agent = await loadAgent(ctx.em, access.id)
-  let threadId: number | null = null
+  const agent = await requireAgent(ctx, input.agent_uuid)
+  let thread: ThreadRef | null = null
   if (input.thread_uuid) {
-    const thread = await requireThread(ctx, input.thread_uuid, true)
-    if (thread.agentId !== agent.id) throw new ValidationError(['thread_uuid'], 'The thread belongs to another agent')
-    threadId = thread.id
+    const found = await requireThread(ctx, input.thread_uuid, true)
+    if (found.agentId !== agent.id) throw new ValidationError(['thread_uuid'], 'The thread belongs to another agent')
+    thread = found
   }
-  return launchAgentRun(ctx, agent, threadId, input.input, input.background === true, 'agent', options)
+  return launchAgentRun(ctx, agent, thread, input.input, input.background === true, 'agent', options)
 }
 
 /** `POST /api/v1/threads/{thread_uuid}/run`. @throws as {@link runAgent}. */
@@ -80,9 +82,8 @@ export async function runThread(ctx: ResourceCtx, input: TRunThreadInput): Promi
   const thread = await requireThread(ctx, input.thread_uuid, true)
   const [agentRow] = await ctx.em.execute<{ uuid: string }[]>('select uuid from agents where id = ?', [thread.agentId])
   // The thread stays the caller's, but running it still needs the agent to be usable by them.
-  const access = await requireResource(ctx, 'agents', 'Agent', agentRow?.uuid ?? '00000000-0000-0000-0000-000000000000', 'read')
-  const agent = await loadAgent(ctx.em, access.id)
-  return launchAgentRun(ctx, agent, thread.id, input.content, input.background === true, 'thread')
+  const agent = await requireAgent(ctx, agentRow?.uuid ?? '00000000-0000-0000-0000-000000000000')
+  return launchAgentRun(ctx, agent, thread, input.content, input.background === true, 'thread')
 }
 
 /** `POST /api/v1/prompts/{prompt_uuid}/run`: the prompt's content rendered with `input`, no thread. */
@@ -95,34 +96,35 @@ export async function runPrompt(ctx: ResourceCtx, input: TRunPromptInput, option
   const declared = Array.isArray(metadata.input) ? metadata.input : []
   const rendered = renderPrompt(prompt.content, declared, input.input)
   const model = await resolveFor(ctx, input.large_language_model ?? null, ['large_language_model'])
-  const run = await insertRun(ctx, {
+  const launched = await insertRun(ctx, {
     kind: 'prompt',
     agentId: null,
     thread: null,
     promptId: access.id,
+    promptUuid: access.uuid,
     model,
     input: input.input,
     background: input.background === true,
   })
   const plan: RunPlan = {
-    run,
+    run: { id: launched.id, uuid: launched.uuid },
     kind: 'prompt',
     workspaceId: ctx.workspace.workspace.id,
     userId: ctx.auth.user.id,
     agent: null,
     threadId: null,
+    threadUuid: null,
     model,
     system: undefined,
     messages: [{ role: 'user', content: rendered }],
     tools: [],
   }
-  return settle(ctx, plan, input.background === true, null, options)
+  return settle(ctx, plan, launched, input.background === true, null, options)
 }
 
 /** `GET /api/v1/runs/{run_uuid}`. @throws NotFoundError */
 export async function retrieve(ctx: ResourceCtx, runUuid: string): Promise<TRunResult> {
-  const run = await requireRun(ctx, runUuid)
-  return result(ctx.em, run)
+  return readResult(ctx, runUuid)
 }
 
 /**
@@ -132,7 +134,7 @@ export async function retrieve(ctx: ResourceCtx, runUuid: string): Promise<TRunR
 export async function cancel(ctx: ResourceCtx, runUuid: string): Promise<TRunResult> {
   const run = await requireRun(ctx, runUuid)
   if (!(await cancelRun(ctx, run.id))) throw new ConflictError(`The run has already ended (${run.status})`)
-  return result(ctx.em, await requireRun(ctx, runUuid))
+  return readResult(ctx, runUuid)
 }
 
 /** Marks run `runId` canceled unless it has ended, and stops it wherever it runs; answers whether it was canceled. */
@@ -162,31 +164,57 @@ export async function events(
   return followRun(ctx.deps.orm, ctx.deps.runs.bus, run.id, lastEventId, signal)
 }
 
-/** The run `uuid` if the caller started it. @throws NotFoundError */
-export async function requireRun(ctx: ResourceCtx, uuid: string): Promise<RunRecord & { messageIds: number[] }> {
-  const [row] = await ctx.em.execute<(RunRecord & { messageIds: number[] })[]>(
-    `select ${selectColumns('r', '', RUN_FIELDS)}, a.uuid as "agentUuid", t.uuid as "threadUuid", p.uuid as "promptUuid",
-       (select coalesce(array_agg(m.id::float8 order by m.id), '{}') from messages m where m.run_id = r.id and m.deleted_at is null) as "messageIds"
-     from runs r left join agents a on a.id = r.agent_id left join threads t on t.id = r.thread_id left join prompts p on p.id = r.prompt_id
-     where r.uuid = ? and r.user_id = ?`,
-    [uuid, ctx.auth.user.id],
-  )
+/** The id and status of run `uuid` if the caller started it. @throws NotFoundError */
+export async function requireRun(ctx: ResourceCtx, uuid: string): Promise<{ id: number; status: string }> {
+  const [row] = await ctx.em.execute<{ id: number; status: string }[]>('select id::float8 as id, status from runs where uuid = ? and user_id = ?', [
+    uuid,
+    ctx.auth.user.id,
+  ])
   if (!row) throw new NotFoundError('Run')
-  return row
+  return { id: Number(row.id), status: row.status }
 }
 
-// prettier-ignore
-const RUN_FIELDS = [
-  'id', 'uuid', 'kind', 'status', 'model', 'input', 'output', 'error', 'background', 'promptTokens', 'completionTokens', 'totalTokens',
-  'cost', 'eventsCount', 'startedAt', 'finishedAt', 'latencyMs', 'firstEventMs', 'createdAt', 'updatedAt',
-] as const
-
-async function loadAgent(em: Em, id: number): Promise<AgentForRun> {
-  const [row] = await em.execute<(Omit<AgentForRun, 'metadata'> & { metadata: unknown })[]>(
-    'select id::float8 as id, uuid, name, instruction, metadata from agents where id = ?',
-    [id],
+/**
+ * The answer of a run request for the run `uuid` if the caller started it: the run, the live
+ * messages it stored (its user message first) and its usage, in one statement.
+ * @throws NotFoundError
+ */
+async function readResult(ctx: ResourceCtx, uuid: string): Promise<TRunResult> {
+  const rows = await ctx.em.execute<Record<string, unknown>[]>(
+    `select ${RUN_COLUMNS}, ${messageColumns('m', 'mt.uuid', 'r.uuid', 'm.')}
+     from ${RUN_FROM} left join messages m on m.run_id = r.id and m.deleted_at is null left join threads mt on mt.id = m.thread_id
+     where r.uuid = ? and r.user_id = ? order by m.id`,
+    [uuid, ctx.auth.user.id],
   )
-  return { ...row, metadata: jsonRecordOf(row.metadata) }
+  if (rows.length === 0) throw new NotFoundError('Run')
+  return answerOf(rows[0] as unknown as RunRecord, rows)
+}
+
+/**
+ * A run answer from `run` and `rows` that each hold one of its messages as `m.`-prefixed
+ * {@link MessageRow} columns (all null in a row without one), in the order given.
+ */
+function answerOf(run: RunRecord, rows: Record<string, unknown>[]): TRunResult {
+  const messages = rows.flatMap((row) => (row['m.id'] == null ? [] : [toMessage(unprefix<MessageRow>(row, 'm.'))]))
+  return { data: { run: toRun(run), messages, usage: toUsage(run) } }
+}
+
+/** A run (`r`) with the uuids of its agent, thread (`t`; its messages' thread too) and prompt. */
+const RUN_FROM = 'runs r left join agents a on a.id = r.agent_id left join threads t on t.id = r.thread_id left join prompts p on p.id = r.prompt_id'
+const RUN_COLUMNS = `${selectColumns('r', '', RUN_FIELDS)}, a.uuid as "agentUuid", t.uuid as "threadUuid", p.uuid as "promptUuid"`
+
+/** The agent `uuid` with the columns a run needs, if the caller may use it. @throws NotFoundError, ForbiddenError */
+async function requireAgent(ctx: ResourceCtx, uuid: string): Promise<AgentForRun> {
+  const access = await requireResourceWith<{ name: string; instruction: string; metadata: unknown; tools: unknown }>(
+    ctx,
+    'agents',
+    'Agent',
+    uuid,
+    'read',
+    `r.name, r.instruction, r.metadata, ${agentToolsSql('r.id')} as tools`,
+  )
+  const { name, instruction, metadata, tools } = access.row
+  return { id: access.id, uuid: access.uuid, name, instruction, metadata: jsonRecordOf(metadata), toolRows: tools }
 }
 
 /** The model `slug` (null: the default) for the caller in the request's workspace (src/llm/registry.ts). */
@@ -210,47 +238,49 @@ export function resolveAgentModel(ctx: ResourceCtx, metadata: Record<string, unk
 async function launchAgentRun(
   ctx: ResourceCtx,
   agent: AgentForRun,
-  existingThreadId: number | null,
+  existingThread: ThreadRef | null,
   content: string,
   background: boolean,
   kind: RunKind,
   options: RunOptions = {},
 ): Promise<TRunResult> {
   const model = await resolveAgentModel(ctx, agent.metadata)
-  const tools = model.llm.supportsTools ? await toolsOf(ctx, agent.id) : []
+  const tools = model.llm.supportsTools ? toolsOf(ctx, agent.toolRows) : []
   const memoryOn = agent.metadata.memory === true
   const memories = memoryOn ? await memoriesFor(ctx.em, ctx.auth.user.id, agent.id) : []
   const system = composeSystemPrompt(agent, { memories })
-  const history = existingThreadId === null ? [] : await threadHistory(ctx.em, existingThreadId, HISTORY_LIMIT)
+  const history = existingThread === null ? [] : await threadHistory(ctx.em, existingThread.id, HISTORY_LIMIT)
 
-  const run = await insertRun(ctx, {
+  const launched = await insertRun(ctx, {
     kind,
     agentId: agent.id,
-    thread: existingThreadId === null ? 'new' : existingThreadId,
+    agentUuid: agent.uuid,
+    thread: existingThread ?? 'new',
     promptId: null,
     model,
     input: content,
     background,
   })
   const plan: RunPlan = {
-    run: { id: run.id, uuid: run.uuid },
+    run: { id: launched.id, uuid: launched.uuid },
     kind,
     workspaceId: ctx.workspace.workspace.id,
     userId: ctx.auth.user.id,
     agent: { id: agent.id, uuid: agent.uuid },
-    threadId: run.threadId,
+    threadId: launched.threadId,
+    threadUuid: launched.record.threadUuid,
     model,
     system,
     messages: [...fitWindow(toModelMessages(history), model, system, content), { role: 'user', content }],
     tools,
   }
-  return settle(ctx, plan, background, memoryOn ? content : null, options)
+  return settle(ctx, plan, launched, background, memoryOn ? content : null, options)
 }
 
 /** The agent's tools; a bound secret that cannot be opened (its key is gone) is a 409 naming the account, not a 500. */
-async function toolsOf(ctx: ResourceCtx, agentId: number): Promise<ToolBinding[]> {
+function toolsOf(ctx: ResourceCtx, toolRows: unknown): ToolBinding[] {
   try {
-    return await loadAgentTools(ctx.em, ctx.config, agentId)
+    return agentToolBindings(ctx.config, toolRows)
   } catch (error) {
     if (error instanceof ToolCredentialUnavailableError) throw new ConflictError(error.message)
     throw error
@@ -261,6 +291,7 @@ async function toolsOf(ctx: ResourceCtx, agentId: number): Promise<ToolBinding[]
 async function settle(
   ctx: ResourceCtx,
   plan: RunPlan,
+  launched: LaunchedRun,
   background: boolean,
   memoryInput: string | null = null,
   options: RunOptions = {},
@@ -287,10 +318,13 @@ async function settle(
       ),
     )
   }
-  if (background) return result(ctx.em, await requireRun(ctx, plan.run.uuid))
+  // Answered from what the launch and settle statements returned, without reading the run again.
+  if (background) return answerOf(launched.record, launched.rows)
   const outcome = await execution
   failIfUpstream(outcome, plan.run.uuid)
-  return result(ctx.em, await requireRun(ctx, plan.run.uuid))
+  const settledRows = outcome.settledRows ?? []
+  if (settledRows.length === 0) return readResult(ctx, plan.run.uuid)
+  return answerOf({ ...launched.record, ...(settledRows[0] as unknown as RunRecord) }, [...launched.rows, ...settledRows])
 }
 
 /** 502/504 for a run the upstream failed; the run itself stays stored and readable. */
@@ -301,64 +335,87 @@ function failIfUpstream(outcome: RunOutcome, runUuid: string): void {
   throw new UpstreamError(message)
 }
 
+/** A thread a run goes on. */
+interface ThreadRef {
+  id: number
+  uuid: string
+}
+
+/**
+ * A run as its launch statement stored it: `record` (the run with its agent, thread and prompt
+ * uuids) and `rows`, each holding the user's message it stored as `m.` columns (none for prompt
+ * runs), for {@link answerOf}.
+ */
+interface LaunchedRun {
+  id: number
+  uuid: string
+  threadId: number | null
+  record: RunRecord
+  rows: Record<string, unknown>[]
+}
+
 /**
  * Stores a starting run in one statement (so atomically, in one round trip): the new thread when
  * `thread` is `'new'`, the run (`running`, its log holding `run.started` as event 1), the user's
  * message with the thread's `messages_count`, and the agent's usage. Prompt runs (`thread` null)
- * store the run and its first event only.
+ * store the run and its first event only. Answers the stored run and message as they would be
+ * read back.
  */
 async function insertRun(
   ctx: ResourceCtx,
   o: {
     kind: RunKind
     agentId: number | null
-    thread: number | 'new' | null
+    agentUuid?: string
+    thread: ThreadRef | 'new' | null
     promptId: number | null
+    promptUuid?: string
     model: ResolvedModel
     input: unknown
     background: boolean
   },
-): Promise<{ id: number; uuid: string; threadId: number | null }> {
+): Promise<LaunchedRun> {
   const uuid = uuidv7()
   const user = ctx.auth.user.id
   const workspace = ctx.workspace.workspace.id
   const isNew = o.thread === 'new'
-  const existing = typeof o.thread === 'number' ? o.thread : null
+  const existing = o.thread === 'new' ? null : o.thread
+  const threadUuid = isNew ? uuidv7() : (existing?.uuid ?? null)
   const text = typeof o.input === 'string' ? storableText(o.input) : ''
   // A thread inserted by this statement is invisible to its other parts: it starts at one message.
-  const [row] = await ctx.em.execute<{ id: number; threadId: number | null }[]>(
+  const rows = await ctx.em.execute<Record<string, unknown>[]>(
     `with new_thread as (
        insert into threads (uuid, name, agent_id, messages_count, metadata, user_id, workspace_id, created_at, updated_at)
        select ?, null, ?, 1, '{}', ?, ?, now(), now() where ?::boolean returning id),
      run as (
        insert into runs (uuid, kind, status, agent_id, thread_id, prompt_id, model, input, background, events_count, started_at, user_id, workspace_id, created_at, updated_at)
        values (?, ?, 'running', ?, coalesce((select id from new_thread), ?::bigint), ?, ?, ?::jsonb, ?, 1, now(), ?, ?, now(), now())
-       returning id, thread_id),
+       returning *),
      message as (
        insert into messages (uuid, thread_id, run_id, user_id, workspace_id, role, content, parts, created_at, updated_at)
-       select ?, run.thread_id, run.id, ?, ?, 'user', ?, ?::jsonb, clock_timestamp(), clock_timestamp() from run where run.thread_id is not null),
+       select ?, run.thread_id, run.id, ?, ?, 'user', ?, ?::jsonb, clock_timestamp(), clock_timestamp() from run where run.thread_id is not null
+       returning *),
      counted as (update threads set messages_count = messages_count + 1, updated_at = now() where id = ?::bigint),
      used as (update agents set usage_count = usage_count + 1, last_used_at = now() where id = ?::bigint),
      started as (insert into run_events (run_id, seq, type, data, created_at) select run.id, 1, 'run.started', ?::jsonb, now() from run)
-     select id::float8 as id, thread_id::float8 as "threadId" from run`,
-    // One line per part of the statement: new_thread, run, message, then counted, used, started.
+     select ${selectColumns('run', '', RUN_FIELDS)}, run.thread_id::float8 as "threadId", ${messageColumns('message', '?::uuid', 'run.uuid', 'm.')}
+     from run left join message on true`,
+    // One line per part of the statement: new_thread, run, message, then counted, used, started, the answer.
     // prettier-ignore
     [
-      uuidv7(), o.agentId, user, workspace, isNew,
-      uuid, o.kind, o.agentId, existing, o.promptId, o.model.llm.slug, storableJson(o.input), o.background, user, workspace,
+      threadUuid, o.agentId, user, workspace, isNew,
+      uuid, o.kind, o.agentId, existing?.id ?? null, o.promptId, o.model.llm.slug, storableJson(o.input), o.background, user, workspace,
       uuidv7(), user, workspace, text, storableJson([{ type: 'text', text }]),
-      existing,
+      existing?.id ?? null,
       o.agentId,
       storableJson({ run_uuid: uuid, model: o.model.llm.slug }),
+      threadUuid,
     ],
   )
-  return { id: Number(row.id), uuid, threadId: row.threadId === null ? null : Number(row.threadId) }
-}
-
-/** The answer of a run request: the run, the messages it stored (its user message first) and its usage. */
-async function result(em: Em, run: RunRecord & { messageIds: number[] }): Promise<TRunResult> {
-  const messages = await readMessages(em, run.messageIds.map(Number))
-  return { data: { run: toRun(run), messages, usage: toUsage(run) } }
+  const row = rows[0]
+  const threadId = row.threadId === null ? null : Number(row.threadId)
+  const record = { ...(row as unknown as RunRecord), agentUuid: o.agentUuid ?? null, threadUuid, promptUuid: o.promptUuid ?? null }
+  return { id: Number(row.id), uuid, threadId, record, rows }
 }
 
 /** Stored thread messages as the AI SDK's model messages (tool calls and results kept paired). */
