@@ -97,7 +97,7 @@ export async function requireResourceWith<Row extends Record<string, unknown>>(
  * Like {@link requireResource} without the permission check; null when not visible.
  * @param columns more of the row to read, as {@link requireResourceWith} takes them.
  */
-export async function findResource<Row extends Record<string, unknown> = Record<string, never>>(
+export async function findResource<Row extends Record<string, unknown> = Record<string, unknown>>(
   ctx: ResourceCtx,
   table: ResourceTable,
   uuid: string,

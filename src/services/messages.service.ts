@@ -21,19 +21,22 @@ import {
 } from '../schemas/message.schema.ts'
 import { Conditions, searchSql } from './list-filters.ts'
 import { listPage, type ListSource } from './list-page.ts'
-import { unprefix } from './sql.ts'
+import { selectColumns, unprefix } from './sql.ts'
 import { requireThread, threadScopeSql } from './threads.service.ts'
 import { storableJson, storableText } from '../schemas/wire.ts'
+
+/** The stored {@link MessageRow} fields read as they are (`cost` is cast apart: numeric). */
+// prettier-ignore
+const MESSAGE_FIELDS = [
+  'id', 'uuid', 'role', 'content', 'parts', 'model', 'promptTokens', 'completionTokens', 'totalTokens', 'latencyMs', 'createdAt', 'updatedAt',
+] as const
 
 /**
  * The select list of a {@link MessageRow} as `"<prefix><field>"`, from the message (alias `m`)
  * and SQL expressions for its thread's and its run's uuids.
  */
 export const messageColumns = (m: string, threadUuid: string, runUuid: string, prefix = ''): string =>
-  `${m}.id::float8 as "${prefix}id", ${m}.uuid as "${prefix}uuid", ${threadUuid} as "${prefix}threadUuid", ${runUuid} as "${prefix}runUuid",
-    ${m}.role as "${prefix}role", ${m}.content as "${prefix}content", ${m}.parts as "${prefix}parts", ${m}.model as "${prefix}model",
-    ${m}.prompt_tokens as "${prefix}promptTokens", ${m}.completion_tokens as "${prefix}completionTokens", ${m}.total_tokens as "${prefix}totalTokens",
-    ${m}.latency_ms as "${prefix}latencyMs", ${m}.cost::float8 as "${prefix}cost", ${m}.created_at as "${prefix}createdAt", ${m}.updated_at as "${prefix}updatedAt"`
+  `${selectColumns(m, prefix, MESSAGE_FIELDS)}, ${m}.cost::float8 as "${prefix}cost", ${threadUuid} as "${prefix}threadUuid", ${runUuid} as "${prefix}runUuid"`
 
 const SOURCE: ListSource = {
   from: 'messages m join threads t on t.id = m.thread_id left join runs r on r.id = m.run_id',

@@ -68,7 +68,7 @@ const HISTORY_LIMIT = 200
 /** `POST /api/v1/agents/{agent_uuid}/run`. @throws NotFoundError, ValidationError, UpstreamError (502), UpstreamTimeoutError (504). */
 export async function runAgent(ctx: ResourceCtx, input: TRunAgentInput, options: RunOptions = {}): Promise<TRunResult> {
   const agent = await requireAgent(ctx, input.agent_uuid)
-  let thread: ThreadRef | null = null
+  let thread: Ref | null = null
   if (input.thread_uuid) {
     const found = await requireThread(ctx, input.thread_uuid, true)
     if (found.agentId !== agent.id) throw new ValidationError(['thread_uuid'], 'The thread belongs to another agent')
@@ -98,16 +98,15 @@ export async function runPrompt(ctx: ResourceCtx, input: TRunPromptInput, option
   const model = await resolveFor(ctx, input.large_language_model ?? null, ['large_language_model'])
   const launched = await insertRun(ctx, {
     kind: 'prompt',
-    agentId: null,
+    agent: null,
     thread: null,
-    promptId: access.id,
-    promptUuid: access.uuid,
+    prompt: access,
     model,
     input: input.input,
     background: input.background === true,
   })
   const plan: RunPlan = {
-    run: { id: launched.id, uuid: launched.uuid },
+    run: { id: launched.record.id, uuid: launched.record.uuid },
     kind: 'prompt',
     workspaceId: ctx.workspace.workspace.id,
     userId: ctx.auth.user.id,
@@ -238,7 +237,7 @@ export function resolveAgentModel(ctx: ResourceCtx, metadata: Record<string, unk
 async function launchAgentRun(
   ctx: ResourceCtx,
   agent: AgentForRun,
-  existingThread: ThreadRef | null,
+  existingThread: Ref | null,
   content: string,
   background: boolean,
   kind: RunKind,
@@ -253,16 +252,15 @@ async function launchAgentRun(
 
   const launched = await insertRun(ctx, {
     kind,
-    agentId: agent.id,
-    agentUuid: agent.uuid,
+    agent,
     thread: existingThread ?? 'new',
-    promptId: null,
+    prompt: null,
     model,
     input: content,
     background,
   })
   const plan: RunPlan = {
-    run: { id: launched.id, uuid: launched.uuid },
+    run: { id: launched.record.id, uuid: launched.record.uuid },
     kind,
     workspaceId: ctx.workspace.workspace.id,
     userId: ctx.auth.user.id,
@@ -335,8 +333,8 @@ function failIfUpstream(outcome: RunOutcome, runUuid: string): void {
   throw new UpstreamError(message)
 }
 
-/** A thread a run goes on. */
-interface ThreadRef {
+/** The keys of the thread, agent or prompt a run goes with. */
+interface Ref {
   id: number
   uuid: string
 }
@@ -347,8 +345,6 @@ interface ThreadRef {
  * runs), for {@link answerOf}.
  */
 interface LaunchedRun {
-  id: number
-  uuid: string
   threadId: number | null
   record: RunRecord
   rows: Record<string, unknown>[]
@@ -365,11 +361,9 @@ async function insertRun(
   ctx: ResourceCtx,
   o: {
     kind: RunKind
-    agentId: number | null
-    agentUuid?: string
-    thread: ThreadRef | 'new' | null
-    promptId: number | null
-    promptUuid?: string
+    agent: Ref | null
+    thread: Ref | 'new' | null
+    prompt: Ref | null
     model: ResolvedModel
     input: unknown
     background: boolean
@@ -381,6 +375,7 @@ async function insertRun(
   const isNew = o.thread === 'new'
   const existing = o.thread === 'new' ? null : o.thread
   const threadUuid = isNew ? uuidv7() : (existing?.uuid ?? null)
+  const agentId = o.agent?.id ?? null
   const text = typeof o.input === 'string' ? storableText(o.input) : ''
   // A thread inserted by this statement is invisible to its other parts: it starts at one message.
   const rows = await ctx.em.execute<Record<string, unknown>[]>(
@@ -403,19 +398,19 @@ async function insertRun(
     // One line per part of the statement: new_thread, run, message, then counted, used, started, the answer.
     // prettier-ignore
     [
-      threadUuid, o.agentId, user, workspace, isNew,
-      uuid, o.kind, o.agentId, existing?.id ?? null, o.promptId, o.model.llm.slug, storableJson(o.input), o.background, user, workspace,
+      threadUuid, agentId, user, workspace, isNew,
+      uuid, o.kind, agentId, existing?.id ?? null, o.prompt?.id ?? null, o.model.llm.slug, storableJson(o.input), o.background, user, workspace,
       uuidv7(), user, workspace, text, storableJson([{ type: 'text', text }]),
       existing?.id ?? null,
-      o.agentId,
+      agentId,
       storableJson({ run_uuid: uuid, model: o.model.llm.slug }),
       threadUuid,
     ],
   )
   const row = rows[0]
   const threadId = row.threadId === null ? null : Number(row.threadId)
-  const record = { ...(row as unknown as RunRecord), agentUuid: o.agentUuid ?? null, threadUuid, promptUuid: o.promptUuid ?? null }
-  return { id: Number(row.id), uuid, threadId, record, rows }
+  const record = { ...(row as unknown as RunRecord), agentUuid: o.agent?.uuid ?? null, threadUuid, promptUuid: o.prompt?.uuid ?? null }
+  return { threadId, record, rows }
 }
 
 /** Stored thread messages as the AI SDK's model messages (tool calls and results kept paired). */
