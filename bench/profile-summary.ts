@@ -1,7 +1,9 @@
 /**
  * Summarises a V8 `.cpuprofile` of the service (from `BENCH_PROFILE=dir npm run bench`): self
- * time by package, the hottest functions by self time and by inclusive time, as shares of the
- * busy (non-idle) time.
+ * time by package, the same with Node's internals and native code charged to the nearest package
+ * or project frame above them (what `fetch`, web streams or socket writes cost whoever called
+ * them), the hottest functions by self time and by inclusive time, as shares of the busy
+ * (non-idle) time.
  *
  *   npx tsx bench/profile-summary.ts PROFILE.cpuprofile [--row=e] [--results=bench/results/latest.json] [--top=25]
  *
@@ -67,6 +69,7 @@ let time = profile.startTime
 const byPackage = new Map<string, number>()
 const bySelf = new Map<string, number>()
 const byInclusive = new Map<string, number>()
+const byCaller = new Map<string, number>()
 const add = (map: Map<string, number>, key: string, micros: number) => map.set(key, (map.get(key) ?? 0) + micros)
 profile.samples.forEach((id, index) => {
   const micros = profile.timeDeltas[index] ?? 0
@@ -78,6 +81,17 @@ profile.samples.forEach((id, index) => {
   busy += micros
   add(byPackage, packageOf(node.callFrame.url, node.callFrame.functionName), micros)
   add(bySelf, label(node), micros)
+  // Node internals and native code charged to the nearest package or project frame that called them.
+  let caller = 'node:internal / (native) only'
+  for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
+    const frame = byId.get(at)!.callFrame
+    const pkg = packageOf(frame.url, frame.functionName)
+    if (pkg !== 'node:internal' && pkg !== '(native)' && pkg !== '(root)') {
+      caller = pkg
+      break
+    }
+  }
+  add(byCaller, caller, micros)
   const seen = new Set<string>()
   for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
     const key = label(byId.get(at)!)
@@ -94,5 +108,6 @@ const list = (title: string, map: Map<string, number>) => {
 }
 console.log(`busy ${(busy / 1e6).toFixed(2)} s of ${(sampled / 1e6).toFixed(2)} s sampled${rowKey ? ` during row (${rowKey})` : ''}`)
 list('self time by package', byPackage)
+list('self time, node internals charged to their nearest package caller', byCaller)
 list('hottest functions, self time', bySelf)
 list('hottest functions, inclusive time', byInclusive)

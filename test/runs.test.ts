@@ -174,6 +174,32 @@ describe('runs', () => {
       expectInvalid(await post(alice, { content: 'x', background: 'yes' }), 'background')
       expectInvalid(await t.http('POST', '/api/v1/threads/nope/run', { token: alice.token, body: { content: 'x' } }), 'thread_uuid')
     })
+
+    it('refuses a thread whose agent is deleted (404), storing nothing and calling no model', async () => {
+      const agent = await makeAgent(alice)
+      const thread = (await run(alice, agent.uuid, { input: 'First' })).body.data.run.thread_uuid
+      expect((await t.http('DELETE', `/api/v1/agents/${agent.uuid}`, { token: alice.token })).status).toBe(204)
+      upstream.reset()
+      const res = await t.http('POST', `/api/v1/threads/${thread}/run`, { token: alice.token, body: { content: 'After the agent' } })
+      expect(res.status).toBe(404)
+      expect(upstream.requests).toHaveLength(0)
+      expect(await t.sql(`select count(*)::int as n from messages where content = 'After the agent'`)).toEqual([{ n: 0 }])
+    })
+
+    it("refuses a thread of the caller's whose agent the caller can no longer see (404 naming the agent)", async () => {
+      const agent = await makeAgent(alice)
+      const thread = (await run(alice, agent.uuid, { input: 'First' })).body.data.run.thread_uuid
+      // The agent becomes a private agent of bob's, in bob's workspace; the thread stays alice's.
+      await t.sql(`update agents set user_id = ?, visibility = 'private', workspace_id = (select id from workspaces where uuid = ?) where uuid = ?`, [
+        bob.id,
+        bob.workspaceUuid,
+        agent.uuid,
+      ])
+      upstream.reset()
+      const res = await t.http('POST', `/api/v1/threads/${thread}/run`, { token: alice.token, body: { content: 'Hidden agent' } })
+      expectErrorBody(res, 404, 'NOT_FOUND', 'Agent not found')
+      expect(upstream.requests).toHaveLength(0)
+    })
   })
 
   describe('upstream faults', () => {
@@ -222,6 +248,45 @@ describe('runs', () => {
       const stored = await failedRun({ kind: 'slow', delayMs: 5000 }, 504)
       expect(stored.error.code).toBe('upstream_timeout')
       await vi.waitFor(() => expect(upstream.pending()).toBe(0), { timeout: 2000 })
+    })
+
+    it('stores nothing and drops the model call, already started, when the run cannot be stored (500, both modes)', async () => {
+      // The model call starts while the launch statement runs; a launch that fails must take it down.
+      await t.sql(`create or replace function refuse_launch() returns trigger language plpgsql as $$
+        begin if new.input = '"cannot store"'::jsonb then raise exception 'launch refused'; end if; return new; end $$`)
+      await t.sql('create trigger refuse_launch before insert on runs for each row execute function refuse_launch()')
+      try {
+        const agent = await makeAgent(alice)
+        const count = async () => {
+          const [row] = await t.sql(
+            `select (select count(*) from runs where agent_id = a.id)::int as runs, (select count(*) from threads where agent_id = a.id)::int as threads,
+               (select count(*) from messages where content = 'cannot store')::int as messages, a.usage_count::int as usage
+             from agents a where a.uuid = ?`,
+            [agent.uuid],
+          )
+          return row
+        }
+        for (const background of [false, true]) {
+          upstream.enqueue({ kind: 'slow', delayMs: 5000 })
+          const res = await run(alice, agent.uuid, { input: 'cannot store', background })
+          expectErrorBody(res, 500, 'INTERNAL_SERVER_ERROR')
+          expect(JSON.stringify(res.body)).not.toContain('launch refused')
+          await vi.waitFor(() => expect(upstream.pending()).toBe(0), { timeout: 1000 })
+        }
+        // Whether the call reached the upstream before the launch failed is a matter of timing (PGlite fails first).
+        expect(upstream.requests.length).toBeLessThanOrEqual(2)
+        expect(await count()).toEqual({ runs: 0, threads: 0, messages: 0, usage: 0 })
+        // Nothing half-written either: no event of a run that does not exist.
+        expect(await t.sql('select count(*)::int as n from run_events e where not exists (select 1 from runs r where r.id = e.run_id)')).toEqual([{ n: 0 }])
+        expect(t.runtime.runs.activeCount).toBe(0)
+        upstream.reset()
+        const ok = await run(alice, agent.uuid, { input: 'Stored this time' })
+        expect(ok.status, JSON.stringify(ok.body)).toBe(200)
+        expect(ok.body.data.run.output).toBe('Echo: Stored this time')
+      } finally {
+        await t.sql('drop trigger refuse_launch on runs')
+        await t.sql('drop function refuse_launch()')
+      }
     })
   })
 

@@ -75,13 +75,14 @@ export async function requireResource(
 
 /**
  * {@link requireResource} that also reads `columns` of the row (a select list over alias `r`,
- * such as `r.name, r.metadata`) in the same statement, as `row`.
+ * such as `r.name, r.metadata`) in the same statement, as `row`. The resource is named by its
+ * uuid, or by `{id}` where the caller holds a reference to it (a thread's agent).
  */
 export async function requireResourceWith<Row extends Record<string, unknown>>(
   ctx: ResourceCtx,
   table: ResourceTable,
   label: string,
-  uuid: string,
+  uuid: string | { id: number },
   needed: SharePermission,
   columns: string,
 ): Promise<ResourceAccess & { row: Row }> {
@@ -100,7 +101,7 @@ export async function requireResourceWith<Row extends Record<string, unknown>>(
 export async function findResource<Row extends Record<string, unknown> = Record<string, unknown>>(
   ctx: ResourceCtx,
   table: ResourceTable,
-  uuid: string,
+  uuid: string | { id: number },
   columns = '',
 ): Promise<(ResourceAccess & { row: Row }) | null> {
   const viewer = viewerOf(ctx)
@@ -110,8 +111,8 @@ export async function findResource<Row extends Record<string, unknown> = Record<
   const [row] = await ctx.em.execute(
     `select r.id::float8 as id, r.uuid, r.user_id::float8 as "userId", r.workspace_id::float8 as "workspaceId",
        r.visibility, ${permission.sql} as permission${columns ? `, ${columns}` : ''}
-     from ${table} r where r.uuid = ? and r.deleted_at is null and ${visible.sql} and ${scope.sql}`,
-    [...permission.params, uuid, ...visible.params, ...scope.params],
+     from ${table} r where ${typeof uuid === 'string' ? 'r.uuid = ?' : 'r.id = ?'} and r.deleted_at is null and ${visible.sql} and ${scope.sql}`,
+    [...permission.params, typeof uuid === 'string' ? uuid : uuid.id, ...visible.params, ...scope.params],
   )
   if (!row) return null
   const held = permissionOf(row.permission)

@@ -38,6 +38,12 @@ export interface RunPlan {
   tools: ToolBinding[]
 }
 
+/**
+ * What the model call of a run needs. It is known before the run is stored, so the call starts
+ * while the launch statement is still under way (src/services/runs.service.ts).
+ */
+export type ModelCall = Pick<RunPlan, 'model' | 'system' | 'messages' | 'tools'>
+
 /** How a run ended. */
 export interface RunOutcome {
   status: 'succeeded' | 'failed' | 'canceled'
@@ -76,15 +82,31 @@ interface Step {
 }
 
 /**
- * Runs `plan` to its end; never throws for the upstream's faults (they become a `failed`
- * outcome). `cancel` aborts it (a cancel request); `LLM_TIMEOUT_MS` bounds the whole run.
+ * Runs a run to its end; never throws for the upstream's faults (they become a `failed`
+ * outcome). The model `call` starts at once, while `stored` (the run's launch statement) may
+ * still be under way: the events wait for it, and when it fails the call is aborted and nothing
+ * is written (the outcome is then `failed`, `not_stored`; the caller answers the launch's own
+ * error). `cancel` aborts the run (a cancel request); `LLM_TIMEOUT_MS` bounds the whole run.
  */
-export async function executeRun(deps: ExecutorDeps, plan: RunPlan, cancel: AbortSignal): Promise<RunOutcome> {
+export async function executeRun(deps: ExecutorDeps, call: ModelCall, stored: Promise<RunPlan>, cancel: AbortSignal): Promise<RunOutcome> {
   const { orm, config } = deps
+  const notStored = new AbortController()
+  const planned = stored.then(
+    (plan) => plan,
+    (error: unknown) => {
+      notStored.abort(error)
+      return null
+    },
+  )
   // `run.started` was stored with the run (src/services/runs.service.ts): the log goes on at 2.
-  const log = new RunLog(orm, deps.bus, plan.run.id, 1)
+  const log = new RunLog(
+    orm,
+    deps.bus,
+    planned.then((plan) => plan?.run.id ?? null),
+    1,
+  )
   const timeout = AbortSignal.timeout(config.llm.timeoutMs)
-  const signal = AbortSignal.any([cancel, timeout])
+  const signal = AbortSignal.any([cancel, timeout, notStored.signal])
   const started = performance.now()
   let firstEventMs: number | null = null
   const steps: Step[] = []
@@ -94,13 +116,13 @@ export async function executeRun(deps: ExecutorDeps, plan: RunPlan, cancel: Abor
   let failure: Failure | null = null
   try {
     const result = streamText({
-      model: plan.model.model,
-      system: plan.system,
-      messages: plan.messages,
+      model: call.model.model,
+      system: call.system,
+      messages: call.messages,
       allowSystemInMessages: true,
-      tools: plan.tools.length > 0 && plan.model.llm.supportsTools ? toToolSet(plan.tools, { config, signal }) : undefined,
+      tools: call.tools.length > 0 && call.model.llm.supportsTools ? toToolSet(call.tools, { config, signal }) : undefined,
       stopWhen: stepCountIs(config.llm.maxSteps),
-      maxOutputTokens: plan.model.llm.maxOutputTokens,
+      maxOutputTokens: call.model.llm.maxOutputTokens,
       abortSignal: signal,
       maxRetries: 0,
       // Errors arrive as `error` parts of the stream and are recorded there; the default logs to the console.
@@ -156,6 +178,8 @@ export async function executeRun(deps: ExecutorDeps, plan: RunPlan, cancel: Abor
   } catch (error) {
     failure = classify(error, cancel, timeout)
   }
+  const plan = await planned
+  if (!plan) return { status: 'failed', error: { code: 'not_stored', message: 'The run could not be stored' }, output: '' }
   if (!failure) {
     try {
       outcome = await succeed(deps, plan, log, steps, started, firstEventMs)

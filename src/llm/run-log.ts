@@ -37,17 +37,23 @@ const READ_BATCH = 500
 export class RunLog {
   readonly #orm: Orm
   readonly #bus: RunBus
-  readonly #runId: number
+  /** The run's id once its launch statement stored it; null when that failed (then nothing is written). */
+  readonly #stored: Promise<number | null>
+  #runId: number | null = null
   #seq = 0
   #queue: RunEventRecord[] = []
   #writing: Promise<void> | null = null
   #failure: unknown = null
 
-  /** @param storedSeq events of the run already stored (`run.started`, written with the run): numbering goes on after it. */
-  constructor(orm: Orm, bus: RunBus, runId: number, storedSeq = 0) {
+  /**
+   * @param runId the run's id, or its promise while the run is being stored: events queue until
+   *   then, and are dropped when it settles null (the run was never stored).
+   * @param storedSeq events of the run already stored (`run.started`, written with the run): numbering goes on after it.
+   */
+  constructor(orm: Orm, bus: RunBus, runId: number | Promise<number | null>, storedSeq = 0) {
     this.#orm = orm
     this.#bus = bus
-    this.#runId = runId
+    this.#stored = Promise.resolve(runId).then((id) => (this.#runId = id))
     this.#seq = storedSeq
   }
 
@@ -79,7 +85,7 @@ export class RunLog {
 
   /** Delivers reserved events once the caller has stored them. */
   publish(events: RunEventRecord[]): void {
-    this.#bus.publish(this.#runId, events)
+    if (this.#runId !== null) this.#bus.publish(this.#runId, events)
   }
 
   /**
@@ -118,11 +124,13 @@ export class RunLog {
 
   async #writeLoop(): Promise<void> {
     try {
-      while (this.#queue.length > 0) {
+      const runId = await this.#stored
+      if (runId === null) this.#queue = []
+      while (runId !== null && this.#queue.length > 0) {
         const batch = this.#queue
         this.#queue = []
-        await insertEvents(this.#orm.em.fork(), this.#runId, batch)
-        this.#bus.publish(this.#runId, batch)
+        await insertEvents(this.#orm.em.fork(), runId, batch)
+        this.#bus.publish(runId, batch)
       }
     } catch (error) {
       this.#failure ??= error

@@ -14,7 +14,7 @@ import type { Orm } from '../db.ts'
 import type { ReadCache } from '../services/read-cache.ts'
 import type { CacheLog } from '../services/subscriber.ts'
 import { RunBus } from './run-bus.ts'
-import { executeRun, RunInterruptedError, type RunOutcome, type RunPlan } from './run-executor.ts'
+import { executeRun, RunInterruptedError, type ModelCall, type RunOutcome, type RunPlan } from './run-executor.ts'
 import type { RedisClientType } from '@keyv/redis'
 
 /** Seconds beyond `LLM_TIMEOUT_MS` after which a silent run counts as abandoned. */
@@ -60,18 +60,26 @@ export class RunManager {
   }
 
   /**
-   * Starts executing `plan` in the background and answers its outcome when it ends. Agent usage
-   * changed, so cached reads are dropped once it has.
+   * Starts the model `call` of a run in the background, while `stored` (its launch statement) may
+   * still be under way, and answers the run's outcome when it ends (src/llm/run-executor.ts,
+   * `executeRun`). Agent usage changed, so cached reads are dropped once it has.
    */
-  start(plan: RunPlan): Promise<RunOutcome> {
+  start(call: ModelCall, stored: Promise<RunPlan>): Promise<RunOutcome> {
     const controller = new AbortController()
-    this.#active.set(plan.run.id, controller)
-    const execution = executeRun({ orm: this.#orm, config: this.#config, bus: this.bus, log: this.#log }, plan, controller.signal).finally(
-      async () => {
-        this.#active.delete(plan.run.id)
-        await this.#readCache.written()
+    // Cancels find the run by id, which it has once stored; none can name it before.
+    const runId = stored.then(
+      (plan) => {
+        this.#active.set(plan.run.id, controller)
+        return plan.run.id
       },
+      () => null,
     )
+    const deps = { orm: this.#orm, config: this.#config, bus: this.bus, log: this.#log }
+    const execution = executeRun(deps, call, stored, controller.signal).finally(async () => {
+      const id = await runId
+      if (id !== null) this.#active.delete(id)
+      await this.#readCache.written()
+    })
     this.track(execution)
     return execution
   }

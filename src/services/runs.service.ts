@@ -21,7 +21,7 @@ import { ConflictError, NotFoundError, UpstreamError, UpstreamTimeoutError, Vali
 import { renderPrompt } from '../llm/prompt-render.ts'
 import { resolveModel, type ResolvedModel } from '../llm/registry.ts'
 import type { RunEventRecord } from '../llm/run-bus.ts'
-import type { RunOutcome, RunPlan } from '../llm/run-executor.ts'
+import type { ModelCall, RunOutcome, RunPlan } from '../llm/run-executor.ts'
 import { followRun } from '../llm/run-log.ts'
 import { composeSystemPrompt } from '../llm/system-prompt.ts'
 import { agentToolBindings, agentToolsSql, ToolCredentialUnavailableError, type ToolBinding } from '../llm/tools.ts'
@@ -80,9 +80,8 @@ export async function runAgent(ctx: ResourceCtx, input: TRunAgentInput, options:
 /** `POST /api/v1/threads/{thread_uuid}/run`. @throws as {@link runAgent}. */
 export async function runThread(ctx: ResourceCtx, input: TRunThreadInput): Promise<TRunResult> {
   const thread = await requireThread(ctx, input.thread_uuid, true)
-  const [agentRow] = await ctx.em.execute<{ uuid: string }[]>('select uuid from agents where id = ?', [thread.agentId])
   // The thread stays the caller's, but running it still needs the agent to be usable by them.
-  const agent = await requireAgent(ctx, agentRow?.uuid ?? '00000000-0000-0000-0000-000000000000')
+  const agent = await requireAgent(ctx, { id: thread.agentId })
   return launchAgentRun(ctx, agent, thread, input.content, input.background === true, 'thread')
 }
 
@@ -96,29 +95,9 @@ export async function runPrompt(ctx: ResourceCtx, input: TRunPromptInput, option
   const declared = Array.isArray(metadata.input) ? metadata.input : []
   const rendered = renderPrompt(prompt.content, declared, input.input)
   const model = await resolveFor(ctx, input.large_language_model ?? null, ['large_language_model'])
-  const launched = await insertRun(ctx, {
-    kind: 'prompt',
-    agent: null,
-    thread: null,
-    prompt: access,
-    model,
-    input: input.input,
-    background: input.background === true,
-  })
-  const plan: RunPlan = {
-    run: { id: launched.record.id, uuid: launched.record.uuid },
-    kind: 'prompt',
-    workspaceId: ctx.workspace.workspace.id,
-    userId: ctx.auth.user.id,
-    agent: null,
-    threadId: null,
-    threadUuid: null,
-    model,
-    system: undefined,
-    messages: [{ role: 'user', content: rendered }],
-    tools: [],
-  }
-  return settle(ctx, plan, launched, input.background === true, null, options)
+  const background = input.background === true
+  const call: ModelCall = { model, system: undefined, messages: [{ role: 'user', content: rendered }], tools: [] }
+  return launch(ctx, { kind: 'prompt', agent: null, thread: null, prompt: access, model, input: input.input, background }, call, null, options)
 }
 
 /** `GET /api/v1/runs/{run_uuid}`. @throws NotFoundError */
@@ -202,8 +181,8 @@ function answerOf(run: RunRecord, rows: Record<string, unknown>[]): TRunResult {
 const RUN_FROM = 'runs r left join agents a on a.id = r.agent_id left join threads t on t.id = r.thread_id left join prompts p on p.id = r.prompt_id'
 const RUN_COLUMNS = `${selectColumns('r', '', RUN_FIELDS)}, a.uuid as "agentUuid", t.uuid as "threadUuid", p.uuid as "promptUuid"`
 
-/** The agent `uuid` with the columns a run needs, if the caller may use it. @throws NotFoundError, ForbiddenError */
-async function requireAgent(ctx: ResourceCtx, uuid: string): Promise<AgentForRun> {
+/** The agent (by uuid, or by id for a thread's agent) with the columns a run needs, if the caller may use it. @throws NotFoundError, ForbiddenError */
+async function requireAgent(ctx: ResourceCtx, uuid: string | { id: number }): Promise<AgentForRun> {
   const access = await requireResourceWith<{ name: string; instruction: string; metadata: unknown; tools: unknown }>(
     ctx,
     'agents',
@@ -250,29 +229,40 @@ async function launchAgentRun(
   const system = composeSystemPrompt(agent, { memories })
   const history = existingThread === null ? [] : await threadHistory(ctx.em, existingThread.id, HISTORY_LIMIT)
 
-  const launched = await insertRun(ctx, {
-    kind,
-    agent,
-    thread: existingThread ?? 'new',
-    prompt: null,
-    model,
-    input: content,
-    background,
-  })
-  const plan: RunPlan = {
-    run: { id: launched.record.id, uuid: launched.record.uuid },
-    kind,
-    workspaceId: ctx.workspace.workspace.id,
-    userId: ctx.auth.user.id,
-    agent: { id: agent.id, uuid: agent.uuid },
-    threadId: launched.threadId,
-    threadUuid: launched.record.threadUuid,
+  const call: ModelCall = {
     model,
     system,
     messages: [...fitWindow(toModelMessages(history), model, system, content), { role: 'user', content }],
     tools,
   }
-  return settle(ctx, plan, launched, background, memoryOn ? content : null, options)
+  const launchInput = { kind, agent: { id: agent.id, uuid: agent.uuid }, thread: existingThread ?? 'new', prompt: null, model, input: content, background } as const
+  return launch(ctx, launchInput, call, memoryOn ? content : null, options)
+}
+
+/**
+ * Stores the run ({@link insertRun}) and starts its model call at once, without waiting for the
+ * store: the model's first bytes come while the launch statement commits (the executor holds the
+ * events until the run is stored, and aborts the call if storing fails). Then answers as
+ * {@link settle} does.
+ * @throws the launch statement's error (nothing stored, the model call aborted); as {@link settle}.
+ */
+async function launch(ctx: ResourceCtx, o: LaunchInput, call: ModelCall, memoryInput: string | null, options: RunOptions): Promise<TRunResult> {
+  const launching = insertRun(ctx, o)
+  const stored = launching.then(
+    (launched): RunPlan => ({
+      ...call,
+      run: { id: launched.record.id, uuid: launched.record.uuid },
+      kind: o.kind,
+      workspaceId: ctx.workspace.workspace.id,
+      userId: ctx.auth.user.id,
+      agent: o.agent,
+      threadId: launched.threadId,
+      threadUuid: launched.record.threadUuid,
+    }),
+  )
+  const execution = ctx.deps.runs.start(call, stored)
+  const launched = await launching
+  return settle(ctx, await stored, launched, execution, o.background, memoryInput, options)
 }
 
 /** The agent's tools; a bound secret that cannot be opened (its key is gone) is a 409 naming the account, not a 500. */
@@ -285,17 +275,17 @@ function toolsOf(ctx: ResourceCtx, toolRows: unknown): ToolBinding[] {
   }
 }
 
-/** Starts the plan; answers at once in the background (the router answers 202), else when it ended. */
+/** Answers a started run at once in the background (the router answers 202), else when its `execution` ended. */
 async function settle(
   ctx: ResourceCtx,
   plan: RunPlan,
   launched: LaunchedRun,
+  execution: Promise<RunOutcome>,
   background: boolean,
-  memoryInput: string | null = null,
-  options: RunOptions = {},
+  memoryInput: string | null,
+  options: RunOptions,
 ): Promise<TRunResult> {
   const runs = ctx.deps.runs
-  const execution = runs.start(plan)
   const { signal } = options
   if (signal) {
     const stop = () => void cancelRun(ctx, plan.run.id).catch((error: unknown) => ctx.deps.log.warn({ err: error }, 'run cancel failed'))
@@ -350,6 +340,17 @@ interface LaunchedRun {
   rows: Record<string, unknown>[]
 }
 
+/** What {@link insertRun} stores: the run's kind, what it goes with, its model, input and mode. */
+interface LaunchInput {
+  kind: RunKind
+  agent: Ref | null
+  thread: Ref | 'new' | null
+  prompt: Ref | null
+  model: ResolvedModel
+  input: unknown
+  background: boolean
+}
+
 /**
  * Stores a starting run in one statement (so atomically, in one round trip): the new thread when
  * `thread` is `'new'`, the run (`running`, its log holding `run.started` as event 1), the user's
@@ -357,18 +358,7 @@ interface LaunchedRun {
  * store the run and its first event only. Answers the stored run and message as they would be
  * read back.
  */
-async function insertRun(
-  ctx: ResourceCtx,
-  o: {
-    kind: RunKind
-    agent: Ref | null
-    thread: Ref | 'new' | null
-    prompt: Ref | null
-    model: ResolvedModel
-    input: unknown
-    background: boolean
-  },
-): Promise<LaunchedRun> {
+async function insertRun(ctx: ResourceCtx, o: LaunchInput): Promise<LaunchedRun> {
   const uuid = uuidv7()
   const user = ctx.auth.user.id
   const workspace = ctx.workspace.workspace.id
