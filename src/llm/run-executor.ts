@@ -8,7 +8,7 @@
  * event and `run.failed`; the user's message (stored before the model was called) stays, and no
  * partial answer is stored as a message. A cancel ends it `canceled` the same way.
  */
-import { APICallError, streamText, stepCountIs, type ModelMessage } from 'ai'
+import { APICallError, type ModelMessage } from 'ai'
 import { uuidv7 } from 'uuidv7'
 import type { Config } from '../config.ts'
 import type { Em, Orm } from '../db.ts'
@@ -21,7 +21,8 @@ import { storableJson, storableText } from '../schemas/wire.ts'
 import { messageColumns } from '../services/messages.service.ts'
 import { selectColumns } from '../services/sql.ts'
 import { eventRows, RunLog } from './run-log.ts'
-import { toToolSet, type ToolBinding } from './tools.ts'
+import { modelParts } from './model-stream.ts'
+import type { ToolBinding } from './tools.ts'
 
 /** Everything a run needs, checked and loaded before it starts (src/services/runs.service.ts). */
 export interface RunPlan {
@@ -115,31 +116,18 @@ export async function executeRun(deps: ExecutorDeps, call: ModelCall, stored: Pr
   let outcome: RunOutcome | null = null
   let failure: Failure | null = null
   try {
-    const result = streamText({
-      model: call.model.model,
-      system: call.system,
-      messages: call.messages,
-      allowSystemInMessages: true,
-      tools: call.tools.length > 0 && call.model.llm.supportsTools ? toToolSet(call.tools, { config, signal }) : undefined,
-      stopWhen: stepCountIs(config.llm.maxSteps),
-      maxOutputTokens: call.model.llm.maxOutputTokens,
-      abortSignal: signal,
-      maxRetries: 0,
-      // Errors arrive as `error` parts of the stream and are recorded there; the default logs to the console.
-      onError: () => {},
-    })
-    for await (const part of result.fullStream) {
+    for await (const part of modelParts(call, { config, signal })) {
       switch (part.type) {
-        case 'text-delta':
+        case 'text':
           if (part.text.length === 0) break
           firstEventMs ??= Math.round(performance.now() - started)
           step.text += part.text
           log.append('text.delta', { text: part.text })
           break
         case 'tool-call': {
-          const call: Part = { type: 'tool-call', tool_call_id: part.toolCallId, tool_name: part.toolName, input: part.input }
-          step.calls.push(call)
-          log.append('tool.call', call)
+          const called: Part = { type: 'tool-call', tool_call_id: part.toolCallId, tool_name: part.toolName, input: part.input }
+          step.calls.push(called)
+          log.append('tool.call', called)
           break
         }
         case 'tool-result': {
@@ -160,17 +148,11 @@ export async function executeRun(deps: ExecutorDeps, call: ModelCall, stored: Pr
           log.append('tool.result', failed)
           break
         }
-        case 'finish-step':
-          step.promptTokens = part.usage.inputTokens ?? 0
-          step.completionTokens = part.usage.outputTokens ?? 0
+        case 'step-end':
+          step.promptTokens = part.inputTokens
+          step.completionTokens = part.outputTokens
           steps.push(step)
           step = emptyStep()
-          break
-        case 'error':
-          throw part.error
-        case 'abort':
-          throw signal.reason ?? new Error('aborted')
-        default:
           break
       }
     }
