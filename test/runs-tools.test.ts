@@ -88,6 +88,24 @@ describe('runs with tools, memory and names', () => {
     expect(types.indexOf('tool.result')).toBeGreaterThan(types.indexOf('tool.call'))
   })
 
+  it('offers no tools on a model without tool support: one model call without tools, answered and stored as usual', async () => {
+    const agent = await weatherAgent()
+    await t.sql(`update large_language_models set supports_tools = false where slug = 'gpt-4o-mini'`)
+    try {
+      const res = await run(alice, agent.uuid, { input: 'Weather in Oslo?' })
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+      expect(res.body.data.run).toMatchObject({ status: 'succeeded', output: 'Echo: Weather in Oslo?', model: 'gpt-4o-mini' })
+      expect(res.body.data.usage.total_tokens).toBeGreaterThan(0)
+      expect(res.body.data.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant'])
+      expect(upstream.requests).toHaveLength(1)
+      expect(upstream.requests[0].body.tools).toBeUndefined()
+      expect(upstream.requests[0].body.messages[0]).toMatchObject({ role: 'system' })
+      expect(toolRequests).toHaveLength(0)
+    } finally {
+      await t.sql(`update large_language_models set supports_tools = true where slug = 'gpt-4o-mini'`)
+    }
+  })
+
   it('answers an unknown tool and invalid arguments with error results; the run goes on', async () => {
     const agent = await weatherAgent()
     upstream.enqueue(
