@@ -2,6 +2,8 @@
  * Process entry of `npm start`: configuration, database (migrated before listening), HTTP host,
  * graceful shutdown (in-flight requests finish, new ones get 503, then connections close).
  */
+// First: it clears empty provider variables before the AI SDK's modules load (see the module).
+import './provider-env.ts'
 import { createRuntime } from './app.ts'
 import { buildHttpApp } from './http/app.ts'
 import { configOrExit, onShutdown } from './process.ts'

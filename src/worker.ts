@@ -6,6 +6,8 @@
  * `SHUTDOWN_TIMEOUT_MS`), then end the rest `failed` (`interrupted`). Distributed mode only: without
  * `DATABASE_URL` it refuses to start (embedded mode works the queue inside `npm start`).
  */
+// First: it clears empty provider variables before the AI SDK's modules load (src/provider-env.ts).
+import './provider-env.ts'
 import { createRuntime } from './app.ts'
 import { configOrExit, onShutdown } from './process.ts'
 
