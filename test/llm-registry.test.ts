@@ -14,7 +14,7 @@ import { z } from 'zod'
 import type { Config } from '../src/config.ts'
 import { ValidationError } from '../src/errors.ts'
 import { LOCAL_MODEL_PREFIX } from '../src/llm/local-model.ts'
-import { availableModelIds, costOf, resolveModel, type CatalogModel, type ModelDeps } from '../src/llm/registry.ts'
+import { availableModelIds, costOf, modelBySlugSql, resolveModel, resolveReadModel, type CatalogModel, type ModelDeps, type ResolvedModel } from '../src/llm/registry.ts'
 import type { TestApp, TestUser } from './helpers/app.ts'
 import { teamCast } from './helpers/resources.ts'
 
@@ -192,6 +192,77 @@ describe('llm registry', () => {
         expect(error).toBeInstanceOf(ValidationError)
         expect((error as ValidationError).issues[0]).toMatchObject({ path: ['large_language_model'], message: 'Unknown large language model' })
       }
+    })
+  })
+
+  describe('a model read within another statement (modelBySlugSql, as a run reads it with its agent)', () => {
+    it('resolves exactly as resolveModel does: credential, catalog entry, request sent, or the same error', async () => {
+      const withKey = withLlm({ openai: { apiKey: 'sk-env-000000', baseUrl: `${upstream.url}/env/v1` } })
+      // No key, the same base URL: no request may leave loopback.
+      const withoutKey = withLlm({ openai: { baseUrl: `${upstream.url}/env/v1` } })
+      const [gpt] = await t.sql(`select uuid from large_language_models where slug = 'gpt-4o-mini' and workspace_id is null`)
+      // Every kind of credential: an own account (alice), a workspace-visible one (carol's), a custom model's provider URL.
+      const openai = await providerUuid('openai')
+      await t.as(carol, inTeam()).accounts.create({
+        name: 'Parity shared',
+        provider_uuid: openai,
+        secret: 'sk-parity-shared-00',
+        visibility: 'workspace',
+        base_url: `${upstream.url}/parity-shared/v1`,
+      })
+      await t.as(alice, inTeam()).accounts.create({ name: 'Parity own', provider_uuid: openai, secret: 'sk-parity-own-0000', base_url: `${upstream.url}/parity-own/v1` })
+      // A member with no account of their own: the workspace's account serves them.
+      const dave = await t.make.user({ name: 'Dave Parity' })
+      await t.make.member(team, alice, dave)
+      const provider = (await t.as(alice, inTeam()).providers.create({ name: 'Parity llm', type: 'llm', base_url: `${upstream.url}/parity-custom/v1` })).data
+      await t.as(alice, inTeam()).largeLanguageModels.create({
+        provider_uuid: provider.uuid,
+        slug: 'parity-model',
+        name: 'Parity',
+        model_id: 'parity-x',
+        context_window: 100,
+        max_output_tokens: 10,
+      })
+      type Viewer = { workspaceId: number; userId: number; slug: string | null }
+      const viaRead = async (config: Config, o: Viewer) => {
+        // As the agent's statement reads it: the named slug, else the default.
+        const lookup = modelBySlugSql({ sql: '?', params: [o.slug ?? config.llm.defaultModel] }, o)
+        const [row] = await t.sql(`select ${lookup.sql} as model`, lookup.params)
+        return resolveReadModel(deps(config), { ...o, field: ['m'] }, row.model)
+      }
+      const outcome = (resolving: Promise<ResolvedModel>) =>
+        resolving.then(
+          async (resolved) => {
+            const { credential, llm, providerSlug, driver } = resolved
+            const sent = driver === 'local' ? null : await callUpstream(resolved)
+            return { credential, llm, providerSlug, driver, sent: sent && { authorization: sent.authorization, path: sent.path, model: sent.model } }
+          },
+          (error: unknown) => ({ error: error instanceof ValidationError ? error.issues : String(error) }),
+        )
+      let compared = 0
+      const seen = new Set<string>()
+      for (const config of [withKey, withoutKey]) {
+        for (const [workspaceId, userId] of [
+          [ids.team, ids.alice],
+          [ids.team, ids.carol],
+          [ids.team, dave.id],
+          [ids.bobHome, ids.bob],
+          [ids.aliceHome, ids.alice],
+        ]) {
+          for (const slug of [null, 'gpt-4o-mini', 'parity-model', 'claude-sonnet-4-5', 'no-such-model', gpt.uuid as string]) {
+            const o = { workspaceId, userId, slug }
+            const expected = await outcome(resolveModel(deps(config), { ...o, field: ['m'] }))
+            expect(await outcome(viaRead(config, o)), JSON.stringify(o)).toEqual(expected)
+            seen.add('error' in expected ? 'error' : `${expected.credential}:${expected.llm.slug}`)
+            compared += 1
+          }
+        }
+      }
+      expect(compared).toBe(60)
+      // The matrix reached every credential kind, the default's fallback and the errors.
+      expect([...seen].sort()).toEqual(
+        ['environment:gpt-4o-mini', 'error', 'none:local-test-model', 'none:parity-model', 'user:gpt-4o-mini', 'workspace:gpt-4o-mini'].sort(),
+      )
     })
   })
 

@@ -75,8 +75,9 @@ export async function requireResource(
 
 /**
  * {@link requireResource} that also reads `columns` of the row (a select list over alias `r`,
- * such as `r.name, r.metadata`) in the same statement, as `row`. The resource is named by its
- * uuid, or by `{id}` where the caller holds a reference to it (a thread's agent).
+ * such as `r.name, r.metadata`, with its parameters if any) in the same statement, as `row`.
+ * The resource is named by its uuid, or by `{id}` where the caller holds a reference to it (a
+ * thread's agent).
  */
 export async function requireResourceWith<Row extends Record<string, unknown>>(
   ctx: ResourceCtx,
@@ -84,7 +85,7 @@ export async function requireResourceWith<Row extends Record<string, unknown>>(
   label: string,
   uuid: string | { id: number },
   needed: SharePermission,
-  columns: string,
+  columns: string | SqlFragment,
 ): Promise<ResourceAccess & { row: Row }> {
   const found = await findResource<Row>(ctx, table, uuid, columns)
   if (!found) throw new NotFoundError(label)
@@ -102,17 +103,18 @@ export async function findResource<Row extends Record<string, unknown> = Record<
   ctx: ResourceCtx,
   table: ResourceTable,
   uuid: string | { id: number },
-  columns = '',
+  columns: string | SqlFragment = '',
 ): Promise<(ResourceAccess & { row: Row }) | null> {
+  const extra = typeof columns === 'string' ? { sql: columns, params: [] } : columns
   const viewer = viewerOf(ctx)
   const visible = visibleSql('r', table, viewer)
   const permission = permissionSql('r', table, viewer)
   const scope = serviceScopeSql('r', ctx, table === 'providers')
   const [row] = await ctx.em.execute(
     `select r.id::float8 as id, r.uuid, r.user_id::float8 as "userId", r.workspace_id::float8 as "workspaceId",
-       r.visibility, ${permission.sql} as permission${columns ? `, ${columns}` : ''}
+       r.visibility, ${permission.sql} as permission${extra.sql ? `, ${extra.sql}` : ''}
      from ${table} r where ${typeof uuid === 'string' ? 'r.uuid = ?' : 'r.id = ?'} and r.deleted_at is null and ${visible.sql} and ${scope.sql}`,
-    [...permission.params, typeof uuid === 'string' ? uuid : uuid.id, ...visible.params, ...scope.params],
+    [...permission.params, ...extra.params, typeof uuid === 'string' ? uuid : uuid.id, ...visible.params, ...scope.params],
   )
   if (!row) return null
   const held = permissionOf(row.permission)

@@ -220,30 +220,56 @@ export async function availableModelIds(deps: ModelDeps, o: { workspaceId: numbe
   return new Set(rows.map((row) => Number(row.id)))
 }
 
+/** A catalog row with the accounts of its provider that may serve the viewer, as {@link findModel} answers it. */
+type FoundModel = ModelRow & { accounts: AccountCandidate[] }
+
 /**
- * A visible model by slug (or uuid), the workspace's own model winning over a built-in of the
- * same slug, with the accounts of its provider that may serve `userId` in `workspaceId` (own
- * first, then workspace-visible, newest first): one statement.
+ * The statement of a model lookup: the visible model matching `where` (over `m`, provider `pv`),
+ * the workspace's own model winning over a built-in of the same slug, as {@link MODEL_COLUMNS}
+ * plus `accounts`, the accounts of its provider that may serve `userId` in `workspaceId` (own
+ * first, then workspace-visible, newest first).
  */
-async function findModel(
-  deps: ModelDeps,
-  o: { workspaceId: number; userId: number; slug: string },
-): Promise<(ModelRow & { accounts: AccountCandidate[] }) | null> {
-  if (o.slug.length > 120 || !MODEL_REF.test(o.slug)) return null
-  const visible = visibleModelSql('m', 'pv', o.workspaceId)
-  const byUuid = UUID.test(o.slug)
-  const [row] = await deps.em.execute(
-    `select ${MODEL_COLUMNS},
+function modelLookupSql(where: SqlFragment, viewer: { workspaceId: number; userId: number }): SqlFragment {
+  const visible = visibleModelSql('m', 'pv', viewer.workspaceId)
+  return {
+    sql: `select ${MODEL_COLUMNS},
        (select coalesce(json_agg(json_build_object('id', a.id, 'own', a.user_id = ?, 'baseUrl', a.base_url, 'hasSecret', a.secret_key_id is not null)
           order by (a.user_id = ?) desc, a.created_at desc, a.id desc), '[]')
         from accounts a where a.provider_id = pv.id and a.workspace_id = ? and a.deleted_at is null and (a.user_id = ? or a.visibility = 'workspace')
        ) as accounts
      from large_language_models m join providers pv on pv.id = m.provider_id
-     where ${byUuid ? 'm.uuid = ?' : 'm.slug = ?'} and ${visible.sql}
+     where ${where.sql} and ${visible.sql}
      order by m.workspace_id is null, m.id limit 1`,
-    [o.userId, o.userId, o.workspaceId, o.userId, byUuid ? o.slug.toLowerCase() : o.slug, ...visible.params],
-  )
-  if (!row) return null
+    params: [viewer.userId, viewer.userId, viewer.workspaceId, viewer.userId, ...where.params, ...visible.params],
+  }
+}
+
+/** A visible model by slug (or uuid) with its account candidates (see {@link modelLookupSql}): one statement. */
+async function findModel(deps: ModelDeps, o: { workspaceId: number; userId: number; slug: string }): Promise<FoundModel | null> {
+  if (!isModelRef(o.slug)) return null
+  const byUuid = UUID.test(o.slug)
+  const lookup = modelLookupSql({ sql: byUuid ? 'm.uuid = ?' : 'm.slug = ?', params: [byUuid ? o.slug.toLowerCase() : o.slug] }, o)
+  const [row] = await deps.em.execute(lookup.sql, lookup.params)
+  return foundModelOf(row)
+}
+
+/** Whether `ref` can name a model at all (length and {@link MODEL_REF}); anything else names none. */
+const isModelRef = (ref: string) => ref.length <= 120 && MODEL_REF.test(ref)
+
+/**
+ * A JSON value for the select list of another statement (the agent's, src/services/runs.service.ts):
+ * the model whose slug is the text expression `slug` (by slug only, never by uuid), as
+ * {@link findModel} would find it, or null. Its value goes to {@link resolveReadModel}.
+ */
+export function modelBySlugSql(slug: SqlFragment, viewer: { workspaceId: number; userId: number }): SqlFragment {
+  const lookup = modelLookupSql({ sql: `m.slug = ${slug.sql}`, params: slug.params }, viewer)
+  return { sql: `(select row_to_json(found) from (${lookup.sql}) found)`, params: lookup.params }
+}
+
+/** A lookup's row (a statement's row, or the JSON object of {@link modelBySlugSql}) as a {@link FoundModel}; null for none. */
+function foundModelOf(value: unknown): FoundModel | null {
+  const row = jsonValueOf(value)
+  if (!isRecord(row)) return null
   const accounts = jsonValueOf(row.accounts)
   return {
     id: Number(row.id),
@@ -262,7 +288,7 @@ async function findModel(
     providerSlug: String(row.providerSlug),
     providerName: String(row.providerName),
     driver: row.driver as ProviderDriver,
-    providerBaseUrl: row.providerBaseUrl === null ? null : String(row.providerBaseUrl),
+    providerBaseUrl: row.providerBaseUrl === null || row.providerBaseUrl === undefined ? null : String(row.providerBaseUrl),
     providerBuiltin: Boolean(row.providerBuiltin),
     accounts: (Array.isArray(accounts) ? accounts.filter(isRecord) : []).map((account) => ({
       id: Number(account.id),
@@ -272,6 +298,7 @@ async function findModel(
     })),
   }
 }
+
 
 /**
  * Official endpoints, used when neither account nor provider names one. Passed explicitly: left
@@ -315,11 +342,15 @@ function catalogOf(row: ModelRow): CatalogModel {
 
 /** Resolves a named model (slug or uuid). @throws ValidationError naming `field`. */
 async function resolveNamed(deps: ModelDeps, o: { workspaceId: number; userId: number; slug: string; field: FieldPath }): Promise<ResolvedModel> {
-  const row = await findModel(deps, o)
-  if (!row) throw new ValidationError(o.field, 'Unknown large language model')
+  return resolveFound(deps, await findModel(deps, o), o.field)
+}
+
+/** A found model (null: none) with its credential and AI SDK model. @throws ValidationError naming `field`. */
+async function resolveFound(deps: ModelDeps, row: FoundModel | null, field: FieldPath): Promise<ResolvedModel> {
+  if (!row) throw new ValidationError(field, 'Unknown large language model')
   const accounts = row.driver === 'local' ? [] : row.accounts
   const noCredential = () =>
-    new ValidationError(o.field, `${row.name} has no credential in this workspace: add an account for ${row.providerName} or set the server key`)
+    new ValidationError(field, `${row.name} has no credential in this workspace: add an account for ${row.providerName} or set the server key`)
   const plan = planCall(deps.config, row, accounts)
   if (!plan) throw noCredential()
   const apiKey = plan.accountId === null ? plan.environmentKey : ((await revealSecret(deps.em, plan.accountId, deps.config)) ?? undefined)
@@ -349,6 +380,29 @@ export async function resolveModel(
   if (o.slug !== null) return resolveNamed(deps, { ...o, slug: o.slug })
   try {
     return await resolveNamed(deps, { ...o, slug: deps.config.llm.defaultModel })
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error
+    return resolveNamed(deps, { ...o, slug: LOCAL_MODEL_SLUG })
+  }
+}
+
+/**
+ * {@link resolveModel} with the model already read by the caller's own statement through
+ * {@link modelBySlugSql}, for the slug `slug ?? config.llm.defaultModel`: `read` is what that
+ * column held. A `slug` that is a uuid (or names no model at all) was not looked up that way, so
+ * it is resolved as {@link resolveModel} does, as is the fallback of an unusable default.
+ * @throws as {@link resolveModel}.
+ */
+export async function resolveReadModel(
+  deps: ModelDeps,
+  o: { workspaceId: number; userId: number; slug: string | null; field: FieldPath },
+  read: unknown,
+): Promise<ResolvedModel> {
+  const slug = o.slug ?? deps.config.llm.defaultModel
+  if (!isModelRef(slug) || UUID.test(slug)) return resolveModel(deps, o)
+  if (o.slug !== null) return resolveFound(deps, foundModelOf(read), o.field)
+  try {
+    return await resolveFound(deps, foundModelOf(read), o.field)
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error
     return resolveNamed(deps, { ...o, slug: LOCAL_MODEL_SLUG })

@@ -19,7 +19,7 @@ import type { ResourceCtx } from '../access/resource-access.ts'
 import { requireResource, requireResourceWith } from '../access/resource-access.ts'
 import { ConflictError, NotFoundError, UpstreamError, UpstreamTimeoutError, ValidationError, type FieldPath } from '../errors.ts'
 import { renderPrompt } from '../llm/prompt-render.ts'
-import { resolveModel, type ResolvedModel } from '../llm/registry.ts'
+import { modelBySlugSql, resolveModel, resolveReadModel, type ResolvedModel } from '../llm/registry.ts'
 import type { RunEventRecord } from '../llm/run-bus.ts'
 import type { ModelCall, RunOutcome, RunPlan } from '../llm/run-executor.ts'
 import { followRun } from '../llm/run-log.ts'
@@ -52,6 +52,8 @@ interface AgentForRun {
   metadata: Record<string, unknown>
   /** Its tools as read with it, opened by {@link toolsOf} (src/llm/tools.ts, `agentToolsSql`). */
   toolRows: unknown
+  /** Its model as read with it (src/llm/registry.ts, `modelBySlugSql`), for {@link resolveAgentModel}. */
+  modelRow: unknown
 }
 
 /**
@@ -181,18 +183,29 @@ function answerOf(run: RunRecord, rows: Record<string, unknown>[]): TRunResult {
 const RUN_FROM = 'runs r left join agents a on a.id = r.agent_id left join threads t on t.id = r.thread_id left join prompts p on p.id = r.prompt_id'
 const RUN_COLUMNS = `${selectColumns('r', '', RUN_FIELDS)}, a.uuid as "agentUuid", t.uuid as "threadUuid", p.uuid as "promptUuid"`
 
-/** The agent (by uuid, or by id for a thread's agent) with the columns a run needs, if the caller may use it. @throws NotFoundError, ForbiddenError */
+/**
+ * The agent (by uuid, or by id for a thread's agent) with the columns a run needs, if the caller
+ * may use it, in one statement: its tools, and its model (the one its metadata names, else the
+ * default) with the accounts that could serve it.
+ * @throws NotFoundError, ForbiddenError
+ */
 async function requireAgent(ctx: ResourceCtx, uuid: string | { id: number }): Promise<AgentForRun> {
-  const access = await requireResourceWith<{ name: string; instruction: string; metadata: unknown; tools: unknown }>(
+  // The slug resolveAgentModel reads from the metadata: a non-empty string, else the default.
+  const slug = {
+    sql: `coalesce(case when jsonb_typeof(r.metadata->'large_language_model') = 'string' then nullif(r.metadata->>'large_language_model', '') end, ?)`,
+    params: [ctx.config.llm.defaultModel],
+  }
+  const model = modelBySlugSql(slug, { workspaceId: ctx.workspace.workspace.id, userId: ctx.auth.user.id })
+  const access = await requireResourceWith<{ name: string; instruction: string; metadata: unknown; tools: unknown; model: unknown }>(
     ctx,
     'agents',
     'Agent',
     uuid,
     'read',
-    `r.name, r.instruction, r.metadata, ${agentToolsSql('r.id')} as tools`,
+    { sql: `r.name, r.instruction, r.metadata, ${agentToolsSql('r.id')} as tools, ${model.sql} as model`, params: model.params },
   )
   const { name, instruction, metadata, tools } = access.row
-  return { id: access.id, uuid: access.uuid, name, instruction, metadata: jsonRecordOf(metadata), toolRows: tools }
+  return { id: access.id, uuid: access.uuid, name, instruction, metadata: jsonRecordOf(metadata), toolRows: tools, modelRow: access.row.model }
 }
 
 /** The model `slug` (null: the default) for the caller in the request's workspace (src/llm/registry.ts). */
@@ -206,11 +219,16 @@ function resolveFor(ctx: ResourceCtx, slug: string | null, field: FieldPath): Pr
 /**
  * An agent's model: its `metadata.large_language_model`, else the default. Errors name
  * `metadata.large_language_model` (runs and thread names alike).
+ * @param read the model as the agent's statement read it ({@link requireAgent}); without it, it is looked up.
  * @throws ValidationError for an unknown model or one without a credential.
  */
-export function resolveAgentModel(ctx: ResourceCtx, metadata: Record<string, unknown>): Promise<ResolvedModel> {
+export function resolveAgentModel(ctx: ResourceCtx, metadata: Record<string, unknown>, read?: { modelRow: unknown }): Promise<ResolvedModel> {
   const named = metadata.large_language_model
-  return resolveFor(ctx, typeof named === 'string' && named ? named : null, ['metadata', 'large_language_model'])
+  const slug = typeof named === 'string' && named ? named : null
+  const field: FieldPath = ['metadata', 'large_language_model']
+  if (!read) return resolveFor(ctx, slug, field)
+  const deps = { em: ctx.em, config: ctx.config }
+  return resolveReadModel(deps, { workspaceId: ctx.workspace.workspace.id, userId: ctx.auth.user.id, slug, field }, read.modelRow)
 }
 
 async function launchAgentRun(
@@ -222,7 +240,7 @@ async function launchAgentRun(
   kind: RunKind,
   options: RunOptions = {},
 ): Promise<TRunResult> {
-  const model = await resolveAgentModel(ctx, agent.metadata)
+  const model = await resolveAgentModel(ctx, agent.metadata, agent)
   const tools = model.llm.supportsTools ? toolsOf(ctx, agent.toolRows) : []
   const memoryOn = agent.metadata.memory === true
   const memories = memoryOn ? await memoriesFor(ctx.em, ctx.auth.user.id, agent.id) : []
