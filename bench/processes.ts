@@ -5,19 +5,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { NODE_FLAGS } from '../src/node-flags.ts'
-import { createServer } from 'node:net'
-
-/** A TCP port free on 127.0.0.1 right now. */
-export async function freePort(): Promise<number> {
-  const server = createServer()
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const address = server.address()
-  const port = typeof address === 'object' && address ? address.port : 0
-  server.close()
-  await once(server, 'close')
-  return port
-}
+import { freePort } from '../test/helpers/ports.ts'
 
 /** A started server child. */
 export interface Child {

@@ -63,7 +63,8 @@ import autocannon from 'autocannon'
 import pg from 'pg'
 import { cpuSeconds } from './cpu.ts'
 import { type Bench, CHILD_ENV, expectOk, fmt, machineOf, runBench, signUp, writeResults } from './harness.ts'
-import { type Child, freePort, startChild, stopChild } from './processes.ts'
+import { type Child, startChild, stopChild } from './processes.ts'
+import { freePort } from '../test/helpers/ports.ts'
 import { Inspector, memoryOf, resetPeak, SqlCounter, type SqlCounts } from './runs-probes.ts'
 
 /** A whole number >= 0 from the environment, else `fallback`. */

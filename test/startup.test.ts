@@ -6,21 +6,12 @@
  */
 import { spawn } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { NODE_FLAGS } from '../src/node-flags.ts'
+import { freePort } from './helpers/ports.ts'
 import { httpClient } from './helpers/app.ts'
-
-/** A free loopback port. */
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 describe('npm start', () => {
   it('starts with empty OPENAI_BASE_URL and ANTHROPIC_BASE_URL (unset), and runs an agent on the local model', async () => {

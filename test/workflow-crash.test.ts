@@ -8,23 +8,13 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freshDatabase } from './helpers/database.ts'
 import { NODE_FLAGS } from '../src/node-flags.ts'
+import { freePort } from './helpers/ports.ts'
 import { httpClient, TEST_APP_KEY } from './helpers/app.ts'
-
-
-/** A free loopback port. */
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 /** Starts `script` (src/server.ts or src/worker.ts) with `env`; resolves once it logs `ready` (a line matching `readyLine`). */
 async function start(script: string, env: Record<string, string>, readyLine: RegExp): Promise<ChildProcess> {
