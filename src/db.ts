@@ -5,6 +5,7 @@
  * persisted in `DATA_DIR/pglite` (embedded mode), or in memory when `dbName` is `:memory:`
  * (tests). Both use the same entities, the same committed migrations and the same SQL.
  */
+import { hash } from 'node:crypto'
 import path from 'node:path'
 import { Migrator } from '@mikro-orm/migrations'
 import { PgliteDriver } from '@mikro-orm/pglite'
@@ -88,6 +89,38 @@ export function prepared(name: string, sql: string) {
     const pool = await pgPool(orm)
     return pool ? (await pool.query({ name, text, values: params })).rows : em().execute(sql, params)
   }
+}
+
+/**
+ * Most distinct statements {@link executePrepared} prepares per process (each pooled PostgreSQL
+ * connection keeps a plan of each, so this bounds their memory); further texts run unprepared.
+ */
+const MAX_PREPARED = 256
+const preparedByKey = new Map<string, ReturnType<typeof prepared>>()
+
+/**
+ * {@link prepared} for statements whose text the caller builds (a bounded set of shapes: the
+ * table, the viewer's role, the relations asked for): each distinct text is prepared once per
+ * process under a name derived from it. `key` identifies the text (the text itself, or a shorter
+ * key that fixes it), and `sql` may build the text only when the key is new. Past
+ * {@link MAX_PREPARED} texts, new ones run through `em()` unprepared. Like {@link prepared}, it
+ * runs outside any transaction of the request's EntityManager.
+ */
+export async function executePrepared(
+  orm: Orm,
+  em: () => Em,
+  key: string,
+  sql: string | (() => string),
+  params: unknown[],
+): Promise<Record<string, unknown>[]> {
+  let run = preparedByKey.get(key)
+  if (!run) {
+    const text = typeof sql === 'string' ? sql : sql()
+    if (preparedByKey.size >= MAX_PREPARED) return em().execute(text, params)
+    run = prepared(`q_${hash('sha1', text, 'hex').slice(0, 24)}`, text)
+    preparedByKey.set(key, run)
+  }
+  return run(orm, em, params)
 }
 
 /** `sql` with its `?` placeholders numbered `$1, $2, ...` (`pg` takes only numbered ones). */

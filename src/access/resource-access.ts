@@ -5,6 +5,7 @@
  * line) and lists through {@link listScopeSql}, so the rules run in the database.
  */
 import type { SharePermission, Visibility } from '../../entities/index.ts'
+import { executePrepared } from '../db.ts'
 import { ForbiddenError, NotFoundError } from '../errors.ts'
 import type { AuthContext } from '../services/auth.service.ts'
 import type { Ctx } from '../trpc/context.ts'
@@ -83,11 +84,11 @@ export async function requireResourceWith<Row extends Record<string, unknown>>(
   ctx: ResourceCtx,
   table: ResourceTable,
   label: string,
-  uuid: string | { id: number },
+  key: string | { id: number },
   needed: SharePermission,
   columns: string | SqlFragment,
 ): Promise<ResourceAccess & { row: Row }> {
-  const found = await findResource<Row>(ctx, table, uuid, columns)
+  const found = await findResource<Row>(ctx, table, key, columns)
   if (!found) throw new NotFoundError(label)
   if (!allows(found.permission, needed)) {
     throw new ForbiddenError(`You may not ${ACTION_WORDS[needed]} this ${label.toLowerCase()}`)
@@ -96,13 +97,18 @@ export async function requireResourceWith<Row extends Record<string, unknown>>(
 }
 
 /**
- * Like {@link requireResource} without the permission check; null when not visible.
+ * Like {@link requireResource} without the permission check; null when not visible. Every
+ * resource request starts here, so the statement is prepared (src/db.ts, `executePrepared`):
+ * its text depends only on the table, the viewer's role and `columns`, and planning it costs
+ * more than running it. Like every prepared statement it runs outside any transaction of the
+ * request's EntityManager (no caller runs it inside one).
+ * @param key the resource's uuid, or `{id}` where the caller holds a reference to it.
  * @param columns more of the row to read, as {@link requireResourceWith} takes them.
  */
 export async function findResource<Row extends Record<string, unknown> = Record<string, unknown>>(
   ctx: ResourceCtx,
   table: ResourceTable,
-  uuid: string | { id: number },
+  key: string | { id: number },
   columns: string | SqlFragment = '',
 ): Promise<(ResourceAccess & { row: Row }) | null> {
   const extra = typeof columns === 'string' ? { sql: columns, params: [] } : columns
@@ -110,12 +116,11 @@ export async function findResource<Row extends Record<string, unknown> = Record<
   const visible = visibleSql('r', table, viewer)
   const permission = permissionSql('r', table, viewer)
   const scope = serviceScopeSql('r', ctx, table === 'providers')
-  const [row] = await ctx.em.execute(
-    `select r.id::float8 as id, r.uuid, r.user_id::float8 as "userId", r.workspace_id::float8 as "workspaceId",
+  const text = `select r.id::float8 as id, r.uuid, r.user_id::float8 as "userId", r.workspace_id::float8 as "workspaceId",
        r.visibility, ${permission.sql} as permission${extra.sql ? `, ${extra.sql}` : ''}
-     from ${table} r where ${typeof uuid === 'string' ? 'r.uuid = ?' : 'r.id = ?'} and r.deleted_at is null and ${visible.sql} and ${scope.sql}`,
-    [...permission.params, ...extra.params, typeof uuid === 'string' ? uuid : uuid.id, ...visible.params, ...scope.params],
-  )
+     from ${table} r where ${typeof key === 'string' ? 'r.uuid = ?' : 'r.id = ?'} and r.deleted_at is null and ${visible.sql} and ${scope.sql}`
+  const params = [...permission.params, ...extra.params, typeof key === 'string' ? key : key.id, ...visible.params, ...scope.params]
+  const [row] = await executePrepared(ctx.deps.orm, () => ctx.em, text, text, params)
   if (!row) return null
   const held = permissionOf(row.permission)
   if (!held) return null

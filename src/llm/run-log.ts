@@ -46,14 +46,14 @@ export class RunLog {
   #failure: unknown = null
 
   /**
-   * @param runId the run's id, or its promise while the run is being stored: events queue until
-   *   then, and are dropped when it settles null (the run was never stored).
+   * @param runId the run's id once its launch statement has stored it: events queue until then,
+   *   and are dropped when it settles null (the run was never stored).
    * @param storedSeq events of the run already stored (`run.started`, written with the run): numbering goes on after it.
    */
-  constructor(orm: Orm, bus: RunBus, runId: number | Promise<number | null>, storedSeq = 0) {
+  constructor(orm: Orm, bus: RunBus, runId: Promise<number | null>, storedSeq = 0) {
     this.#orm = orm
     this.#bus = bus
-    this.#stored = Promise.resolve(runId).then((id) => (this.#runId = id))
+    this.#stored = runId.then((id) => (this.#runId = id))
     this.#seq = storedSeq
   }
 

@@ -5,10 +5,9 @@
  * correlated `json_agg` sub-select. So a retrieve is one statement after the workspace context;
  * lists (./agent-list.service.ts) reuse the same select list.
  */
-import { createHash } from 'node:crypto'
 import { serviceScopeSql, viewerOf, type ResourceCtx } from '../access/resource-access.ts'
 import { permissionOf, permissionSql, visibleSql, type SqlFragment } from '../access/visibility.ts'
-import { prepared } from '../db.ts'
+import { executePrepared } from '../db.ts'
 import { NotFoundError } from '../errors.ts'
 import {
   AGENT_FIELDS,
@@ -137,28 +136,13 @@ export function toRecord(row: Record<string, unknown>, relations: ReadonlySet<Ag
 const EVERYTHING: ReadonlySet<AgentRelation> = new Set(AGENT_RELATIONS)
 
 /**
- * Most distinct statements prepared per process (each pooled PostgreSQL connection keeps a plan
- * of each, so this bounds their memory); further variants (rare combinations of list filters,
- * sorts and `with`) run unprepared.
- */
-const MAX_PREPARED = 64
-const statements = new Map<string, ReturnType<typeof prepared>>()
-
-/**
  * Runs a read as a named prepared statement on PostgreSQL (parsed and planned once per pooled
  * connection: planning these statements costs several times their execution), through the
- * EntityManager on PGlite. `key` identifies the text (the text itself, or a shorter key that
- * fixes it); past {@link MAX_PREPARED} variants, new ones run unprepared.
+ * EntityManager on PGlite (src/db.ts, `executePrepared`). `key` identifies the text (the text
+ * itself, or a shorter key that fixes it).
  */
-export async function runRead(ctx: ResourceCtx, key: string, sql: string | (() => string), params: unknown[]) {
-  let run = statements.get(key)
-  if (!run) {
-    const text = typeof sql === 'string' ? sql : sql()
-    if (statements.size >= MAX_PREPARED) return ctx.em.execute(text, params)
-    run = prepared(`agent_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`, text)
-    statements.set(key, run)
-  }
-  return run(ctx.deps.orm, () => ctx.em, params)
+export function runRead(ctx: ResourceCtx, key: string, sql: string | (() => string), params: unknown[]) {
+  return executePrepared(ctx.deps.orm, () => ctx.em, key, sql, params)
 }
 
 /** A `row_to_json` column (`row`) as the row it stands for (the driver answers `json` parsed; text is parsed here). */

@@ -17,6 +17,7 @@ import type { ModelMessage } from 'ai'
 import { uuidv7 } from 'uuidv7'
 import type { ResourceCtx } from '../access/resource-access.ts'
 import { requireResource, requireResourceWith } from '../access/resource-access.ts'
+import { executePrepared } from '../db.ts'
 import { ConflictError, NotFoundError, UpstreamError, UpstreamTimeoutError, ValidationError, type FieldPath } from '../errors.ts'
 import { renderPrompt } from '../llm/prompt-render.ts'
 import { modelBySlugSql, resolveModel, resolveReadModel, type ResolvedModel } from '../llm/registry.ts'
@@ -189,7 +190,7 @@ const RUN_COLUMNS = `${selectColumns('r', '', RUN_FIELDS)}, a.uuid as "agentUuid
  * default) with the accounts that could serve it.
  * @throws NotFoundError, ForbiddenError
  */
-async function requireAgent(ctx: ResourceCtx, uuid: string | { id: number }): Promise<AgentForRun> {
+async function requireAgent(ctx: ResourceCtx, key: string | { id: number }): Promise<AgentForRun> {
   // The slug resolveAgentModel reads from the metadata: a non-empty string, else the default.
   const slug = {
     sql: `coalesce(case when jsonb_typeof(r.metadata->'large_language_model') = 'string' then nullif(r.metadata->>'large_language_model', '') end, ?)`,
@@ -200,7 +201,7 @@ async function requireAgent(ctx: ResourceCtx, uuid: string | { id: number }): Pr
     ctx,
     'agents',
     'Agent',
-    uuid,
+    key,
     'read',
     { sql: `r.name, r.instruction, r.metadata, ${agentToolsSql('r.id')} as tools, ${model.sql} as model`, params: model.params },
   )
@@ -370,6 +371,28 @@ interface LaunchInput {
 }
 
 /**
+ * The launch statement of {@link insertRun}, prepared (src/db.ts, `executePrepared`): one text for
+ * every run, planned once per pooled connection. A thread inserted by this statement is invisible
+ * to its other parts: it starts at one message.
+ */
+const LAUNCH_SQL = `with new_thread as (
+     insert into threads (uuid, name, agent_id, messages_count, metadata, user_id, workspace_id, created_at, updated_at)
+     select ?, null, ?, 1, '{}', ?, ?, now(), now() where ?::boolean returning id),
+   run as (
+     insert into runs (uuid, kind, status, agent_id, thread_id, prompt_id, model, input, background, events_count, started_at, user_id, workspace_id, created_at, updated_at)
+     values (?, ?, 'running', ?, coalesce((select id from new_thread), ?::bigint), ?, ?, ?::jsonb, ?, 1, now(), ?, ?, now(), now())
+     returning *),
+   message as (
+     insert into messages (uuid, thread_id, run_id, user_id, workspace_id, role, content, parts, created_at, updated_at)
+     select ?, run.thread_id, run.id, ?, ?, 'user', ?, ?::jsonb, clock_timestamp(), clock_timestamp() from run where run.thread_id is not null
+     returning *),
+   counted as (update threads set messages_count = messages_count + 1, updated_at = now() where id = ?::bigint),
+   used as (update agents set usage_count = usage_count + 1, last_used_at = now() where id = ?::bigint),
+   started as (insert into run_events (run_id, seq, type, data, created_at) select run.id, 1, 'run.started', ?::jsonb, now() from run)
+   select ${selectColumns('run', '', RUN_FIELDS)}, run.thread_id::float8 as "threadId", ${messageColumns('message', '?::uuid', 'run.uuid', 'm.')}
+   from run left join message on true`
+
+/**
  * Stores a starting run in one statement (so atomically, in one round trip): the new thread when
  * `thread` is `'new'`, the run (`running`, its log holding `run.started` as event 1), the user's
  * message with the thread's `messages_count`, and the agent's usage. Prompt runs (`thread` null)
@@ -385,24 +408,11 @@ async function insertRun(ctx: ResourceCtx, o: LaunchInput): Promise<LaunchedRun>
   const threadUuid = isNew ? uuidv7() : (existing?.uuid ?? null)
   const agentId = o.agent?.id ?? null
   const text = typeof o.input === 'string' ? storableText(o.input) : ''
-  // A thread inserted by this statement is invisible to its other parts: it starts at one message.
-  const rows = await ctx.em.execute<Record<string, unknown>[]>(
-    `with new_thread as (
-       insert into threads (uuid, name, agent_id, messages_count, metadata, user_id, workspace_id, created_at, updated_at)
-       select ?, null, ?, 1, '{}', ?, ?, now(), now() where ?::boolean returning id),
-     run as (
-       insert into runs (uuid, kind, status, agent_id, thread_id, prompt_id, model, input, background, events_count, started_at, user_id, workspace_id, created_at, updated_at)
-       values (?, ?, 'running', ?, coalesce((select id from new_thread), ?::bigint), ?, ?, ?::jsonb, ?, 1, now(), ?, ?, now(), now())
-       returning *),
-     message as (
-       insert into messages (uuid, thread_id, run_id, user_id, workspace_id, role, content, parts, created_at, updated_at)
-       select ?, run.thread_id, run.id, ?, ?, 'user', ?, ?::jsonb, clock_timestamp(), clock_timestamp() from run where run.thread_id is not null
-       returning *),
-     counted as (update threads set messages_count = messages_count + 1, updated_at = now() where id = ?::bigint),
-     used as (update agents set usage_count = usage_count + 1, last_used_at = now() where id = ?::bigint),
-     started as (insert into run_events (run_id, seq, type, data, created_at) select run.id, 1, 'run.started', ?::jsonb, now() from run)
-     select ${selectColumns('run', '', RUN_FIELDS)}, run.thread_id::float8 as "threadId", ${messageColumns('message', '?::uuid', 'run.uuid', 'm.')}
-     from run left join message on true`,
+  const rows = await executePrepared(
+    ctx.deps.orm,
+    () => ctx.em,
+    'run_launch',
+    LAUNCH_SQL,
     // One line per part of the statement: new_thread, run, message, then counted, used, started, the answer.
     // prettier-ignore
     [
