@@ -18,7 +18,7 @@
  *    client). Targets: endpoint / bare SQL <= 1.3; the messages daily series < 150 ms.
  * 4. A cached metrics answer (the messages daily series and the messages accumulated count) against
  *    `GET /api/v1/ping` (c) with autocannon (50 connections, 2 s warm-up, BENCH_DURATION s, default
- *    10), in the same run. Target: >= 80% of (c).
+ *    10, in BENCH_SLICES turns that alternate the three rows), in the same run. Target: >= 80% of (c).
  * 5. Prints a markdown table and writes bench/results/metrics-latest.{json,md}, with the EXPLAIN
  *    ANALYZE of the service's statement (built by src/services/metrics.*.ts, run here through `pg`
  *    with the same `$n` parameters) for each endpoint's daily count, and of the bare SQL.
@@ -27,7 +27,7 @@
  * so the endpoint column measures the service rather than the overhead of `fetch`.
  *
  * Environment: BENCH_DATABASE_URL (admin URL, default postgres://postgres@127.0.0.1:5432/postgres),
- * BENCH_MESSAGES, BENCH_REPEAT, BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS,
+ * BENCH_MESSAGES, BENCH_REPEAT, BENCH_DURATION, BENCH_SLICES, BENCH_WARMUP, BENCH_CONNECTIONS,
  * BENCH_PARTS (`table`, `cannon` or both, default both), BENCH_PROFILE (a folder: the service runs
  * under `node --cpu-prof` writing there), BENCH_KEEP_DATABASE=1 / BENCH_REUSE_DATABASE=<name>
  * (bench/harness.ts: keep the seeded database, run again on it without seeding).
@@ -246,35 +246,63 @@ interface CannonRow {
   serverCpuUs: number | null
 }
 
-/** autocannon: (c) `GET /api/v1/ping` against two cached metrics answers, in this run. */
+/**
+ * autocannon: (c) `GET /api/v1/ping` against two cached metrics answers, in this run. After a
+ * warm-up of each, the three take turns in BENCH_SLICES slices of BENCH_DURATION / BENCH_SLICES
+ * seconds each (default 5), so a drift of a shared machine's speed reaches all three alike; a row
+ * sums its slices (requests and the service's CPU over the time measured), its p50 is the median
+ * of the slices' and its p99 the highest.
+ */
 async function measureCached(ctx: Context) {
   const endpoint = ENDPOINTS[4]
   const url = `${ctx.serviceUrl}/api/v1/${endpoint.path}`
-  const measure = async (options: { url: string; method?: 'POST'; headers?: Record<string, string>; body?: string }): Promise<CannonRow> => {
-    process.stdout.write(`${options.method ?? 'GET'} ${options.url}: warm-up ${settings.warmupSeconds} s, measuring ${settings.durationSeconds} s ... `)
-    await cannon(options, settings.warmupSeconds)
+  type Options = { url: string; method?: 'POST'; headers?: Record<string, string>; body?: string }
+  const slices = Math.max(1, Math.floor(envNumber('BENCH_SLICES', 5)))
+  const sliceSeconds = Math.max(1, Math.round(settings.durationSeconds / slices))
+  const slice = async (options: Options) => {
     const cpuBefore = ctx.servicePid === undefined ? null : cpuSeconds(ctx.servicePid)
-    const result = await cannon(options, settings.durationSeconds)
+    const result = await cannon(options, sliceSeconds)
     const cpuAfter = ctx.servicePid === undefined ? null : cpuSeconds(ctx.servicePid)
-    const serverCpuUs = cpuBefore === null || cpuAfter === null || !result.requests.total ? null : ((cpuAfter - cpuBefore) * 1e6) / result.requests.total
-    console.log(`${Math.round(result.requests.average)} req/s, server CPU ${serverCpuUs === null ? 'n/a' : `${serverCpuUs.toFixed(0)} µs`}/request${failures(result)}`)
-    return {
-      requestsPerSecond: result.requests.average,
-      latencyP50Ms: result.latency.p50,
-      latencyP99Ms: result.latency.p99,
-      non2xx: result.non2xx,
-      errors: result.errors,
-      serverCpuUs,
-    }
+    return { result, cpuSeconds: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore }
   }
   const cachedRequest = async (calculation: Calculation) => {
     const body = JSON.stringify(inputOf(endpoint, calculation, ctx))
     await ok('prime cache', request(url, { method: 'POST', headers: ctx.headers, body }))
     return { url, method: 'POST' as const, headers: ctx.headers, body }
   }
-  const ping = await measure({ url: `${ctx.serviceUrl}/api/v1/ping` })
-  const series = await measure(await cachedRequest('time_series_count'))
-  const single = await measure(await cachedRequest('accumulated_count'))
+  const rows = { ping: { url: `${ctx.serviceUrl}/api/v1/ping` } as Options, series: await cachedRequest('time_series_count'), single: await cachedRequest('accumulated_count') }
+  const taken: Record<keyof typeof rows, Awaited<ReturnType<typeof slice>>[]> = { ping: [], series: [], single: [] }
+  for (const options of Object.values(rows)) {
+    process.stdout.write(`${options.method ?? 'GET'} ${options.url}: warm-up ${settings.warmupSeconds} s\n`)
+    await cannon(options, settings.warmupSeconds)
+  }
+  for (let round = 0; round < slices; round++) {
+    for (const [name, options] of Object.entries(rows) as [keyof typeof rows, Options][]) {
+      const done = await slice(options)
+      taken[name].push(done)
+      process.stdout.write(`slice ${round + 1}/${slices} ${name}: ${Math.round(done.result.requests.average)} req/s${failures(done.result)}\n`)
+    }
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+  const summed = (parts: Awaited<ReturnType<typeof slice>>[]): CannonRow => {
+    const requests = parts.reduce((sum, part) => sum + part.result.requests.total, 0)
+    const seconds = parts.reduce((sum, part) => sum + part.result.duration, 0)
+    const cpu = parts.every((part) => part.cpuSeconds !== null) ? parts.reduce((sum, part) => sum + (part.cpuSeconds ?? 0), 0) : null
+    return {
+      requestsPerSecond: seconds > 0 ? requests / seconds : 0,
+      latencyP50Ms: median(parts.map((part) => part.result.latency.p50)),
+      latencyP99Ms: Math.max(...parts.map((part) => part.result.latency.p99)),
+      non2xx: parts.reduce((sum, part) => sum + part.result.non2xx, 0),
+      errors: parts.reduce((sum, part) => sum + part.result.errors, 0),
+      serverCpuUs: cpu === null || !requests ? null : (cpu * 1e6) / requests,
+    }
+  }
+  const ping = summed(taken.ping)
+  const series = summed(taken.series)
+  const single = summed(taken.single)
+  for (const [name, row] of [['ping', ping], ['series', series], ['single', single]] as const) {
+    console.log(`${name}: ${Math.round(row.requestsPerSecond)} req/s, server CPU ${row.serverCpuUs === null ? 'n/a' : `${row.serverCpuUs.toFixed(0)} µs`}/request`)
+  }
   return { ping, series, seriesRatio: series.requestsPerSecond / ping.requestsPerSecond, single, singleRatio: single.requestsPerSecond / ping.requestsPerSecond }
 }
 

@@ -20,7 +20,7 @@ import {
   WorkspaceMetricsResponse,
   type TMetricsResponse,
 } from '../src/schemas/metrics.schema.ts'
-import { metricsCache } from '../src/trpc/cache.ts'
+import { cachedWorkspaceProcedure } from '../src/trpc/cache.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
 /**
@@ -28,13 +28,12 @@ import { router, workspaceProcedure } from '../src/trpc/init.ts'
  * The cache comes before the parsers: a hit was validated when it was stored (src/trpc/cache.ts).
  */
 const metricProcedure = <Input extends z.ZodType>(path: `/${string}`, tag: string, input: Input) =>
-  workspaceProcedure
+  cachedWorkspaceProcedure
     .meta({
       openapi: { method: 'POST', path, tags: [tag, 'Metrics'], summary: `Count or average ${tag.toLowerCase()} (cached 5 minutes)`, protect: true },
       readOnlyAllowed: true,
       storesNothing: true,
     })
-    .use(metricsCache)
     .input(input)
     .output(MetricsResponse)
 

@@ -103,6 +103,50 @@ describe('metrics cache hits', () => {
     expect(JSON.parse(String(stored[0]!.value))).toEqual(answer)
   })
 
+  it('a REST answer, computed or cached, is exactly the JSON of the answer; the text it carries is invisible to other readers', async () => {
+    const body = { calculation: 'time_series_count', granularity: 'daily', search: 'Hit', date_from: '2026-05-30', date_to: '2026-06-02' }
+    const raw = async () => {
+      const response = await fetch(`${t.url}/v1/agents/metrics`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${erin.token}`, 'content-type': 'application/json', 'x-workspace-uuid': erin.workspaceUuid },
+        body: JSON.stringify(body),
+      })
+      expect(response.status).toBe(200)
+      return response.text()
+    }
+    const computed = await raw()
+    const hit = await raw()
+    expect(hit).toBe(computed)
+    const answer = JSON.parse(computed)
+    expect(answer.data).toEqual([
+      { date: '2026-05-30', value: 0 },
+      { date: '2026-05-31', value: 0 },
+      { date: '2026-06-01', value: 1 },
+      { date: '2026-06-02', value: 0 },
+    ])
+    expect(computed).toBe(JSON.stringify(answer))
+    // The same entry through the tRPC caller: a plain answer whose keys and JSON are the REST body's.
+    const viaCaller = await t.as(erin, { 'X-Workspace-UUID': erin.workspaceUuid }).metrics.agents(body as never)
+    expect(viaCaller.cached_at).toBe(answer.cached_at)
+    expect(Object.keys(viaCaller)).toEqual(Object.keys(answer))
+    expect(JSON.stringify(viaCaller)).toBe(computed)
+    expect({ ...viaCaller }).toStrictEqual(answer)
+
+    // The body of a hit is the stored text itself, not the parsed answer serialised again: a
+    // stored text with other spacing (not one this service writes) comes back byte for byte.
+    const cache = t.runtime.cache
+    const get = cache.get.bind(cache)
+    const spaced = '{"total": 7, "data": [{"value": 7}], "cached_at": "2026-01-01T00:00:00.000000Z"}'
+    cache.get = ((key: string) =>
+      key.startsWith('metrics:') ? Promise.resolve({ value: spaced, expires: Date.now() + 60_000 }) : get(key)) as typeof cache.get
+    try {
+      body.date_to = '2026-06-03'
+      expect(await raw()).toBe(spaced)
+    } finally {
+      cache.get = get
+    }
+  })
+
   it('a stored value that is not an answer this service wrote is recomputed', async () => {
     const cache = t.runtime.cache
     const get = cache.get.bind(cache)

@@ -151,6 +151,25 @@ describe('tRPC client (createTRPCClient<AppRouter>)', () => {
       expect(error.message).toBe('This token is read-only')
     })
 
+    it('gives each call of a batch the workspace its own input names (calls share one context)', async () => {
+      const second = await t.make.workspace(ada)
+      const created = await Promise.all([
+        t.as(ada).agents.create({ name: 'In the primary one' }),
+        t.as(ada).agents.create({ name: 'In the second one', workspace_uuid: second.uuid }),
+      ])
+      const recorder = recordingFetch()
+      const client = httpClient({ authorization: `Bearer ${ada.token}` }, recorder.fetch)
+      const [primary, other, again] = await Promise.all([
+        client.agents.list.query({ workspace_uuid: ada.workspaceUuid }),
+        client.agents.list.query({ workspace_uuid: second.uuid }),
+        client.agents.list.query({}),
+      ])
+      expect(recorder.calls).toHaveLength(1)
+      expect(primary.data.map((agent) => agent.uuid)).toEqual([created[0].data.uuid])
+      expect(other.data.map((agent) => agent.uuid)).toEqual([created[1].data.uuid])
+      expect(again.data.map((agent) => agent.uuid)).toEqual([created[0].data.uuid])
+    })
+
     it('reports each failure of a batch separately', async () => {
       const recorder = recordingFetch()
       const client = httpClient({}, recorder.fetch)

@@ -1,8 +1,8 @@
 /**
  * The metrics cache (specification: "Limits"; API.md section 6): a tRPC middleware on the
- * metrics procedures, after authentication and the workspace context (so the caller's access to
- * the workspace is checked on every request, hit or miss) and before the input and output
- * parsers. Answers are kept 5 minutes in the Keyv store of the app (memory, or Redis when
+ * metrics procedures, in the one level that first authenticates and resolves the workspace
+ * context (so the caller's access to the workspace is checked on every request, hit or miss;
+ * src/trpc/init.ts, `inWorkspace`), and before the input and output parsers. Answers are kept 5 minutes in the Keyv store of the app (memory, or Redis when
  * REDIS_URL is set, shared by every process) as their JSON text, keyed on the procedure path, the
  * service scope, the workspace context, the caller and every parameter; an identical request
  * within the window answers the same `cached_at`. `Cache-Control: no-cache` recomputes (and
@@ -19,7 +19,8 @@
 import { hash } from 'node:crypto'
 import { middlewareMarker } from '@trpc/server/unstable-core-do-not-import'
 import type { Keyv } from 'keyv'
-import { middleware } from './init.ts'
+import type { Ctx } from './context.ts'
+import { inWorkspace, procedure, type InWorkspace } from './init.ts'
 
 /** Lifetime of a metrics answer. */
 const METRICS_CACHE_TTL_MS = 5 * 60 * 1000
@@ -38,7 +39,7 @@ interface LocalCopy {
 
 /**
  * Parsed copies of the entries, for each Keyv whose store lives in this process (a `Map`: no
- * Redis). There every entry is written by this process through {@link metricsCache}, which
+ * Redis). There every entry is written by this process through {@link cachedWorkspaceProcedure}, which
  * writes its copy at the same time, so the copy is the entry: a hit skips Keyv's read and the
  * JSON parse. A store shared with other processes (Redis) is always read. The copies are frozen
  * (also the answer of the request that computed one), so no caller can change what later hits answer.
@@ -111,10 +112,25 @@ export function canonicalJson(value: unknown): string | undefined {
 }
 
 /**
- * The stored text of an answer as the answer, or undefined when it is not one we wrote (another
- * version's entry, or a value that is not our JSON): such an entry is recomputed.
+ * The symbol under which an answer carries its own JSON text. Our patch of trpc-to-openapi
+ * (README, "Patched dependencies") sends that text as the REST body instead of serialising the
+ * answer again; it is not enumerable, so the answer is unchanged for every other reader.
  */
-function fromStored(stored: string | undefined): unknown {
+const JSON_TEXT = Symbol.for('trpc-to-openapi.jsonText')
+
+/** `answer` carrying `text`, which must be `JSON.stringify(answer)` (see {@link JSON_TEXT}). */
+function withText(answer: object, text: string): object {
+  if (!Object.isFrozen(answer)) Object.defineProperty(answer, JSON_TEXT, { value: text })
+  return answer
+}
+
+/**
+ * The stored text of an answer as the answer (carrying that text), or undefined when it is not
+ * one we wrote (another version's entry, or a value that is not our JSON): such an entry is
+ * recomputed. The text was written by `JSON.stringify`, so serialising the parsed answer again
+ * gives the same text.
+ */
+function fromStored(stored: string | undefined): object | undefined {
   if (stored === undefined) return undefined
   let value: unknown
   try {
@@ -122,23 +138,37 @@ function fromStored(stored: string | undefined): unknown {
   } catch {
     return undefined
   }
-  return typeof value === 'object' && value !== null && 'cached_at' in value ? value : undefined
+  return typeof value === 'object' && value !== null && 'cached_at' in value ? withText(value, stored) : undefined
 }
 
 /**
- * Use on `workspaceProcedure` before `.input(...)` and `.output(...)` (see the module comment):
- * a hit is the procedure's result, and neither the parsers nor the resolver run.
+ * `workspaceProcedure` with the metrics cache, as one middleware level (src/trpc/init.ts,
+ * `inWorkspace`): add `.input(...)` and `.output(...)` after it (see the module comment). A hit
+ * is the procedure's result, and neither the parsers nor the resolver run.
  */
-export const metricsCache = middleware(async ({ ctx, path, getRawInput, next }) => {
+export const cachedWorkspaceProcedure = procedure.use((opts) =>
+  inWorkspace(opts, (ctx, carry) => cached(ctx, opts.path, opts.getRawInput, () => opts.next<InWorkspace>(carry))),
+)
+
+/** A hit: the stored answer as the procedure's result. */
+type Hit = { ok: true; data: unknown; marker: typeof middlewareMarker }
+
+/** The cache around `next` (the rest of the procedure: parsers and resolver) for one call. */
+async function cached<R extends { ok: boolean; data?: unknown }>(
+  ctx: Ctx & InWorkspace,
+  path: string,
+  getRawInput: () => Promise<unknown>,
+  next: () => Promise<R>,
+): Promise<R | Hit> {
   const parameters = canonicalJson(await getRawInput())
   if (parameters === undefined) return next()
   // The workspace's uuid, not its id: unique across databases that might share one Redis.
-  const workspaceUuid = ctx.workspace?.workspace.uuid ?? null
-  const userId = ctx.auth?.user.id ?? null
+  const workspaceUuid = ctx.workspace.workspace.uuid
+  const userId = ctx.auth.user.id
   // In this process entries go by this text; in the store by its hash (bounded key length).
   const identity = `${JSON.stringify([path, ctx.serviceId, workspaceUuid, userId])}\n${parameters}`
   /** The answer `data` as this procedure's result, without running what follows. */
-  const answer = (data: unknown) => ({ ok: true as const, data, marker: middlewareMarker })
+  const answer = (data: unknown): Hit => ({ ok: true, data, marker: middlewareMarker })
   const bypass = noCache(ctx.headers['cache-control'])
   // Join a computation under way. No await between this look-up and registering our own below,
   // so of several identical concurrent misses exactly one computes.
@@ -173,6 +203,7 @@ export const metricsCache = middleware(async ({ ctx, path, getRawInput, next }) 
     if (result.ok) {
       // What the output parser accepted, as the JSON the response will carry.
       const text = JSON.stringify(result.data)
+      if (typeof result.data === 'object' && result.data !== null) withText(result.data, text)
       const expires = Date.now() + METRICS_CACHE_TTL_MS
       await ctx.cache.set(key, text, METRICS_CACHE_TTL_MS)
       if (copies) keepCopy(copies, identity, result.data, expires)
@@ -183,4 +214,4 @@ export const metricsCache = middleware(async ({ ctx, path, getRawInput, next }) 
     settle(undefined)
     if (pending.get(identity) === promise) pending.delete(identity)
   }
-})
+}

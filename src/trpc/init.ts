@@ -101,19 +101,69 @@ async function around<R extends NextResult>(
 /** Error mapping, success status and service scope (see {@link around}). */
 const base = t.middleware((opts) => around(opts, null, () => opts.next()))
 
+/**
+ * Authentication for {@link around}: a valid bearer token (API.md section 3), set on the context
+ * in place; read-only tokens may only query, unless the procedure's meta allows the mutation.
+ */
+async function authenticateCall(ctx: Ctx, type: string, meta: Meta | undefined): Promise<AuthContext> {
+  const auth: AuthContext = await authenticate(ctx)
+  if (type === 'mutation' && !auth.token.abilities.includes('write') && !meta?.readOnlyAllowed) {
+    throw new ForbiddenError('This token is read-only')
+  }
+  ctx.auth = auth
+  return auth
+}
+
 /** As {@link base}, plus a valid bearer token (API.md section 3); read-only tokens may only query. */
 const authed = t.middleware((opts) => {
-  const { ctx, type, meta } = opts
   const check = async (): Promise<void> => {
-    const auth: AuthContext = await authenticate(ctx)
-    if (type === 'mutation' && !auth.token.abilities.includes('write') && !meta?.readOnlyAllowed) {
-      throw new ForbiddenError('This token is read-only')
-    }
-    ctx.auth = auth
+    await authenticateCall(opts.ctx, opts.type, opts.meta)
   }
   // Typed as if passed through `next({ ctx: { auth } })`: `check` sets it in place.
   return around(opts, check, () => opts.next<{ auth: AuthContext }>({}))
 })
+
+/** What a workspace procedure adds to the context (src/access/resource-access.ts, `ResourceCtx`). */
+export type InWorkspace = { auth: AuthContext; workspace: WorkspaceContext }
+
+/**
+ * Everything a workspace procedure starts with, as one middleware level: {@link around}, a
+ * valid bearer token, and the request's workspace context (API.md section 4: the
+ * X-Workspace-UUID header, the input's `workspace_uuid`, the token's workspace, the primary
+ * one). Then `then` runs in place of `next()`, with the context and the options to pass to
+ * `next` so that the rest of the procedure sees the workspace. One level rather than one per
+ * concern: each level costs every call tRPC's copies of its options (the metrics cache,
+ * src/trpc/cache.ts, joins it too, so a cache hit is one level).
+ * @throws NotFoundError (404) when the caller is no member of the requested workspace,
+ *   ValidationError (400) for a malformed X-Workspace-UUID, and what {@link authenticateCall} throws.
+ */
+export function inWorkspace<R extends NextResult>(
+  opts: { ctx: Ctx; type: string; meta: Meta | undefined; getRawInput: () => Promise<unknown> },
+  then: (ctx: Ctx & InWorkspace, carry: { ctx?: InWorkspace }) => Promise<R>,
+): Promise<R> {
+  const { ctx } = opts
+  let entered: InWorkspace | undefined
+  const check = async (): Promise<void> => {
+    const auth = await authenticateCall(ctx, opts.type, opts.meta)
+    const raw = await opts.getRawInput()
+    const requested = typeof raw === 'object' && raw !== null && 'workspace_uuid' in raw ? raw.workspace_uuid : undefined
+    entered = { auth, workspace: await resolveWorkspaceContext(ctx as Ctx & { auth: AuthContext }, requested) }
+  }
+  return around(opts, check, () => {
+    const done = entered as InWorkspace
+    if (ctx.singleCall) {
+      // In place, as `authed` does: next({ ctx }) would copy the context and so fork the lazy
+      // EntityManager and logger even for an answer served from a cache. Only where the
+      // context serves this call alone, since the workspace depends on the call's input.
+      ctx.workspace = done.workspace
+      return then(ctx as Ctx & InWorkspace, {})
+    }
+    return then({ ...ctx, ...done }, { ctx: done })
+  })
+}
+
+/** The builder the procedure kinds start from; routers use the kinds below (or src/trpc/cache.ts). */
+export const procedure = t.procedure
 
 /** No authentication; errors mapped and service scope resolved. */
 export const publicProcedure = t.procedure.use(base)
@@ -122,16 +172,4 @@ export const publicProcedure = t.procedure.use(base)
 export const authedProcedure = t.procedure.use(authed)
 
 /** Authenticated and inside a workspace the caller belongs to; `ctx.workspace` holds it. */
-export const workspaceProcedure = authedProcedure.use(async ({ ctx, getRawInput, next }) => {
-  const raw = await getRawInput()
-  const requested = typeof raw === 'object' && raw !== null && 'workspace_uuid' in raw ? raw.workspace_uuid : undefined
-  const workspace: WorkspaceContext = await resolveWorkspaceContext(ctx, requested)
-  if (ctx.singleCall) {
-    // In place, as `authed` does: next({ ctx }) would copy the context and so fork the lazy
-    // EntityManager and logger even for an answer served from a cache. Only where the context
-    // serves this call alone, since the workspace depends on the call's input.
-    ctx.workspace = workspace
-    return next<{ workspace: WorkspaceContext }>({})
-  }
-  return next({ ctx: { workspace } })
-})
+export const workspaceProcedure = t.procedure.use((opts) => inWorkspace(opts, (_ctx, carry) => opts.next<InWorkspace>(carry)))
