@@ -5,7 +5,8 @@
 import http from 'node:http'
 import type pg from 'pg'
 
-const median = (values: number[]): number => {
+/** The median of `values` (the mean of the middle two for an even count). */
+export const median = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b)
   const middle = Math.floor(sorted.length / 2)
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2

@@ -42,7 +42,7 @@ import { type Calculation, CALCULATIONS, type TMetricCommon } from '../src/schem
 import { metricStatement } from '../src/services/metrics.query.ts'
 import { METRIC_SOURCES } from '../src/services/metrics.service.ts'
 import { cpuSeconds } from './cpu.ts'
-import { agent, ok, request, seed, timeInterleaved, timeIt } from './metrics-support.ts'
+import { agent, median, ok, request, seed, timeInterleaved, timeIt } from './metrics-support.ts'
 import {
   type Bench,
   cannon,
@@ -283,7 +283,6 @@ async function measureCached(ctx: Context) {
       process.stdout.write(`slice ${round + 1}/${slices} ${name}: ${Math.round(done.result.requests.average)} req/s${failures(done.result)}\n`)
     }
   }
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
   const summed = (parts: Awaited<ReturnType<typeof slice>>[]): CannonRow => {
     const requests = parts.reduce((sum, part) => sum + part.result.requests.total, 0)
     const seconds = parts.reduce((sum, part) => sum + part.result.duration, 0)
@@ -297,12 +296,11 @@ async function measureCached(ctx: Context) {
       serverCpuUs: cpu === null || !requests ? null : (cpu * 1e6) / requests,
     }
   }
-  const ping = summed(taken.ping)
-  const series = summed(taken.series)
-  const single = summed(taken.single)
-  for (const [name, row] of [['ping', ping], ['series', series], ['single', single]] as const) {
+  const [ping, series, single] = (['ping', 'series', 'single'] as const).map((name) => {
+    const row = summed(taken[name])
     console.log(`${name}: ${Math.round(row.requestsPerSecond)} req/s, server CPU ${row.serverCpuUs === null ? 'n/a' : `${row.serverCpuUs.toFixed(0)} µs`}/request`)
-  }
+    return row
+  })
   return { ping, series, seriesRatio: series.requestsPerSecond / ping.requestsPerSecond, single, singleRatio: single.requestsPerSecond / ping.requestsPerSecond }
 }
 

@@ -299,7 +299,6 @@ function foundModelOf(value: unknown): FoundModel | null {
   }
 }
 
-
 /**
  * Official endpoints, used when neither account nor provider names one. Passed explicitly: left
  * undefined, the SDK would read OPENAI_BASE_URL / ANTHROPIC_BASE_URL from process.env itself.

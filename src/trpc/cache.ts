@@ -2,11 +2,12 @@
  * The metrics cache (specification: "Limits"; API.md section 6): a tRPC middleware on the
  * metrics procedures, in the one level that first authenticates and resolves the workspace
  * context (so the caller's access to the workspace is checked on every request, hit or miss;
- * src/trpc/init.ts, `inWorkspace`), and before the input and output parsers. Answers are kept 5 minutes in the Keyv store of the app (memory, or Redis when
- * REDIS_URL is set, shared by every process) as their JSON text, keyed on the procedure path, the
- * service scope, the workspace context, the caller and every parameter; an identical request
- * within the window answers the same `cached_at`. `Cache-Control: no-cache` recomputes (and
- * stores). Concurrent identical misses of one process compute once.
+ * src/trpc/init.ts, `inWorkspace`), and before the input and output parsers. Answers are kept 5
+ * minutes in the Keyv store of the app (memory, or Redis when REDIS_URL is set, shared by every
+ * process) as their JSON text, keyed on the procedure path, the service scope, the workspace
+ * context, the caller and every parameter; an identical request within the window answers the
+ * same `cached_at`. `Cache-Control: no-cache` recomputes (and stores). Concurrent identical
+ * misses of one process compute once.
  *
  * A hit runs neither parser: the key holds the request's parameters as canonical JSON (object
  * keys sorted, so key order does not matter), and an entry is only ever written after the input
@@ -39,9 +40,9 @@ interface LocalCopy {
 
 /**
  * Parsed copies of the entries, for each Keyv whose store lives in this process (a `Map`: no
- * Redis). There every entry is written by this process through {@link cachedWorkspaceProcedure}, which
- * writes its copy at the same time, so the copy is the entry: a hit skips Keyv's read and the
- * JSON parse. A store shared with other processes (Redis) is always read. The copies are frozen
+ * Redis). There every entry is written by this process through {@link cachedWorkspaceProcedure},
+ * which writes its copy at the same time, so the copy is the entry: a hit skips Keyv's read and
+ * the JSON parse. A store shared with other processes (Redis) is always read. The copies are frozen
  * (also the answer of the request that computed one), so no caller can change what later hits answer.
  */
 const localCopies = new WeakMap<Keyv, Map<string, LocalCopy>>()
