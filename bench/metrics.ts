@@ -37,7 +37,6 @@ import { randomBytes } from 'node:crypto'
 import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
-import type { ResourceCtx } from '../src/access/resource-access.ts'
 import { type Calculation, CALCULATIONS, type TMetricCommon } from '../src/schemas/metrics.schema.ts'
 import { metricStatement } from '../src/services/metrics.query.ts'
 import { METRIC_SOURCES } from '../src/services/metrics.service.ts'
@@ -59,6 +58,7 @@ import {
   startService,
   writeResults,
 } from './harness.ts'
+import type { ResourceCtx } from '../src/context.ts'
 
 const settings = {
   messages: Math.floor(envNumber('BENCH_MESSAGES', 1_000_000)),

@@ -7,7 +7,7 @@
  *   (c) `GET /api/v1/ping`: a procedure without database, through the REST layer (stack ceiling)
  *   (d) `GET /health`: a plain Fastify route of the service
  *   (e) `GET /api/v1/user` with a bearer token: the token resolved through the per-process token
- *       cache (src/services/auth-cache.ts: one authentication query per token per 5 s) + procedure
+ *       cache (src/platform/auth-cache.ts: one authentication query per token per 5 s) + procedure
  *   (f) `GET /api/v1/agents/{uuid}`: one agent with 3 tools (bound account), 2 workflows, 1 share
  *   (g) `GET /api/v1/agents?per_page=15&with=tools,workflows`: a page of 15 agents with relations
  *

@@ -39,7 +39,7 @@ export const Workflow = defineEntity({
       .defaultRaw(`replace(((gen_random_uuid())::text || (gen_random_uuid())::text), '-'::text, ''::text)`),
     /**
      * The HMAC-SHA256 key of the `X-Signature` check, sealed like account secrets
-     * (src/services/secrets.ts, context `workflows.webhook_secret`); null: no check.
+     * (src/platform/secrets.ts, context `workflows.webhook_secret`); null: no check.
      */
     webhookSecretCiphertext: p.text().nullable().fieldName('webhook_secret_ciphertext').hidden().lazy(),
     webhookSecretKeyId: p.string().length(64).nullable().fieldName('webhook_secret_key_id'),

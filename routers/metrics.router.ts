@@ -7,7 +7,6 @@
  * parsers run.
  */
 import type { z } from 'zod'
-import type { ResourceCtx } from '../src/access/resource-access.ts'
 import * as metrics from '../src/services/metrics.service.ts'
 import {
   AgentMetricsInput,
@@ -22,6 +21,7 @@ import {
 } from '../src/schemas/metrics.schema.ts'
 import { cachedWorkspaceProcedure } from '../src/trpc/cache.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
+import type { ResourceCtx } from '../src/context.ts'
 
 /**
  * A metrics procedure at `path` before its resolver: a cached read a read-only token may call.

@@ -3,13 +3,13 @@
  * in, long-lived dependencies (ORM, Keyv cache, rate limiters, logger) out.
  */
 import KeyvRedis, { createClient, type RedisClientType } from '@keyv/redis'
-import type { FastifyBaseLogger } from 'fastify'
 import { Keyv } from 'keyv'
-import { pino } from 'pino'
-import type { Config } from './config.ts'
-import { migrate, openOrm, targetFromConfig, type Orm } from './db.ts'
-import { AUTH_CACHE_TTL_MS, AuthCache } from './services/auth-cache.ts'
-import { READ_CACHE_TTL_MS, ReadCache } from './services/read-cache.ts'
+import type { Config } from './platform/config.ts'
+import { createLogger, type Logger } from './platform/logger.ts'
+import { migrate, openOrm, targetFromConfig, type Orm } from './platform/db.ts'
+import { AUTH_CACHE_TTL_MS, AuthCache } from './platform/auth-cache.ts'
+import { READ_CACHE_TTL_MS, ReadCache } from './platform/read-cache.ts'
+import type { AuthContext } from './context.ts'
 import type { AppDeps } from './trpc/context.ts'
 import { RunManager } from './llm/run-manager.ts'
 import { WorkflowEngine } from './workflow-engine/engine.ts'
@@ -17,35 +17,25 @@ import { InFlight } from './trpc/in-flight.ts'
 import { hashServiceKeys } from './trpc/init.ts'
 import { createRateLimits } from './trpc/rate-limit.ts'
 
-/** Header and field names whose values never reach a log line. */
-export const REDACTED = [
-  'req.headers.authorization',
-  'req.headers["x-service-authorization"]',
-  'req.headers.cookie',
-  'password',
-  'access_token',
-]
-
-/** A pino logger at the configured level, JSON lines, secrets redacted. */
-export function createLogger(config: Pick<Config, 'logLevel'>): FastifyBaseLogger {
-  return pino({ level: config.logLevel, redact: { paths: REDACTED, censor: '[redacted]' } })
-}
-
 /** Dependencies plus the means to release them. */
 export interface Runtime extends AppDeps {
+  /** The whole run manager (services see its port, `RunsPort`). */
+  runs: RunManager
+  /** The whole workflow engine (services see its port, `WorkflowsPort`). */
+  workflows: WorkflowEngine
   redis: RedisClientType | undefined
   close: () => Promise<void>
 }
 
 /**
  * Opens the database (migrating it unless `migrate: false`), Redis when configured, the cache,
- * the bearer-token cache (src/services/auth-cache.ts) and the rate limiters.
+ * the bearer-token cache (src/platform/auth-cache.ts) and the rate limiters.
  * @param options.orm an already opened ORM (tests); `rateLimitPrefix` separates counters.
  * @param options.authCacheTtlMs lifetime of a cached bearer token; 0 turns the cache off. The
  *   default is {@link AUTH_CACHE_TTL_MS}. The test helper passes 0: the suite changes tokens,
  *   users and workspaces with raw SQL behind the services' back and expects the next request to
  *   see it, which no cache can promise (test/auth-cache.test.ts turns it on).
- * @param options.readCacheTtlMs lifetime of a cached resource read (src/services/read-cache.ts);
+ * @param options.readCacheTtlMs lifetime of a cached resource read (src/platform/read-cache.ts);
  *   0 turns it off, default {@link READ_CACHE_TTL_MS}. The test helper passes 0 for the same reason.
  * @throws when the database or Redis cannot be reached.
  */
@@ -54,7 +44,7 @@ export async function createRuntime(
   options: {
     orm?: Orm
     migrate?: boolean
-    log?: FastifyBaseLogger
+    log?: Logger
     rateLimitPrefix?: string
     authCacheTtlMs?: number
     readCacheTtlMs?: number
@@ -76,7 +66,7 @@ export async function createRuntime(
   }
   const cache = new Keyv({ store: redis ? new KeyvRedis(redis) : new Map(), namespace: 'cache' })
   const limits = createRateLimits(config, redis, options.rateLimitPrefix)
-  const authCache = await AuthCache.create({
+  const authCache = await AuthCache.create<AuthContext>({
     ttlMs: options.authCacheTtlMs ?? AUTH_CACHE_TTL_MS,
     log,
     redis,

@@ -3,7 +3,7 @@
  * configuration read once (a bad one stops the process with a message naming the variable) and a
  * graceful shutdown on SIGTERM/SIGINT bounded by `SHUTDOWN_TIMEOUT_MS` + 5 s.
  */
-import { type Config, ConfigError, loadConfig, loadDotEnv } from './config.ts'
+import { type Config, ConfigError, loadConfig, loadDotEnv } from './platform/config.ts'
 
 /** The configuration from `.env` and the environment; exits with code 1 on a bad one. */
 export function configOrExit(): Config {

@@ -5,7 +5,7 @@
  * `@ai-sdk/openai` and `@ai-sdk/anthropic` create a default provider when their module loads, and
  * that provider throws on an empty OPENAI_BASE_URL or ANTHROPIC_BASE_URL ("baseURL must be a
  * non-empty string"). The process would then die on import, before the configuration could
- * report anything. The configuration treats an empty variable as unset (src/config.ts,
+ * report anything. The configuration treats an empty variable as unset (src/platform/config.ts,
  * `loadConfig`), so these two are removed from the environment when empty. The service never
  * uses the SDK's default providers: it passes every base URL explicitly (src/llm/registry.ts).
  */

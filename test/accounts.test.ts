@@ -4,7 +4,7 @@
  * answered or logged (only `secret_hint` / `has_secret`), tenancy and permissions of section 4.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { keyId } from '../src/services/secrets.ts'
+import { keyId } from '../src/platform/secrets.ts'
 import { captureLogs, createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { expectErrorBody, expectInvalid, hiddenCheck, ISO_Z, USER_KEYS, UUID, WORKSPACE_KEYS } from './helpers/expect.ts'
 import { agentUsing, teamCast } from './helpers/resources.ts'

@@ -1,5 +1,5 @@
 /**
- * The bearer-token cache (src/services/auth-cache.ts): what a request changes is seen by the next
+ * The bearer-token cache (src/platform/auth-cache.ts): what a request changes is seen by the next
  * request at once, in this process and (with REDIS_URL) in every other; expiry and the TTL bound
  * every entry; failed look-ups are never cached; service scopes stay apart.
  *
@@ -22,7 +22,7 @@ const withRedis = Boolean(process.env.REDIS_URL)
  */
 const eventually = (check: () => Promise<void>) => vi.waitFor(check, { timeout: 1000, interval: 10 })
 
-describe('bearer token cache (src/services/auth-cache.ts)', () => {
+describe('bearer token cache (src/platform/auth-cache.ts)', () => {
   let t: TestApp
   /** Two API processes with the cache on; they hear each other's invalidations through Redis when REDIS_URL is set. */
   let a: Node

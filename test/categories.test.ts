@@ -5,11 +5,11 @@
  */
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ValidationError } from '../src/errors.ts'
+import { ValidationError } from '../src/platform/errors.ts'
 import { categoriesOf, resolveCategoryUuids } from '../src/services/categories.service.ts'
-import type { ResourceCtx } from '../src/access/resource-access.ts'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { expectErrorBody, expectInvalid, UUID } from './helpers/expect.ts'
+import type { ResourceCtx } from '../src/context.ts'
 import { readOnlyToken } from './helpers/agents.ts'
 
 describe('categories', () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { ConfigError, loadConfig } from '../src/config.ts'
+import { ConfigError, loadConfig } from '../src/platform/config.ts'
 
 const dataDir = () => mkdtempSync(path.join(tmpdir(), 'aw-config-'))
 

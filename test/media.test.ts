@@ -1,6 +1,6 @@
 /**
  * Uploads over real HTTP with real multipart bodies (src/http/media.routes.ts,
- * src/services/media.service.ts, src/services/storage.ts; API.md sections 2 and 5, issue 3 item 5):
+ * src/services/media.service.ts, src/platform/storage.ts; API.md sections 2 and 5, issue 3 item 5):
  * `POST /api/v1/media` types files from their bytes, holds them to the allow-list and
  * UPLOAD_MAX_BYTES, stores them under random keys in DATA_DIR/media and records them for the
  * request's workspace; `GET /api/v1/media/{key}` serves them publicly with safe headers.
@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Readable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { LocalStorage } from '../src/services/storage.ts'
+import { LocalStorage } from '../src/platform/storage.ts'
 import { VALIDATION_MESSAGE } from '../src/trpc/errors.ts'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { readOnlyToken } from './helpers/agents.ts'

@@ -1,5 +1,5 @@
 /**
- * The read cache (src/services/read-cache.ts): a repeated `GET /api/v1/agents/{uuid}` is served
+ * The read cache (src/platform/read-cache.ts): a repeated `GET /api/v1/agents/{uuid}` is served
  * from memory, every write through the API is seen by the next read at once (in this process
  * and, with REDIS_URL, in every other), and an answer is never served to another caller.
  * createTestApp runs with the cache off; these tests start API "processes" with it on.
@@ -45,7 +45,7 @@ describe('read cache of GET /api/v1/agents/{agent_uuid}', () => {
     expect((await read(a, ada, uuid)).data.name).toBe('Cached')
     await t.sql("update agents set name = 'Changed in SQL' where uuid = ?", [uuid])
     expect((await read(a, ada, uuid)).data.name).toBe('Cached')
-    expect(a.runtime.readCache.agents.size).toBeGreaterThan(0)
+    expect(a.runtime.readCache.size).toBeGreaterThan(0)
   })
 
   it('shows an update of the agent at once', async () => {

@@ -1,14 +1,14 @@
 /**
- * Sealing of account secrets (src/services/secrets.ts; API.md section 5, "accounts"): AES-256-GCM
+ * Sealing of account secrets (src/platform/secrets.ts; API.md section 5, "accounts"): AES-256-GCM
  * under APP_KEY with a key id per ciphertext, APP_PREVIOUS_KEYS for rotation, the masked hint,
  * and the server-only `revealSecret` / `resealSecrets` of src/services/accounts.service.ts.
  */
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ConfigError, loadConfig } from '../src/config.ts'
+import { ConfigError, loadConfig } from '../src/platform/config.ts'
 import { resealSecrets, revealSecret } from '../src/services/accounts.service.ts'
 import { resealWebhookSecrets } from '../src/services/webhooks.service.ts'
-import { keyId, keyringOf, needsReseal, open, seal, SecretUnavailableError, secretHint } from '../src/services/secrets.ts'
+import { keyId, keyringOf, needsReseal, open, seal, SecretUnavailableError, secretHint } from '../src/platform/secrets.ts'
 import { createTestApp, TEST_APP_KEY, type TestApp } from './helpers/app.ts'
 
 const newKey = () => randomBytes(32)
@@ -97,7 +97,7 @@ describe('secrets (AES-256-GCM under APP_KEY)', () => {
   })
 })
 
-describe('APP_PREVIOUS_KEYS (src/config.ts)', () => {
+describe('APP_PREVIOUS_KEYS (src/platform/config.ts)', () => {
   const base = { APP_KEY: TEST_APP_KEY, DATA_DIR: '/tmp/aw-config-test' }
 
   it('reads comma-separated keys (spaces and empty parts ignored) and defaults to none', () => {

@@ -1,7 +1,7 @@
 /**
  * Starting the service as `npm start` does (src/server.ts under tsx, embedded mode), with
  * environments a new user may well have: empty provider variables, which the configuration
- * treats as unset (src/config.ts) and which must not stop the AI SDK's modules from loading
+ * treats as unset (src/platform/config.ts) and which must not stop the AI SDK's modules from loading
  * (src/provider-env.ts).
  */
 import { spawn } from 'node:child_process'

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { page, toDate, withParam } from '../src/schemas/wire.ts'
-import { slugify } from '../src/services/slugs.ts'
+import { page, withParam } from '../src/schemas/wire.ts'
+import { slugify } from '../src/platform/slugs.ts'
 import { mergeMetadata } from '../src/services/workspaces.service.ts'
+import { toDate } from '../src/platform/sql.ts'
 
 describe('paginator (API.md section 2)', () => {
   it('builds Laravel links and meta for a middle page', () => {

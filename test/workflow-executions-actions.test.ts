@@ -7,7 +7,7 @@
  * another tenant's executions. Reads: workflow-executions.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { EXECUTION_QUEUE } from '../src/jobs/queue.ts'
+import { EXECUTION_QUEUE } from '../src/platform/queue.ts'
 import type { TestApp } from './helpers/app.ts'
 import { expectNamed, type Member } from './helpers/agents.ts'
 import { BASE, EXECUTION_KEYS, executionsCast, uuids, type Exec, type ExecutionsCast } from './helpers/executions.ts'

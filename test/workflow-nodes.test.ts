@@ -9,7 +9,7 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Config } from '../src/config.ts'
+import type { Config } from '../src/platform/config.ts'
 import { actingContext } from '../src/workflow-engine/acting-context.ts'
 import { evaluateDeep } from '../src/workflow-engine/expressions.ts'
 import { describeNodeTypes, NODE_TYPES, nodeType } from '../src/workflow-engine/node-types.ts'

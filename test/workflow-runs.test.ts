@@ -10,7 +10,7 @@ import { createHmac } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { SCHEDULE_QUEUE } from '../src/jobs/queue.ts'
+import { SCHEDULE_QUEUE } from '../src/platform/queue.ts'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { readOnlyToken } from './helpers/agents.ts'
 

@@ -5,7 +5,7 @@
  * real webhook route and the engine's store on the real database.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { NotFoundError } from '../src/errors.ts'
+import { NotFoundError } from '../src/platform/errors.ts'
 import type { ExecutionResult } from '../src/workflow-engine/executor.ts'
 import { MAX_UNSETTLED } from '../src/workflow-engine/store.ts'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'

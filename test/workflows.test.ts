@@ -12,7 +12,7 @@ import { expectErrorBody, expectInvalid, expectStatus, hiddenCheck, ISO_Z, issue
 import { PDF, uploadKey } from './helpers/media.ts'
 import { workspaceId } from './helpers/rows.ts'
 import { WORKFLOW_KEYS } from './helpers/workflows.ts'
-import { keyringOf, open } from '../src/services/secrets.ts'
+import { keyringOf, open } from '../src/platform/secrets.ts'
 import { webhookSecretContext } from '../src/services/webhooks.service.ts'
 
 const NODES = [

@@ -4,16 +4,11 @@
  * such a resource starts with {@link requireResource} (STYLE.md: the access check is the first
  * line) and lists through {@link listScopeSql}, so the rules run in the database.
  */
+import type { ResourceCtx, ServiceCtx } from '../context.ts'
 import type { SharePermission, Visibility } from '../../entities/index.ts'
-import { executePrepared } from '../db.ts'
-import { ForbiddenError, NotFoundError } from '../errors.ts'
-import type { AuthContext } from '../services/auth.service.ts'
-import type { Ctx } from '../trpc/context.ts'
-import type { WorkspaceContext } from './workspace-access.ts'
+import { executePrepared } from '../platform/db.ts'
+import { ForbiddenError, NotFoundError } from '../platform/errors.ts'
 import { allows, permissionOf, permissionSql, visibleSql, type SqlFragment, type Viewer } from './visibility.ts'
-
-/** A context after `workspaceProcedure`: authenticated, inside a workspace. */
-export type ResourceCtx = Ctx & { auth: AuthContext; workspace: WorkspaceContext }
 
 /** Tables that hold shareable, visibility-scoped resources. */
 export type ResourceTable = 'agents' | 'prompts' | 'tools' | 'workflows' | 'accounts' | 'providers'
@@ -27,7 +22,7 @@ export function viewerOf(ctx: ResourceCtx): Viewer {
  * The row's workspace is alive and in the caller's service scope (API.md section 3). Rows with
  * no workspace (built-in providers) pass when `allowGlobal` is set.
  */
-export function serviceScopeSql(alias: string, ctx: Ctx, allowGlobal = false): SqlFragment {
+export function serviceScopeSql(alias: string, ctx: ServiceCtx, allowGlobal = false): SqlFragment {
   const scoped = workspaceInScopeSql({ sql: `${alias}.workspace_id`, params: [] }, ctx)
   return { sql: `(${allowGlobal ? `${alias}.workspace_id is null or ` : ''}${scoped.sql})`, params: scoped.params }
 }
@@ -36,7 +31,7 @@ export function serviceScopeSql(alias: string, ctx: Ctx, allowGlobal = false): S
  * Workspace `workspace` (a column, or a `?` with the id) is alive and in the caller's service
  * scope. With a known id PostgreSQL checks it once per statement, not once per row.
  */
-export function workspaceInScopeSql(workspace: SqlFragment, ctx: Ctx): SqlFragment {
+export function workspaceInScopeSql(workspace: SqlFragment, ctx: ServiceCtx): SqlFragment {
   return {
     sql: `exists (select 1 from workspaces rw where rw.id = ${workspace.sql}
       and rw.deleted_at is null and rw.service_id is not distinct from ?)`,
@@ -98,7 +93,7 @@ export async function requireResourceWith<Row extends Record<string, unknown>>(
 
 /**
  * Like {@link requireResource} without the permission check; null when not visible. Every
- * resource request starts here, so the statement is prepared (src/db.ts, `executePrepared`):
+ * resource request starts here, so the statement is prepared (src/platform/db.ts, `executePrepared`):
  * its text depends only on the table, the viewer's role and `columns`, and planning it costs
  * more than running it. Like every prepared statement it runs outside any transaction of the
  * request's EntityManager (no caller runs it inside one).

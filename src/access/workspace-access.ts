@@ -3,17 +3,10 @@
  * and which workspace a request works in. Every check is one SQL query on the membership.
  */
 import type { WorkspaceRole } from '../../entities/index.ts'
-import { ForbiddenError, NotFoundError, ValidationError } from '../errors.ts'
+import { ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
-import { unprefix, workspaceColumns } from '../services/sql.ts'
-import type { Ctx } from '../trpc/context.ts'
-import type { AuthContext } from '../services/auth.service.ts'
-
-/** The workspace a request works in, with the caller's role there. */
-export interface WorkspaceContext {
-  workspace: WorkspaceRow
-  role: WorkspaceRole
-}
+import { unprefix, workspaceColumns } from '../platform/sql.ts'
+import type { AuthedCtx, ServiceCtx, WorkspaceContext } from '../context.ts'
 
 /** What can be done to a workspace, and the roles allowed to. */
 export const WORKSPACE_ACTIONS = {
@@ -23,8 +16,6 @@ export const WORKSPACE_ACTIONS = {
   delete: ['owner'],
 } as const satisfies Record<string, readonly WorkspaceRole[]>
 export type WorkspaceAction = keyof typeof WORKSPACE_ACTIONS
-
-type AuthedCtx = Ctx & { auth: AuthContext }
 
 /**
  * SQL condition (alias `w`) for workspaces the caller is a member of, in the caller's service

@@ -5,8 +5,8 @@
  * migration and writes the difference as a new migration under src/migrations (add it to
  * src/migrations/index.ts). `up` applies pending migrations to the configured database.
  */
-import { loadConfig, loadDotEnv } from '../config.ts'
-import { migrate, openOrm, targetFromConfig } from '../db.ts'
+import { loadConfig, loadDotEnv } from '../platform/config.ts'
+import { migrate, openOrm, targetFromConfig } from '../platform/db.ts'
 
 const command = process.argv[2]
 if (command === 'create') {

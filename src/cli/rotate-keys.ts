@@ -8,10 +8,10 @@
  * secret).
  * Exits with 1 when any secret could not be re-sealed.
  */
-import { loadConfig, loadDotEnv } from '../config.ts'
-import { openOrm, targetFromConfig } from '../db.ts'
+import { loadConfig, loadDotEnv } from '../platform/config.ts'
+import { openOrm, targetFromConfig } from '../platform/db.ts'
 import { resealSecrets } from '../services/accounts.service.ts'
-import { keyringOf } from '../services/secrets.ts'
+import { keyringOf } from '../platform/secrets.ts'
 import { resealWebhookSecrets } from '../services/webhooks.service.ts'
 
 loadDotEnv()

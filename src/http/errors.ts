@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Socket } from 'node:net'
 import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { AppError, TooManyRequestsError, ValidationError } from '../errors.ts'
+import { AppError, TooManyRequestsError, ValidationError } from '../platform/errors.ts'
 import { VALIDATION_MESSAGE } from '../trpc/errors.ts'
 
 /** tRPC code for each status the host answers itself. */
@@ -124,7 +124,7 @@ export function flattenRestError(request: FastifyRequest, reply: FastifyReply, p
 }
 
 /**
- * Answers a service's named error (src/errors.ts) thrown in a plain route with its status and
+ * Answers a service's named error (src/platform/errors.ts) thrown in a plain route with its status and
  * body, as the procedures would; false for any other error.
  */
 export function sendAppError(error: unknown, request: FastifyRequest, reply: FastifyReply): boolean {

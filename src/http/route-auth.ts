@@ -4,12 +4,12 @@
  * surfaces accept and refuse the same requests.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { ResourceCtx } from '../access/resource-access.ts'
 import { resolveWorkspaceContext } from '../access/workspace-access.ts'
-import { ForbiddenError } from '../errors.ts'
+import { ForbiddenError } from '../platform/errors.ts'
 import { authenticate } from '../services/auth.service.ts'
 import type { Ctx, RequestMeta } from '../trpc/context.ts'
 import { serviceIdOf } from '../trpc/service-scope.ts'
+import type { ResourceCtx } from '../context.ts'
 
 /** The request's context, as the procedures get it. */
 export function contextOf(createContext: (meta: RequestMeta) => Ctx, request: FastifyRequest, reply: FastifyReply): Ctx {

@@ -9,7 +9,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
-import { ValidationError } from '../errors.ts'
+import { ValidationError } from '../platform/errors.ts'
 import { toRunEvent } from '../schemas/run.schema.ts'
 import * as runs from '../services/runs.service.ts'
 import type { Ctx, RequestMeta } from '../trpc/context.ts'

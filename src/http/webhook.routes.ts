@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
-import { NotFoundError } from '../errors.ts'
+import { NotFoundError } from '../platform/errors.ts'
 import { triggerWebhook } from '../services/webhooks.service.ts'
 import type { AppDeps } from '../trpc/context.ts'
 import { handleRouteError } from './errors.ts'

@@ -6,8 +6,8 @@
  * credential or the provider's own text.
  */
 import { generateText, type ModelMessage } from 'ai'
-import type { Config } from '../config.ts'
-import { UpstreamError, UpstreamTimeoutError } from '../errors.ts'
+import type { Config } from '../platform/config.ts'
+import { UpstreamError, UpstreamTimeoutError } from '../platform/errors.ts'
 import type { ResolvedModel } from './registry.ts'
 
 /** What to ask: a system prompt and either one prompt or a conversation. */

@@ -11,7 +11,7 @@
  * benchmark").
  */
 import { experimental_streamLanguageModelCall, stepCountIs, streamText } from 'ai'
-import type { Config } from '../config.ts'
+import type { Config } from '../platform/config.ts'
 import type { ModelCall } from './run-executor.ts'
 import { toToolSet } from './tools.ts'
 

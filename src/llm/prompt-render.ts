@@ -36,7 +36,7 @@
  * `ValidationError` on `content` ({@link checkPromptTemplate}).
  */
 import Mustache from 'mustache'
-import { ValidationError } from '../errors.ts'
+import { ValidationError } from '../platform/errors.ts'
 import type { TPromptInputField } from '../schemas/prompt.schema.ts'
 
 /** One declared input, as stored in a prompt's `metadata.input`. */

@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { RedisClientType } from '@keyv/redis'
-import type { CacheLog } from '../services/subscriber.ts'
+import type { CacheLog } from '../platform/subscriber.ts'
 import { isRecord } from '../schemas/wire.ts'
 
 /** One stored event as followers receive it. */

@@ -9,7 +9,7 @@
  * way new events wait for the next, so a fast stream costs a few statements, not one per delta,
  * and the first event goes out after a single insert.
  */
-import type { Em, Orm } from '../db.ts'
+import type { Em, Orm } from '../platform/db.ts'
 import { jsonValueOf, storableJson } from '../schemas/wire.ts'
 import type { RunBus, RunEventRecord } from './run-bus.ts'
 

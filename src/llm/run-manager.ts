@@ -9,10 +9,10 @@
  * still `queued`/`running` whose log has not moved for `LLM_TIMEOUT_MS` + 60 s is marked `failed`
  * (`interrupted`), so none stays `running` forever.
  */
-import type { Config } from '../config.ts'
-import type { Orm } from '../db.ts'
-import type { ReadCache } from '../services/read-cache.ts'
-import type { CacheLog } from '../services/subscriber.ts'
+import type { Config } from '../platform/config.ts'
+import type { Orm } from '../platform/db.ts'
+import type { ReadCache } from '../platform/read-cache.ts'
+import type { CacheLog } from '../platform/subscriber.ts'
 import { RunBus } from './run-bus.ts'
 import { executeRun, RunInterruptedError, type ModelCall, type RunOutcome, type RunPlan } from './run-executor.ts'
 import type { RedisClientType } from '@keyv/redis'

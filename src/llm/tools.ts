@@ -12,12 +12,12 @@
  */
 import { jsonSchema, tool, type ToolSet } from 'ai'
 import { AUTH_SCHEMES, TOOL_METHODS, type AuthScheme, type ToolMethod } from '../../entities/index.ts'
-import type { Config } from '../config.ts'
-import type { Em } from '../db.ts'
-import { keyringOf, open } from '../services/secrets.ts'
+import type { Config } from '../platform/config.ts'
+import type { Em } from '../platform/db.ts'
+import { keyringOf, open } from '../platform/secrets.ts'
 import { sendToolRequest, ToolHttpError, type ToolHttpRequest, type ToolHttpResponse } from './tool-http.ts'
 import { isRecord, jsonValueOf } from '../schemas/wire.ts'
-import { schemaValidator } from '../services/json-schema.ts'
+import { schemaValidator } from '../platform/json-schema.ts'
 
 /** One tool an agent may call, ready to run. */
 export interface ToolBinding {
@@ -361,7 +361,7 @@ export async function callTool(binding: ToolBinding, input: unknown, options: { 
 
 type Validation = { success: true; value: Record<string, unknown> } | { success: false; error: Error }
 
-/** Checks tool input against the tool's schema (src/services/json-schema.ts: compiled once per schema). */
+/** Checks tool input against the tool's schema (src/platform/json-schema.ts: compiled once per schema). */
 function validatorFor(schema: Record<string, unknown>): (value: unknown) => Validation {
   const problemOf = schemaValidator(schema)
   return (value) => {

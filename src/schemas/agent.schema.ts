@@ -5,7 +5,7 @@
  */
 import { z } from 'zod'
 import type { SharePermission } from '../../entities/index.ts'
-import { usageFrequency, USAGE_FREQUENCIES } from '../services/usage-frequency.ts'
+import { usageFrequency, USAGE_FREQUENCIES } from './usage-frequency.ts'
 import { Category, ProfilePhotoConfig, toProfilePhotoConfig, Visibility, type ResourceRow, type TCategory } from './resource.schema.ts'
 import { AgentTool, toAgentTool, type AgentToolRow } from './tool.schema.ts'
 import { NestedUser, NestedWorkspace, toNestedUser, type UserRow } from './user.schema.ts'
@@ -100,7 +100,7 @@ export const Agent = z
   .meta({ id: 'Agent' })
 export type TAgent = z.infer<typeof Agent>
 
-/** Columns of `agents` the mapper reads (see `selectColumns` in src/services/sql.ts). */
+/** Columns of `agents` the mapper reads (see `selectColumns` in src/platform/sql.ts). */
 export const AGENT_FIELDS = [
   'id', 'uuid', 'name', 'description', 'instruction', 'profilePhotoKey', 'profilePhotoConfig', 'visibility', 'metadata',
   'isTemplate', 'usageCount', 'lastUsedAt', 'userId', 'workspaceId', 'createdAt', 'updatedAt',

@@ -191,7 +191,7 @@ export const PromptResponse = envelope(Prompt)
 /** A page of prompts. */
 export const PromptList = paginated(Prompt)
 
-/** Columns of `prompts` a mapper reads (see `selectColumns` in src/services/sql.ts). */
+/** Columns of `prompts` a mapper reads (see `selectColumns` in src/platform/sql.ts). */
 export const PROMPT_FIELDS = [
   'id', 'uuid', 'name', 'description', 'profilePhotoKey', 'profilePhotoConfig', 'visibility', 'content', 'metadata',
   'userId', 'workspaceId', 'createdAt', 'updatedAt',

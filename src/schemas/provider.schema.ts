@@ -126,7 +126,7 @@ export const Provider = z
   .meta({ id: 'Provider' })
 export type TProvider = z.infer<typeof Provider>
 
-/** Columns of `providers` a mapper reads (see `selectColumns` in src/services/sql.ts). */
+/** Columns of `providers` a mapper reads (see `selectColumns` in src/platform/sql.ts). */
 export const PROVIDER_FIELDS = [
   'id', 'uuid', 'slug', 'name', 'description', 'type', 'driver', 'baseUrl', 'authScheme', 'authParameter', 'isBuiltin',
   'visibility', 'metadata', 'userId', 'workspaceId', 'createdAt', 'updatedAt',

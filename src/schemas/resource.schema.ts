@@ -4,7 +4,7 @@
  */
 import { z } from 'zod'
 import { VISIBILITIES, type ProfilePhotoConfigValue, type Visibility as TVisibility } from '../../entities/index.ts'
-import type { FieldIssue, FieldPath } from '../errors.ts'
+import type { FieldIssue, FieldPath } from '../platform/errors.ts'
 import { jsonBytes, pageQuery, sortParam, text } from './wire.ts'
 
 /**

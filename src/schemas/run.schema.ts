@@ -122,7 +122,7 @@ export type RunRecord = Pick<
   | 'updatedAt'
 > & { id: number; agentUuid: string | null; threadUuid: string | null; promptUuid: string | null }
 
-/** The stored columns of a {@link RunRecord} (camelCase; read through `selectColumns` of src/services/sql.ts). */
+/** The stored columns of a {@link RunRecord} (camelCase; read through `selectColumns` of src/platform/sql.ts). */
 // prettier-ignore
 export const RUN_FIELDS = [
   'id', 'uuid', 'kind', 'status', 'model', 'input', 'output', 'error', 'background', 'promptTokens', 'completionTokens', 'totalTokens',

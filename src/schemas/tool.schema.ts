@@ -8,7 +8,7 @@ import { MediaKey, ProfilePhotoConfig, ProfilePhotoConfigInput, toProfilePhotoCo
 import { iso, jsonBytes, name, pageQuery, sortParam, text, timestamp } from './wire.ts'
 import { mediaUrl } from './workspace.schema.ts'
 
-/** Columns of `tools` a mapper reads (see `selectColumns` in src/services/sql.ts). */
+/** Columns of `tools` a mapper reads (see `selectColumns` in src/platform/sql.ts). */
 export const TOOL_FIELDS = [
   'id', 'uuid', 'name', 'description', 'type', 'profilePhotoKey', 'profilePhotoConfig', 'visibility', 'credits',
   'metadata', 'method', 'url', 'inputSchema', 'providerId', 'userId', 'workspaceId', 'createdAt', 'updatedAt',

@@ -3,6 +3,7 @@
  * paginator, `with`, timestamps, and JSON scalars that refuse strings.
  */
 import { z } from 'zod'
+import { toDate } from '../platform/sql.ts'
 
 /**
  * trpc-to-openapi 3.3 turns on zod coercion for every number and boolean of an input object,
@@ -75,13 +76,6 @@ export const name = (max = 255) => text(max).refine((value) => value.trim().leng
 
 /** ISO 8601 in UTC with a `Z` suffix (API.md section 2). */
 export const timestamp = () => z.iso.datetime()
-/**
- * A stored instant as a Date. Entities hold Dates; raw SQL answers PostgreSQL's text form
- * (`2026-11-21 09:41:21.581078+00`), which both drivers leave as a string.
- */
-export function toDate(value: Date | string): Date {
-  return value instanceof Date ? value : new Date(value.replace(' ', 'T').replace(/([+-]\d{2})$/, '$1:00'))
-}
 /** Formats a stored instant for the wire. */
 export const iso = (value: Date | string): string => toDate(value).toISOString()
 /** Formats a nullable stored instant for the wire. */

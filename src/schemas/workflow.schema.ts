@@ -23,7 +23,7 @@ import { NestedUser, NestedWorkspace } from './user.schema.ts'
 import { envelope, iso, isoOrNull, jsonBoolean, jsonBytes, jsonInt, name, paginated, pageQuery, sortParam, text, timestamp, withParam } from './wire.ts'
 import { mediaUrl } from './workspace.schema.ts'
 
-/** Columns of `workflows` a mapper reads (see `selectColumns` in src/services/sql.ts). */
+/** Columns of `workflows` a mapper reads (see `selectColumns` in src/platform/sql.ts). */
 export const WORKFLOW_FIELDS = [
   'id', 'uuid', 'name', 'description', 'profilePhotoKey', 'profilePhotoConfig', 'visibility', 'isActive', 'isTemplate',
   'nodes', 'edges', 'settings', 'staticData', 'pinData', 'triggerCount', 'userId', 'workspaceId', 'createdAt',

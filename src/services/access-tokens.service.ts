@@ -5,13 +5,10 @@
  */
 import { AccessToken, type TokenAbility } from '../../entities/index.ts'
 import { requireWorkspace } from '../access/workspace-access.ts'
-import { ForbiddenError, NotFoundError, ValidationError } from '../errors.ts'
+import { ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import { isoOrNull, iso, page } from '../schemas/wire.ts'
-import type { Ctx } from '../trpc/context.ts'
-import type { AuthContext } from './auth.service.ts'
-import { newToken } from './tokens.ts'
-
-type AuthedCtx = Ctx & { auth: AuthContext }
+import { newToken } from '../platform/tokens.ts'
+import type { AuthContext, ServiceCtx, AuthedCtx } from '../context.ts'
 
 /** A token as listed (never the plaintext, never the hash). */
 export interface TokenView {
@@ -148,7 +145,7 @@ export async function create(ctx: AuthedCtx, input: CreateTokenInput) {
 
 /**
  * Revokes one of the caller's application tokens, and drops the caller's cached tokens here and
- * in every process (src/services/auth-cache.ts), so it answers 401 from the next request on.
+ * in every process (src/platform/auth-cache.ts), so it answers 401 from the next request on.
  * @throws NotFoundError when it is not the caller's (or already revoked).
  */
 export async function remove(ctx: AuthedCtx, uuid: string): Promise<void> {

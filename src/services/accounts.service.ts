@@ -7,10 +7,10 @@
  */
 import { uuidv7 } from 'uuidv7'
 import { Account, Provider } from '../../entities/index.ts'
-import { listScopeSql, requireResource, type ResourceCtx } from '../access/resource-access.ts'
-import type { Config } from '../config.ts'
-import type { Em } from '../db.ts'
-import { ConflictError } from '../errors.ts'
+import { listScopeSql, requireResource } from '../access/resource-access.ts'
+import type { Config } from '../platform/config.ts'
+import type { Em } from '../platform/db.ts'
+import { ConflictError } from '../platform/errors.ts'
 import {
   ACCOUNT_FIELDS,
   toAccount,
@@ -25,9 +25,10 @@ import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
 import { usableProvider } from './providers.service.ts'
 import { Conditions, searchSql } from './list-filters.ts'
 import { listPage, nameAndTimeSorts, type ListSource } from './list-page.ts'
-import { resealColumn, type ResealReport } from './reseal.ts'
-import { keyringOf, open, seal, secretHint, type Keyring } from './secrets.ts'
-import { selectColumns, unprefix, userColumns, workspaceColumns } from './sql.ts'
+import { resealColumn, type ResealReport } from '../platform/reseal.ts'
+import { keyringOf, open, seal, secretHint, type Keyring } from '../platform/secrets.ts'
+import { selectColumns, unprefix, userColumns, workspaceColumns } from '../platform/sql.ts'
+import type { ResourceCtx } from '../context.ts'
 import { mergeMetadata } from './workspaces.service.ts'
 
 /**

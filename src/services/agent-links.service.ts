@@ -7,12 +7,13 @@
  * A tool, account or workflow the caller cannot see is a 400 naming that field (for example
  * `tools.0.account_uuid`), with the same message whether it exists elsewhere or not at all.
  */
-import { serviceScopeSql, viewerOf, type ResourceCtx } from '../access/resource-access.ts'
+import { serviceScopeSql, viewerOf } from '../access/resource-access.ts'
 import { visibleSql } from '../access/visibility.ts'
-import type { Em } from '../db.ts'
-import { ValidationError } from '../errors.ts'
+import type { Em } from '../platform/db.ts'
+import { ValidationError } from '../platform/errors.ts'
 import type { TCreateAgentInput } from '../schemas/agent-input.schema.ts'
 import { resolveCategoryUuids, setCategories } from './categories.service.ts'
+import type { ResourceCtx } from '../context.ts'
 import { resolveMediaKeys } from './media-keys.ts'
 
 /** The resolved bindings of a request; a member is undefined when the request left it out (kept). */

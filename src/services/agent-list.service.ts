@@ -4,13 +4,13 @@
  * whatever the page size and `with`: the page (each embedded relation a correlated sub-select,
  * see ./agent-read.service.ts) and the count, both prepared on PostgreSQL.
  */
-import type { ResourceCtx } from '../access/resource-access.ts'
 import { permissionOf } from '../access/visibility.ts'
 import type { TListAgentsInput } from '../schemas/agent-input.schema.ts'
 import { toAgent, type AgentRelation } from '../schemas/agent.schema.ts'
 import { page, sortOf } from '../schemas/wire.ts'
 import { jsonRow, runRead, selectSql, toRecord } from './agent-read.service.ts'
 import { resourceFilterQuery, resourceFilterSql } from './list-filters.ts'
+import type { ResourceCtx } from '../context.ts'
 
 const SORT_COLUMNS: Record<string, string> = {
   created_at: 'a.created_at',

@@ -5,10 +5,10 @@
  * correlated `json_agg` sub-select. So a retrieve is one statement after the workspace context;
  * lists (./agent-list.service.ts) reuse the same select list.
  */
-import { serviceScopeSql, viewerOf, type ResourceCtx } from '../access/resource-access.ts'
+import { serviceScopeSql, viewerOf } from '../access/resource-access.ts'
 import { permissionOf, permissionSql, visibleSql, type SqlFragment } from '../access/visibility.ts'
-import { executePrepared } from '../db.ts'
-import { NotFoundError } from '../errors.ts'
+import { executePrepared } from '../platform/db.ts'
+import { NotFoundError } from '../platform/errors.ts'
 import {
   AGENT_FIELDS,
   AGENT_RELATIONS,
@@ -26,10 +26,11 @@ import type { UserRow } from '../schemas/user.schema.ts'
 import { WORKFLOW_FIELDS, type WorkflowRow } from '../schemas/workflow.schema.ts'
 import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
 import { favoriteSql } from './favorites.service.ts'
-import { USAGE_WINDOW_DAYS } from './usage-frequency.ts'
-import { jsonObject, selectColumns, unprefix, USER_FIELDS, userColumns, WORKSPACE_FIELDS, workspaceColumns } from './sql.ts'
+import { USAGE_WINDOW_DAYS } from '../schemas/usage-frequency.ts'
+import { jsonObject, selectColumns, unprefix, USER_FIELDS, userColumns, WORKSPACE_FIELDS, workspaceColumns } from '../platform/sql.ts'
 import type { SharePermission } from '../../entities/index.ts'
 import { isRecord, jsonValueOf } from '../schemas/wire.ts'
+import type { ResourceCtx } from '../context.ts'
 
 /** Each collection as a correlated sub-select over the agent `a`; no parameters. */
 const COLLECTIONS: Record<Exclude<AgentRelation, 'user' | 'workspace'>, string> = {
@@ -70,7 +71,7 @@ const COUNTS = [
   `(select count(*) from agent_workflows x join workflows f on f.id = x.workflow_id
      where x.agent_id = a.id and f.deleted_at is null)::int as "workflowsCount"`,
   `(select count(*) from threads th where th.agent_id = a.id and th.deleted_at is null)::int as "threadsCount"`,
-  // Runs of the last 30 days (src/services/usage-frequency.ts): a range of runs(agent_id, created_at).
+  // Runs of the last 30 days (src/schemas/usage-frequency.ts): a range of runs(agent_id, created_at).
   `(select count(*) from runs r where r.agent_id = a.id and r.created_at > now() - interval '${USAGE_WINDOW_DAYS} days')::int as "runsInWindow"`,
 ]
 
@@ -138,7 +139,7 @@ const EVERYTHING: ReadonlySet<AgentRelation> = new Set(AGENT_RELATIONS)
 /**
  * Runs a read as a named prepared statement on PostgreSQL (parsed and planned once per pooled
  * connection: planning these statements costs several times their execution), through the
- * EntityManager on PGlite (src/db.ts, `executePrepared`). `key` identifies the text (the text
+ * EntityManager on PGlite (src/platform/db.ts, `executePrepared`). `key` identifies the text (the text
  * itself, or a shorter key that fixes it).
  */
 export function runRead(ctx: ResourceCtx, key: string, sql: string | (() => string), params: unknown[]) {

@@ -5,10 +5,11 @@
  * every visibility and share rule runs in SQL. Reads are in ./agent-read.service.ts, bindings
  * (tools, workflows, files, categories) in ./agent-links.service.ts.
  */
+import type { ReadCache, ReadStore } from '../platform/read-cache.ts'
 import { LockMode } from '@mikro-orm/core'
 import { Agent } from '../../entities/index.ts'
-import { requireResource, type ResourceCtx } from '../access/resource-access.ts'
-import { ValidationError } from '../errors.ts'
+import { requireResource } from '../access/resource-access.ts'
+import { ValidationError } from '../platform/errors.ts'
 import {
   AGENT_METADATA_MAX_BYTES,
   type TCreateAgentInput,
@@ -24,9 +25,22 @@ import { resolveAgentLinks, writeAgentLinks } from './agent-links.service.ts'
 import { addFavorite, removeFavorite } from './favorites.service.ts'
 import { resolveProfilePhotoKey } from './media-keys.ts'
 import { shareResource } from './shares.service.ts'
+import type { ResourceCtx } from '../context.ts'
 import { mergeMetadata } from './workspaces.service.ts'
 
 type Envelope = { data: TAgent }
+
+/** This process's cached agent reads, one store per read cache (src/platform/read-cache.ts). */
+const agentReads = new WeakMap<ReadCache, ReadStore<Envelope>>()
+
+function agentStore(cache: ReadCache): ReadStore<Envelope> {
+  let store = agentReads.get(cache)
+  if (!store) {
+    store = cache.store<Envelope>()
+    agentReads.set(cache, store)
+  }
+  return store
+}
 
 /** The agents the caller may list, filtered, sorted and paginated (see {@link listAgents}). */
 export function list(ctx: ResourceCtx, input: TListAgentsInput) {
@@ -41,7 +55,7 @@ export function list(ctx: ResourceCtx, input: TListAgentsInput) {
 export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<Envelope> {
   // Everything the answer depends on besides the data: who asks, in which workspace and role, in which scope.
   const key = `${uuid}:${ctx.auth.user.id}:${ctx.workspace.workspace.id}:${ctx.workspace.role}:${ctx.serviceId ?? ''}`
-  return ctx.deps.readCache.agents.read(key, async () => ({ data: await retrieveAgent(ctx, uuid) }))
+  return agentStore(ctx.deps.readCache).read(key, async () => ({ data: await retrieveAgent(ctx, uuid) }))
 }
 
 /**

@@ -2,47 +2,18 @@
  * Authentication (API.md section 3): sign-up, sign-in, logout, and resolving a bearer token to
  * the caller in one query.
  */
+import type { AuthContext, ServiceCtx } from '../context.ts'
 import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2'
 import { AccessToken, User, Workspace, WorkspaceMember, type TokenAbility, type TokenKind, type WorkspaceRole } from '../../entities/index.ts'
-import { ForbiddenError, UnauthorizedError, ValidationError } from '../errors.ts'
+import { ForbiddenError, UnauthorizedError, ValidationError } from '../platform/errors.ts'
 import type { UserRow } from '../schemas/user.schema.ts'
 import { toUser } from '../schemas/user.schema.ts'
 import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
-import { toDate } from '../schemas/wire.ts'
-import type { Ctx } from '../trpc/context.ts'
-import { prepared } from '../db.ts'
-import { authCacheKey } from './auth-cache.ts'
-import { unprefix, userColumns, workspaceColumns } from './sql.ts'
-import { hashToken, newToken } from './tokens.ts'
-import { uniqueSlug } from './slugs.ts'
-
-/** The authenticated caller, attached to the context by `authedProcedure`. */
-export interface AuthContext {
-  user: UserRow
-  /** The user's primary workspace, null when it was deleted. */
-  primaryWorkspace: WorkspaceRow | null
-  /**
-   * The user's role in the primary workspace (null without one), so the most common workspace
-   * context (API.md section 4: no header, no `workspace_uuid`, no bound workspace) needs no
-   * query of its own. Role changes invalidate the cached caller (members.service).
-   */
-  primaryRole: WorkspaceRole | null
-  token: {
-    id: number
-    uuid: string
-    kind: TokenKind
-    name: string
-    /** The displayable start of the plaintext (`wst_...` / `wat_...`). */
-    prefix: string
-    abilities: TokenAbility[]
-    /** Workspace id an application token is bound to. */
-    workspaceId: number | null
-    workspaceUuid: string | null
-    expiresAt: Date | string | null
-    lastUsedAt: Date | string | null
-    createdAt: Date | string
-  }
-}
+import { prepared } from '../platform/db.ts'
+import { authCacheKey } from '../platform/auth-cache.ts'
+import { unprefix, userColumns, workspaceColumns, toDate } from '../platform/sql.ts'
+import { hashToken, newToken } from '../platform/tokens.ts'
+import { uniqueSlug } from '../platform/slugs.ts'
 
 /** argon2id with the OWASP parameters (19 MiB, 2 passes). */
 const ARGON2 = { algorithm: 2, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const
@@ -74,13 +45,13 @@ const BEARER = /^Bearer +([A-Za-z0-9_-]{16,200})$/i
 
 /**
  * Resolves `Authorization: Bearer <token>` to the caller: from this process's token cache
- * (src/services/auth-cache.ts) when it holds the token, else one indexed query for token, user
+ * (src/platform/auth-cache.ts) when it holds the token, else one indexed query for token, user
  * and primary workspace, whose answer is then cached. A token of another service scope is as
  * unknown as a wrong one (the scope is part of the cache key and of the query).
  * The answer is frozen: concurrent requests with the same token share it.
  * @throws UnauthorizedError for a missing, malformed, unknown, expired or revoked token.
  */
-export async function authenticate(ctx: Ctx): Promise<AuthContext> {
+export async function authenticate(ctx: ServiceCtx): Promise<AuthContext> {
   const header = ctx.headers.authorization
   const match = header ? BEARER.exec(header) : null
   if (!match) throw new UnauthorizedError(header ? 'Invalid bearer token' : 'Missing bearer token')
@@ -92,7 +63,7 @@ export async function authenticate(ctx: Ctx): Promise<AuthContext> {
 }
 
 /** The authentication query; caches a hit. */
-async function loadAuth(ctx: Ctx, key: string, tokenHash: string): Promise<AuthContext> {
+async function loadAuth(ctx: ServiceCtx, key: string, tokenHash: string): Promise<AuthContext> {
   const cache = ctx.deps.authCache
   const generation = cache.generation
   const rows = await authQuery(ctx.deps.orm, () => ctx.em, [tokenHash, ctx.serviceId])
@@ -123,7 +94,7 @@ async function loadAuth(ctx: Ctx, key: string, tokenHash: string): Promise<AuthC
  * new time, so later requests served from the cache do not write again; this request still
  * answers the time it found.
  */
-function recordUse(ctx: Ctx, key: string, auth: AuthContext): void {
+function recordUse(ctx: ServiceCtx, key: string, auth: AuthContext): void {
   const lastUsed = auth.token.lastUsedAt ? toDate(auth.token.lastUsedAt).getTime() : 0
   const now = Date.now()
   if (now - lastUsed <= LAST_USED_RESOLUTION_MS) return
@@ -157,7 +128,7 @@ export interface SignInResult {
   data: { access_token: string; token_type: 'Bearer'; expires_at: string; user: ReturnType<typeof toUser> }
 }
 
-async function issueBasicToken(ctx: Ctx, userId: number): Promise<{ plaintext: string; expiresAt: Date }> {
+async function issueBasicToken(ctx: ServiceCtx, userId: number): Promise<{ plaintext: string; expiresAt: Date }> {
   const token = newToken('basic')
   const expiresAt = new Date(Date.now() + ctx.config.basicTokenTtlDays * 86_400_000)
   ctx.em.create(AccessToken, {
@@ -174,7 +145,7 @@ async function issueBasicToken(ctx: Ctx, userId: number): Promise<{ plaintext: s
   return { plaintext: token.plaintext, expiresAt }
 }
 
-async function signedIn(ctx: Ctx, userId: number): Promise<SignInResult> {
+async function signedIn(ctx: ServiceCtx, userId: number): Promise<SignInResult> {
   const { plaintext, expiresAt } = await issueBasicToken(ctx, userId)
   const [row] = await ctx.em.execute(
     `select ${userColumns('u', 'u_')}, ${workspaceColumns('w', 'w_')} from users u
@@ -213,7 +184,7 @@ function splitName(name: string): { first: string; last: string } {
  * Creates a user, their primary workspace (they own it) and a basic token.
  * @throws ForbiddenError when sign-up is turned off; ValidationError (`email`) when taken.
  */
-export async function signUp(ctx: Ctx, input: SignUpInput): Promise<SignInResult> {
+export async function signUp(ctx: ServiceCtx, input: SignUpInput): Promise<SignInResult> {
   if (!ctx.config.signUpEnabled) throw new ForbiddenError('Sign-up is disabled on this server')
   const email = input.email.trim().toLowerCase()
   const taken = await ctx.em.execute('select 1 from users where email = ? and service_id is not distinct from ?', [
@@ -255,7 +226,7 @@ export async function signUp(ctx: Ctx, input: SignUpInput): Promise<SignInResult
  * the same 401 after the same work.
  * @throws UnauthorizedError on bad credentials.
  */
-export async function signIn(ctx: Ctx, input: { email: string; password: string }): Promise<SignInResult> {
+export async function signIn(ctx: ServiceCtx, input: { email: string; password: string }): Promise<SignInResult> {
   const email = input.email.trim().toLowerCase()
   const [row] = await ctx.em.execute(
     'select id, password_hash as "passwordHash" from users where email = ? and service_id is not distinct from ?',
@@ -268,9 +239,9 @@ export async function signIn(ctx: Ctx, input: { email: string; password: string 
 
 /**
  * Revokes the token the caller used, and drops the caller's cached tokens here and in every
- * process (src/services/auth-cache.ts), so the token answers 401 from the next request on.
+ * process (src/platform/auth-cache.ts), so the token answers 401 from the next request on.
  */
-export async function logout(ctx: Ctx & { auth: AuthContext }): Promise<void> {
+export async function logout(ctx: ServiceCtx & { auth: AuthContext }): Promise<void> {
   await ctx.em.execute('update access_tokens set revoked_at = now(), updated_at = now() where id = ?', [ctx.auth.token.id])
   await ctx.deps.authCache.invalidate({ users: [ctx.auth.user.id] })
 }

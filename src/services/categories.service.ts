@@ -2,13 +2,13 @@
  * Categories (issue 3, item 6): the seeded catalogue listed by `GET /api/v1/categories`, and the
  * helpers agents and workflows use to resolve `category_uuids` and to embed `categories`.
  */
-import { likePattern, type ResourceCtx } from '../access/resource-access.ts'
+import { likePattern } from '../access/resource-access.ts'
 import type { SqlFragment } from '../access/visibility.ts'
-import type { Em } from '../db.ts'
-import { ValidationError, type FieldPath } from '../errors.ts'
+import type { Em } from '../platform/db.ts'
+import { ValidationError, type FieldPath } from '../platform/errors.ts'
 import type { TCategory, TListCategoriesInput } from '../schemas/resource.schema.ts'
 import { page, sortOf } from '../schemas/wire.ts'
-import type { Ctx } from '../trpc/context.ts'
+import type { ResourceCtx, ServiceCtx } from '../context.ts'
 
 const SORT_COLUMNS: Record<string, string> = { position: 'c.position', name: 'lower(c.name)', created_at: 'c.created_at' }
 
@@ -98,7 +98,7 @@ export async function setCategories(em: Em, table: CategorizedTable, id: number,
 }
 
 /** `GET /api/v1/categories`: the catalogue as the paginator shape, `search` over name and description. */
-export async function list(ctx: Ctx, input: TListCategoriesInput) {
+export async function list(ctx: ServiceCtx, input: TListCategoriesInput) {
   const { column, direction } = sortOf(input.sort)
   const search = input.search ? likePattern(input.search) : null
   const where = search ? '(c.name ilike ? or c.description ilike ? or c.slug ilike ?)' : 'true'

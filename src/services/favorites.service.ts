@@ -1,9 +1,9 @@
+import type { ResourceCtx } from '../context.ts'
 /**
  * Favourites (issue 3: `POST/DELETE /api/v1/{agents,workflows}/{uuid}/favorite`). Generic over the
  * favouritable tables: `favorites.resource_type` is the table name, `resource_id` its key.
  * Callers check access first (`requireResource(..., 'read')`) and pass the row's id.
  */
-import type { ResourceCtx } from '../access/resource-access.ts'
 import type { SqlFragment } from '../access/visibility.ts'
 
 /** Tables whose rows can be favourited. */

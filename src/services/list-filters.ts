@@ -4,10 +4,11 @@
  * workflows share. Values are parameters only (no lists expanded into the text), so each
  * combination of filters is one statement text that PostgreSQL plans once.
  */
-import { likePattern, listScopeSql, type ResourceCtx } from '../access/resource-access.ts'
+import { likePattern, listScopeSql } from '../access/resource-access.ts'
 import type { SqlFragment } from '../access/visibility.ts'
 import type { TResourceListFilters } from '../schemas/resource.schema.ts'
 import { inCategoriesSql } from './categories.service.ts'
+import type { ResourceCtx } from '../context.ts'
 import { favoriteSql } from './favorites.service.ts'
 
 /** Conditions AND-ed after a first one (the list's scope), with their parameters in order. */

@@ -1,10 +1,10 @@
+import type { ResourceCtx } from '../context.ts'
 /**
  * Resolving media keys sent in requests (`profile_photo_key`, `file.keys`; API.md section 5)
  * to stored uploads the caller may use: files the caller uploaded, or files of the request's
  * workspace. Anything else is a 400 naming the field, never a hint that the key exists.
  */
-import type { ResourceCtx } from '../access/resource-access.ts'
-import { ValidationError, type FieldPath } from '../errors.ts'
+import { ValidationError, type FieldPath } from '../platform/errors.ts'
 
 /** A stored upload as the resolvers answer it. */
 export interface MediaRef {

@@ -8,12 +8,12 @@ import { Readable } from 'node:stream'
 import { fileTypeFromBuffer } from 'file-type'
 import { uuidv7 } from 'uuidv7'
 import { Media } from '../../entities/index.ts'
-import type { ResourceCtx } from '../access/resource-access.ts'
-import type { Em } from '../db.ts'
-import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../errors.ts'
+import type { Em } from '../platform/db.ts'
+import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../platform/errors.ts'
 import type { TMediaUpload } from '../schemas/media.schema.ts'
 import { mediaUrl } from '../schemas/workspace.schema.ts'
-import type { MediaStorage, StoredObject } from './storage.ts'
+import type { ResourceCtx } from '../context.ts'
+import type { MediaStorage, StoredObject } from '../platform/storage.ts'
 
 /** Binary types recognised from their bytes (file-type), with the extension of their keys. */
 const BINARY_TYPES: Record<string, string> = {

@@ -5,14 +5,11 @@
  */
 import { WorkspaceMember, type WorkspaceRole } from '../../entities/index.ts'
 import { requireWorkspace } from '../access/workspace-access.ts'
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.ts'
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import { toNestedUser, type UserRow } from '../schemas/user.schema.ts'
 import { iso, page } from '../schemas/wire.ts'
-import type { Ctx } from '../trpc/context.ts'
-import type { AuthContext } from './auth.service.ts'
-import { unprefix, userColumns } from './sql.ts'
-
-type AuthedCtx = Ctx & { auth: AuthContext }
+import type { AuthContext, ServiceCtx, AuthedCtx } from '../context.ts'
+import { unprefix, userColumns } from '../platform/sql.ts'
 
 /** A membership as answered. */
 export function toMember(user: UserRow, role: WorkspaceRole, createdAt: string | Date, updatedAt: string | Date, appUrl: string) {

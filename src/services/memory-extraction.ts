@@ -10,8 +10,8 @@
  */
 import { completeText } from '../llm/complete.ts'
 import { uuidv7 } from 'uuidv7'
-import type { Config } from '../config.ts'
-import type { Em, Orm } from '../db.ts'
+import type { Config } from '../platform/config.ts'
+import type { Em, Orm } from '../platform/db.ts'
 import type { RunPlan } from '../llm/run-executor.ts'
 
 /** Most memories given to a run, newest first. */

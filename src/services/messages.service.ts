@@ -6,9 +6,8 @@
  */
 import { uuidv7 } from 'uuidv7'
 import type { MessageRole } from '../../entities/index.ts'
-import type { ResourceCtx } from '../access/resource-access.ts'
-import type { Em } from '../db.ts'
-import { NotFoundError } from '../errors.ts'
+import type { Em } from '../platform/db.ts'
+import { NotFoundError } from '../platform/errors.ts'
 import {
   toMessage,
   toMessageParts,
@@ -21,8 +20,9 @@ import {
 } from '../schemas/message.schema.ts'
 import { Conditions, searchSql } from './list-filters.ts'
 import { listPage, type ListSource } from './list-page.ts'
-import { selectColumns, unprefix } from './sql.ts'
+import { selectColumns, unprefix } from '../platform/sql.ts'
 import { requireThread, threadScopeSql } from './threads.service.ts'
+import type { ResourceCtx } from '../context.ts'
 import { storableJson, storableText } from '../schemas/wire.ts'
 
 /** The stored {@link MessageRow} fields read as they are (`cost` is cast apart: numeric). */

@@ -8,11 +8,11 @@
  * use `date_bin` on the `timestamptz` (fixed 1-day / 7-day strides from a Monday at 00:00 UTC:
  * integer arithmetic, where `date_trunc(... at time zone 'UTC')` converts every row to local
  * time first), monthly buckets `date_trunc` in UTC. The statement is sent with real `$n`
- * parameters (src/db.ts, {@link executeParameterised}).
+ * parameters (src/platform/db.ts, {@link executeParameterised}).
  */
 import type { SqlFragment } from '../access/visibility.ts'
 import type { Granularity, TMetricCommon, TMetricsResponse } from '../schemas/metrics.schema.ts'
-import { executeParameterised, type Em, type Orm } from '../db.ts'
+import { executeParameterised, type Em, type Orm } from '../platform/db.ts'
 
 /** One set of rows a metric counts: a table expression and its WHERE (without the dates). */
 export interface MetricBranch {

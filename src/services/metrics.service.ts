@@ -11,7 +11,7 @@
  * - workflow executions: live executions of live workflows of the workspace context that the
  *   caller could list.
  */
-import { listScopeSql, serviceScopeSql, viewerOf, workspaceInScopeSql, type ResourceCtx } from '../access/resource-access.ts'
+import { listScopeSql, serviceScopeSql, viewerOf, workspaceInScopeSql } from '../access/resource-access.ts'
 import { managesWorkspace, type SqlFragment } from '../access/visibility.ts'
 import type {
   TAgentMetricsInput,
@@ -24,6 +24,7 @@ import type {
 } from '../schemas/metrics.schema.ts'
 import type { TResourceListFilters } from '../schemas/resource.schema.ts'
 import { Conditions, resourceFilterSql, searchSql, threadSearchSql } from './list-filters.ts'
+import type { ResourceCtx } from '../context.ts'
 import { runMetric, table, type MetricRunner, type MetricSource } from './metrics.query.ts'
 
 /** Where the metrics of a request run: the ORM's pool, else (PGlite) the request's EntityManager. */

@@ -7,9 +7,9 @@
  * needs `write` permission on that provider. Built-in models are read-only (403).
  */
 import { LargeLanguageModel, Provider } from '../../entities/index.ts'
-import { findResource, type ResourceCtx } from '../access/resource-access.ts'
+import { findResource } from '../access/resource-access.ts'
 import { allows, type SqlFragment } from '../access/visibility.ts'
-import { ForbiddenError, NotFoundError, ValidationError } from '../errors.ts'
+import { ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import { availabilitySql, visibleModelSql } from '../llm/registry.ts'
 import {
   toLargeLanguageModel,
@@ -21,7 +21,8 @@ import {
 } from '../schemas/model.schema.ts'
 import { page, sortOf } from '../schemas/wire.ts'
 import { Conditions, searchSql } from './list-filters.ts'
-import { unprefix } from './sql.ts'
+import type { ResourceCtx } from '../context.ts'
+import { unprefix } from '../platform/sql.ts'
 
 const FROM = 'large_language_models m join providers pv on pv.id = m.provider_id'
 

@@ -5,9 +5,9 @@
  */
 import { LockMode } from '@mikro-orm/core'
 import { Prompt } from '../../entities/index.ts'
-import { listScopeSql, requireResource, type ResourceCtx } from '../access/resource-access.ts'
+import { listScopeSql, requireResource } from '../access/resource-access.ts'
 import type { SqlFragment } from '../access/visibility.ts'
-import { ValidationError } from '../errors.ts'
+import { ValidationError } from '../platform/errors.ts'
 import {
   PROMPT_FIELDS,
   PROMPT_METADATA_MAX_BYTES,
@@ -24,7 +24,8 @@ import { jsonBytes, page, sortOf } from '../schemas/wire.ts'
 import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
 import { Conditions, searchSql } from './list-filters.ts'
 import { resolveProfilePhotoKey } from './media-keys.ts'
-import { selectColumns, unprefix, userColumns, workspaceColumns } from './sql.ts'
+import { selectColumns, unprefix, userColumns, workspaceColumns } from '../platform/sql.ts'
+import type { ResourceCtx } from '../context.ts'
 import { mergeMetadata } from './workspaces.service.ts'
 
 const SORT_COLUMNS: Record<string, string> = { created_at: 'p.created_at', name: 'lower(p.name)', updated_at: 'p.updated_at' }

@@ -5,9 +5,9 @@
  */
 import { randomBytes } from 'node:crypto'
 import { Provider, type AuthScheme, type ProviderDriver, type ProviderType } from '../../entities/index.ts'
-import { findResource, listScopeSql, requireResource, type ResourceCtx } from '../access/resource-access.ts'
+import { findResource, listScopeSql, requireResource } from '../access/resource-access.ts'
 import { allows } from '../access/visibility.ts'
-import { ForbiddenError, ValidationError, type FieldPath } from '../errors.ts'
+import { ForbiddenError, ValidationError, type FieldPath } from '../platform/errors.ts'
 import {
   CUSTOM_DRIVERS,
   DEFAULT_DRIVER,
@@ -22,8 +22,9 @@ import {
 } from '../schemas/provider.schema.ts'
 import { Conditions, searchSql } from './list-filters.ts'
 import { listPage, nameAndTimeSorts, type ListSource } from './list-page.ts'
-import { selectColumns, unprefix } from './sql.ts'
-import { slugify } from './slugs.ts'
+import { selectColumns, unprefix } from '../platform/sql.ts'
+import { slugify } from '../platform/slugs.ts'
+import type { ResourceCtx } from '../context.ts'
 import { mergeMetadata } from './workspaces.service.ts'
 
 const SOURCE: ListSource = { from: 'providers p', columns: selectColumns('p', '', PROVIDER_FIELDS), alias: 'p', sorts: nameAndTimeSorts('p') }

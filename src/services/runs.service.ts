@@ -15,10 +15,9 @@
  */
 import type { ModelMessage } from 'ai'
 import { uuidv7 } from 'uuidv7'
-import type { ResourceCtx } from '../access/resource-access.ts'
 import { requireResource, requireResourceWith } from '../access/resource-access.ts'
-import { executePrepared } from '../db.ts'
-import { ConflictError, NotFoundError, UpstreamError, UpstreamTimeoutError, ValidationError, type FieldPath } from '../errors.ts'
+import { executePrepared } from '../platform/db.ts'
+import { ConflictError, NotFoundError, UpstreamError, UpstreamTimeoutError, ValidationError, type FieldPath } from '../platform/errors.ts'
 import { renderPrompt } from '../llm/prompt-render.ts'
 import { modelBySlugSql, resolveModel, resolveReadModel, type ResolvedModel } from '../llm/registry.ts'
 import type { RunEventRecord } from '../llm/run-bus.ts'
@@ -40,8 +39,9 @@ import { extractMemories, memoriesFor } from './memory-extraction.ts'
 import { messageColumns, threadHistory } from './messages.service.ts'
 import { toMessage, type MessageRow } from '../schemas/message.schema.ts'
 import { isRecord, jsonRecordOf, storableJson, storableText } from '../schemas/wire.ts'
-import { selectColumns, unprefix } from './sql.ts'
+import { selectColumns, unprefix } from '../platform/sql.ts'
 import { requireThread } from './threads.service.ts'
+import type { ResourceCtx } from '../context.ts'
 import type { RunKind } from '../../entities/index.ts'
 
 /** The agent columns a run needs. */
@@ -371,7 +371,7 @@ interface LaunchInput {
 }
 
 /**
- * The launch statement of {@link insertRun}, prepared (src/db.ts, `executePrepared`): one text for
+ * The launch statement of {@link insertRun}, prepared (src/platform/db.ts, `executePrepared`): one text for
  * every run, planned once per pooled connection. A thread inserted by this statement is invisible
  * to its other parts: it starts at one message.
  */

@@ -5,10 +5,11 @@
  * to) `read`, `write` or `admin` on one row of `shares`, keyed by the resource's table and id;
  * the visibility rules of src/access read it in SQL.
  */
-import type { ResourceAccess, ResourceCtx } from '../access/resource-access.ts'
+import type { ResourceAccess } from '../access/resource-access.ts'
 import { memberWorkspaceSql } from '../access/workspace-access.ts'
-import { ValidationError } from '../errors.ts'
+import { ValidationError } from '../platform/errors.ts'
 import type { TShareRequest } from '../schemas/share.schema.ts'
+import type { ResourceCtx } from '../context.ts'
 
 /** Tables whose rows can be shared through a share endpoint. */
 export type ShareableTable = 'agents' | 'workflows'

@@ -6,13 +6,13 @@
  * stripped of quotes and a final full stop, and bounded to 80 characters. The built-in local test
  * model does not think, so with it the name is the opening words of the first user message.
  */
-import type { ResourceCtx } from '../access/resource-access.ts'
-import { ValidationError } from '../errors.ts'
+import { ValidationError } from '../platform/errors.ts'
 import type { TThread } from '../schemas/thread.schema.ts'
 import { jsonRecordOf, storableText } from '../schemas/wire.ts'
 import { completeText } from '../llm/complete.ts'
 import { resolveAgentModel } from './runs.service.ts'
 import { threadHistory } from './messages.service.ts'
+import type { ResourceCtx } from '../context.ts'
 import { readThread, requireThread } from './threads.service.ts'
 
 /** Messages the name is made from. */

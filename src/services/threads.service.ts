@@ -7,10 +7,10 @@
  * enters through {@link requireThread}.
  */
 import { Thread as ThreadEntity } from '../../entities/index.ts'
-import { findResource, type ResourceCtx } from '../access/resource-access.ts'
+import { findResource } from '../access/resource-access.ts'
 import type { SqlFragment } from '../access/visibility.ts'
-import type { Em } from '../db.ts'
-import { ForbiddenError, NotFoundError, ValidationError } from '../errors.ts'
+import type { Em } from '../platform/db.ts'
+import { ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import {
   AGENT_SUMMARY_COLUMNS,
   THREAD_METADATA_MAX_BYTES,
@@ -24,7 +24,8 @@ import {
 import { jsonBytes } from '../schemas/wire.ts'
 import { Conditions, threadSearchSql } from './list-filters.ts'
 import { listPage, type ListSource } from './list-page.ts'
-import { unprefix } from './sql.ts'
+import { unprefix } from '../platform/sql.ts'
+import type { ResourceCtx } from '../context.ts'
 import { mergeMetadata } from './workspaces.service.ts'
 
 /**

@@ -4,8 +4,8 @@
  * `tool`. Access runs through src/access/resource-access.ts first in every function.
  */
 import { Provider, Tool } from '../../entities/index.ts'
-import { listScopeSql, requireResource, type ResourceCtx } from '../access/resource-access.ts'
-import { ValidationError } from '../errors.ts'
+import { listScopeSql, requireResource } from '../access/resource-access.ts'
+import { ValidationError } from '../platform/errors.ts'
 import {
   TOOL_FIELDS,
   TOOL_JSON_MAX_BYTES,
@@ -17,13 +17,14 @@ import {
   type ToolRow,
 } from '../schemas/tool.schema.ts'
 import { jsonBytes } from '../schemas/wire.ts'
-import { jsonSchemaProblem } from './json-schema.ts'
+import { jsonSchemaProblem } from '../platform/json-schema.ts'
 import { Conditions, searchSql } from './list-filters.ts'
 import { listPage, nameAndTimeSorts, type ListSource } from './list-page.ts'
 import { resolveProfilePhotoKey } from './media-keys.ts'
 import { usableProvider } from './providers.service.ts'
-import { selectColumns, unprefix } from './sql.ts'
+import { selectColumns, unprefix } from '../platform/sql.ts'
 import { mergeMetadata } from './workspaces.service.ts'
+import type { ResourceCtx } from '../context.ts'
 
 const SOURCE: ListSource = {
   from: 'tools t left join providers pv on pv.id = t.provider_id',

@@ -12,15 +12,15 @@
  * - otherwise it goes to the queue and the caller gets 202 `{data: {execution_uuid, status: "queued"}}`.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import { ConflictError, NotFoundError, UnauthorizedError, UpstreamError, UpstreamTimeoutError, ValidationError } from '../errors.ts'
+import { ConflictError, NotFoundError, UnauthorizedError, UpstreamError, UpstreamTimeoutError, ValidationError } from '../platform/errors.ts'
 import { isRecord } from '../schemas/wire.ts'
-import type { Config } from '../config.ts'
-import { prepared, type Em } from '../db.ts'
-import { resealColumn, type ResealReport } from './reseal.ts'
+import type { Config } from '../platform/config.ts'
+import { prepared, type Em } from '../platform/db.ts'
+import { resealColumn, type ResealReport } from '../platform/reseal.ts'
 import type { AppDeps } from '../trpc/context.ts'
 import { RUNNABLE_COLUMNS, toRunnable, triggerTypeOf, type RunnableWorkflow } from '../workflow-engine/engine.ts'
 import type { WebhookResponse } from '../workflow-engine/types.ts'
-import { keyringOf, open } from './secrets.ts'
+import { keyringOf, open } from '../platform/secrets.ts'
 
 /** The sealing context of a workflow's webhook secret (a ciphertext moved to another row does not open). */
 export const webhookSecretContext = (workflowUuid: string) => `workflows.webhook_secret:${workflowUuid}`

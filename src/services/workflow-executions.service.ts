@@ -10,9 +10,9 @@
  * execution leaves the metrics too; the metrics' `deleted_at is null` is kept here as well.
  */
 import type { SharePermission } from '../../entities/index.ts'
-import { listScopeSql, viewerOf, type ResourceCtx } from '../access/resource-access.ts'
+import { listScopeSql, viewerOf } from '../access/resource-access.ts'
 import { allows, permissionOf, permissionSql, type SqlFragment } from '../access/visibility.ts'
-import { ConflictError, ForbiddenError, NotFoundError } from '../errors.ts'
+import { ConflictError, ForbiddenError, NotFoundError } from '../platform/errors.ts'
 import type { UserRow } from '../schemas/user.schema.ts'
 import {
   toWorkflowExecution,
@@ -28,7 +28,8 @@ import {
 import { listPage, type ListSource } from './list-page.ts'
 import { Conditions } from './list-filters.ts'
 import { dateBounds } from './metrics.query.ts'
-import { selectColumns, unprefix, userColumns } from './sql.ts'
+import { selectColumns, unprefix, userColumns } from '../platform/sql.ts'
+import type { ResourceCtx } from '../context.ts'
 
 const LABEL = 'Workflow execution'
 

@@ -20,14 +20,14 @@
 import type { ModelMessage } from 'ai'
 import { completeText } from '../llm/complete.ts'
 import { z } from 'zod'
-import type { ResourceCtx } from '../access/resource-access.ts'
-import { ValidationError } from '../errors.ts'
+import { ValidationError } from '../platform/errors.ts'
 import { resolveModel, type ResolvedModel } from '../llm/registry.ts'
 import type { TGenerateWorkflowInput, TWorkflow } from '../schemas/workflow.schema.ts'
 import { jsonBytes, storableText, storableValue } from '../schemas/wire.ts'
 import { MAX_GRAPH_BYTES, validateGraph, WorkflowEdges, WorkflowNodes, type GraphIssue } from '../workflow-engine/graph.ts'
 import { describeNodeTypes } from '../workflow-engine/node-types.ts'
 import { create } from './workflows.service.ts'
+import type { ResourceCtx } from '../context.ts'
 
 /** Most output tokens asked of the model for one graph. */
 const MAX_OUTPUT_TOKENS = 16_384

@@ -7,12 +7,13 @@
  * workflow can be run by hand (only webhooks and schedules need it active). The execution acts
  * as the caller.
  */
-import { requireResource, type ResourceCtx } from '../access/resource-access.ts'
-import { ConflictError, NotFoundError } from '../errors.ts'
+import { requireResource } from '../access/resource-access.ts'
+import { ConflictError, NotFoundError } from '../platform/errors.ts'
 import type { TRunWorkflowInput } from '../schemas/workflow.schema.ts'
 import type { TWorkflowExecutionDetail } from '../schemas/workflow-execution.schema.ts'
 import { loadRunnable } from '../workflow-engine/engine.ts'
 import { retrieve } from './workflow-executions.service.ts'
+import type { ResourceCtx } from '../context.ts'
 
 /**
  * Runs a workflow by hand (module comment).

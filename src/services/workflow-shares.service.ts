@@ -2,10 +2,11 @@
  * `POST /api/v1/workflows/{workflow_uuid}/share` (API.md sections 4 and 5; issue 6, item 6):
  * the agents' share rules (src/services/shares.service.ts) applied to a workflow.
  */
-import { requireResource, type ResourceCtx } from '../access/resource-access.ts'
+import { requireResource } from '../access/resource-access.ts'
 import type { TShareWorkflowInput, TWorkflow } from '../schemas/workflow.schema.ts'
 import { shareResource } from './shares.service.ts'
 import { loadWorkflow } from './workflows.query.ts'
+import type { ResourceCtx } from '../context.ts'
 
 /**
  * Sets (or, with `permission: null`, removes) the share of a workflow with a user (`entity_id`

@@ -3,7 +3,6 @@
  * rows (owner and workspace joined when wanted, `is_favorite` as a sub-select) and one for their
  * categories, whatever the number of rows (issue 3, item 8: a constant number of queries).
  */
-import type { ResourceCtx } from '../access/resource-access.ts'
 import type { TCategory } from '../schemas/resource.schema.ts'
 import { toNestedUser, type UserRow } from '../schemas/user.schema.ts'
 import { toWorkflowBase, WORKFLOW_FIELDS, type TListWorkflowsInput, type TWorkflow, type WorkflowRow } from '../schemas/workflow.schema.ts'
@@ -13,7 +12,8 @@ import { categoriesOf } from './categories.service.ts'
 import { favoriteSql } from './favorites.service.ts'
 import { resourceFilterSql } from './list-filters.ts'
 import { nameAndTimeSorts } from './list-page.ts'
-import { selectColumns, unprefix, userColumns, workspaceColumns } from './sql.ts'
+import { selectColumns, unprefix, userColumns, workspaceColumns } from '../platform/sql.ts'
+import type { ResourceCtx } from '../context.ts'
 
 /** What to embed besides the specification's fields. */
 interface WorkflowEmbeds {

@@ -5,17 +5,14 @@
 import type { z } from 'zod'
 import { Workspace, WorkspaceMember } from '../../entities/index.ts'
 import { memberWorkspaceSql, requireWorkspace } from '../access/workspace-access.ts'
-import { ConflictError, ValidationError } from '../errors.ts'
+import { ConflictError, ValidationError } from '../platform/errors.ts'
 import { toWorkspace, type TWorkspace, type UserRow } from '../schemas/user.schema.ts'
 import { METADATA_MAX_KEYS, type CreateWorkspaceInput, type UpdateWorkspaceInput, type WorkspaceRow } from '../schemas/workspace.schema.ts'
 import { page, sortOf } from '../schemas/wire.ts'
-import type { Ctx } from '../trpc/context.ts'
-import type { AuthContext } from './auth.service.ts'
 import { searchSql } from './list-filters.ts'
-import { uniqueSlug } from './slugs.ts'
-import { unprefix, userColumns, workspaceColumns } from './sql.ts'
-
-type AuthedCtx = Ctx & { auth: AuthContext }
+import { uniqueSlug } from '../platform/slugs.ts'
+import type { AuthContext, ServiceCtx, AuthedCtx } from '../context.ts'
+import { unprefix, userColumns, workspaceColumns } from '../platform/sql.ts'
 
 /** Relations a workspace response can embed. */
 export const WORKSPACE_RELATIONS = ['user'] as const

@@ -1,7 +1,7 @@
 /**
  * Error mapping and formatting (API.md section 2, "Errors").
  *
- * Services throw the named errors of `src/errors.ts`; {@link toTRPCError} turns them into tRPC
+ * Services throw the named errors of `src/platform/errors.ts`; {@link toTRPCError} turns them into tRPC
  * errors whose code fixes the HTTP status. {@link errorFormatter} gives both surfaces one shape
  * without a stack trace: tRPC clients read `data.code`, `data.issues` and `data.request_id`;
  * the REST layer flattens the same to `{message, code, issues, request_id}` (flattenRestError in src/http/errors.ts).
@@ -10,7 +10,7 @@ import { TRPCError, type TRPCDefaultErrorShape } from '@trpc/server'
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc'
 import { ZodError, ZodRealError } from 'zod'
 import { DriverException, UniqueConstraintViolationException } from '@mikro-orm/core'
-import { AppError, TooManyRequestsError, ValidationError } from '../errors.ts'
+import { AppError, TooManyRequestsError, ValidationError } from '../platform/errors.ts'
 
 const CODES: Record<AppError['status'], TRPC_ERROR_CODE_KEY> = {
   400: 'BAD_REQUEST',

@@ -6,12 +6,13 @@
  */
 import { initTRPC, type TRPCError } from '@trpc/server'
 import type { OpenApiMeta } from 'trpc-to-openapi'
-import { resolveWorkspaceContext, type WorkspaceContext } from '../access/workspace-access.ts'
-import { ForbiddenError } from '../errors.ts'
-import { authenticate, type AuthContext } from '../services/auth.service.ts'
+import { resolveWorkspaceContext } from '../access/workspace-access.ts'
+import { ForbiddenError } from '../platform/errors.ts'
+import { authenticate } from '../services/auth.service.ts'
 import type { Ctx } from './context.ts'
 import { errorFormatter, toTRPCError } from './errors.ts'
 import { hashKey, serviceIdOf } from './service-scope.ts'
+import { type AuthContext, type WorkspaceContext } from '../context.ts'
 
 /** Procedure metadata: the OpenAPI route plus the status of a success (201 for creates, 204 when bodiless). */
 export type Meta = OpenApiMeta & {
@@ -20,7 +21,7 @@ export type Meta = OpenApiMeta & {
   readOnlyAllowed?: boolean
   /**
    * A mutation by its verb that stores nothing (the metrics POSTs, issue 4): it leaves the cached
-   * reads of src/services/read-cache.ts in place, where every other mutation drops them.
+   * reads of src/platform/read-cache.ts in place, where every other mutation drops them.
    */
   storesNothing?: boolean
 }
@@ -75,7 +76,7 @@ export function hashServiceKeys(keys: Map<string, string>): Map<string, string> 
  * The start of every procedure, around `next()`: counts the call in flight, sets the success
  * status and the service scope, runs `check` (authentication), maps the named errors of all of
  * it and of what `next()` runs, and once a mutation is done drops the cached reads (any mutation
- * may change what one shows, src/services/read-cache.ts) unless its meta says it stores nothing.
+ * may change what one shows, src/platform/read-cache.ts) unless its meta says it stores nothing.
  */
 async function around<R extends NextResult>(
   { ctx, type, meta }: { ctx: Ctx; type: string; meta: Meta | undefined },

@@ -5,8 +5,8 @@
  */
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible'
 import type { RedisClientType } from '@keyv/redis'
-import type { Config } from '../config.ts'
-import { TooManyRequestsError } from '../errors.ts'
+import type { Config } from '../platform/config.ts'
+import { TooManyRequestsError } from '../platform/errors.ts'
 
 /** The process's limiters. */
 export interface RateLimits {

@@ -4,7 +4,7 @@
  */
 import { hash } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
-import { UnauthorizedError } from '../errors.ts'
+import { UnauthorizedError } from '../platform/errors.ts'
 import type { AppDeps } from './context.ts'
 
 /** sha256 of a service key, hex: how `AppDeps.serviceKeyHashes` holds the keys. */

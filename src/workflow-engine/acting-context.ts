@@ -6,12 +6,12 @@
  * request of that user would.
  */
 import { randomUUID } from 'node:crypto'
-import type { ResourceCtx } from '../access/resource-access.ts'
 import type { WorkspaceRole } from '../../entities/index.ts'
-import { NotFoundError } from '../errors.ts'
+import { NotFoundError } from '../platform/errors.ts'
 import type { UserRow } from '../schemas/user.schema.ts'
 import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
-import { unprefix, userColumns, workspaceColumns } from '../services/sql.ts'
+import { unprefix, userColumns, workspaceColumns } from '../platform/sql.ts'
+import type { ResourceCtx } from '../context.ts'
 import { createContextFactory, type AppDeps } from '../trpc/context.ts'
 
 /**

@@ -4,7 +4,7 @@
  * - Every execution is stored before it starts (store.ts). One a caller waits for (a manual run,
  *   a webhook whose graph responds) runs here at once ({@link WorkflowEngine.runHere}); the
  *   others (background runs, webhooks without a response node, retries) go through the durable
- *   queue (src/jobs/queue.ts, pg-boss), so any worker (`npm run worker`, or `npm start` unless
+ *   queue (src/platform/queue.ts, pg-boss), so any worker (`npm run worker`, or `npm start` unless
  *   `WORKER=false`) runs them ({@link WorkflowEngine.enqueue}). Schedule triggers fire from
  *   pg-boss's scheduler, once per period across every process.
  * - The process running an execution refreshes its `heartbeat_at` every `WORKFLOW_HEARTBEAT_MS`;
@@ -18,11 +18,11 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger as Logger } from 'fastify'
-import type { Config } from '../config.ts'
-import type { Em, Orm } from '../db.ts'
-import { JobQueue } from '../jobs/queue.ts'
-import { jsonRecordOf, jsonValueOf, toDate } from '../schemas/wire.ts'
-import type { ReadCache } from '../services/read-cache.ts'
+import type { Config } from '../platform/config.ts'
+import type { Em, Orm } from '../platform/db.ts'
+import { JobQueue } from '../platform/queue.ts'
+import { jsonRecordOf, jsonValueOf } from '../schemas/wire.ts'
+import type { ReadCache } from '../platform/read-cache.ts'
 import type { AppDeps } from '../trpc/context.ts'
 import { actingContext } from './acting-context.ts'
 import { executeGraph, ExecutionCanceledError, ExecutionInterruptedError, type ExecutionPlan, type ExecutionResult } from './executor.ts'
@@ -30,6 +30,7 @@ import { triggerOf } from './node-types.ts'
 import { ExecutionStore, type ExecutionRecord } from './store.ts'
 import type { WebhookResponse } from './types.ts'
 import type { ExecutionMode } from '../../entities/index.ts'
+import { toDate } from '../platform/sql.ts'
 
 /** Advisory lock namespace of the per-workspace concurrency check (the second key is the workspace id). */
 const CONCURRENCY_LOCK = 60_601

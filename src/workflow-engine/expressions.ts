@@ -12,7 +12,7 @@
  */
 import jsonata from 'jsonata'
 import { z } from 'zod'
-import type { FieldPath } from '../errors.ts'
+import type { FieldPath } from '../platform/errors.ts'
 
 /** Longest time one expression may evaluate, in milliseconds. */
 export const EVALUATION_TIMEOUT_MS = 1_000

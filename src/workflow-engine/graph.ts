@@ -8,7 +8,7 @@
  * by its path in the request (`['nodes', 2, 'parameters', 'url']`, `['edges', 0, 'source_handle']`).
  */
 import { z } from 'zod'
-import type { FieldPath } from '../errors.ts'
+import type { FieldPath } from '../platform/errors.ts'
 import { refineStorableJson, StorableObject, unstorableText } from '../schemas/resource.schema.ts'
 import { isRecord, text } from '../schemas/wire.ts'
 import { expressionIssues, isExpression } from './expressions.ts'

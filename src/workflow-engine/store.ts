@@ -15,9 +15,10 @@
 import DataLoader from 'dataloader'
 import type { ExecutionMode } from '../../entities/index.ts'
 import { uuidv7 } from 'uuidv7'
-import { prepared, type Orm } from '../db.ts'
-import { NotFoundError } from '../errors.ts'
-import { storableJson, toDate } from '../schemas/wire.ts'
+import { prepared, type Orm } from '../platform/db.ts'
+import { NotFoundError } from '../platform/errors.ts'
+import { storableJson } from '../schemas/wire.ts'
+import { toDate } from '../platform/sql.ts'
 import type { ExecutionResult } from './executor.ts'
 
 /** An execution as the engine needs it. */

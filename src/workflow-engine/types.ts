@@ -12,9 +12,9 @@
  */
 import type { z } from 'zod'
 import type { ExecutionMode } from '../../entities/index.ts'
-import type { ResourceCtx } from '../access/resource-access.ts'
-import type { Config } from '../config.ts'
-import type { Orm } from '../db.ts'
+import type { Config } from '../platform/config.ts'
+import type { Orm } from '../platform/db.ts'
+import type { ResourceCtx } from '../context.ts'
 import type { FastifyBaseLogger as Logger } from 'fastify'
 
 /** A node of a stored graph, as the executor reads it (the request shape is `WorkflowNode` in graph.ts). */

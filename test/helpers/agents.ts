@@ -123,7 +123,7 @@ export async function readOnlyToken(t: TestApp, user: TestUser): Promise<{ token
 /**
  * Counts the SQL statements sent while `fn` runs: every statement through MikroORM (the
  * `onQuery` hook sees `em.execute` and the ORM's own queries) plus every named prepared
- * statement sent straight to the `pg` pool on PostgreSQL (src/db.ts `prepared`).
+ * statement sent straight to the `pg` pool on PostgreSQL (src/platform/db.ts `prepared`).
  * Transaction control (begin/commit) is not counted.
  */
 export async function countQueries(t: TestApp, fn: () => Promise<unknown>): Promise<string[]> {

@@ -4,7 +4,7 @@
  * mode: each file gets an in-memory PGlite with the committed migrations applied.
  */
 import { randomBytes } from 'node:crypto'
-import { migrate, openOrm, type Orm } from '../../src/db.ts'
+import { migrate, openOrm, type Orm } from '../../src/platform/db.ts'
 
 /** The server's maintenance URL: DATABASE_URL with its database swapped for `postgres`. */
 export function adminUrl(databaseUrl: string, database = 'postgres'): string {

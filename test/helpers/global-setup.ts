@@ -3,7 +3,7 @@
  * its name reaches the test files through TEST_TEMPLATE_DB.
  */
 import { randomBytes } from 'node:crypto'
-import { migrate, openOrm } from '../../src/db.ts'
+import { migrate, openOrm } from '../../src/platform/db.ts'
 import { adminExecute, adminUrl } from './database.ts'
 
 export default async function setup() {

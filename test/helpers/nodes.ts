@@ -4,10 +4,11 @@
  * processes share one database and one Redis in distributed mode.
  */
 import { randomUUID } from 'node:crypto'
-import { createLogger, createRuntime, type Runtime } from '../../src/app.ts'
+import { createRuntime, type Runtime } from '../../src/app.ts'
+import { createLogger } from '../../src/platform/logger.ts'
 import { buildHttpApp } from '../../src/http/app.ts'
-import { AUTH_CACHE_TTL_MS } from '../../src/services/auth-cache.ts'
-import { READ_CACHE_TTL_MS } from '../../src/services/read-cache.ts'
+import { AUTH_CACHE_TTL_MS } from '../../src/platform/auth-cache.ts'
+import { READ_CACHE_TTL_MS } from '../../src/platform/read-cache.ts'
 import { httpClient, type TestApp } from './app.ts'
 
 /** One more API process on the test app's database (and Redis), with the caches on. */

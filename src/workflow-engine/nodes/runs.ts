@@ -15,7 +15,7 @@ import {
   UpstreamError,
   UpstreamTimeoutError,
   ValidationError,
-} from '../../errors.ts'
+} from '../../platform/errors.ts'
 import { RUN_INPUT_MAX, type TRunResult } from '../../schemas/run.schema.ts'
 import { text } from '../../schemas/wire.ts'
 import { runAgent, runPrompt } from '../../services/runs.service.ts'

@@ -8,7 +8,7 @@
  * error message carries a secret or a key.
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
-import type { Config } from '../config.ts'
+import type { Config } from './config.ts'
 
 const IV_BYTES = 12
 const TAG_BYTES = 16

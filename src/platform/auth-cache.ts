@@ -18,9 +18,8 @@
  *   the Redis subscription is down nothing is served from the cache: invalidations could be lost.
  */
 import type { RedisClientType } from '@keyv/redis'
-import { toDate } from '../schemas/wire.ts'
+import { toDate } from './sql.ts'
 import { InvalidationChannel, type CacheLog } from './subscriber.ts'
-import type { AuthContext } from './auth.service.ts'
 
 /** How long a resolved token is trusted without asking the database again. */
 export const AUTH_CACHE_TTL_MS = 5_000
@@ -35,8 +34,15 @@ export interface AuthInvalidation {
   workspaces?: number[]
 }
 
-interface Entry {
-  auth: AuthContext
+/** The fields of a resolved caller the cache indexes and expires it by. */
+export interface CacheableAuth {
+  user: { id: number }
+  primaryWorkspace: { id: number } | null
+  token: { workspaceId: number | null; expiresAt: Date | string | null }
+}
+
+interface Entry<T> {
+  auth: T
   /** Epoch milliseconds after which the entry is not served. */
   expiresAt: number
   userId: number
@@ -52,10 +58,10 @@ const ids = (message: object, key: 'users' | 'workspaces'): number[] => {
 }
 
 /** See the module comment. One instance per process (per runtime), created by {@link AuthCache.create}. */
-export class AuthCache {
+export class AuthCache<T extends CacheableAuth = CacheableAuth> {
   /** Entry lifetime; 0 turns caching off (invalidations are still published to other processes). */
   readonly ttlMs: number
-  readonly #entries = new Map<string, Entry>()
+  readonly #entries = new Map<string, Entry<T>>()
   readonly #byUser = new Map<number, Set<string>>()
   readonly #byWorkspace = new Map<number, Set<string>>()
   #channel: InvalidationChannel | undefined
@@ -67,12 +73,12 @@ export class AuthCache {
 
   /**
    * Creates the cache. With `redis`, invalidations are published on it, and (when `ttlMs > 0`)
-   * a second connection subscribes to the others' (src/services/subscriber.ts). The subscriber
+   * a second connection subscribes to the others' (src/platform/subscriber.ts). The subscriber
    * closes with `redis`, or with {@link close}.
    * @throws when the subscriber cannot connect (start-up fails, as it does for Redis itself).
    */
-  static async create(options: { ttlMs: number; log: CacheLog; redis?: RedisClientType }): Promise<AuthCache> {
-    const cache = new AuthCache(Math.max(0, options.ttlMs))
+  static async create<T extends CacheableAuth>(options: { ttlMs: number; log: CacheLog; redis?: RedisClientType }): Promise<AuthCache<T>> {
+    const cache = new AuthCache<T>(Math.max(0, options.ttlMs))
     cache.#channel = await InvalidationChannel.open({
       redis: options.redis,
       channel: AUTH_CACHE_CHANNEL,
@@ -102,7 +108,7 @@ export class AuthCache {
   }
 
   /** The cached caller for `key`, or undefined (not cached, expired, or the cache is unusable). */
-  get(key: string): AuthContext | undefined {
+  get(key: string): T | undefined {
     if (this.#entries.size === 0 || !this.#usable()) return undefined
     const entry = this.#entries.get(key)
     if (!entry) return undefined
@@ -117,7 +123,7 @@ export class AuthCache {
    * Stores a resolved caller (frozen: requests share it) unless an invalidation happened since
    * `generation` was read, the token expires before the TTL would, or caching is off.
    */
-  set(key: string, auth: AuthContext, generation: number): void {
+  set(key: string, auth: T, generation: number): void {
     if (generation !== this.#generation || !this.#usable()) return
     const now = Date.now()
     const expiresAt = Math.min(now + this.ttlMs, auth.token.expiresAt ? toDate(auth.token.expiresAt).getTime() : Infinity)
@@ -135,7 +141,7 @@ export class AuthCache {
   }
 
   /** Replaces the caller of a live entry, keeping its expiry (used to record `last_used_at`). */
-  replace(key: string, auth: AuthContext): void {
+  replace(key: string, auth: T): void {
     const entry = this.#entries.get(key)
     if (entry) entry.auth = auth
   }

@@ -15,7 +15,6 @@
  *   is served.
  */
 import type { RedisClientType } from '@keyv/redis'
-import type { TAgent } from '../schemas/agent.schema.ts'
 import { InvalidationChannel, type CacheLog } from './subscriber.ts'
 
 /** How long a read is served without asking the database again. */
@@ -37,6 +36,7 @@ export class ReadStore<T> {
   readonly #owner: ReadCache
   readonly #entries = new Map<string, Entry<T>>()
 
+  /** Use {@link ReadCache.store}, which registers the store for invalidation. */
   constructor(owner: ReadCache) {
     this.#owner = owner
   }
@@ -78,8 +78,7 @@ export class ReadStore<T> {
 export class ReadCache {
   /** Entry lifetime; 0 turns caching off (writes are still announced to other processes). */
   readonly ttlMs: number
-  /** `GET /api/v1/agents/{uuid}` answers (src/services/agents.service.ts). */
-  readonly agents = new ReadStore<{ data: TAgent }>(this)
+  readonly #stores = new Set<ReadStore<unknown>>()
   #channel: InvalidationChannel | undefined
   #generation = 0
 
@@ -89,7 +88,7 @@ export class ReadCache {
 
   /**
    * Creates the cache; with `redis`, writes are announced on it and (caching on) a second
-   * connection subscribes to the other processes' (src/services/subscriber.ts).
+   * connection subscribes to the other processes' (src/platform/subscriber.ts).
    * @throws when the subscriber cannot connect.
    */
   static async create(options: { ttlMs: number; log: CacheLog; redis?: RedisClientType }): Promise<ReadCache> {
@@ -105,6 +104,23 @@ export class ReadCache {
       onEnd: () => void cache.close(),
     })
     return cache
+  }
+
+  /**
+   * A new store of one resource kind's reads, dropped with every write like the others (the
+   * owning service keeps it: `GET /api/v1/agents/{uuid}` in src/services/agents.service.ts).
+   */
+  store<T>(): ReadStore<T> {
+    const store = new ReadStore<T>(this)
+    this.#stores.add(store)
+    return store
+  }
+
+  /** Entries held across every store. */
+  get size(): number {
+    let size = 0
+    for (const store of this.#stores) size += store.size
+    return size
   }
 
   /** Changes with every write; a read computed under an older value is not stored. */
@@ -134,6 +150,6 @@ export class ReadCache {
 
   #drop(): void {
     this.#generation += 1
-    this.agents.clear()
+    for (const store of this.#stores) store.clear()
   }
 }

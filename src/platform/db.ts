@@ -11,8 +11,8 @@ import { Migrator } from '@mikro-orm/migrations'
 import { PgliteDriver } from '@mikro-orm/pglite'
 import { PostgreSqlConnection, PostgreSqlDriver } from '@mikro-orm/postgresql'
 import { type AbstractSqlDriver, type EntityManager, MikroORM, defineConfig } from '@mikro-orm/sql'
-import { entities } from '../entities/index.ts'
-import { migrationsList } from './migrations/index.ts'
+import { entities } from '../../entities/index.ts'
+import { migrationsList } from '../migrations/index.ts'
 
 /** The SQL EntityManager both drivers hand out. */
 export type Em = EntityManager

@@ -1,6 +1,6 @@
 /** Workspace slugs: readable, unique, derived from a name. */
 import { randomBytes } from 'node:crypto'
-import type { Em } from '../db.ts'
+import type { Em } from './db.ts'
 
 /** Lower-case ASCII words joined by hyphens, at most 60 characters; `workspace` when nothing is left. */
 export function slugify(name: string): string {

@@ -3,7 +3,7 @@
  * "accounts": key rotation possible), for any table that keeps a sealed secret as a ciphertext
  * column and a key id column (account secrets, workflow webhook secrets).
  */
-import type { Em } from '../db.ts'
+import type { Em } from './db.ts'
 import { needsReseal, open, seal, type Keyring } from './secrets.ts'
 
 /** Where a kind of secret is stored and the context it was sealed with (its row's uuid in it). */

@@ -11,8 +11,8 @@
 import { fromPglite, PgBoss, type Job, type PGliteLike } from 'pg-boss'
 import { PgliteConnection } from '@mikro-orm/pglite'
 import type { FastifyBaseLogger as Logger } from 'fastify'
-import type { Config } from '../config.ts'
-import type { Orm } from '../db.ts'
+import type { Config } from './config.ts'
+import type { Orm } from './db.ts'
 
 /** The queue of workflow executions: `{execution_id}` per job, job id = execution uuid. */
 export const EXECUTION_QUEUE = 'workflow-execution'

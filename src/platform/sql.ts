@@ -58,3 +58,11 @@ export function jsonObject(alias: string, fields: readonly string[], extra: Reco
   const pairs = [...fields.map((field) => `'${field}', ${alias}.${snake(field)}`), ...Object.entries(extra).map(([key, sql]) => `'${key}', ${sql}`)]
   return `json_build_object(${pairs.join(', ')})`
 }
+
+/**
+ * A stored instant as a Date: PostgreSQL's text form (`2026-01-01 10:00:00.123+00`, what raw
+ * statements answer on PGlite) or a Date already.
+ */
+export function toDate(value: Date | string): Date {
+  return value instanceof Date ? value : new Date(value.replace(' ', 'T').replace(/([+-]\d{2})$/, '$1:00'))
+}
