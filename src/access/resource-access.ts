@@ -8,7 +8,8 @@ import type { ResourceCtx, ServiceCtx } from '../context.ts'
 import type { SharePermission, Visibility } from '../../entities/index.ts'
 import { executePrepared } from '../platform/db.ts'
 import { ForbiddenError, NotFoundError } from '../platform/errors.ts'
-import { allows, permissionOf, permissionSql, visibleSql, type SqlFragment, type Viewer } from './visibility.ts'
+import type { SqlFragment } from '../platform/sql.ts'
+import { allows, permissionOf, permissionSql, visibleSql, type Viewer } from './visibility.ts'
 
 /** Tables that hold shareable, visibility-scoped resources. */
 export type ResourceTable = 'agents' | 'prompts' | 'tools' | 'workflows' | 'accounts' | 'providers'

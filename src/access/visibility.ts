@@ -11,6 +11,7 @@
  * - the owner, and the owner/admins of the resource's workspace, have every permission;
  * - shares to a user or to a workspace the caller belongs to grant `read`, `write` or `admin`.
  */
+import type { SqlFragment } from '../platform/sql.ts'
 import type { SharePermission, WorkspaceRole } from '../../entities/index.ts'
 
 /** Who is asking: the caller and the workspace context of the request. */
@@ -20,12 +21,6 @@ export interface Viewer {
   workspaceId: number
   /** The caller's role in that workspace. */
   role: WorkspaceRole
-}
-
-/** A SQL fragment and its positional (`?`) parameters, in order. */
-export interface SqlFragment {
-  sql: string
-  params: unknown[]
 }
 
 /** Permission levels, weakest first; `none` sorts lowest. */

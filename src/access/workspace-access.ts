@@ -6,7 +6,7 @@ import type { WorkspaceRole } from '../../entities/index.ts'
 import { ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
 import { unprefix, workspaceColumns } from '../platform/sql.ts'
-import type { AuthedCtx, ServiceCtx, WorkspaceContext } from '../context.ts'
+import type { AuthedCtx, WorkspaceContext } from '../context.ts'
 
 /** What can be done to a workspace, and the roles allowed to. */
 export const WORKSPACE_ACTIONS = {

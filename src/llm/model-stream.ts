@@ -12,7 +12,7 @@
  */
 import { experimental_streamLanguageModelCall, stepCountIs, streamText } from 'ai'
 import type { Config } from '../platform/config.ts'
-import type { ModelCall } from './run-executor.ts'
+import type { ModelCall } from './run-types.ts'
 import { toToolSet } from './tools.ts'
 
 /** One part of a model's answer, as the run executor records it. */

@@ -25,12 +25,12 @@ import { createOpenAI } from '@ai-sdk/openai'
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
 import type { LanguageModel } from 'ai'
 import type { ProviderDriver } from '../../entities/index.ts'
-import type { SqlFragment } from '../access/visibility.ts'
 import type { Config } from '../platform/config.ts'
 import type { Em } from '../platform/db.ts'
 import { ValidationError, type FieldPath } from '../platform/errors.ts'
-import { revealSecret } from '../services/accounts.service.ts'
+import { revealAccountSecret } from '../platform/account-secrets.ts'
 import { createLocalModel, LOCAL_MODEL_ID } from './local-model.ts'
+import type { SqlFragment } from '../platform/sql.ts'
 import { isRecord, jsonValueOf } from '../schemas/wire.ts'
 
 /** A catalog entry as the run code needs it (prices in US dollars per million tokens). */
@@ -352,7 +352,7 @@ async function resolveFound(deps: ModelDeps, row: FoundModel | null, field: Fiel
     new ValidationError(field, `${row.name} has no credential in this workspace: add an account for ${row.providerName} or set the server key`)
   const plan = planCall(deps.config, row, accounts)
   if (!plan) throw noCredential()
-  const apiKey = plan.accountId === null ? plan.environmentKey : ((await revealSecret(deps.em, plan.accountId, deps.config)) ?? undefined)
+  const apiKey = plan.accountId === null ? plan.environmentKey : ((await revealAccountSecret(deps.em, plan.accountId, deps.config)) ?? undefined)
   // The account's secret was removed since it was chosen: never let the SDK fall back to process.env.
   if (KEYED_DRIVERS.includes(row.driver) && !apiKey) throw noCredential()
   return {

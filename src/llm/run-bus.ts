@@ -10,20 +10,11 @@
  *   cancel requests on `aw:run:cancel`; each message carries the sender's `origin`, so a process
  *   skips its own.
  */
+import type { RunEventRecord } from '../schemas/run.schema.ts'
 import { randomUUID } from 'node:crypto'
 import type { RedisClientType } from '@keyv/redis'
 import type { CacheLog } from '../platform/subscriber.ts'
 import { isRecord } from '../schemas/wire.ts'
-
-/** One stored event as followers receive it. */
-export interface RunEventRecord {
-  /** Sequence number from 1 per run, no gaps: the SSE id and the tRPC tracked id. */
-  seq: number
-  type: string
-  data: unknown
-  /** ISO 8601 UTC. */
-  created_at: string
-}
 
 type Listener = (events: RunEventRecord[]) => void
 

@@ -8,65 +8,17 @@
  * event and `run.failed`; the user's message (stored before the model was called) stays, and no
  * partial answer is stored as a message. A cancel ends it `canceled` the same way.
  */
-import { APICallError, type ModelMessage } from 'ai'
+import type { ExecutorDeps, ModelCall, RunOutcome, RunPlan } from './run-types.ts'
+import { APICallError } from 'ai'
 import { uuidv7 } from 'uuidv7'
-import type { Config } from '../platform/config.ts'
-import type { Em, Orm } from '../platform/db.ts'
-import type { CacheLog } from '../platform/subscriber.ts'
-import type { RunKind } from '../../entities/index.ts'
-import { costOf, type ResolvedModel } from './registry.ts'
-import type { RunBus, RunEventRecord } from './run-bus.ts'
-import { RUN_FIELDS } from '../schemas/run.schema.ts'
+import type { Em } from '../platform/db.ts'
+import { costOf } from './registry.ts'
+import { RUN_FIELDS, type RunEventRecord } from '../schemas/run.schema.ts'
 import { storableJson, storableText } from '../schemas/wire.ts'
-import { messageColumns } from '../services/messages.service.ts'
 import { selectColumns } from '../platform/sql.ts'
 import { eventRows, RunLog } from './run-log.ts'
 import { modelParts } from './model-stream.ts'
-import type { ToolBinding } from './tools.ts'
-
-/** Everything a run needs, checked and loaded before it starts (src/services/runs.service.ts). */
-export interface RunPlan {
-  run: { id: number; uuid: string }
-  kind: RunKind
-  workspaceId: number
-  userId: number
-  agent: { id: number; uuid: string } | null
-  threadId: number | null
-  threadUuid: string | null
-  model: ResolvedModel
-  system: string | undefined
-  messages: ModelMessage[]
-  tools: ToolBinding[]
-}
-
-/**
- * What the model call of a run needs. It is known before the run is stored, so the call starts
- * while the launch statement is still under way (src/services/runs.service.ts).
- */
-export type ModelCall = Pick<RunPlan, 'model' | 'system' | 'messages' | 'tools'>
-
-/** How a run ended. */
-export interface RunOutcome {
-  status: 'succeeded' | 'failed' | 'canceled'
-  /** `upstream_error` (502), `upstream_timeout` (504), `canceled`, `interrupted` or `internal_error`. */
-  error: { code: string; message: string } | null
-  /** The final answer's text. */
-  output: string
-  /**
-   * When it succeeded here: what the settle statement stored, one row per message it stored (or
-   * one row without), each with the run's {@link RUN_FIELDS} columns and the message's
-   * `m.`-prefixed columns (src/services/messages.service.ts, `messageColumns`).
-   */
-  settledRows?: Record<string, unknown>[]
-}
-
-/** What the executor needs from the process. */
-export interface ExecutorDeps {
-  orm: Orm
-  config: Config
-  bus: RunBus
-  log: CacheLog
-}
+import { messageColumns } from '../schemas/message.schema.ts'
 
 /** A stored message part (the wire `parts` of src/schemas/message.schema.ts). */
 type Part =

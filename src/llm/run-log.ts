@@ -11,7 +11,8 @@
  */
 import type { Em, Orm } from '../platform/db.ts'
 import { jsonValueOf, storableJson } from '../schemas/wire.ts'
-import type { RunBus, RunEventRecord } from './run-bus.ts'
+import type { RunEventRecord } from '../schemas/run.schema.ts'
+import type { RunBus } from './run-bus.ts'
 
 /** Event types, in the order a run emits them. */
 export const RUN_EVENT_TYPES = [

@@ -14,7 +14,8 @@ import type { Orm } from '../platform/db.ts'
 import type { ReadCache } from '../platform/read-cache.ts'
 import type { CacheLog } from '../platform/subscriber.ts'
 import { RunBus } from './run-bus.ts'
-import { executeRun, RunInterruptedError, type ModelCall, type RunOutcome, type RunPlan } from './run-executor.ts'
+import { executeRun, RunInterruptedError } from './run-executor.ts'
+import type { ModelCall, RunOutcome, RunPlan } from './run-types.ts'
 import type { RedisClientType } from '@keyv/redis'
 
 /** Seconds beyond `LLM_TIMEOUT_MS` after which a silent run counts as abandoned. */

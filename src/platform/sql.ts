@@ -66,3 +66,9 @@ export function jsonObject(alias: string, fields: readonly string[], extra: Reco
 export function toDate(value: Date | string): Date {
   return value instanceof Date ? value : new Date(value.replace(' ', 'T').replace(/([+-]\d{2})$/, '$1:00'))
 }
+
+/** A SQL fragment and its positional (`?`) parameters, in order. */
+export interface SqlFragment {
+  sql: string
+  params: unknown[]
+}

@@ -3,6 +3,7 @@
  * belongs to a thread and is seen by whoever sees its thread (README "API notes", Threads).
  * `parts` is the structured form of a message: text, tool calls and tool results.
  */
+import { selectColumns } from '../platform/sql.ts'
 import { z } from 'zod'
 import { MESSAGE_ROLES, type MessageRole } from '../../entities/index.ts'
 import { refineStorableJson } from './resource.schema.ts'
@@ -230,3 +231,16 @@ export const MessageListInput = z.strictObject({
   workspace_uuid: z.uuid().optional(),
 })
 export type TMessageListInput = z.infer<typeof MessageListInput>
+
+/** The stored {@link MessageRow} fields read as they are (`cost` is cast apart: numeric). */
+// prettier-ignore
+const MESSAGE_FIELDS = [
+  'id', 'uuid', 'role', 'content', 'parts', 'model', 'promptTokens', 'completionTokens', 'totalTokens', 'latencyMs', 'createdAt', 'updatedAt',
+] as const
+
+/**
+ * The select list of a {@link MessageRow} as `"<prefix><field>"`, from the message (alias `m`)
+ * and SQL expressions for its thread's and its run's uuids.
+ */
+export const messageColumns = (m: string, threadUuid: string, runUuid: string, prefix = ''): string =>
+  `${selectColumns(m, prefix, MESSAGE_FIELDS)}, ${m}.cost::float8 as "${prefix}cost", ${threadUuid} as "${prefix}threadUuid", ${runUuid} as "${prefix}runUuid"`

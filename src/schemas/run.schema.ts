@@ -4,7 +4,6 @@
  */
 import { z } from 'zod'
 import { RUN_KINDS, RUN_STATUSES, type IRun } from '../../entities/index.ts'
-import type { RunEventRecord } from '../llm/run-bus.ts'
 import { Message } from './message.schema.ts'
 import { envelope, iso, isoOrNull, jsonBoolean, text, timestamp } from './wire.ts'
 
@@ -162,4 +161,14 @@ export function toUsage(row: Pick<RunRecord, 'promptTokens' | 'completionTokens'
     total_tokens: Number(row.totalTokens),
     cost: Number(row.cost),
   }
+}
+
+/** One stored event as followers receive it. */
+export interface RunEventRecord {
+  /** Sequence number from 1 per run, no gaps: the SSE id and the tRPC tracked id. */
+  seq: number
+  type: string
+  data: unknown
+  /** ISO 8601 UTC. */
+  created_at: string
 }

@@ -8,7 +8,7 @@ import { requireWorkspace } from '../access/workspace-access.ts'
 import { ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import { isoOrNull, iso, page } from '../schemas/wire.ts'
 import { newToken } from '../platform/tokens.ts'
-import type { AuthContext, ServiceCtx, AuthedCtx } from '../context.ts'
+import type { AuthedCtx } from '../context.ts'
 
 /** A token as listed (never the plaintext, never the hash). */
 export interface TokenView {

@@ -2,9 +2,10 @@
  * Accounts (API.md section 5, "accounts"): credentials of a provider in a workspace. The secret
  * is sealed with AES-256-GCM under APP_KEY (./secrets.ts) and bound to its row; responses carry
  * only `secret_hint` and `has_secret`, and no query here reads the ciphertext except
- * {@link revealSecret} and {@link resealSecrets}. Access runs through
+ * `revealAccountSecret` (src/platform/account-secrets.ts) and {@link resealSecrets}. Access runs through
  * src/access/resource-access.ts first in every function.
  */
+import { accountSealContext as sealContext } from '../platform/account-secrets.ts'
 import { uuidv7 } from 'uuidv7'
 import { Account, Provider } from '../../entities/index.ts'
 import { listScopeSql, requireResource } from '../access/resource-access.ts'
@@ -26,7 +27,7 @@ import { usableProvider } from './providers.service.ts'
 import { Conditions, searchSql } from './list-filters.ts'
 import { listPage, nameAndTimeSorts, type ListSource } from './list-page.ts'
 import { resealColumn, type ResealReport } from '../platform/reseal.ts'
-import { keyringOf, open, seal, secretHint, type Keyring } from '../platform/secrets.ts'
+import { keyringOf, seal, secretHint, type Keyring } from '../platform/secrets.ts'
 import { selectColumns, unprefix, userColumns, workspaceColumns } from '../platform/sql.ts'
 import type { ResourceCtx } from '../context.ts'
 import { mergeMetadata } from './workspaces.service.ts'
@@ -45,8 +46,6 @@ const SOURCE: ListSource = {
 }
 
 /** The AES-GCM additional data binding a ciphertext to its account. */
-const sealContext = (uuid: string) => `accounts:${uuid}`
-
 function toWire(ctx: ResourceCtx, row: Record<string, unknown>, embed: { user: boolean; workspace: boolean }): TAccount {
   return toAccount(
     unprefix<AccountRow>(row, ''),
@@ -155,22 +154,6 @@ export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
     await em.execute('update accounts set deleted_at = now(), updated_at = now() where id = ?', [access.id])
     await em.execute('update agent_tools set account_id = null where account_id = ?', [access.id])
   })
-}
-
-/**
- * SERVER-ONLY: the plaintext secret of an account, for the code that calls its provider (runs).
- * Never put it in a response, a log line or an error. Makes no access check: the caller must
- * have resolved `accountId` through the access rules first.
- * @returns the secret, or null when the account has none (or does not exist).
- * @throws SecretUnavailableError (./secrets.ts) when no configured key opens it.
- */
-export async function revealSecret(em: Em, accountId: number, config: Pick<Config, 'appKey' | 'previousAppKeys'>): Promise<string | null> {
-  const [row] = await em.execute(
-    `select uuid, secret_ciphertext as ciphertext, secret_key_id as "keyId" from accounts where id = ?`,
-    [accountId],
-  )
-  if (!row || row.ciphertext === null || row.keyId === null) return null
-  return open(keyringOf(config), { ciphertext: String(row.ciphertext), keyId: String(row.keyId) }, sealContext(String(row.uuid)))
 }
 
 /**

@@ -6,7 +6,7 @@
  * lists (./agent-list.service.ts) reuse the same select list.
  */
 import { serviceScopeSql, viewerOf } from '../access/resource-access.ts'
-import { permissionOf, permissionSql, visibleSql, type SqlFragment } from '../access/visibility.ts'
+import { permissionOf, permissionSql, visibleSql } from '../access/visibility.ts'
 import { executePrepared } from '../platform/db.ts'
 import { NotFoundError } from '../platform/errors.ts'
 import {
@@ -27,7 +27,7 @@ import { WORKFLOW_FIELDS, type WorkflowRow } from '../schemas/workflow.schema.ts
 import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
 import { favoriteSql } from './favorites.service.ts'
 import { USAGE_WINDOW_DAYS } from '../schemas/usage-frequency.ts'
-import { jsonObject, selectColumns, unprefix, USER_FIELDS, userColumns, WORKSPACE_FIELDS, workspaceColumns } from '../platform/sql.ts'
+import { jsonObject, selectColumns, unprefix, USER_FIELDS, userColumns, WORKSPACE_FIELDS, workspaceColumns, type SqlFragment } from '../platform/sql.ts'
 import type { SharePermission } from '../../entities/index.ts'
 import { isRecord, jsonValueOf } from '../schemas/wire.ts'
 import type { ResourceCtx } from '../context.ts'

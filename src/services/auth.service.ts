@@ -4,7 +4,7 @@
  */
 import type { AuthContext, ServiceCtx } from '../context.ts'
 import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2'
-import { AccessToken, User, Workspace, WorkspaceMember, type TokenAbility, type TokenKind, type WorkspaceRole } from '../../entities/index.ts'
+import { AccessToken, User, Workspace, WorkspaceMember, type WorkspaceRole } from '../../entities/index.ts'
 import { ForbiddenError, UnauthorizedError, ValidationError } from '../platform/errors.ts'
 import type { UserRow } from '../schemas/user.schema.ts'
 import { toUser } from '../schemas/user.schema.ts'

@@ -3,12 +3,12 @@
  * helpers agents and workflows use to resolve `category_uuids` and to embed `categories`.
  */
 import { likePattern } from '../access/resource-access.ts'
-import type { SqlFragment } from '../access/visibility.ts'
 import type { Em } from '../platform/db.ts'
 import { ValidationError, type FieldPath } from '../platform/errors.ts'
 import type { TCategory, TListCategoriesInput } from '../schemas/resource.schema.ts'
 import { page, sortOf } from '../schemas/wire.ts'
 import type { ResourceCtx, ServiceCtx } from '../context.ts'
+import type { SqlFragment } from '../platform/sql.ts'
 
 const SORT_COLUMNS: Record<string, string> = { position: 'c.position', name: 'lower(c.name)', created_at: 'c.created_at' }
 

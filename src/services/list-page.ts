@@ -3,9 +3,9 @@
  * whatever the page size (API.md section 4): the page's rows and the count, over the same FROM
  * and WHERE, sent together. The providers, accounts and tools lists read through it.
  */
-import type { SqlFragment } from '../access/visibility.ts'
 import { page, sortOf } from '../schemas/wire.ts'
 import type { ResourceCtx } from '../context.ts'
+import type { SqlFragment } from '../platform/sql.ts'
 
 /** Where a resource list reads its rows from. */
 export interface ListSource {

@@ -8,7 +8,7 @@ import { requireWorkspace } from '../access/workspace-access.ts'
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import { toNestedUser, type UserRow } from '../schemas/user.schema.ts'
 import { iso, page } from '../schemas/wire.ts'
-import type { AuthContext, ServiceCtx, AuthedCtx } from '../context.ts'
+import type { AuthedCtx } from '../context.ts'
 import { unprefix, userColumns } from '../platform/sql.ts'
 
 /** A membership as answered. */

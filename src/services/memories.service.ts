@@ -4,14 +4,13 @@
  * workspace it was learned in (the request's workspace context); to anyone else it does not
  * exist (404). Runs write memories; this module only reads, edits and deletes them.
  */
-import type { SqlFragment } from '../access/visibility.ts'
 import { NotFoundError } from '../platform/errors.ts'
 import { toMemory, type MemoryRow, type TMemory, type TMemoryListInput, type TUpdateMemoryInput } from '../schemas/memory.schema.ts'
 import { AGENT_SUMMARY_COLUMNS } from '../schemas/thread.schema.ts'
 import { Conditions, searchSql } from './list-filters.ts'
 import { listPage, type ListSource } from './list-page.ts'
 import type { ResourceCtx } from '../context.ts'
-import { unprefix } from '../platform/sql.ts'
+import { unprefix, type SqlFragment } from '../platform/sql.ts'
 
 /** The memories the caller sees, over the `memories` alias: their own, in the request's workspace. */
 export function memoryScopeSql(alias: string, ctx: ResourceCtx): SqlFragment {

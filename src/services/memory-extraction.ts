@@ -12,7 +12,7 @@ import { completeText } from '../llm/complete.ts'
 import { uuidv7 } from 'uuidv7'
 import type { Config } from '../platform/config.ts'
 import type { Em, Orm } from '../platform/db.ts'
-import type { RunPlan } from '../llm/run-executor.ts'
+import type { RunPlan } from '../llm/run-types.ts'
 
 /** Most memories given to a run, newest first. */
 export const MEMORIES_IN_PROMPT = 20

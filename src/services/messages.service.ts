@@ -9,6 +9,7 @@ import type { MessageRole } from '../../entities/index.ts'
 import type { Em } from '../platform/db.ts'
 import { NotFoundError } from '../platform/errors.ts'
 import {
+  messageColumns,
   toMessage,
   toMessageParts,
   type MessageRow,
@@ -20,23 +21,10 @@ import {
 } from '../schemas/message.schema.ts'
 import { Conditions, searchSql } from './list-filters.ts'
 import { listPage, type ListSource } from './list-page.ts'
-import { selectColumns, unprefix } from '../platform/sql.ts'
+import { unprefix } from '../platform/sql.ts'
 import { requireThread, threadScopeSql } from './threads.service.ts'
 import type { ResourceCtx } from '../context.ts'
 import { storableJson, storableText } from '../schemas/wire.ts'
-
-/** The stored {@link MessageRow} fields read as they are (`cost` is cast apart: numeric). */
-// prettier-ignore
-const MESSAGE_FIELDS = [
-  'id', 'uuid', 'role', 'content', 'parts', 'model', 'promptTokens', 'completionTokens', 'totalTokens', 'latencyMs', 'createdAt', 'updatedAt',
-] as const
-
-/**
- * The select list of a {@link MessageRow} as `"<prefix><field>"`, from the message (alias `m`)
- * and SQL expressions for its thread's and its run's uuids.
- */
-export const messageColumns = (m: string, threadUuid: string, runUuid: string, prefix = ''): string =>
-  `${selectColumns(m, prefix, MESSAGE_FIELDS)}, ${m}.cost::float8 as "${prefix}cost", ${threadUuid} as "${prefix}threadUuid", ${runUuid} as "${prefix}runUuid"`
 
 const SOURCE: ListSource = {
   from: 'messages m join threads t on t.id = m.thread_id left join runs r on r.id = m.run_id',

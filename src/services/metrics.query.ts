@@ -10,9 +10,9 @@
  * time first), monthly buckets `date_trunc` in UTC. The statement is sent with real `$n`
  * parameters (src/platform/db.ts, {@link executeParameterised}).
  */
-import type { SqlFragment } from '../access/visibility.ts'
 import type { Granularity, TMetricCommon, TMetricsResponse } from '../schemas/metrics.schema.ts'
 import { executeParameterised, type Em, type Orm } from '../platform/db.ts'
+import type { SqlFragment } from '../platform/sql.ts'
 
 /** One set of rows a metric counts: a table expression and its WHERE (without the dates). */
 export interface MetricBranch {

@@ -12,7 +12,7 @@
  *   caller could list.
  */
 import { listScopeSql, serviceScopeSql, viewerOf, workspaceInScopeSql } from '../access/resource-access.ts'
-import { managesWorkspace, type SqlFragment } from '../access/visibility.ts'
+import { managesWorkspace } from '../access/visibility.ts'
 import type {
   TAgentMetricsInput,
   TExecutionMetricsInput,
@@ -26,6 +26,7 @@ import type { TResourceListFilters } from '../schemas/resource.schema.ts'
 import { Conditions, resourceFilterSql, searchSql, threadSearchSql } from './list-filters.ts'
 import type { ResourceCtx } from '../context.ts'
 import { runMetric, table, type MetricRunner, type MetricSource } from './metrics.query.ts'
+import type { SqlFragment } from '../platform/sql.ts'
 
 /** Where the metrics of a request run: the ORM's pool, else (PGlite) the request's EntityManager. */
 const runnerOf = (ctx: ResourceCtx): MetricRunner => ({ orm: ctx.deps.orm, em: () => ctx.em })

@@ -8,7 +8,7 @@
  */
 import { LargeLanguageModel, Provider } from '../../entities/index.ts'
 import { findResource } from '../access/resource-access.ts'
-import { allows, type SqlFragment } from '../access/visibility.ts'
+import { allows } from '../access/visibility.ts'
 import { ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import { availabilitySql, visibleModelSql } from '../llm/registry.ts'
 import {
@@ -22,7 +22,7 @@ import {
 import { page, sortOf } from '../schemas/wire.ts'
 import { Conditions, searchSql } from './list-filters.ts'
 import type { ResourceCtx } from '../context.ts'
-import { unprefix } from '../platform/sql.ts'
+import { unprefix, type SqlFragment } from '../platform/sql.ts'
 
 const FROM = 'large_language_models m join providers pv on pv.id = m.provider_id'
 

@@ -6,7 +6,6 @@
 import { LockMode } from '@mikro-orm/core'
 import { Prompt } from '../../entities/index.ts'
 import { listScopeSql, requireResource } from '../access/resource-access.ts'
-import type { SqlFragment } from '../access/visibility.ts'
 import { ValidationError } from '../platform/errors.ts'
 import {
   PROMPT_FIELDS,
@@ -24,7 +23,7 @@ import { jsonBytes, page, sortOf } from '../schemas/wire.ts'
 import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
 import { Conditions, searchSql } from './list-filters.ts'
 import { resolveProfilePhotoKey } from './media-keys.ts'
-import { selectColumns, unprefix, userColumns, workspaceColumns } from '../platform/sql.ts'
+import { selectColumns, unprefix, userColumns, workspaceColumns, type SqlFragment } from '../platform/sql.ts'
 import type { ResourceCtx } from '../context.ts'
 import { mergeMetadata } from './workspaces.service.ts'
 

@@ -20,28 +20,18 @@ import { executePrepared } from '../platform/db.ts'
 import { ConflictError, NotFoundError, UpstreamError, UpstreamTimeoutError, ValidationError, type FieldPath } from '../platform/errors.ts'
 import { renderPrompt } from '../llm/prompt-render.ts'
 import { modelBySlugSql, resolveModel, resolveReadModel, type ResolvedModel } from '../llm/registry.ts'
-import type { RunEventRecord } from '../llm/run-bus.ts'
-import type { ModelCall, RunOutcome, RunPlan } from '../llm/run-executor.ts'
 import { followRun } from '../llm/run-log.ts'
 import { composeSystemPrompt } from '../llm/system-prompt.ts'
 import { agentToolBindings, agentToolsSql, ToolCredentialUnavailableError, type ToolBinding } from '../llm/tools.ts'
-import {
-  RUN_FIELDS,
-  toRun,
-  toUsage,
-  type RunRecord,
-  type TRunAgentInput,
-  type TRunPromptInput,
-  type TRunResult,
-  type TRunThreadInput,
-} from '../schemas/run.schema.ts'
+import { RUN_FIELDS, toRun, toUsage, type RunRecord, type TRunAgentInput, type TRunPromptInput, type TRunResult, type TRunThreadInput, type RunEventRecord } from '../schemas/run.schema.ts'
 import { extractMemories, memoriesFor } from './memory-extraction.ts'
-import { messageColumns, threadHistory } from './messages.service.ts'
-import { toMessage, type MessageRow } from '../schemas/message.schema.ts'
+import { threadHistory } from './messages.service.ts'
+import { toMessage, type MessageRow, messageColumns } from '../schemas/message.schema.ts'
 import { isRecord, jsonRecordOf, storableJson, storableText } from '../schemas/wire.ts'
 import { selectColumns, unprefix } from '../platform/sql.ts'
 import { requireThread } from './threads.service.ts'
 import type { ResourceCtx } from '../context.ts'
+import type { ModelCall, RunOutcome, RunPlan } from '../llm/run-types.ts'
 import type { RunKind } from '../../entities/index.ts'
 
 /** The agent columns a run needs. */

@@ -8,7 +8,6 @@
  */
 import { Thread as ThreadEntity } from '../../entities/index.ts'
 import { findResource } from '../access/resource-access.ts'
-import type { SqlFragment } from '../access/visibility.ts'
 import type { Em } from '../platform/db.ts'
 import { ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import {
@@ -24,7 +23,7 @@ import {
 import { jsonBytes } from '../schemas/wire.ts'
 import { Conditions, threadSearchSql } from './list-filters.ts'
 import { listPage, type ListSource } from './list-page.ts'
-import { unprefix } from '../platform/sql.ts'
+import { unprefix, type SqlFragment } from '../platform/sql.ts'
 import type { ResourceCtx } from '../context.ts'
 import { mergeMetadata } from './workspaces.service.ts'
 

@@ -11,7 +11,7 @@
  */
 import type { SharePermission } from '../../entities/index.ts'
 import { listScopeSql, viewerOf } from '../access/resource-access.ts'
-import { allows, permissionOf, permissionSql, type SqlFragment } from '../access/visibility.ts'
+import { allows, permissionOf, permissionSql } from '../access/visibility.ts'
 import { ConflictError, ForbiddenError, NotFoundError } from '../platform/errors.ts'
 import type { UserRow } from '../schemas/user.schema.ts'
 import {
@@ -28,7 +28,7 @@ import {
 import { listPage, type ListSource } from './list-page.ts'
 import { Conditions } from './list-filters.ts'
 import { dateBounds } from './metrics.query.ts'
-import { selectColumns, unprefix, userColumns } from '../platform/sql.ts'
+import { selectColumns, unprefix, userColumns, type SqlFragment } from '../platform/sql.ts'
 import type { ResourceCtx } from '../context.ts'
 
 const LABEL = 'Workflow execution'

@@ -11,7 +11,7 @@ import { METADATA_MAX_KEYS, type CreateWorkspaceInput, type UpdateWorkspaceInput
 import { page, sortOf } from '../schemas/wire.ts'
 import { searchSql } from './list-filters.ts'
 import { uniqueSlug } from '../platform/slugs.ts'
-import type { AuthContext, ServiceCtx, AuthedCtx } from '../context.ts'
+import type { AuthedCtx } from '../context.ts'
 import { unprefix, userColumns, workspaceColumns } from '../platform/sql.ts'
 
 /** Relations a workspace response can embed. */

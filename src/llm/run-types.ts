@@ -1,0 +1,56 @@
+/**
+ * The shapes a run travels in between the runs service, the run manager and the executor
+ * (docs/api/runs.md): its plan, its model call and its outcome.
+ */
+import type { ModelMessage } from 'ai'
+import type { RunKind } from '../../entities/index.ts'
+import type { Config } from '../platform/config.ts'
+import type { Orm } from '../platform/db.ts'
+import type { CacheLog } from '../platform/subscriber.ts'
+import type { ResolvedModel } from './registry.ts'
+import type { RunBus } from './run-bus.ts'
+import type { ToolBinding } from './tools.ts'
+
+/** Everything a run needs, checked and loaded before it starts (src/services/runs.service.ts). */
+export interface RunPlan {
+  run: { id: number; uuid: string }
+  kind: RunKind
+  workspaceId: number
+  userId: number
+  agent: { id: number; uuid: string } | null
+  threadId: number | null
+  threadUuid: string | null
+  model: ResolvedModel
+  system: string | undefined
+  messages: ModelMessage[]
+  tools: ToolBinding[]
+}
+
+/**
+ * What the model call of a run needs. It is known before the run is stored, so the call starts
+ * while the launch statement is still under way (src/services/runs.service.ts).
+ */
+export type ModelCall = Pick<RunPlan, 'model' | 'system' | 'messages' | 'tools'>
+
+/** How a run ended. */
+export interface RunOutcome {
+  status: 'succeeded' | 'failed' | 'canceled'
+  /** `upstream_error` (502), `upstream_timeout` (504), `canceled`, `interrupted` or `internal_error`. */
+  error: { code: string; message: string } | null
+  /** The final answer's text. */
+  output: string
+  /**
+   * When it succeeded here: what the settle statement stored, one row per message it stored (or
+   * one row without), each with the run's `RUN_FIELDS` (src/schemas/run.schema.ts) columns and the message's
+   * `m.`-prefixed columns (src/schemas/message.schema.ts, `messageColumns`).
+   */
+  settledRows?: Record<string, unknown>[]
+}
+
+/** What the executor needs from the process. */
+export interface ExecutorDeps {
+  orm: Orm
+  config: Config
+  bus: RunBus
+  log: CacheLog
+}

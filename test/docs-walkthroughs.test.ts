@@ -1,0 +1,194 @@
+/**
+ * The walkthroughs of docs/walkthroughs/ (and the short one in README.md) run as written.
+ *
+ * One real server, started as `npm start` starts it (src/server.ts under tsx, embedded PGlite in
+ * a fresh DATA_DIR, no provider keys), serves every page. For each page, its ```sh blocks are
+ * joined in order and run with `bash -euo pipefail`, BASE pointing at the server. The page must
+ * exit 0, and its output must be exactly its `# -> ` expectation lines: the n-th non-empty output
+ * line matches the n-th expectation (`<...>` in an expectation stands for any text; the default
+ * address http://127.0.0.1:3000 for the server's own).
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { NODE_FLAGS } from '../src/node-flags.ts'
+import { freePort } from './helpers/ports.ts'
+
+const ROOT = path.resolve(import.meta.dirname, '..')
+const PAGES_DIR = path.join(ROOT, 'docs', 'walkthroughs')
+const DEFAULT_BASE = 'http://127.0.0.1:3000'
+
+/** The ```sh blocks of a Markdown text, in order. */
+export function shellBlocks(markdown: string): string[] {
+  return [...markdown.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((match) => match[1])
+}
+
+/** The expectation lines (`# -> text`) of a script, without the marker, trimmed. */
+export function expectations(script: string): string[] {
+  return script
+    .split('\n')
+    .map((line) => /^\s*# -> (.*)$/.exec(line)?.[1]?.trim())
+    .filter((text): text is string => text !== undefined && text !== '')
+}
+
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
+/** A matcher for one expectation line: `<...>` is any text, the default base is the server's. */
+function lineMatcher(expected: string, base: string): RegExp {
+  const parts = expected.replaceAll(DEFAULT_BASE, base).split(/<[^<>]+>/)
+  return new RegExp(`^${parts.map(escapeRegExp).join('.*')}$`)
+}
+
+/**
+ * Compares the output with the expectations line by line: every non-empty output line must match
+ * the expectation at its position, and there must be as many of each.
+ * @returns null when they agree, else a description of the first difference.
+ */
+export function firstMismatch(expected: string[], output: string, base: string): string | null {
+  const lines = output
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+  for (let index = 0; index < Math.max(expected.length, lines.length); index += 1) {
+    const want = expected[index]
+    const got = lines[index]
+    if (want === undefined) return `output line ${index + 1} has no # -> line: ${got}`
+    if (got === undefined) return `# -> ${want}: the output ended before it`
+    if (!lineMatcher(want, base).test(got)) return `# -> ${want}: the output says ${got}`
+  }
+  return null
+}
+
+interface ScriptResult {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/** Runs a script with `bash -euo pipefail` in a scratch folder; kills it after `timeoutMs`. */
+function runScript(script: string, base: string, timeoutMs: number): Promise<ScriptResult> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'aw-walkthrough-'))
+  const file = path.join(dir, 'walkthrough.sh')
+  writeFileSync(file, script)
+  return new Promise((resolve) => {
+    // `node` in the scripts is the Node that runs the tests.
+    const env = { ...process.env, BASE: base, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}` }
+    const child = spawn('bash', ['-euo', 'pipefail', file], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+    child.once('close', (code) => {
+      clearTimeout(timer)
+      rmSync(dir, { recursive: true, force: true })
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
+
+/** Variables that would send the server elsewhere than a fresh embedded database with no keys. */
+const CLEARED = [
+  'DATABASE_URL',
+  'REDIS_URL',
+  'APP_KEY',
+  'APP_PREVIOUS_KEYS',
+  'APP_URL',
+  'SERVICE_KEYS',
+  'OPENAI_API_KEY',
+  'OPENAI_BASE_URL',
+  'ANTHROPIC_API_KEY',
+  'ANTHROPIC_BASE_URL',
+  'OPENAI_COMPATIBLE_BASE_URL',
+  'OPENAI_COMPATIBLE_API_KEY',
+  'DEFAULT_MODEL',
+  'WORKER',
+  'SIGN_UP_ENABLED',
+]
+
+describe('docs walkthroughs run as written against `npm start`', () => {
+  let server: ChildProcess | undefined
+  let exited: Promise<unknown> = Promise.resolve()
+  let base = ''
+  let serverOutput = ''
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'aw-docs-'))
+
+  beforeAll(async () => {
+    const port = await freePort()
+    base = `http://127.0.0.1:${port}`
+    // Cleared variables are set empty rather than removed: the configuration reads an empty value
+    // as unset, and a `.env` file in the working folder cannot fill them in.
+    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' }
+    for (const name of CLEARED) env[name] = ''
+    const child = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    server = child
+    exited = new Promise((resolve) => child.once('exit', resolve))
+    child.stdout!.on('data', (chunk: Buffer) => (serverOutput += chunk.toString()))
+    child.stderr!.on('data', (chunk: Buffer) => (serverOutput += chunk.toString()))
+    let ready = false
+    for (let attempt = 0; attempt < 600 && !ready && child.exitCode === null; attempt++) {
+      ready = await fetch(`${base}/ready`).then(
+        (response) => response.ok,
+        () => false,
+      )
+      if (!ready) await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    expect(ready, serverOutput.slice(-2000)).toBe(true)
+  }, 90_000)
+
+  afterAll(async () => {
+    server?.kill('SIGTERM')
+    await exited
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  const pages = readdirSync(PAGES_DIR)
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => ({ name: `docs/walkthroughs/${name}`, blocks: shellBlocks(readFileSync(path.join(PAGES_DIR, name), 'utf8')) }))
+  // README.md: its walkthrough blocks (the ones that call the API), not `npm ci && npm start`.
+  const readme = shellBlocks(readFileSync(path.join(ROOT, 'README.md'), 'utf8')).filter((block) => block.includes('$API'))
+  pages.push({ name: 'README.md', blocks: readme })
+
+  it('finds the five walkthroughs and the README walkthrough', () => {
+    expect(pages.map((page) => page.name)).toEqual([
+      'docs/walkthroughs/accounts-and-workspaces.md',
+      'docs/walkthroughs/agents-and-prompts.md',
+      'docs/walkthroughs/metrics.md',
+      'docs/walkthroughs/running-assistants.md',
+      'docs/walkthroughs/workflows.md',
+      'README.md',
+    ])
+    for (const page of pages) expect(page.blocks.length, page.name).toBeGreaterThan(0)
+  })
+
+  for (const page of pages) {
+    it(`${page.name}: every sh block runs, and the output matches its # -> lines`, async () => {
+      const script = page.blocks.join('\n')
+      const expected = expectations(script)
+      expect(expected.length, `${page.name} has no # -> lines`).toBeGreaterThan(0)
+      const result = await runScript(script, base, 25_000)
+      const report = `exit ${result.code}\n--- stdout\n${result.stdout.slice(-3000)}\n--- stderr\n${result.stderr.slice(-3000)}`
+      expect(result.code, report).toBe(0)
+      expect(firstMismatch(expected, result.stdout, base), report).toBeNull()
+    }, 30_000)
+  }
+})
+
+describe('walkthrough test helpers', () => {
+  it('match the output line by line, with <...> as any text and the default base as the server', () => {
+    const output = 'Ada\n\n  key: 01ab.png\nhttp://127.0.0.1:4321/x\n'
+    expect(firstMismatch(['Ada', 'key: <key>.png', 'http://127.0.0.1:3000/x'], output, 'http://127.0.0.1:4321')).toBeNull()
+    expect(firstMismatch(['Ada', 'key: <key>.jpg', 'http://127.0.0.1:3000/x'], output, 'http://127.0.0.1:4321')).toMatch(/key: <key>.jpg/)
+    expect(firstMismatch(['Ada', 'key: <key>.png'], output, 'http://127.0.0.1:4321')).toMatch(/has no # -> line/)
+    expect(firstMismatch(['Ada', 'key: <key>.png', 'http://127.0.0.1:3000/x', '204'], output, 'http://127.0.0.1:4321')).toMatch(/ended before/)
+  })
+
+  it('read ```sh blocks only', () => {
+    const markdown = '```sh\necho one\n```\n\n```text\nnot run\n```\n```sh\necho two # -> two\n```\n'
+    expect(shellBlocks(markdown)).toEqual(['echo one\n', 'echo two # -> two\n'])
+    expect(expectations('echo a\n# -> a\n#   ->  not this\n  # -> b  \n')).toEqual(['a', 'b'])
+  })
+})
