@@ -1,8 +1,8 @@
-/** The workflow node type catalogue (issue 6 item 1; API.md section 7): `GET /api/v1/workflow-node-types`. */
+/** The workflow node type catalogue (docs/api/workflows.md): `GET /api/v1/workflow-node-types`. */
 import { z } from 'zod'
 import { WorkflowNodeTypeList } from '../src/schemas/workflow-node-type.schema.ts'
+import * as nodeTypes from '../src/services/workflow-node-types.service.ts'
 import { authedProcedure, router } from '../src/trpc/init.ts'
-import { describeNodeTypes } from '../src/workflow-engine/node-types.ts'
 
 export const workflowNodeTypesRouter = router({
   list: authedProcedure
@@ -17,5 +17,5 @@ export const workflowNodeTypesRouter = router({
     })
     .input(z.void())
     .output(WorkflowNodeTypeList)
-    .query(() => ({ data: describeNodeTypes() })),
+    .query(() => nodeTypes.list()),
 })

@@ -1,8 +1,9 @@
 /**
- * Uploads as plain Fastify routes beside the procedures (API.md section 1: multipart is not a JSON
- * procedure). `POST /api/v1/media` authenticates like `workspaceProcedure` (same service
+ * Uploads as plain Fastify routes beside the procedures (docs/api/resources.md: multipart is not a
+ * JSON procedure). `POST /api/v1/media` authenticates like `workspaceProcedure` (same service
  * functions: bearer token, service scope, workspace context; a read-only token is 403), parses
- * the body with @fastify/multipart and answers the error bodies of API.md section 2.
+ * the body with @fastify/multipart and answers the error bodies of docs/api/conventions.md
+ * ("Errors").
  * `GET /api/v1/media/{key}` serves an upload publicly: keys are random and unguessable.
  */
 import fastifyMultipart from '@fastify/multipart'
@@ -13,14 +14,14 @@ import { MediaUploadForm, MediaUploadResponse } from '../schemas/media.schema.ts
 import * as media from '../services/media.service.ts'
 import { createStorage, type MediaStorage } from '../platform/storage.ts'
 import type { Config } from '../platform/config.ts'
-import type { Ctx, RequestMeta } from '../trpc/context.ts'
 import { VALIDATION_MESSAGE } from '../trpc/errors.ts'
 import { errorBody, handleHostError, sendAppError } from './errors.ts'
+import type { CreateContext } from './request-context.ts'
 import { authorize, contextOf } from './route-auth.ts'
 
 /** What the routes need from the host. */
 export interface MediaRoutesOptions {
-  createContext: (meta: RequestMeta) => Ctx
+  createContext: CreateContext
   config: Config
   /** The store; defaults to the local folder `DATA_DIR/media`. */
   storage?: MediaStorage

@@ -7,9 +7,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { resolveWorkspaceContext } from '../access/workspace-access.ts'
 import { ForbiddenError } from '../platform/errors.ts'
 import { authenticate } from '../services/auth.service.ts'
-import type { Ctx, RequestMeta } from '../trpc/context.ts'
+import type { Ctx } from '../trpc/context.ts'
 import { serviceIdOf } from '../trpc/service-scope.ts'
-import type { ResourceCtx } from '../context.ts'
+import type { RequestMeta, ResourceCtx } from '../context.ts'
 
 /** The request's context, as the procedures get it. */
 export function contextOf(createContext: (meta: RequestMeta) => Ctx, request: FastifyRequest, reply: FastifyReply): Ctx {

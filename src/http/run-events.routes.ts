@@ -1,19 +1,19 @@
 /**
- * `GET /api/v1/runs/{run_uuid}/events` (API.md section 5, "Running"; issue 5 item 4): a run's
- * event log as Server-Sent Events for REST clients. Each event is
- * `id: <seq>` / `event: <type>` / `data: <JSON>`; the stream ends after the run's final event
- * (`run.succeeded`, `run.failed`, `run.canceled`). A client that lost its connection reconnects
- * with `Last-Event-ID` (or `?last_event_id=`) to any API process and gets what it missed: the log
- * is in the database (src/llm/run-log.ts). A comment line every 15 s keeps proxies from closing
- * an idle stream. Errors before the stream starts (401, 404, 400) answer the usual JSON bodies.
+ * `GET /api/v1/runs/{run_uuid}/events` (docs/api/runs.md): a run's event log as Server-Sent
+ * Events for REST clients. Each event is `id: <seq>` / `event: <type>` / `data: <JSON>`; the
+ * stream ends after the run's final event (`run.succeeded`, `run.failed`, `run.canceled`). A
+ * client that lost its connection reconnects with `Last-Event-ID` (or `?last_event_id=`) to any
+ * API process and gets what it missed: the log is in the database (src/llm/run-log.ts). A comment
+ * line every 15 s keeps proxies from closing an idle stream. Errors before the stream starts
+ * (401, 404, 400) answer the usual JSON bodies.
  */
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { ValidationError } from '../platform/errors.ts'
 import { toRunEvent } from '../schemas/run.schema.ts'
 import * as runs from '../services/runs.service.ts'
-import type { Ctx, RequestMeta } from '../trpc/context.ts'
 import { handleRouteError } from './errors.ts'
+import type { CreateContext } from './request-context.ts'
 import { authorize, contextOf } from './route-auth.ts'
 
 /** Seconds between keep-alive comments. */
@@ -21,8 +21,13 @@ const KEEP_ALIVE_MS = 15_000
 
 const EventId = z.string().regex(/^\d{1,9}$/, 'must be an event id (a whole number)')
 
+/** What the route needs from the host. */
+export interface RunEventsRoutesOptions {
+  createContext: CreateContext
+}
+
 /** Registers the route; errors go through the host's handler (the documented error bodies). */
-export async function runEventsRoutes(scope: FastifyInstance, options: { createContext: (meta: RequestMeta) => Ctx }): Promise<void> {
+export async function runEventsRoutes(scope: FastifyInstance, options: RunEventsRoutesOptions): Promise<void> {
   scope.setErrorHandler(handleRouteError)
   scope.get<{ Params: { run_uuid: string }; Querystring: { last_event_id?: string } }>('/api/v1/runs/:run_uuid/events', async (request, reply) => {
     const ctx = await authorize(contextOf(options.createContext, request, reply), false)

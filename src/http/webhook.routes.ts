@@ -1,5 +1,5 @@
 /**
- * The inbound workflow webhook as a plain route beside the procedures (API.md section 1): `POST
+ * The inbound workflow webhook as a plain route beside the procedures (docs/api/workflows.md): `POST
  * /api/v1/hooks/{webhook_token}` takes any content type and keeps the raw body (the signature is
  * over those bytes). Bodies over `WEBHOOK_BODY_LIMIT_BYTES` are 413 before anything else runs.
  * What it does is src/services/webhooks.service.ts.
@@ -40,8 +40,13 @@ export const WEBHOOK_OPENAPI_PATHS = {
   },
 }
 
+/** What the route needs from the host. */
+export interface WebhookRoutesOptions {
+  deps: AppDeps
+}
+
 /** Registers the webhook route in its own scope (its own body parsing and error answers). */
-export async function webhookRoutes(scope: FastifyInstance, options: { deps: AppDeps }): Promise<void> {
+export async function webhookRoutes(scope: FastifyInstance, options: WebhookRoutesOptions): Promise<void> {
   const { deps } = options
   scope.removeAllContentTypeParsers()
   scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.config.workflows.webhookBodyLimitBytes }, (_request, body, done) =>

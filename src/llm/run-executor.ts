@@ -61,69 +61,112 @@ export async function executeRun(deps: ExecutorDeps, call: ModelCall, stored: Pr
   const timeout = AbortSignal.timeout(config.llm.timeoutMs)
   const signal = AbortSignal.any([cancel, timeout, notStored.signal])
   const started = performance.now()
-  let firstEventMs: number | null = null
-  const steps: Step[] = []
-  let step: Step = emptyStep()
+  const answer: Answer = { steps: [], step: emptyStep(), firstEventMs: null }
 
-  let outcome: RunOutcome | null = null
   let failure: Failure | null = null
   try {
-    for await (const part of modelParts(call, { config, signal })) {
-      switch (part.type) {
-        case 'text':
-          if (part.text.length === 0) break
-          firstEventMs ??= Math.round(performance.now() - started)
-          step.text += part.text
-          log.append('text.delta', { text: part.text })
-          break
-        case 'tool-call': {
-          const called: Part = { type: 'tool-call', tool_call_id: part.toolCallId, tool_name: part.toolName, input: part.input }
-          step.calls.push(called)
-          log.append('tool.call', called)
-          break
-        }
-        case 'tool-result': {
-          const done: Part = { type: 'tool-result', tool_call_id: part.toolCallId, tool_name: part.toolName, output: part.output, is_error: false }
-          step.results.push(done)
-          log.append('tool.result', done)
-          break
-        }
-        case 'tool-error': {
-          const failed: Part = {
-            type: 'tool-result',
-            tool_call_id: part.toolCallId,
-            tool_name: part.toolName,
-            output: { error: errorText(part.error) },
-            is_error: true,
-          }
-          step.results.push(failed)
-          log.append('tool.result', failed)
-          break
-        }
-        case 'step-end':
-          step.promptTokens = part.inputTokens
-          step.completionTokens = part.outputTokens
-          steps.push(step)
-          step = emptyStep()
-          break
-      }
-    }
-    if (signal.aborted) throw signal.reason
+    await streamAnswer(call, config, signal, log, started, answer)
   } catch (error) {
     failure = classify(error, cancel, timeout)
   }
   const plan = await planned
   if (!plan) return { status: 'failed', error: { code: 'not_stored', message: 'The run could not be stored' }, output: '' }
+  return conclude(deps, plan, log, failure, answer, started)
+}
+
+/** What the model has answered so far: its finished steps, the step under way and when its first text came. */
+interface Answer {
+  steps: Step[]
+  step: Step
+  firstEventMs: number | null
+}
+
+/**
+ * Streams the model's answer into `answer` and the run's event log. Throws what the stream
+ * throws, or the abort reason when `signal` ended it; what came before stays in `answer`, whose
+ * `firstEventMs` the failed run still records.
+ */
+async function streamAnswer(
+  call: ModelCall,
+  config: ExecutorDeps['config'],
+  signal: AbortSignal,
+  log: RunLog,
+  started: number,
+  answer: Answer,
+): Promise<void> {
+  for await (const part of modelParts(call, { config, signal })) {
+    switch (part.type) {
+      case 'text':
+        if (part.text.length === 0) break
+        answer.firstEventMs ??= Math.round(performance.now() - started)
+        answer.step.text += part.text
+        log.append('text.delta', { text: part.text })
+        break
+      case 'tool-call': {
+        const called: Part = { type: 'tool-call', tool_call_id: part.toolCallId, tool_name: part.toolName, input: part.input }
+        answer.step.calls.push(called)
+        log.append('tool.call', called)
+        break
+      }
+      case 'tool-result': {
+        const done: Part = {
+          type: 'tool-result',
+          tool_call_id: part.toolCallId,
+          tool_name: part.toolName,
+          output: part.output,
+          is_error: false,
+        }
+        answer.step.results.push(done)
+        log.append('tool.result', done)
+        break
+      }
+      case 'tool-error': {
+        const failed: Part = {
+          type: 'tool-result',
+          tool_call_id: part.toolCallId,
+          tool_name: part.toolName,
+          output: { error: errorText(part.error) },
+          is_error: true,
+        }
+        answer.step.results.push(failed)
+        log.append('tool.result', failed)
+        break
+      }
+      case 'step-end':
+        answer.step.promptTokens = part.inputTokens
+        answer.step.completionTokens = part.outputTokens
+        answer.steps.push(answer.step)
+        answer.step = emptyStep()
+        break
+    }
+  }
+  if (signal.aborted) throw signal.reason
+}
+
+/**
+ * Ends a stored run: settles its answer, or its failure (`streamFailure`, or an answer that could
+ * not be stored), then waits for its events to be written.
+ */
+async function conclude(
+  deps: ExecutorDeps,
+  plan: RunPlan,
+  log: RunLog,
+  streamFailure: Failure | null,
+  answer: Answer,
+  started: number,
+): Promise<RunOutcome> {
+  let failure = streamFailure
+  let outcome: RunOutcome | null = null
   if (!failure) {
     try {
-      outcome = await succeed(deps, plan, log, steps, started, firstEventMs)
+      outcome = await succeed(deps, plan, log, answer.steps, started, answer.firstEventMs)
     } catch (error) {
       // The answer came but could not be stored: our fault, not the upstream's.
       deps.log.error({ err: error, run: plan.run.uuid }, 'run answer not stored')
       failure = { status: 'failed', code: 'internal_error', message: 'The answer could not be stored' }
     }
   }
-  if (failure) outcome = await fail(deps, plan, log, failure, started, firstEventMs)
+  if (failure) outcome = await fail(deps, plan, log, failure, started, answer.firstEventMs)
   await log.drain().catch((error: unknown) => deps.log.error({ err: error, run: plan.run.uuid }, 'run events not stored'))
   return outcome ?? { status: 'failed', error: { code: 'internal_error', message: 'The run ended without an outcome' }, output: '' }
 }

@@ -1,0 +1,86 @@
+/**
+ * The REST surface: every procedure with an OpenAPI path under `/api/v1`, through
+ * trpc-to-openapi (docs/architecture.md). Its own hooks hold it to docs/api/conventions.md:
+ * paths read one way only, JSON object bodies ("Content types") and the flat error body ("Errors").
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi'
+import { appRouter } from '../../routers/index.ts'
+import type { AppDeps, Ctx } from '../trpc/context.ts'
+import { errorBody, flattenRestError } from './errors.ts'
+import { contextOfRequest, type CreateContext } from './request-context.ts'
+
+/** What the REST surface needs from the host. */
+export interface RestOptions {
+  /** `log` for procedure faults. */
+  deps: Pick<AppDeps, 'log'>
+  createContext: CreateContext
+}
+
+/**
+ * A path the WHATWG URL parser leaves as it is (no `.`, `%` or backslash, no leading `//`, nothing it
+ * percent-encodes): most requests, which so skip building a URL to compare.
+ */
+const PLAIN_PATH = /^\/(?!\/)[\w\-~!$&'()*+,;=:@/]*$/
+
+/**
+ * trpc-to-openapi finds the procedure again in the WHATWG-parsed URL, which resolves `.`, `..`
+ * (also as %2e) and `\`: `DELETE .../members/..` would reach `DELETE /workspaces/{uuid}`.
+ * A path that parser reads differently from the router's is refused.
+ */
+function refuseAmbiguousPath(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  const raw = request.raw.url ?? '/'
+  const path = raw.split('?')[0]
+  if (!PLAIN_PATH.test(path) && new URL(raw, 'http://localhost').pathname !== path) {
+    return void reply.status(400).send(errorBody(400, 'Malformed request path', request.id))
+  }
+  done()
+}
+
+/** A body must be a JSON object; a bodiless POST (logout) needs no Content-Type. */
+function requireJsonObject(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  if (request.method === 'GET' || request.method === 'DELETE' || request.method === 'HEAD') return done()
+  const contentType = request.headers['content-type']
+  const hasBody = request.body !== undefined
+  if (!contentType && !hasBody) {
+    request.headers['content-type'] = 'application/json'
+    request.body = {}
+    return done()
+  }
+  if (!contentType?.toLowerCase().startsWith('application/json')) {
+    return void reply.status(415).send(errorBody(415, 'Unsupported Content-Type; send application/json', request.id))
+  }
+  const body = request.body
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return void reply.status(400).send(errorBody(400, 'The request body must be a JSON object', request.id))
+  }
+  done()
+}
+
+/** Registers the REST surface in its own scope, so its hooks touch no other route. */
+export async function restPlugin(scope: FastifyInstance, options: RestOptions): Promise<void> {
+  const { deps, createContext } = options
+  // trpc-to-openapi hands this reply to tRPC's incomingMessageToRequest as if it were a Node
+  // ServerResponse. Without `writableEnded` every finished response looked like a client gone
+  // away, and each request ended by aborting its signal (a DOMException and an abort event).
+  // Our patch of trpc-to-openapi (patches/trpc-to-openapi+3.3.0.patch) builds that Request only
+  // when something reads the call's signal, which nothing does today; this keeps it right if it is.
+  scope.decorateReply('writableEnded', {
+    getter(this: FastifyReply) {
+      return this.raw.writableEnded
+    },
+  })
+  scope.addHook('onRequest', refuseAmbiguousPath)
+  scope.addHook('preValidation', requireJsonObject)
+  scope.addHook('onSend', async (request, reply, payload) => flattenRestError(request, reply, payload))
+  await scope.register(fastifyTRPCOpenApiPlugin, {
+    router: appRouter,
+    // One REST request is one procedure call.
+    createContext: ({ req, res }: { req: FastifyRequest; res: FastifyReply }) => contextOfRequest(createContext, req, res, true),
+    responseMeta: ({ ctx, errors }: { ctx?: Ctx; errors: unknown[] }) =>
+      errors.length === 0 && ctx?.successStatus ? { status: ctx.successStatus } : {},
+    onError: ({ error }: { error: { code: string } & Error }) => {
+      if (error.code === 'INTERNAL_SERVER_ERROR') deps.log.error({ err: error }, 'procedure failed')
+    },
+  })
+}
