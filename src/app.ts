@@ -1,6 +1,8 @@
 /**
  * Process wiring shared by `npm start`, the worker, the tests and the benchmark: configuration
- * in, long-lived dependencies (ORM, Keyv cache, rate limiters, logger) out.
+ * in, long-lived dependencies (ORM, Keyv cache, rate limiters, logger, job queue, engines) out.
+ * The composition root: it hands the engines what they reach the services through (the workflow
+ * engine's node services) and the job queue they register their jobs with.
  */
 import KeyvRedis, { createClient, type RedisClientType } from '@keyv/redis'
 import { Keyv } from 'keyv'
@@ -9,10 +11,12 @@ import { createLogger, type Logger } from './platform/logger.ts'
 import { migrate, openOrm, targetFromConfig, type Orm } from './platform/db.ts'
 import { AUTH_CACHE_TTL_MS, AuthCache } from './platform/auth-cache.ts'
 import { READ_CACHE_TTL_MS, ReadCache } from './platform/read-cache.ts'
+import { JobQueue } from './platform/queue.ts'
 import type { AuthContext } from './context.ts'
 import type { AppDeps } from './trpc/context.ts'
 import { RunManager } from './llm/run-manager.ts'
 import { WorkflowEngine } from './workflow-engine/engine.ts'
+import { createWorkflowNodeServices } from './services/workflow-node-services.ts'
 import { InFlight } from './trpc/in-flight.ts'
 import { hashServiceKeys } from './trpc/init.ts'
 import { createRateLimits } from './trpc/rate-limit.ts'
@@ -23,6 +27,8 @@ export interface Runtime extends AppDeps {
   runs: RunManager
   /** The whole workflow engine (services see its port, `WorkflowsPort`). */
   workflows: WorkflowEngine
+  /** The durable job queue (pg-boss) the engines register their jobs with. */
+  jobs: JobQueue
   redis: RedisClientType | undefined
   close: () => Promise<void>
 }
@@ -48,7 +54,7 @@ export async function createRuntime(
     rateLimitPrefix?: string
     authCacheTtlMs?: number
     readCacheTtlMs?: number
-    /** Work the workflow queue in this process (default `config.worker`, from `WORKER`). */
+    /** Work the job queue (every registered job) in this process (default `config.worker`, from `WORKER`). */
     worker?: boolean
   } = {},
 ): Promise<Runtime> {
@@ -74,7 +80,8 @@ export async function createRuntime(
   const readCache = await ReadCache.create({ ttlMs: options.readCacheTtlMs ?? READ_CACHE_TTL_MS, log, redis })
   const inFlight = new InFlight()
   const runs = await RunManager.create({ orm, config, log, readCache, redis })
-  const workflows = await WorkflowEngine.create({ orm, config, log, readCache, worker: options.worker ?? config.worker })
+  const jobs = new JobQueue(orm, config, log)
+  const workflows = await WorkflowEngine.create({ orm, config, log, readCache, jobs })
   const runtime: Runtime = {
     orm,
     config,
@@ -88,18 +95,23 @@ export async function createRuntime(
     readCache,
     runs,
     workflows,
+    jobs,
     close: async () => {
       // Calls whose clients left are still running: let them finish before the database goes.
       await inFlight.idle(config.shutdownTimeoutMs)
       // So are runs executing here (their clients may have left too): finish or interrupt them.
       await runs.close(config.shutdownTimeoutMs)
       await workflows.close(config.shutdownTimeoutMs)
+      // Then the queue: stop fetching jobs (waiting for handlers still running) and close its connections.
+      await jobs.stop(config.shutdownTimeoutMs)
       await authCache.close()
       await readCache.close()
       if (redis?.isOpen) await redis.quit()
       await orm.close()
     },
   }
-  workflows.bind(runtime)
+  workflows.bind(createWorkflowNodeServices(runtime))
+  // Every job is registered by now (the engines register theirs when they are created).
+  if (options.worker ?? config.worker) await jobs.work()
   return runtime
 }

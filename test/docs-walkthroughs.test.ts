@@ -122,7 +122,11 @@ describe('docs walkthroughs run as written against `npm start`', () => {
     // as unset, and a `.env` file in the working folder cannot fill them in.
     const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' }
     for (const name of CLEARED) env[name] = ''
-    const child = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', 'src/server.ts'], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     server = child
     exited = new Promise((resolve) => child.once('exit', resolve))
     child.stdout!.on('data', (chunk: Buffer) => (serverOutput += chunk.toString()))
@@ -169,11 +173,11 @@ describe('docs walkthroughs run as written against `npm start`', () => {
       const script = page.blocks.join('\n')
       const expected = expectations(script)
       expect(expected.length, `${page.name} has no # -> lines`).toBeGreaterThan(0)
-      const result = await runScript(script, base, 25_000)
+      const result = await runScript(script, base, 55_000)
       const report = `exit ${result.code}\n--- stdout\n${result.stdout.slice(-3000)}\n--- stderr\n${result.stderr.slice(-3000)}`
       expect(result.code, report).toBe(0)
       expect(firstMismatch(expected, result.stdout, base), report).toBeNull()
-    }, 30_000)
+    }, 60_000)
   }
 })
 
@@ -183,7 +187,9 @@ describe('walkthrough test helpers', () => {
     expect(firstMismatch(['Ada', 'key: <key>.png', 'http://127.0.0.1:3000/x'], output, 'http://127.0.0.1:4321')).toBeNull()
     expect(firstMismatch(['Ada', 'key: <key>.jpg', 'http://127.0.0.1:3000/x'], output, 'http://127.0.0.1:4321')).toMatch(/key: <key>.jpg/)
     expect(firstMismatch(['Ada', 'key: <key>.png'], output, 'http://127.0.0.1:4321')).toMatch(/has no # -> line/)
-    expect(firstMismatch(['Ada', 'key: <key>.png', 'http://127.0.0.1:3000/x', '204'], output, 'http://127.0.0.1:4321')).toMatch(/ended before/)
+    expect(firstMismatch(['Ada', 'key: <key>.png', 'http://127.0.0.1:3000/x', '204'], output, 'http://127.0.0.1:4321')).toMatch(
+      /ended before/,
+    )
   })
 
   it('read ```sh blocks only', () => {

@@ -7,7 +7,7 @@
  * another tenant's executions. Reads: workflow-executions.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { EXECUTION_QUEUE } from '../src/platform/queue.ts'
+import { EXECUTION_JOB } from '../src/workflow-engine/engine.ts'
 import type { TestApp } from './helpers/app.ts'
 import { expectNamed, type Member } from './helpers/agents.ts'
 import { BASE, EXECUTION_KEYS, executionsCast, uuids, type Exec, type ExecutionsCast } from './helpers/executions.ts'
@@ -115,8 +115,8 @@ describe('workflow executions: cancel, retry, delete', () => {
       expect(JSON.parse(String(row.input))).toEqual({ items: [1, 2], text: 'héllo' })
       expect(await triggerCount()).toBe(before + 1)
       // Handed to the durable queue: its pg-boss job has the execution's uuid as id.
-      const boss = await t.runtime.workflows.queue.start()
-      expect(await boss.getJobById(EXECUTION_QUEUE, retried.uuid)).toMatchObject({ data: { execution_id: Number(row.id) } })
+      const boss = await t.runtime.jobs.start()
+      expect(await boss.getJobById(EXECUTION_JOB, retried.uuid)).toMatchObject({ data: { execution_id: Number(row.id) } })
       expect(await rowOf(failed)).toMatchObject({ status: 'failed' })
     })
 

@@ -8,7 +8,8 @@
 import { describe, expect, it } from 'vitest'
 import { STORED_JSON_MAX_DEPTH as MAX_JSON_DEPTH, StorableObject, unstorableJson } from '../src/schemas/resource.schema.ts'
 import { jsonBytes } from '../src/schemas/wire.ts'
-import { graphIssues, MAX_EDGES, MAX_NODES, validateGraph, WorkflowEdge, WorkflowEdges, WorkflowNode, WorkflowNodes } from '../src/workflow-engine/graph.ts'
+import { MAX_EDGES, MAX_NODES, WorkflowEdge, WorkflowEdges, WorkflowNode, WorkflowNodes } from '../src/schemas/workflow-graph.schema.ts'
+import { graphIssues, validateGraph } from '../src/workflow-engine/graph.ts'
 
 const paths = (result: { success: boolean; error?: { issues: { path: PropertyKey[] }[] } }) =>
   result.success ? [] : [...new Set(result.error?.issues.map((issue) => issue.path.join('.')))]

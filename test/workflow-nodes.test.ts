@@ -10,7 +10,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Config } from '../src/platform/config.ts'
-import { actingContext } from '../src/workflow-engine/acting-context.ts'
+import { createWorkflowNodeServices } from '../src/services/workflow-node-services.ts'
 import { evaluateDeep } from '../src/workflow-engine/expressions.ts'
 import { describeNodeTypes, NODE_TYPES, nodeType } from '../src/workflow-engine/node-types.ts'
 import { truthy } from '../src/workflow-engine/nodes/branching.ts'
@@ -131,7 +131,8 @@ describe('workflow node types', () => {
       },
       staticData: o.staticData ?? {},
       deps: { orm: t.runtime.orm, config: o.config ?? t.config, log: t.runtime.log },
-      resourceCtx: () => actingContext(t.runtime, user.id, workspace),
+      services: createWorkflowNodeServices(t.runtime),
+      actor: { userId: user.id, workspaceId: workspace },
       respond: o.respond ?? (() => {}),
     }
     return node.execute(context)

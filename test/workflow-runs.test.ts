@@ -10,7 +10,7 @@ import { createHmac } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { SCHEDULE_QUEUE } from '../src/platform/queue.ts'
+import { SCHEDULE_JOB } from '../src/workflow-engine/engine.ts'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { readOnlyToken } from './helpers/agents.ts'
 
@@ -395,12 +395,12 @@ describe('workflow runs', () => {
         ...graph([{ id: 'start', type: 'schedule_trigger', parameters: { cron: '*/5 * * * *', timezone: 'Europe/Paris' } }, { id: 'shape', type: 'set', parameters: { values: { fired: true } } }], [['start', 'shape']]),
         is_active: true,
       })
-      const boss = await t.runtime.workflows.queue.start()
-      const schedules = await boss.getSchedules(SCHEDULE_QUEUE, flow.uuid)
+      const boss = await t.runtime.jobs.start()
+      const schedules = await boss.getSchedules(SCHEDULE_JOB, flow.uuid)
       expect(schedules).toHaveLength(1)
       expect(schedules[0]).toMatchObject({ cron: '*/5 * * * *', timezone: 'Europe/Paris', key: flow.uuid })
       const [row] = await t.sql('select id::float8 as id from workflows where uuid = ?', [flow.uuid])
-      await boss.send(SCHEDULE_QUEUE, { workflow_id: Number(row.id) })
+      await boss.send(SCHEDULE_JOB, { workflow_id: Number(row.id) })
       let list: { uuid: string; mode: string }[] = []
       for (let i = 0; i < 100 && !list.length; i++) {
         await new Promise((resolve) => setTimeout(resolve, 50))
@@ -411,7 +411,7 @@ describe('workflow runs', () => {
       expect(done).toMatchObject({ mode: 'schedule', output: { fired: true } })
       expect(done.output.scheduled_at).toMatch(/Z$/)
       await t.http('PUT', `/api/v1/workflows/${flow.uuid}`, { token: alice.token, body: { is_active: false } })
-      expect(await boss.getSchedules(SCHEDULE_QUEUE, flow.uuid)).toHaveLength(0)
+      expect(await boss.getSchedules(SCHEDULE_JOB, flow.uuid)).toHaveLength(0)
     })
   })
 })

@@ -4,31 +4,98 @@
  * pg-boss's `fromPglite` adapter on the ORM's PGlite instance (`backend: 'pglite'`); the ORM's
  * transactions lock that instance, so pg-boss's statements never land inside one of them.
  *
+ * It knows no job by name: the module that owns a kind of background work registers it
+ * ({@link JobQueue.register}: a name, a handler and its retry and concurrency policy) before the
+ * queue starts, then sends ({@link JobQueue.send}) or schedules ({@link JobQueue.schedule}) jobs
+ * of that name. A process that works the queue ({@link JobQueue.work}) runs every registered job.
+ *
  * Started lazily: a process that never sends a job nor works the queue (most test files, a
  * short-lived CLI) never installs pg-boss's schema. A worker starts it at once when pg-boss's
  * schema already exists (jobs may be waiting), else on the first send or schedule.
  */
-import { fromPglite, PgBoss, type Job, type PGliteLike } from 'pg-boss'
+import { fromPglite, PgBoss, type Job, type PGliteLike, type Queue, type WorkOptions } from 'pg-boss'
 import { PgliteConnection } from '@mikro-orm/pglite'
 import type { FastifyBaseLogger as Logger } from 'fastify'
 import type { Config } from './config.ts'
 import type { Orm } from './db.ts'
 
-/** The queue of workflow executions: `{execution_id}` per job, job id = execution uuid. */
-export const EXECUTION_QUEUE = 'workflow-execution'
-/** The queue schedule triggers fire into: `{workflow_id}` per job. */
-export const SCHEDULE_QUEUE = 'workflow-schedule'
 /** pg-boss's schema name. */
 const SCHEMA = 'pgboss'
 
-/** A handler of one job's data. */
-export type JobHandler<T> = (data: T) => Promise<void>
+/** What a handler learns about the job it works besides its data. */
+export interface JobInfo {
+  /** The job's id (the `id` it was sent with, else one pg-boss made). */
+  id: string
+  /** The registered name. */
+  name: string
+  /** Attempts before this one (0 on the first). */
+  retryCount: number
+}
+
+/**
+ * Works one job. Resolving completes it; throwing fails this attempt, which is retried per the
+ * job's {@link JobOptions} and then stays failed.
+ */
+export type JobHandler<T> = (data: T, job: JobInfo) => Promise<void>
+
+/** The policy of a registered job: its retries, its time limits and how many run at once. */
+export interface JobOptions {
+  /** Attempts after a failed one (0: a failure is final). */
+  retryLimit: number
+  /** Seconds before the first retry (pg-boss's default: 0). */
+  retryDelay?: number
+  /** Doubles the delay per retry, with jitter (pg-boss's default: false). */
+  retryBackoff?: boolean
+  /** Seconds an attempt may stay active before it fails (pg-boss's default: 900). */
+  expireInSeconds?: number
+  /**
+   * Seconds within which the worker of an active job must beat (it does so itself while the
+   * handler runs); a job whose worker died fails then, and is retried. At least 10; default none.
+   */
+  heartbeatSeconds?: number
+  /** Jobs of this name worked at once in this process (default 1). */
+  localConcurrency?: number
+  /**
+   * Jobs of one group (the `group` they were sent with) active at once across every process;
+   * default no limit. pg-boss counts at each fetch, so two fetches at once may both see room.
+   */
+  groupConcurrency?: number
+}
+
+/** How {@link JobQueue.send} files a job. */
+export interface SendOptions {
+  /** The job's id, a UUID: sending a job whose id exists again queues nothing (deduplication). */
+  id?: string
+  /** The key its {@link JobOptions.groupConcurrency} limit counts by. */
+  group?: string
+}
+
+/** A registered job: its policy, and how to work it on a started pg-boss. */
+interface Registration {
+  options: JobOptions
+  work: (boss: PgBoss) => Promise<unknown>
+}
+
+/**
+ * NOTIFY wakes the workers when a job is sent; polling is only the backstop (each local worker
+ * polls, so a fast poll costs an idle process real CPU, most on PGlite). Seconds.
+ */
+const POLLING = { batchSize: 1, pollingIntervalSeconds: 2, notifyPollingIntervalSeconds: 10 }
+
+/** A job of a name no module registered. */
+export class UnknownJobError extends Error {
+  override name = 'UnknownJobError'
+  constructor(job: string) {
+    super(`No job named "${job}" is registered with the queue`)
+  }
+}
 
 /** See the module comment. */
 export class JobQueue {
+  readonly #jobs = new Map<string, Registration>()
   #boss: PgBoss | undefined
   #starting: Promise<PgBoss> | undefined
-  #handlers: (() => Promise<void>)[] = []
+  #working = false
   #stopped = false
 
   constructor(
@@ -37,13 +104,40 @@ export class JobQueue {
     private readonly log: Logger,
   ) {}
 
+  /**
+   * Registers job `name`: its pg-boss queue is created with `options`' retry and time policy when
+   * the queue starts, and {@link work} runs `handler` for each of its jobs. Call it before anything
+   * starts the queue (the module that owns the job does so when it is created).
+   * @throws Error when `name` is registered already or the queue has started.
+   */
+  register<T extends object>(name: string, handler: JobHandler<T>, options: JobOptions): void {
+    if (this.#jobs.has(name)) throw new Error(`The job "${name}" is registered already`)
+    if (this.#starting) throw new Error(`The job "${name}" is registered after the queue started`)
+    const work: WorkOptions = {
+      ...POLLING,
+      ...(options.localConcurrency !== undefined ? { localConcurrency: options.localConcurrency } : {}),
+      ...(options.groupConcurrency !== undefined ? { groupConcurrency: options.groupConcurrency } : {}),
+    }
+    this.#jobs.set(name, {
+      options,
+      work: (boss) =>
+        boss.work<T>(name, work, async (jobs: Job<T>[]) => {
+          for (const job of jobs) await handler(job.data, { id: job.id, name: job.name, retryCount: job.retryCount })
+        }),
+    })
+  }
+
   /** True once pg-boss's schema exists in the database (someone used the queue before). */
   async installed(): Promise<boolean> {
     const [row] = await this.orm.em.fork().execute<{ found: string | null }[]>(`select to_regclass(?) as found`, [`${SCHEMA}.job`])
     return row?.found != null
   }
 
-  /** Starts pg-boss (installing or migrating its schema) once; later calls share the start. */
+  /**
+   * Starts pg-boss (installing or migrating its schema, creating the queue of every registered
+   * job) once; later calls share the start. A process that works the queue starts its workers here.
+   * @throws when the database cannot be reached.
+   */
   start(): Promise<PgBoss> {
     this.#starting ??= this.#start()
     return this.#starting
@@ -54,83 +148,86 @@ export class JobQueue {
     const common = {
       schema: SCHEMA,
       application_name: 'agent-workspace-queue',
-      // Jobs are small and their outcome lives in workflow_executions: keep pg-boss's tables lean.
+      // Jobs are small and their outcome lives in the owners' tables: keep pg-boss's tables lean.
       persistWarnings: false,
       monitorVacuum: false,
     }
     const boss =
       connection instanceof PgliteConnection
-        ? new PgBoss({ ...common, db: fromPglite((await connection.getNativeClient()) as unknown as PGliteLike), backend: 'pglite', useListenNotify: true })
+        ? new PgBoss({
+            ...common,
+            db: fromPglite((await connection.getNativeClient()) as unknown as PGliteLike),
+            backend: 'pglite',
+            useListenNotify: true,
+          })
         : new PgBoss({ ...common, connectionString: this.config.databaseUrl, max: 4, useListenNotify: true })
     boss.on('error', (error) => this.log.error({ err: error }, 'job queue error'))
     await boss.start()
-    const options = { retryLimit: 2, retryDelay: 1, retryBackoff: true, expireInSeconds: 86_400, heartbeatSeconds: 30, notify: true }
-    await boss.createQueue(EXECUTION_QUEUE, options)
-    await boss.createQueue(SCHEDULE_QUEUE, { ...options, retryLimit: 0 })
+    for (const [name, { options }] of this.#jobs) await boss.createQueue(name, queuePolicy(options))
     this.#boss = boss
-    for (const register of this.#handlers) await register()
+    if (this.#working) await this.#workAll(boss)
     return boss
   }
 
   /**
-   * Hands execution `executionId` to any worker. The job id is the execution's uuid, so sending
-   * the same execution twice (the recovery sweep re-sending one) queues it once.
-   * @param group the workspace's key (its id), for the per-workspace concurrency limit.
+   * Queues a job of `name` with `data` (a JSON object) for any process that works the queue.
+   * @throws UnknownJobError for a name nobody registered; an error of the database when it cannot
+   *   be reached.
    */
-  async sendExecution(executionId: number, executionUuid: string, group: string): Promise<void> {
+  async send<T extends object>(name: string, data: T, options: SendOptions = {}): Promise<void> {
+    this.#known(name)
     const boss = await this.start()
-    await boss.send(EXECUTION_QUEUE, { execution_id: executionId }, { id: executionUuid, group: { id: group } })
+    await boss.send(name, data, {
+      ...(options.id !== undefined ? { id: options.id } : {}),
+      ...(options.group !== undefined ? { group: { id: options.group } } : {}),
+    })
   }
 
   /**
-   * Works both queues in this process: executions (at most `WORKFLOW_CONCURRENCY` per workspace
-   * across every worker, 10 at once here) and schedule firings.
+   * Sends a job of `name` with `data` on `cron` (five fields) in IANA time zone `timezone`, under
+   * `key` (one schedule per name and key: scheduling it again replaces it). pg-boss fires each
+   * period once across every process.
+   * @throws UnknownJobError for a name nobody registered; pg-boss's error for a bad cron or zone.
    */
-  async work(handlers: { execution: JobHandler<{ execution_id: number }>; schedule: JobHandler<{ workflow_id: number }> }): Promise<void> {
-    const register = async () => {
-      const boss = this.#boss!
-      // NOTIFY wakes the workers when a job is sent; polling is only the backstop (each local
-      // worker polls, so a fast poll costs an idle process real CPU, most on PGlite).
-      const polling = { batchSize: 1, pollingIntervalSeconds: 2, notifyPollingIntervalSeconds: 10 }
-      await boss.work<{ execution_id: number }>(
-        EXECUTION_QUEUE,
-        {
-          ...polling,
-          localConcurrency: 10,
-          // pg-boss's count is read by each fetch, so two fetches at once can both see room: the
-          // engine's claim enforces the limit exactly (engine.ts), this keeps most jobs from waiting.
-          groupConcurrency: this.config.workflows.concurrency,
-        },
-        async (jobs: Job<{ execution_id: number }>[]) => {
-          for (const job of jobs) await handlers.execution(job.data)
-        },
-      )
-      await boss.work<{ workflow_id: number }>(SCHEDULE_QUEUE, { ...polling, localConcurrency: 2 }, async (jobs) => {
-        for (const job of jobs) await handlers.schedule(job.data)
-      })
-    }
-    this.#handlers.push(register)
-    if (this.#boss) await register()
+  async schedule<T extends object>(name: string, key: string, cron: string, timezone: string, data: T): Promise<void> {
+    this.#known(name)
+    const boss = await this.start()
+    await boss.schedule(name, cron, data, { tz: timezone, key })
+  }
+
+  /** Removes the schedule `key` of `name` (a no-op when there is none or the queue was never used). */
+  async unschedule(name: string, key: string): Promise<void> {
+    this.#known(name)
+    if (!this.#boss && !(await this.installed())) return
+    const boss = await this.start()
+    await boss.unschedule(name, key)
+  }
+
+  /**
+   * Works every registered job in this process, each with its `localConcurrency` and
+   * `groupConcurrency`: at once when the queue runs or pg-boss's schema exists (jobs may be
+   * waiting), else when something first starts it. Later calls do nothing.
+   */
+  async work(): Promise<void> {
+    if (this.#working) return
+    this.#working = true
+    if (this.#boss) await this.#workAll(this.#boss)
+    else if (this.#starting) await this.#starting
     else if (await this.installed()) await this.start()
   }
 
+  async #workAll(boss: PgBoss): Promise<void> {
+    for (const { work } of this.#jobs.values()) await work(boss)
+  }
+
+  #known(name: string): void {
+    if (!this.#jobs.has(name)) throw new UnknownJobError(name)
+  }
+
   /**
-   * Fires `SCHEDULE_QUEUE` with `{workflow_id}` on `cron` in `timezone`, keyed by the workflow's
-   * uuid (one schedule per workflow; pg-boss fires each period once across every process).
+   * Stops working and closes pg-boss's connections, waiting up to `timeoutMs` (at least 1000) for
+   * jobs running here; once (later calls return at once). Sending afterwards is an error.
    */
-  async schedule(key: string, cron: string, timezone: string, workflowId: number): Promise<void> {
-    const boss = await this.start()
-    await boss.schedule(SCHEDULE_QUEUE, cron, { workflow_id: workflowId }, { tz: timezone, key })
-  }
-
-  /** Removes the schedule `key` (a no-op when there is none or the queue was never used). */
-  async unschedule(key: string): Promise<void> {
-    if (!this.#boss && !(await this.installed())) return
-    const boss = await this.start()
-    await boss.unschedule(SCHEDULE_QUEUE, key)
-  }
-
-  /** Stops working and closes pg-boss's connections (waits up to `timeoutMs` for running jobs). */
   async stop(timeoutMs: number): Promise<void> {
     if (this.#stopped) return
     this.#stopped = true
@@ -138,4 +235,15 @@ export class JobQueue {
     const boss = await this.#starting.catch(() => undefined)
     await boss?.stop({ graceful: true, timeout: Math.max(1000, timeoutMs) })
   }
+}
+
+/** The pg-boss queue options of a job's policy (every queue notifies its workers of new jobs). */
+function queuePolicy(options: JobOptions): Omit<Queue, 'name'> {
+  const { retryLimit, retryDelay, retryBackoff, expireInSeconds, heartbeatSeconds } = options
+  const policy: Omit<Queue, 'name'> = { retryLimit, notify: true }
+  if (retryDelay !== undefined) policy.retryDelay = retryDelay
+  if (retryBackoff !== undefined) policy.retryBackoff = retryBackoff
+  if (expireInSeconds !== undefined) policy.expireInSeconds = expireInSeconds
+  if (heartbeatSeconds !== undefined) policy.heartbeatSeconds = heartbeatSeconds
+  return policy
 }

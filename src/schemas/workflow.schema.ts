@@ -3,7 +3,7 @@
  * row -> wire mapper.
  */
 import { z } from 'zod'
-import { MAX_GRAPH_BYTES, WorkflowEdges, WorkflowNodes } from '../workflow-engine/graph.ts'
+import { MAX_GRAPH_BYTES, WorkflowEdges, WorkflowNodes } from './workflow-graph.schema.ts'
 import {
   Category,
   CategoryUuids,

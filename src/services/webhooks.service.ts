@@ -17,7 +17,7 @@ import { isRecord } from '../schemas/wire.ts'
 import type { Config } from '../platform/config.ts'
 import { prepared, type Em } from '../platform/db.ts'
 import { resealColumn, type ResealReport } from '../platform/reseal.ts'
-import type { AppDeps } from '../trpc/context.ts'
+import type { ServiceDeps } from '../context.ts'
 import { RUNNABLE_COLUMNS, toRunnable, triggerTypeOf, type RunnableWorkflow } from '../workflow-engine/engine.ts'
 import type { WebhookResponse } from '../workflow-engine/types.ts'
 import { keyringOf, open } from '../platform/secrets.ts'
@@ -34,6 +34,9 @@ export function resealWebhookSecrets(em: Em, config: Pick<Config, 'appKey' | 'pr
     context: webhookSecretContext,
   })
 }
+
+/** What a webhook call uses of the process's dependencies. */
+export type WebhookDeps = Pick<ServiceDeps, 'orm' | 'config' | 'workflows'>
 
 /** What the route read from the request. */
 export interface WebhookRequest {
@@ -65,7 +68,7 @@ const hookQuery = prepared(
  * The workflow of a token: from this process's short-lived cache (see {@link WebhookCache}) or
  * one indexed query. @throws NotFoundError for an unknown token or a deleted workflow.
  */
-async function findWorkflow(deps: AppDeps, token: string): Promise<HookedWorkflow> {
+async function findWorkflow(deps: WebhookDeps, token: string): Promise<HookedWorkflow> {
   const cache = deps.workflows.webhooks
   const cached = cache.get(token)
   if (cached) return cached as HookedWorkflow
@@ -85,7 +88,7 @@ async function findWorkflow(deps: AppDeps, token: string): Promise<HookedWorkflo
  * written `sha256=<hex>` (GitHub's form). Constant-time comparison.
  * @throws UnauthorizedError when it is missing or does not match.
  */
-function verifySignature(deps: AppDeps, workflow: HookedWorkflow, header: string | string[] | undefined, body: Buffer): void {
+function verifySignature(deps: WebhookDeps, workflow: HookedWorkflow, header: string | string[] | undefined, body: Buffer): void {
   if (!workflow.secret) return
   const sent = (Array.isArray(header) ? header[0] : header)?.trim().replace(/^sha256=/i, '') ?? ''
   if (!/^[0-9a-f]{64}$/i.test(sent)) throw new UnauthorizedError('Missing or malformed X-Signature (hex HMAC-SHA256 of the body)')
@@ -137,7 +140,7 @@ export type WebhookAnswer = { kind: 'response'; response: WebhookResponse } | { 
  * @throws NotFoundError, UnauthorizedError, ConflictError, ValidationError (no execution made);
  *   UpstreamError / UpstreamTimeoutError when the waited execution failed without responding.
  */
-export async function triggerWebhook(deps: AppDeps, token: string, request: WebhookRequest): Promise<WebhookAnswer> {
+export async function triggerWebhook(deps: WebhookDeps, token: string, request: WebhookRequest): Promise<WebhookAnswer> {
   const workflow = await findWorkflow(deps, token)
   verifySignature(deps, workflow, request.headers['x-signature'], request.body)
   if (!workflow.isActive) throw new ConflictError('The workflow is not active; activate it to receive webhooks')

@@ -4,9 +4,10 @@
  * - Every execution is stored before it starts (store.ts). One a caller waits for (a manual run,
  *   a webhook whose graph responds) runs here at once ({@link WorkflowEngine.runHere}); the
  *   others (background runs, webhooks without a response node, retries) go through the durable
- *   queue (src/platform/queue.ts, pg-boss), so any worker (`npm run worker`, or `npm start` unless
- *   `WORKER=false`) runs them ({@link WorkflowEngine.enqueue}). Schedule triggers fire from
- *   pg-boss's scheduler, once per period across every process.
+ *   queue (src/platform/queue.ts, pg-boss) as {@link EXECUTION_JOB} jobs, so any worker (`npm run
+ *   worker`, or `npm start` unless `WORKER=false`) runs them ({@link WorkflowEngine.enqueue}).
+ *   Schedule triggers fire {@link SCHEDULE_JOB} jobs from pg-boss's scheduler, once per period
+ *   across every process. The engine registers both jobs with the queue the runtime hands it.
  * - The process running an execution refreshes its `heartbeat_at` every `WORKFLOW_HEARTBEAT_MS`;
  *   the same statement tells it which of its executions were canceled meanwhile (by any process)
  *   so it stops them. The recovery sweep (at start and every few heartbeats, in every process)
@@ -15,20 +16,20 @@
  *   twice). None stays `running` forever, none runs twice: a worker claims an execution with a
  *   conditional update, and only the claimant settles it.
  * - Shutdown waits for executions running here, then ends the rest `failed` (`interrupted`).
+ * - Nodes reach the services only through the {@link WorkflowServices} port the runtime binds
+ *   ({@link WorkflowEngine.bind}); the engine imports no service.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { FastifyBaseLogger as Logger } from 'fastify'
+import type { Logger } from '../platform/logger.ts'
 import type { Config } from '../platform/config.ts'
 import type { Em, Orm } from '../platform/db.ts'
-import { JobQueue } from '../platform/queue.ts'
+import type { JobOptions, JobQueue } from '../platform/queue.ts'
 import { jsonRecordOf, jsonValueOf } from '../schemas/wire.ts'
 import type { ReadCache } from '../platform/read-cache.ts'
-import type { AppDeps } from '../trpc/context.ts'
-import { actingContext } from './acting-context.ts'
 import { executeGraph, ExecutionCanceledError, ExecutionInterruptedError, type ExecutionPlan, type ExecutionResult } from './executor.ts'
 import { triggerOf } from './node-types.ts'
 import { ExecutionStore, type ExecutionRecord } from './store.ts'
-import type { WebhookResponse } from './types.ts'
+import type { WebhookResponse, WorkflowServices } from './types.ts'
 import type { ExecutionMode } from '../../entities/index.ts'
 import { toDate } from '../platform/sql.ts'
 
@@ -41,6 +42,21 @@ const CLAIM_RETRY_MS = 200
 const MISSED_BEATS = 3
 /** Seconds a queued execution may wait before the sweep sends its job again. */
 const REQUEUE_AFTER_SECONDS = 60
+
+/** The job that runs a queued execution: `{execution_id}`, job id = the execution's uuid, group = its workspace id. */
+export const EXECUTION_JOB = 'workflow-execution'
+/** The job a schedule trigger fires: `{workflow_id}`, scheduled under the workflow's uuid. */
+export const SCHEDULE_JOB = 'workflow-schedule'
+
+/** Retries and time limits of both jobs (an execution's job is retried twice; a firing is not). */
+const JOB_POLICY = { retryLimit: 2, retryDelay: 1, retryBackoff: true, expireInSeconds: 86_400, heartbeatSeconds: 30 } satisfies JobOptions
+
+/** The services port of an engine nobody bound: every call fails (the node fails `internal`). */
+const UNBOUND: WorkflowServices = {
+  runPrompt: () => Promise.reject(new Error('The workflow engine is not bound to the app')),
+  runAgent: () => Promise.reject(new Error('The workflow engine is not bound to the app')),
+  accountCredential: () => Promise.reject(new Error('The workflow engine is not bound to the app')),
+}
 
 /** The parts of a `workflows` row an execution needs. */
 export interface RunnableWorkflow {
@@ -165,12 +181,11 @@ export class WebhookCache {
 
 /** See the module comment. */
 export class WorkflowEngine {
-  readonly queue: JobQueue
   /** Where execution rows are written (group commits, see store.ts). */
   readonly store: ExecutionStore
   /** Workflows of recently called webhooks (see {@link WebhookCache}). */
   readonly webhooks = new WebhookCache()
-  #deps: AppDeps | undefined
+  #services: WorkflowServices = UNBOUND
   /** Cancel switches of the executions running here, by execution id. */
   readonly #active = new Map<number, AbortController>()
   /** Every execution under way here, for shutdown. */
@@ -184,35 +199,46 @@ export class WorkflowEngine {
     private readonly config: Config,
     private readonly log: Logger,
     private readonly readCache: ReadCache,
+    /** The process's job queue, which the engine's two jobs are registered with. */
+    private readonly jobs: JobQueue,
   ) {
-    this.queue = new JobQueue(orm, config, log)
     this.store = new ExecutionStore(orm)
   }
 
   /**
-   * Sweeps once, keeps sweeping every few heartbeats, and works the queue here when `worker`.
-   * @throws when the database cannot be reached.
+   * Registers {@link EXECUTION_JOB} and {@link SCHEDULE_JOB} with `jobs` (which the runtime
+   * starts working in a worker process), sweeps once and keeps sweeping every few heartbeats.
+   * @throws when the database cannot be reached; Error when `jobs` has started or holds either job.
    */
-  static async create(o: { orm: Orm; config: Config; log: Logger; readCache: ReadCache; worker: boolean }): Promise<WorkflowEngine> {
-    const engine = new WorkflowEngine(o.orm, o.config, o.log, o.readCache)
+  static async create(o: { orm: Orm; config: Config; log: Logger; readCache: ReadCache; jobs: JobQueue }): Promise<WorkflowEngine> {
+    const engine = new WorkflowEngine(o.orm, o.config, o.log, o.readCache, o.jobs)
+    o.jobs.register<{ execution_id: number }>(EXECUTION_JOB, ({ execution_id }) => engine.#runQueued(execution_id), {
+      ...JOB_POLICY,
+      localConcurrency: 10,
+      // pg-boss's count is read by each fetch, so two fetches at once can both see room: the
+      // engine's claim enforces the limit exactly (#claim), this keeps most jobs from waiting.
+      groupConcurrency: o.config.workflows.concurrency,
+    })
+    o.jobs.register<{ workflow_id: number }>(SCHEDULE_JOB, ({ workflow_id }) => engine.#fireSchedule(workflow_id), {
+      ...JOB_POLICY,
+      retryLimit: 0,
+      localConcurrency: 2,
+    })
     await engine.sweep()
     const beat = o.config.workflows.heartbeatMs
     engine.#heartbeat = setInterval(() => void engine.#beat(), beat)
     engine.#heartbeat.unref()
     engine.#sweepTimer = setInterval(() => void engine.sweep(), Math.max(beat * MISSED_BEATS, 1000))
     engine.#sweepTimer.unref()
-    if (o.worker) {
-      await engine.queue.work({
-        execution: ({ execution_id }) => engine.#runQueued(execution_id),
-        schedule: ({ workflow_id }) => engine.#fireSchedule(workflow_id),
-      })
-    }
     return engine
   }
 
-  /** Gives the engine the process's dependencies (nodes act through services that need them). */
-  bind(deps: AppDeps): void {
-    this.#deps = deps
+  /**
+   * Gives the engine what its nodes call on the services (run prompt, run agent, accounts of an
+   * HTTP request); until then those nodes fail.
+   */
+  bind(services: WorkflowServices): void {
+    this.#services = services
   }
 
   /** Number of executions running in this process. */
@@ -247,7 +273,9 @@ export class WorkflowEngine {
    * runs it. Its concurrency group is its workspace id (the same key wherever it is sent from).
    */
   async enqueue(record: Pick<ExecutionRecord, 'id' | 'uuid' | 'workspaceId'>): Promise<void> {
-    await this.queue.sendExecution(record.id, record.uuid, String(record.workspaceId))
+    // The job id is the execution's uuid, so sending the same execution twice (the recovery sweep
+    // re-sending one) queues it once.
+    await this.jobs.send(EXECUTION_JOB, { execution_id: record.id }, { id: record.uuid, group: String(record.workspaceId) })
   }
 
   /** Stops execution `executionId` if it runs in this process (its row was already marked `canceled`). */
@@ -275,9 +303,9 @@ export class WorkflowEngine {
     const key = String(row.uuid)
     if (row.isActive && !row.deletedAt && params && typeof params.cron === 'string') {
       const timezone = typeof params.timezone === 'string' ? params.timezone : 'UTC'
-      await this.queue.schedule(key, params.cron, timezone, workflowId)
+      await this.jobs.schedule(SCHEDULE_JOB, key, params.cron, timezone, { workflow_id: workflowId })
     } else {
-      await this.queue.unschedule(key)
+      await this.jobs.unschedule(SCHEDULE_JOB, key)
     }
   }
 
@@ -433,14 +461,10 @@ export class WorkflowEngine {
       pinData: workflow.pinData,
       triggerInput: input,
     }
-    const deps = this.#deps
     const done = executeGraph(plan, {
       signal: controller.signal,
       deps: { orm: this.orm, config: this.config, log: this.log },
-      resourceCtx: () => {
-        if (!deps) throw new Error('The workflow engine is not bound to the app')
-        return actingContext(deps, record.userId, workflow.workspaceId)
-      },
+      services: this.#services,
       respond: (value) => answer(value),
       defaultTimeoutSeconds: this.config.workflows.timeoutSeconds,
     })
@@ -471,7 +495,8 @@ export class WorkflowEngine {
 
   /**
    * Waits up to `timeoutMs` for executions running here, then interrupts the rest (they end
-   * `failed`, `interrupted`) and waits for them to be stored; then stops the queue.
+   * `failed`, `interrupted`) and waits for them to be stored. Jobs that arrive meanwhile fail
+   * (pg-boss retries them per their policy); the runtime stops the queue afterwards.
    */
   async close(timeoutMs: number): Promise<void> {
     this.#closing = true
@@ -485,6 +510,5 @@ export class WorkflowEngine {
       controller.abort(new ExecutionInterruptedError('The service shut down before the execution finished'))
     }
     await all()
-    await this.queue.stop(timeoutMs)
   }
 }

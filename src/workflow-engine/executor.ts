@@ -21,6 +21,7 @@ import { MAX_RETRY_ATTEMPTS, MAX_RETRY_DELAY_MS, validateGraph } from './graph.t
 import { nodeType, triggerOf } from './node-types.ts'
 import {
   NodeError,
+  type Actor,
   type GraphEdge,
   type GraphNode,
   type NodeContext,
@@ -88,7 +89,8 @@ export interface ExecutionHooks {
   /** Aborted on cancel (reason {@link ExecutionCanceledError}) or shutdown ({@link ExecutionInterruptedError}). */
   signal: AbortSignal
   deps: NodeContext['deps']
-  resourceCtx: NodeContext['resourceCtx']
+  /** What nodes call on the services (handed to the engine by the runtime). */
+  services: NodeContext['services']
   respond: (response: WebhookResponse) => void
   /** Default timeout, in seconds, when `settings.timeout_seconds` says nothing. */
   defaultTimeoutSeconds: number
@@ -222,6 +224,8 @@ class Execution {
     readonly seconds: number,
     readonly scope: Omit<ExpressionScope, 'input'>,
     readonly triggerId: string,
+    /** Who the nodes' service calls act as: the execution's user in the workflow's workspace. */
+    readonly actor: Actor,
   ) {}
 
   get signal(): AbortSignal {
@@ -309,7 +313,8 @@ export async function executeGraph(plan: ExecutionPlan, hooks: ExecutionHooks): 
     static: staticData,
     execution: { uuid: plan.execution.uuid, mode: plan.execution.mode, workflow_uuid: plan.execution.workflowUuid },
   }
-  const execution = new Execution(hooks, timeoutSeconds(plan.settings, hooks.defaultTimeoutSeconds), scope, trigger.id)
+  const actor: Actor = { userId: plan.execution.userId, workspaceId: plan.execution.workspaceId }
+  const execution = new Execution(hooks, timeoutSeconds(plan.settings, hooks.defaultTimeoutSeconds), scope, trigger.id, actor)
   scope.nodes = execution.outputs
   const stop = follow(execution)
   try {
@@ -341,7 +346,7 @@ async function runNode(
   node: GraphNode,
   input: { value: unknown } | undefined,
 ): Promise<ExecutionResult | undefined> {
-  const { runs, signal, hooks } = execution
+  const { runs, signal } = execution
   const position = runs.length
   if (!input) {
     runs.push(blankRun(position, node, 'skipped', null))
@@ -353,69 +358,118 @@ async function runNode(
     return execution.end(reason instanceof ExecutionCanceledError ? 'canceled' : 'failed', describeError(reason), node.id)
   }
   if (Object.hasOwn(plan.pinData, node.id)) {
-    const output = plan.pinData[node.id]
-    const now = new Date().toISOString()
-    const run = blankRun(position, node, 'pinned', input.value)
-    run.output = output
-    run.started_at = now
-    run.finished_at = now
-    run.duration_ms = 0
-    runs.push(run)
-    execution.passOn(node.id, output)
+    runPinned(execution, plan, node, position, input.value)
     return undefined
   }
-
-  const type = nodeType(node.type) as NodeType
   const started = Date.now()
+  const attempts = await attemptNode(execution, plan, node, input.value)
+  return recordAttempts(execution, plan, node, { position, input: input.value, started }, attempts)
+}
+
+/** Records pinned node `node` (in `pin_data`): not executed, its pinned output passed on. */
+function runPinned(execution: Execution, plan: ExecutionPlan, node: GraphNode, position: number, input: unknown): void {
+  const output = plan.pinData[node.id]
+  const now = new Date().toISOString()
+  const run = blankRun(position, node, 'pinned', input)
+  run.output = output
+  run.started_at = now
+  run.finished_at = now
+  run.duration_ms = 0
+  execution.runs.push(run)
+  execution.passOn(node.id, output)
+}
+
+/** How a node's attempts went: its result, or (result undefined) the failure that ended them. */
+interface Attempts {
+  count: number
+  result: NodeResult | undefined
+  failure: unknown
+}
+
+/**
+ * Runs `node` until an attempt succeeds, a failure is not retryable (bad parameters, an
+ * expression, a NodeError that says so, the execution's end) or its retries are spent, waiting
+ * its delay doubled per attempt in between.
+ */
+async function attemptNode(execution: Execution, plan: ExecutionPlan, node: GraphNode, input: unknown): Promise<Attempts> {
+  const { signal } = execution
+  const type = nodeType(node.type) as NodeType
   const maxAttempts = Math.min(MAX_RETRY_ATTEMPTS, node.retry?.max_attempts ?? type.defaultRetry?.max_attempts ?? 1)
   const delayMs = Math.min(MAX_RETRY_DELAY_MS, node.retry?.delay_ms ?? type.defaultRetry?.delay_ms ?? 0)
-  let attempts = 0
-  let result: NodeResult | undefined
+  let count = 0
   let failure: unknown
-  while (attempts < maxAttempts) {
-    attempts++
+  while (count < maxAttempts) {
+    count++
     try {
-      const raw = node.parameters ?? {}
-      const evaluated = hasExpression(raw) ? await evaluateDeep(raw, { ...execution.scope, input: input.value }, []) : raw
-      const parsed = type.parameters.safeParse(evaluated)
-      if (!parsed.success) throw new NodeError('invalid_parameters', parameterMessage(parsed.error), false)
-      const context: NodeContext = {
-        node,
-        params: parsed.data,
-        input: input.value,
-        signal,
-        execution: plan.execution,
-        staticData: execution.scope.static,
-        deps: hooks.deps,
-        resourceCtx: hooks.resourceCtx,
-        respond: hooks.respond,
-      }
-      // A node that waits races the execution's end; an instant one cannot be overtaken by it.
-      result = type.instant ? await type.execute(context) : await Promise.race([type.execute(context), execution.abortedPromise])
-      failure = undefined
-      break
+      return { count, result: await executeOnce(execution, plan, node, type, input), failure: undefined }
     } catch (error) {
       failure = signal.aborted ? execution.reason() : error
       const retryable = !signal.aborted && !(error instanceof ExpressionError) && !(error instanceof NodeError && !error.retryable)
-      if (!retryable || attempts >= maxAttempts) break
+      if (!retryable || count >= maxAttempts) break
       try {
-        await sleep(delayMs * 2 ** (attempts - 1), undefined, { signal })
+        await sleep(delayMs * 2 ** (count - 1), undefined, { signal })
       } catch {
         failure = execution.reason()
         break
       }
     }
   }
+  return { count, result: undefined, failure }
+}
+
+/**
+ * One attempt of `node`: its parameters evaluated over `input` and parsed by its type, then
+ * executed. @throws NodeError `invalid_parameters`, an ExpressionError, or what the node throws.
+ */
+async function executeOnce(
+  execution: Execution,
+  plan: ExecutionPlan,
+  node: GraphNode,
+  type: NodeType,
+  input: unknown,
+): Promise<NodeResult> {
+  const { hooks, signal } = execution
+  const raw = node.parameters ?? {}
+  const evaluated = hasExpression(raw) ? await evaluateDeep(raw, { ...execution.scope, input }, []) : raw
+  const parsed = type.parameters.safeParse(evaluated)
+  if (!parsed.success) throw new NodeError('invalid_parameters', parameterMessage(parsed.error), false)
+  const context: NodeContext = {
+    node,
+    params: parsed.data,
+    input,
+    signal,
+    execution: plan.execution,
+    staticData: execution.scope.static,
+    deps: hooks.deps,
+    services: hooks.services,
+    actor: execution.actor,
+    respond: hooks.respond,
+  }
+  // A node that waits races the execution's end; an instant one cannot be overtaken by it.
+  return type.instant ? await type.execute(context) : await Promise.race([type.execute(context), execution.abortedPromise])
+}
+
+/**
+ * Records how a node's attempts went and passes its output on; answers how the execution ended
+ * when it ends here (the node failed under `error_policy` `stop`, or the execution stopped).
+ */
+function recordAttempts(
+  execution: Execution,
+  plan: ExecutionPlan,
+  node: GraphNode,
+  at: { position: number; input: unknown; started: number },
+  { count, result, failure }: Attempts,
+): ExecutionResult | undefined {
   const finished = Date.now()
-  const run = blankRun(position, node, 'succeeded', input.value)
-  run.attempts = attempts
-  run.started_at = new Date(started).toISOString()
+  const run = blankRun(at.position, node, 'succeeded', at.input)
+  run.attempts = count
+  run.started_at = new Date(at.started).toISOString()
   run.finished_at = new Date(finished).toISOString()
-  run.duration_ms = finished - started
+  run.duration_ms = finished - at.started
   if (result) {
     run.output = result.output
     run.branches = result.branches ?? null
-    runs.push(run)
+    execution.runs.push(run)
     execution.passOn(node.id, result.output, result.branches)
     return undefined
   }
@@ -426,7 +480,7 @@ async function runNode(
   const canceled = failure instanceof ExecutionCanceledError
   run.status = canceled ? 'canceled' : 'failed'
   run.error = error
-  runs.push(run)
+  execution.runs.push(run)
   if (stopped || plan.settings.error_policy !== 'continue') return execution.end(canceled ? 'canceled' : 'failed', error, node.id)
   execution.passOn(node.id, { error })
   return undefined

@@ -1,86 +1,25 @@
 /**
- * Validation of a workflow graph on save (API.md section 7; issue 3 item 4, issue 6 item 2): the
- * shape of each node and edge (zod schemas the request schemas reuse), the structural checks
- * across them ({@link graphIssues}: node ids unique, edges pointing at existing nodes) and the
- * checks that need the node types ({@link validateGraph}: known types, valid parameters and
- * retry, expressions that compile, edge handles the source node has, no edge into a trigger, no
- * cycle, exactly one trigger). Pure functions, no database; every problem names the node or edge
- * by its path in the request (`['nodes', 2, 'parameters', 'url']`, `['edges', 0, 'source_handle']`).
+ * Validation of a workflow graph on save (API.md section 7; issue 3 item 4, issue 6 item 2). The
+ * shape of each node and edge is a wire schema (`WorkflowNode`, `WorkflowEdge` in
+ * src/schemas/workflow-graph.schema.ts); here are the structural checks across them
+ * ({@link graphIssues}: node ids unique, edges pointing at existing nodes) and the checks that
+ * need the node types ({@link validateGraph}: known types, valid parameters and retry,
+ * expressions that compile, edge handles the source node has, no edge into a trigger, no cycle,
+ * exactly one trigger). Pure functions, no database; every problem names the node or edge by its
+ * path in the request (`['nodes', 2, 'parameters', 'url']`, `['edges', 0, 'source_handle']`).
  */
 import { z } from 'zod'
 import type { FieldPath } from '../platform/errors.ts'
-import { refineStorableJson, StorableObject, unstorableText } from '../schemas/resource.schema.ts'
-import { isRecord, text } from '../schemas/wire.ts'
+import { isRecord } from '../schemas/wire.ts'
 import { expressionIssues, isExpression } from './expressions.ts'
 import { nodeType } from './node-types.ts'
 import type { NodeType } from './types.ts'
-
-/** Most nodes one workflow holds. */
-export const MAX_NODES = 500
-/** Most edges one workflow holds. */
-export const MAX_EDGES = 2000
-/** Largest serialized graph (`nodes`, `edges`, `settings`, `static_data`, `pin_data` together), in bytes. */
-export const MAX_GRAPH_BYTES = 1024 * 1024
 
 /** One problem found in a graph: a path into the request, as zod writes it (`['edges', 3, 'target']`). */
 export interface GraphIssue {
   path: FieldPath
   message: string
 }
-
-/** A JSON number: trpc-to-openapi coerces plain numbers, a pipe is left alone (see src/schemas/wire.ts). */
-const jsonNumber = () => z.number().pipe(z.number())
-
-/** Checks the members of a node or edge its schema does not name (kept as sent). */
-const checkExtras = (known: readonly string[]) => (value: Record<string, unknown>, ctx: z.RefinementCtx) => {
-  for (const [key, member] of Object.entries(value)) {
-    if (known.includes(key)) continue
-    if (unstorableText(key)) {
-      ctx.addIssue({ code: 'custom', path: [], message: 'keys must not hold NUL characters or lone surrogates' })
-    } else refineStorableJson(member, ctx, [key])
-  }
-}
-
-/** `[x, y]` or `{x, y}`: where an editor draws the node. */
-const NodePosition = z.union([
-  z.tuple([jsonNumber(), jsonNumber()]),
-  z.looseObject({ x: jsonNumber(), y: jsonNumber() }),
-])
-
-/**
- * A node: `id` (1..100 characters, unique in the workflow), `type` (1..100), optional `name`,
- * `parameters` (an object) and `position`; other members are kept as sent.
- */
-export const WorkflowNode = z
-  .looseObject({
-    id: text(100, 1),
-    type: text(100, 1),
-    name: text(255).optional(),
-    parameters: StorableObject().optional(),
-    position: NodePosition.optional(),
-  })
-  .superRefine(checkExtras(['id', 'type', 'name', 'parameters', 'position']))
-  .meta({ id: 'WorkflowNode' })
-
-/**
- * An edge (the shape graph editors such as React Flow use): `source` and `target` name node ids,
- * optional `id` (unique when given), `source_handle` and `target_handle`; other members kept.
- */
-export const WorkflowEdge = z
-  .looseObject({
-    id: text(100, 1).optional(),
-    source: text(100, 1),
-    target: text(100, 1),
-    source_handle: text(100).nullable().optional(),
-    target_handle: text(100).nullable().optional(),
-  })
-  .superRefine(checkExtras(['id', 'source', 'target', 'source_handle', 'target_handle']))
-  .meta({ id: 'WorkflowEdge' })
-
-/** The node list of a request: at most {@link MAX_NODES}. */
-export const WorkflowNodes = z.array(WorkflowNode).max(MAX_NODES)
-/** The edge list of a request: at most {@link MAX_EDGES}. */
-export const WorkflowEdges = z.array(WorkflowEdge).max(MAX_EDGES)
 
 /** A string member of a JSON object, or undefined. */
 function stringMember(item: unknown, key: string): string | undefined {
@@ -89,8 +28,8 @@ function stringMember(item: unknown, key: string): string | undefined {
 }
 
 /**
- * The checks across nodes and edges of a whole graph (each item already passed
- * {@link WorkflowNode} / {@link WorkflowEdge}, either now or when it was stored): duplicate node
+ * The checks across nodes and edges of a whole graph (each item already passed `WorkflowNode` /
+ * `WorkflowEdge` of the wire schemas, either now or when it was stored): duplicate node
  * ids (`['nodes', i, 'id']`), duplicate edge ids (`['edges', i, 'id']`) and edges whose
  * `source`/`target` name no node (`['edges', i, 'source' | 'target']`). Items without a string
  * `id`/`source`/`target` are reported too. Answers every problem, in order; empty means sound.
@@ -141,8 +80,8 @@ interface CheckedNode {
 }
 
 /**
- * Every problem of a graph about to be saved (each item already passed {@link WorkflowNode} /
- * {@link WorkflowEdge}, or is checked for the members it needs): {@link graphIssues}, then per
+ * Every problem of a graph about to be saved (each item already passed `WorkflowNode` /
+ * `WorkflowEdge`, or is checked for the members it needs): {@link graphIssues}, then per
  * node an unknown `type` (`['nodes', i, 'type']`), invalid parameters (`['nodes', i,
  * 'parameters', ...]`: the type's schema, and every `=` expression anywhere must compile), an
  * invalid `retry` (`['nodes', i, 'retry', ...]`) and a trigger after the first

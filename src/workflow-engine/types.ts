@@ -9,13 +9,18 @@
  * request, the manual run's `input`, the schedule's firing). Parameter strings that start with
  * `=` are JSONata expressions over the input (src/workflow-engine/expressions.ts), evaluated
  * before the node's parameter schema parses the result.
+ *
+ * Nodes that act on the service's resources (run a prompt or an agent, apply an account's
+ * credentials) do so through {@link WorkflowServices}, a port the runtime hands to the engine
+ * (src/services/workflow-node-services.ts implements it): the engine imports no service.
  */
 import type { z } from 'zod'
 import type { ExecutionMode } from '../../entities/index.ts'
+import type { Credential } from '../llm/tools.ts'
 import type { Config } from '../platform/config.ts'
 import type { Orm } from '../platform/db.ts'
-import type { ResourceCtx } from '../context.ts'
-import type { FastifyBaseLogger as Logger } from 'fastify'
+import type { TRunAgentInput, TRunPromptInput, TRunResult } from '../schemas/run.schema.ts'
+import type { Logger } from '../platform/logger.ts'
 
 /** A node of a stored graph, as the executor reads it (the request shape is `WorkflowNode` in graph.ts). */
 export interface GraphNode {
@@ -68,12 +73,10 @@ export interface NodeContext<P = unknown> {
   /** The workflow's `static_data`, mutable: what a node writes here is stored when the execution ends. */
   staticData: Record<string, unknown>
   deps: EngineDeps
-  /**
-   * A resource context acting as the execution's user in the workflow's workspace, for nodes
-   * that call services (run prompt, run agent, accounts of an HTTP request).
-   * @throws NotFoundError when that user or workspace no longer exists.
-   */
-  resourceCtx(): Promise<ResourceCtx>
+  /** What nodes call on the services (run prompt, run agent, accounts of an HTTP request), as {@link actor}. */
+  services: WorkflowServices
+  /** The execution's user in the workflow's workspace: who the calls on {@link services} act as. */
+  actor: Actor
   /** Answers the waiting webhook caller (only the first call counts; a no-op when nobody waits). */
   respond(response: WebhookResponse): void
 }
@@ -102,11 +105,57 @@ export class NodeError extends Error {
   }
 }
 
-/** Long-lived dependencies the nodes may use (secrets open with `keyringOf(config)`). */
+/** Long-lived dependencies the nodes may use. */
 export interface EngineDeps {
   orm: Orm
   config: Config
   log: Logger
+}
+
+/**
+ * Who an execution acts as: its user (the caller of a manual run or retry, the workflow's owner
+ * for webhooks and schedules) in the workflow's workspace, with that user's current role there.
+ */
+export interface Actor {
+  userId: number
+  workspaceId: number
+}
+
+/** An account as the `http_request` node may apply it (see {@link WorkflowServices.accountCredential}). */
+export type AccountCredentialAnswer =
+  /** The actor may not use such an account in the workspace: unknown, not visible, or another workspace's. */
+  | { usable: false }
+  /** `credential` is null when the account's provider uses the `none` scheme or the account holds no secret. */
+  | { usable: true; credential: Credential | null }
+
+/**
+ * What nodes call on the service (the runtime hands an implementation to the engine, see
+ * `WorkflowEngine.bind`). Every call acts as `actor` and passes the same access checks a request
+ * of that user in that workspace would, with read and write abilities. Errors are the services'
+ * named errors (src/platform/errors.ts); each call throws NotFoundError when the actor's user is
+ * no longer a member of the workspace (or either is gone).
+ */
+export interface WorkflowServices {
+  /**
+   * Runs a prompt (`POST /api/v1/prompts/{prompt_uuid}/run` with `background: false`) and waits
+   * for its end; `signal` aborting cancels the run (it ends `canceled`).
+   * @throws NotFoundError, ForbiddenError, ValidationError, UpstreamError, UpstreamTimeoutError,
+   *   TooManyRequestsError, or another AppError, as the run service does.
+   */
+  runPrompt(actor: Actor, input: TRunPromptInput, signal: AbortSignal): Promise<TRunResult>
+  /**
+   * Sends a message to an agent (`POST /api/v1/agents/{agent_uuid}/run` with `background:
+   * false`, in a new thread or `thread_uuid`) and waits for its answer; `signal` as {@link runPrompt}.
+   * @throws as {@link runPrompt}.
+   */
+  runAgent(actor: Actor, input: TRunAgentInput, signal: AbortSignal): Promise<TRunResult>
+  /**
+   * The opened credential of account `accountUuid`, when the actor may use it in the workspace
+   * (SERVER-ONLY: the secret never goes into an output, a log line or an error).
+   * @throws SecretUnavailableError (src/platform/secrets.ts) when its secret cannot be opened
+   *   (its key is not configured).
+   */
+  accountCredential(actor: Actor, accountUuid: string): Promise<AccountCredentialAnswer>
 }
 
 /** One kind of node (`GET /api/v1/workflow-node-types` lists them). */

@@ -45,6 +45,7 @@ export async function startNode(t: TestApp, ttlMs = AUTH_CACHE_TTL_MS, readTtlMs
       await runtime.readCache.close()
       await runtime.runs.close(1_000)
       await runtime.workflows.close(1_000)
+      await runtime.jobs.stop(1_000)
       if (runtime.redis?.isOpen) await runtime.redis.quit()
     },
   }

@@ -3,20 +3,18 @@
  * transport (src/llm/tool-http.ts: TOOL_MAX_RESPONSE_BYTES, redirects, private addresses refused
  * unless TOOL_ALLOW_PRIVATE_NETWORK) and applies an account's credentials by its provider's auth
  * scheme exactly as tools do (`credentialParts` of src/llm/tools.ts). The account must be one of
- * the workflow's workspace that the execution's user may use.
+ * the workflow's workspace that the execution's user may use (the engine's services port,
+ * `WorkflowServices.accountCredential`, checks it and opens the secret).
  *
- * Secrets: the account's secret is opened here only, sent as a credential header (dropped on a
- * redirect to another origin) or query parameter, and scrubbed from the output and from every
- * error message.
+ * Secrets: the account's secret is sent as a credential header (dropped on a redirect to another
+ * origin) or query parameter, and scrubbed from the output and from every error message.
  */
 import { z } from 'zod'
-import { findResource } from '../../access/resource-access.ts'
 import { sendToolRequest, ToolHttpError, type HttpMethod, type ToolHttpResponse } from '../../llm/tool-http.ts'
 import { bodyText, credentialParts, excerpt, parseBody, scrub, secretForms, type Credential } from '../../llm/tools.ts'
-import { keyringOf, open } from '../../platform/secrets.ts'
-import { AUTH_SCHEMES } from '../../../entities/index.ts'
+import { SecretUnavailableError } from '../../platform/secrets.ts'
 import { expr } from '../expressions.ts'
-import { NodeError, type NodeContext, type NodeType } from '../types.ts'
+import { NodeError, type AccountCredentialAnswer, type NodeContext, type NodeType } from '../types.ts'
 
 /** The methods a request may use. */
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const
@@ -207,8 +205,6 @@ function failure(error: unknown, url: URL, timeoutMs: number, forms: string[]): 
   }
 }
 
-const schemeOf = (value: unknown) => AUTH_SCHEMES.find((scheme) => scheme === value)
-
 /**
  * The opened credential of account `uuid`: null when its provider's scheme is `none` or it holds
  * no secret.
@@ -217,22 +213,15 @@ const schemeOf = (value: unknown) => AUTH_SCHEMES.find((scheme) => scheme === va
  *   when its secret cannot be opened (its key is gone).
  */
 async function accountCredential(context: NodeContext<THttpParams>, uuid: string): Promise<Credential | null> {
-  const ctx = await context.resourceCtx()
-  const found = await findResource(ctx, 'accounts', uuid)
-  if (!found || found.workspaceId !== context.execution.workspaceId) {
-    throw new NodeError('invalid_parameters', `account_uuid: no account ${uuid} the workflow may use in its workspace`, false)
-  }
-  const [row] = await ctx.em.execute<{ ciphertext: string | null; keyId: string | null; scheme: unknown; parameter: string | null }[]>(
-    `select ac.secret_ciphertext as ciphertext, ac.secret_key_id as "keyId", p.auth_scheme as scheme, p.auth_parameter as parameter
-     from accounts ac join providers p on p.id = ac.provider_id where ac.id = ?`,
-    [found.id],
-  )
-  const scheme = schemeOf(row?.scheme)
-  if (!row || !scheme || scheme === 'none' || !row.ciphertext || !row.keyId) return null
+  let answer: AccountCredentialAnswer
   try {
-    const secret = open(keyringOf(context.deps.config), { ciphertext: row.ciphertext, keyId: row.keyId }, `accounts:${uuid}`)
-    return { scheme, parameter: row.parameter, secret }
-  } catch {
+    answer = await context.services.accountCredential(context.actor, uuid)
+  } catch (error) {
+    if (!(error instanceof SecretUnavailableError)) throw error
     throw new NodeError('credential_unavailable', `The secret of account ${uuid} cannot be opened (its key is not configured)`, false)
   }
+  if (!answer.usable) {
+    throw new NodeError('invalid_parameters', `account_uuid: no account ${uuid} the workflow may use in its workspace`, false)
+  }
+  return answer.credential
 }

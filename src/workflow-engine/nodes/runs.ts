@@ -1,7 +1,8 @@
 /**
  * The run prompt and run agent nodes (issue 6 item 1; API.md sections 5 and 7): a run of a prompt
- * or an agent through src/services/runs.service.ts, as the execution's user in the workflow's
- * workspace (so with that user's access checks, models and credentials), waiting for its end.
+ * or an agent through the engine's `WorkflowServices` port (the run service), as the
+ * execution's user in the workflow's workspace (so with that user's access checks, models and
+ * credentials), waiting for its end.
  * Service errors become NodeErrors: what a retry cannot fix (not found, forbidden, invalid input)
  * is not retryable; upstream failures are. When the execution is canceled or times out, the run is
  * canceled too (it ends `canceled`).
@@ -18,7 +19,6 @@ import {
 } from '../../platform/errors.ts'
 import { RUN_INPUT_MAX, type TRunResult } from '../../schemas/run.schema.ts'
 import { text } from '../../schemas/wire.ts'
-import { runAgent, runPrompt } from '../../services/runs.service.ts'
 import { expr } from '../expressions.ts'
 import { NodeError, type NodeType } from '../types.ts'
 
@@ -56,18 +56,18 @@ export const runPromptNode: NodeType<TPromptParams> = {
   kind: 'action',
   parameters: PromptParams,
   outputs: () => null,
-  execute: async ({ params, resourceCtx, signal }) => {
+  execute: async ({ params, services, actor, signal }) => {
     if (typeof params.input === 'string') throw new NodeError('invalid_parameters', 'input: the expression must answer an object', false)
     try {
-      const result = await runPrompt(
-        await resourceCtx(),
+      const result = await services.runPrompt(
+        actor,
         {
           prompt_uuid: params.prompt_uuid,
           input: params.input ?? {},
           large_language_model: params.model,
           background: false,
         },
-        { signal },
+        signal,
       )
       return { output: summary(result) }
     } catch (error) {
@@ -92,17 +92,17 @@ export const runAgentNode: NodeType<TAgentParams> = {
   kind: 'action',
   parameters: AgentParams,
   outputs: () => null,
-  execute: async ({ params, resourceCtx, signal }) => {
+  execute: async ({ params, services, actor, signal }) => {
     try {
-      const result = await runAgent(
-        await resourceCtx(),
+      const result = await services.runAgent(
+        actor,
         {
           agent_uuid: params.agent_uuid,
           input: params.message,
           thread_uuid: params.thread_uuid,
           background: false,
         },
-        { signal },
+        signal,
       )
       return { output: { ...summary(result), thread_uuid: result.data.run.thread_uuid } }
     } catch (error) {

@@ -3,7 +3,7 @@
  * (the caller of a manual run or retry, the workflow's owner for webhooks and schedules) in the
  * workflow's workspace, with that user's current role there. Nodes that call services (run a
  * prompt or an agent, an HTTP request with an account) go through the same access checks a
- * request of that user would.
+ * request of that user would (src/services/workflow-node-services.ts).
  */
 import { randomUUID } from 'node:crypto'
 import type { WorkspaceRole } from '../../entities/index.ts'
@@ -11,15 +11,14 @@ import { NotFoundError } from '../platform/errors.ts'
 import type { UserRow } from '../schemas/user.schema.ts'
 import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
 import { unprefix, userColumns, workspaceColumns } from '../platform/sql.ts'
-import type { ResourceCtx } from '../context.ts'
-import { createContextFactory, type AppDeps } from '../trpc/context.ts'
+import { createServiceContext, type ResourceCtx, type ServiceDeps } from '../context.ts'
 
 /**
  * Builds the context of `userId` acting in `workspaceId`, as a read-write caller.
  * @throws NotFoundError when the user, the workspace or the membership is gone.
  */
-export async function actingContext(deps: AppDeps, userId: number, workspaceId: number): Promise<ResourceCtx> {
-  const ctx = createContextFactory(deps)({ requestId: `execution-${randomUUID()}`, ip: '127.0.0.1', headers: {}, setHeader: () => {} })
+export async function actingContext(deps: ServiceDeps, userId: number, workspaceId: number): Promise<ResourceCtx> {
+  const ctx = createServiceContext(deps, { requestId: `execution-${randomUUID()}`, ip: '127.0.0.1', headers: {}, setHeader: () => {} })
   const [row] = await ctx.em.execute<Record<string, unknown>[]>(
     `select ${userColumns('u', 'u_')}, ${workspaceColumns('w', 'w_')}, m.role as "role"
      from users u
