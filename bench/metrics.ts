@@ -1,5 +1,5 @@
 /**
- * `npm run bench:metrics` (issue 4, item 7): the five metrics endpoints at a million rows, on PostgreSQL.
+ * `npm run bench:metrics`: the five metrics endpoints at a million rows, on PostgreSQL.
  *
  * 1. Creates a fresh database `aw_bench_metrics_*` (dropped at the end, also on errors and signals),
  *    starts the real service as a child process (migrations run), signs up one user and creates 2

@@ -1,5 +1,5 @@
 /**
- * `npm run bench` (issues 2 and 3): throughput of the service against baselines measured in the same
+ * `npm run bench`: throughput of the service against baselines measured in the same
  * run, on PostgreSQL, all over 127.0.0.1.
  *
  *   (a) bare node:http route answering the bytes of `GET /api/v1/ping`  (Node's HTTP ceiling)
@@ -58,7 +58,7 @@ import { type Child, startChild } from './processes.ts'
 import { seedAgents } from './seed-agents.ts'
 
 const TARGET_RATIO = 0.8
-/** Issue 3: the single agent read (f) at least 60% of (c). */
+/** Target (docs/benchmarks.md): the single agent read (f) at least 60% of (c). */
 const AGENT_TARGET_RATIO = 0.6
 const only = envList('BENCH_ONLY', 'a,b,c,d,e,f,g')
 const profileDir = process.env.BENCH_PROFILE ? path.resolve(process.env.BENCH_PROFILE) : undefined

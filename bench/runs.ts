@@ -1,5 +1,5 @@
 /**
- * `npm run bench:runs` (issue 5 item 9): what the service adds to a run, with the local
+ * `npm run bench:runs`: what the service adds to a run, with the local
  * OpenAI-compatible upstream of the tests (test/helpers/upstream.ts) answering at once, all over
  * 127.0.0.1, in one run:
  *
@@ -21,7 +21,7 @@
  *       and after each round plus a settle, first as left, then after a full GC.
  *
  * A yardstick row, `GET /api/v1/ping` sequential with the service's CPU per request, tells how
- * busy the machine was (the README's quiet-machine figure is about 0.17 ms): the machine is shared,
+ * busy the machine was (the the quiet-machine figure of docs/benchmarks.md is about 0.17 ms): the machine is shared,
  * and CPU time per request inflates with the load too.
  *
  * Targets: (b) p50 - (a) full-answer p50 <= 5 ms, (c) first-event p50 - (a) first-chunk p50 <= 5 ms,
@@ -745,7 +745,7 @@ async function measureMode(bench: Bench, mode: Mode, upstream: Child): Promise<M
     const warmupErrors = countErrors(await sequential(settings.warmup, () => settled(followOnce(api))))
     console.log(`done${warmupErrors.count ? ` (${warmupErrors.count} followed runs failed: ${JSON.stringify(warmupErrors.kinds)})` : ''}`)
 
-    // A yardstick for this machine's state: the README's quiet-machine figure for ping is ~0.17 ms of service CPU.
+    // A yardstick for this machine's state: the the quiet-machine figure of docs/benchmarks.md for ping is ~0.17 ms of service CPU.
     await sequential(settings.warmup, () => pingOnce(api))
     let cpu0 = cpuSeconds(pid)
     const ping = summarise(await sequential(n, () => pingOnce(api)))
@@ -907,7 +907,7 @@ function modeMarkdown(result: ModeResult): string[] {
     row(
       '(ref) `GET /api/v1/ping`, sequential',
       result.ping.latency,
-      `service CPU ${cpu(result.ping.serviceCpuMs)} ms/request (0.17 on a quiet machine: README, Benchmarks)`,
+      `service CPU ${cpu(result.ping.serviceCpuMs)} ms/request (0.17 on a quiet machine: docs/benchmarks.md)`,
     ),
     ...(result.postgresYardstick
       ? [

@@ -1,5 +1,5 @@
 /**
- * Seeds what the issue 3 rows of `npm run bench` read, through the public REST API: a tool
+ * Seeds what the agent rows of `npm run bench` read, through the public REST API: a tool
  * provider with an account, 3 tools, 2 workflows, a second user to share with, and 16 agents
  * (each bound to the 3 tools with the account and to the 2 workflows; the first shared with the
  * second user).

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:workflows` (issue 6 item 7): workflow executions triggered by webhooks, on
+ * `npm run bench:workflows`: workflow executions triggered by webhooks, on
  * PostgreSQL, against the foundation benchmark's baselines (bench/run.ts) measured in the same run,
  * all over 127.0.0.1.
  *
@@ -40,7 +40,7 @@
  * 5. A markdown table printed and written with the JSON to bench/results/workflows-latest.{json,md}
  *    (and a dated copy).
  *
- * Targets (issue 6 item 7, on this 2-core machine): (w3) at least 1,000 executions/s and p99 under
+ * Targets: (w3) at least 1,000 executions/s and p99 under
  * 50 ms at 50 concurrent callers. The exit code is 0 whether or not they are met (a measurement,
  * not a test), 1 on an error.
  *
@@ -74,7 +74,7 @@ import {
   writeResults,
 } from './harness.ts'
 
-/** Issue 6 item 7: the 3-node webhook workflow's executions per second ... */
+/** Target (docs/benchmarks.md, "Workflows benchmark"): the 3-node webhook workflow's executions per second ... */
 const TARGET_EXECUTIONS_PER_SECOND = 1_000
 /** ... and its p99 latency, at ... */
 const TARGET_P99_MS = 50

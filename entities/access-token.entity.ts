@@ -4,7 +4,7 @@ import { uuidv7 } from 'uuidv7'
 import { User } from './user.entity.ts'
 import { Workspace } from './workspace.entity.ts'
 
-/** `basic`: issued by sign-in; `application`: created by a user for an integration (API.md section 3). */
+/** `basic`: issued by sign-in; `application`: created by a user for an integration (docs/api/authentication.md). */
 export const TOKEN_KINDS = ['basic', 'application'] as const
 export type TokenKind = (typeof TOKEN_KINDS)[number]
 

@@ -7,7 +7,7 @@ export const ACCOUNT_VISIBILITIES = ['private', 'workspace'] as const
 export type AccountVisibility = (typeof ACCOUNT_VISIBILITIES)[number]
 
 /**
- * Credentials of a provider in a workspace (`accounts`, API.md section 5). The secret is stored
+ * Credentials of a provider in a workspace (`accounts`, docs/api/resources.md). The secret is stored
  * only as AES-256-GCM ciphertext (`secret_ciphertext`: iv, tag and data, base64) together with the
  * id of the key that sealed it (`secret_key_id`), so keys can be rotated; `secret_hint` is the
  * masked form shown in responses.

@@ -56,7 +56,7 @@ export const AgentWorkflow = defineEntity({
   },
 })
 
-/** An uploaded file attached to an agent as knowledge (`file.keys`, API.md section 5). */
+/** An uploaded file attached to an agent as knowledge (`file.keys`, docs/api/resources.md). */
 export const AgentFile = defineEntity({
   name: 'AgentFile',
   tableName: 'agent_files',

@@ -1,6 +1,6 @@
 /**
- * Column builders every resource table repeats (API.md section 1: `uuid`, `created_at`,
- * `updated_at` in UTC, `deleted_at` where soft-deleted; `visibility` per section 4).
+ * Column builders every resource table repeats (docs/api/conventions.md: `uuid`, `created_at`,
+ * `updated_at` in UTC, `deleted_at` where soft-deleted; `visibility` per docs/api/tenancy.md).
  */
 import { p } from '@mikro-orm/core'
 import { uuidv7 } from 'uuidv7'
@@ -58,7 +58,7 @@ const tenant = () =>
     .fieldName('workspace_id')
     .deleteRule('cascade')
 
-/** Owner (`user_id`) and tenant (`workspace_id`) of a tenant-owned row (API.md section 4). */
+/** Owner (`user_id`) and tenant (`workspace_id`) of a tenant-owned row (docs/api/tenancy.md). */
 export const ownership = () => ({
   user: () =>
     p.manyToOne(User)

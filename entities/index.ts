@@ -1,4 +1,4 @@
-/** Every entity, in one list for the ORM (STYLE.md, "Layout"). */
+/** Every entity, in one list for the ORM (docs/architecture.md, "Layers"). */
 import { AccessToken } from './access-token.entity.ts'
 import { Account } from './account.entity.ts'
 import { AgentCategory, AgentFile, AgentTool, AgentWorkflow, WorkflowCategory } from './agent-links.entity.ts'

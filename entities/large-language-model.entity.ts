@@ -3,8 +3,7 @@ import { optionalOwnership, resourceKeys, softDelete, timestamps, workspaceSlugU
 import { Provider } from './provider.entity.ts'
 
 /**
- * A model a provider serves (`large_language_models`, API.md section 5 "large language models";
- * issue 5 item 1). Built-in models are seeded by a migration with no owner and no workspace and
+ * A model a provider serves (`large_language_models`, docs/api/resources.md, "Large language models"). Built-in models are seeded by a migration with no owner and no workspace and
  * are visible to everyone; custom ones belong to a custom provider of a workspace.
  *
  * - `model_id`: the identifier sent to the provider (`gpt-4o-mini`); `slug` is how callers and

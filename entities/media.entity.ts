@@ -2,7 +2,7 @@ import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
 import { ownership, resourceKeys, timestamps } from './columns.ts'
 
 /**
- * An uploaded file (`media`, API.md section 5). `key` is what requests refer to
+ * An uploaded file (`media`, docs/api/resources.md). `key` is what requests refer to
  * (`profile_photo_key`, `file.keys`); `disk` names the storage backend and `path` the object's
  * location in it, so an S3-compatible store can be added beside the local folder.
  */

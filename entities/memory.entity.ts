@@ -4,8 +4,7 @@ import { ownership, resourceKeys, timestamps } from './columns.ts'
 import { Run } from './run.entity.ts'
 
 /**
- * A fact about a user that an agent with `metadata.memory` learned in a run (`memories`, API.md
- * section 5; issue 5 item 7). It belongs to that user (`user_id`) in the agent's workspace and is
+ * A fact about a user that an agent with `metadata.memory` learned in a run (`memories`, docs/api/resources.md). It belongs to that user (`user_id`) in the agent's workspace and is
  * given back to the same agent in the user's later runs; only its owner lists, edits or deletes it.
  */
 export const Memory = defineEntity({

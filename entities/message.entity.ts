@@ -8,7 +8,7 @@ export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'tool'] as const
 export type MessageRole = (typeof MESSAGE_ROLES)[number]
 
 /**
- * One message of a thread (`messages`). Created for the metrics issue (API.md section 6: messages
+ * One message of a thread (`messages`). Created for the metrics issue (docs/api/metrics.md: messages
  * belong to the workspace of their thread); the messages issue adds its operations.
  */
 export const Message = defineEntity({

@@ -1,7 +1,7 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
 import { optionalOwnership, resourceKeys, softDelete, timestamps, VISIBILITIES, workspaceSlugUnique } from './columns.ts'
 
-/** What a provider serves: language models or tool calls (API.md section 5). */
+/** What a provider serves: language models or tool calls (docs/api/resources.md). */
 export const PROVIDER_TYPES = ['llm', 'tool'] as const
 export type ProviderType = (typeof PROVIDER_TYPES)[number]
 

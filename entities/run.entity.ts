@@ -4,16 +4,16 @@ import { recordOwnership, resourceKeys, timestamps } from './columns.ts'
 import { Prompt } from './prompt.entity.ts'
 import { Thread } from './thread.entity.ts'
 
-/** What was run (API.md section 5, "Running"). */
+/** What was run (docs/api/runs.md). */
 export const RUN_KINDS = ['agent', 'thread', 'prompt'] as const
 export type RunKind = (typeof RUN_KINDS)[number]
 
-/** Lifecycle of a run: `queued` -> `running` -> one of the three final states (issue 5 item 4). */
+/** Lifecycle of a run: `queued` -> `running` -> one of the three final states. */
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceled'] as const
 export type RunStatus = (typeof RUN_STATUSES)[number]
 
 /**
- * One run of an agent, a thread or a prompt (`runs`, API.md section 5). Its events are the
+ * One run of an agent, a thread or a prompt (`runs`, docs/api/resources.md). Its events are the
  * append-only log in `run_events`; `events_count` is the sequence number of the last one.
  * Times: `started_at` / `finished_at` timestamps, `latency_ms` from start to finish and
  * `first_event_ms` from start to the first streamed delta, both in milliseconds. `cost` in US dollars.
@@ -71,7 +71,7 @@ export type IRun = InferEntity<typeof Run>
 
 /**
  * One event of a run's append-only log (`run_events`): `seq` counts from 1 per run with no gaps,
- * and is the SSE event id and the tRPC tracked id (API.md section 5).
+ * and is the SSE event id and the tRPC tracked id (docs/api/resources.md).
  */
 export const RunEvent = defineEntity({
   name: 'RunEvent',

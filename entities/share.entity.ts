@@ -1,7 +1,7 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
 import { timestamps } from './columns.ts'
 
-/** Whom a resource is shared with (API.md section 4). */
+/** Whom a resource is shared with (docs/api/tenancy.md). */
 export const SHARE_ENTITY_TYPES = ['user', 'workspace'] as const
 export type ShareEntityType = (typeof SHARE_ENTITY_TYPES)[number]
 

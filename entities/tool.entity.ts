@@ -11,7 +11,7 @@ export const TOOL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
 export type ToolMethod = (typeof TOOL_METHODS)[number]
 
 /**
- * An operation an agent can call (`tools`, API.md section 5): `type` `api` is an HTTP request
+ * An operation an agent can call (`tools`, docs/api/resources.md): `type` `api` is an HTTP request
  * (`method`, `url` template with `{{placeholders}}`, JSON-schema `input_schema`) to a provider,
  * authenticated with the account an agent binds to it.
  */

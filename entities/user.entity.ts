@@ -6,7 +6,7 @@ import { Workspace } from './workspace.entity.ts'
 export const User = defineEntity({
   name: 'User',
   tableName: 'users',
-  // One account per e-mail within a service scope (API.md section 3); NULL service_id is its own scope.
+  // One account per e-mail within a service scope (docs/api/authentication.md); NULL service_id is its own scope.
   uniques: [
     {
       name: 'users_service_id_email_unique',

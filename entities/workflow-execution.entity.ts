@@ -2,7 +2,7 @@ import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
 import { recordOwnership, resourceKeys, softDelete, timestamps } from './columns.ts'
 import { Workflow } from './workflow.entity.ts'
 
-/** States of an execution (API.md section 7): `queued` -> `running` -> `succeeded` | `failed` | `canceled`. */
+/** States of an execution (docs/api/workflows.md): `queued` -> `running` -> `succeeded` | `failed` | `canceled`. */
 export const EXECUTION_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceled'] as const
 export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number]
 
@@ -15,7 +15,7 @@ export const NODE_RUN_STATUSES = ['succeeded', 'failed', 'skipped', 'pinned', 'c
 export type NodeRunStatus = (typeof NODE_RUN_STATUSES)[number]
 
 /**
- * One run of a workflow (`workflow_executions`, API.md sections 6 and 7): recorded before it
+ * One run of a workflow (`workflow_executions`, docs/api/metrics.md and docs/api/workflows.md): recorded before it
  * starts, then claimed by the process that runs it, which keeps `heartbeat_at` fresh; the
  * recovery sweep fails a `running` execution whose heartbeat stopped (src/workflow-engine).
  */

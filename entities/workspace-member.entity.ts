@@ -3,7 +3,7 @@ import { timestamps } from './columns.ts'
 import { User } from './user.entity.ts'
 import { Workspace } from './workspace.entity.ts'
 
-/** Roles of a workspace member, strongest first (API.md section 4). */
+/** Roles of a workspace member, strongest first (docs/api/tenancy.md). */
 export const WORKSPACE_ROLES = ['owner', 'admin', 'member'] as const
 export type WorkspaceRole = (typeof WORKSPACE_ROLES)[number]
 

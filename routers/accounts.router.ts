@@ -1,5 +1,5 @@
 /**
- * Accounts (API.md section 5, "accounts"): credentials of a provider in a workspace. The secret
+ * Accounts (docs/api/resources.md, "Accounts"): credentials of a provider in a workspace. The secret
  * is write-only: answers show `secret_hint` and `has_secret`, never the secret.
  */
 import { z } from 'zod'

@@ -1,5 +1,5 @@
 /**
- * Agents (specification: "Agent (response shape)", "Update an Agent"; API.md sections 4 and 5):
+ * Agents (specification: "Agent (response shape)", "Update an Agent"; docs/api/tenancy.md and docs/api/resources.md):
  * list, create, retrieve, update, delete, share, favourite.
  */
 import { z } from 'zod'

@@ -1,4 +1,4 @@
-/** Authentication (API.md section 3): sign-up, sign-in, logout. */
+/** Authentication (docs/api/authentication.md): sign-up, sign-in, logout. */
 import { z } from 'zod'
 import * as auth from '../src/services/auth.service.ts'
 import { SignInInput, SignInResponse, SignUpInput } from '../src/schemas/auth.schema.ts'

@@ -1,4 +1,4 @@
-/** The category catalogue (issue 3, item 6): `GET /api/v1/categories`. */
+/** The category catalogue: `GET /api/v1/categories`. */
 import * as categories from '../src/services/categories.service.ts'
 import { Category, ListCategoriesInput } from '../src/schemas/resource.schema.ts'
 import { paginated } from '../src/schemas/wire.ts'

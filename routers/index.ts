@@ -1,6 +1,6 @@
 /**
  * The application router: every procedure of the service. `AppRouter` is the type a TypeScript
- * front end imports for end-to-end types (API.md section 1).
+ * front end imports for end-to-end types (docs/api/conventions.md).
  */
 import { createCallerFactory, router } from '../src/trpc/init.ts'
 import { agentsRouter } from './agents.router.ts'

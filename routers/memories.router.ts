@@ -1,5 +1,5 @@
 /**
- * Memories (API.md section 5, "memories"): what agent runs learned about the caller. Runs create
+ * Memories (docs/api/resources.md, "Memories"): what agent runs learned about the caller. Runs create
  * them; their owner lists, reads, edits and deletes them.
  */
 import { z } from 'zod'

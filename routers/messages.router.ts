@@ -1,5 +1,5 @@
 /**
- * Messages (API.md section 5, "messages"): the messages of the caller's threads. `POST` adds a
+ * Messages (docs/api/resources.md, "Messages"): the messages of the caller's threads. `POST` adds a
  * message without running the model (`POST /api/v1/threads/{uuid}/run` runs it).
  */
 import { z } from 'zod'

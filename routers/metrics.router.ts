@@ -1,5 +1,5 @@
 /**
- * The metrics endpoints (specification: "Metrics endpoints"; API.md section 6), each at its
+ * The metrics endpoints (specification: "Metrics endpoints"; docs/api/metrics.md), each at its
  * specified `/v1/...` path and again under `/api/v1/...` (one path per procedure, so each
  * endpoint is two procedures built by {@link endpoint}), plus the workspace summary.
  * Metrics are reads sent as POST: tRPC mutations that a read-only token may call, answered from

@@ -1,5 +1,5 @@
 /**
- * Large language models (API.md section 5, "large language models"; issue 5 item 1): the catalog
+ * Large language models (docs/api/resources.md, "Large language models"): the catalog
  * a workspace sees, with `is_available` for the caller, and the workspace's custom models.
  */
 import { z } from 'zod'

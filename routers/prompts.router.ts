@@ -1,5 +1,5 @@
 /**
- * Prompts (specification: "Prompt (response shape)", "Update a Prompt"; API.md section 5):
+ * Prompts (specification: "Prompt (response shape)", "Update a Prompt"; docs/api/resources.md):
  * reusable prompt templates with declared inputs.
  */
 import { z } from 'zod'

@@ -1,5 +1,5 @@
 /**
- * Providers (API.md section 5, "providers"): services an LLM or a tool talks to; the built-ins
+ * Providers (docs/api/resources.md, "Providers"): services an LLM or a tool talks to; the built-ins
  * (openai, anthropic, openai-compatible, ollama, local) plus custom ones of a workspace.
  */
 import { z } from 'zod'

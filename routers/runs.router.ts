@@ -1,5 +1,5 @@
 /**
- * Runs (API.md section 5, "Running"; issue 5 item 4): `POST agents/{x}/run`, `POST threads/{x}/run`,
+ * Runs (docs/api/runs.md): `POST agents/{x}/run`, `POST threads/{x}/run`,
  * `POST prompts/{x}/run`, `GET runs/{x}`, `POST runs/{x}/cancel`, and the subscription
  * `runs.events` (tracked event ids, resumable with `lastEventId`, over WebSocket and SSE).
  * REST clients follow events at `GET /api/v1/runs/{run_uuid}/events` (src/http/run-events.routes.ts).
@@ -13,7 +13,7 @@ import { router, workspaceProcedure } from '../src/trpc/init.ts'
 const tags = ['Runs']
 const summary = (what: string) => `${what}: 200 when done, or 202 at once with background: true`
 
-/** The status is the surface's: 202 for a run left in the background, else 200 (API.md section 5, "Running"). */
+/** The status is the surface's: 202 for a run left in the background, else 200 (docs/api/runs.md). */
 async function answered(ctx: Ctx, input: { background?: boolean }, run: Promise<TRunResult>): Promise<TRunResult> {
   const result = await run
   if (input.background) ctx.successStatus = 202

@@ -1,5 +1,5 @@
 /**
- * Threads (API.md section 5, "threads"): private conversations of their creator with an agent,
+ * Threads (docs/api/resources.md, "Threads"): private conversations of their creator with an agent,
  * in one workspace. Running a thread is in routers/runs.router.ts; naming one from its messages
  * (`generate-name`) calls the agent's model through src/services/thread-names.service.ts.
  */

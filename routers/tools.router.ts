@@ -1,5 +1,5 @@
 /**
- * Tools (API.md section 5, "tools"): operations an agent can call; `type` `api` is an HTTP
+ * Tools (docs/api/resources.md, "Tools"): operations an agent can call; `type` `api` is an HTTP
  * request (method, URL template, JSON-schema input) to an optional provider of type `tool`.
  */
 import { z } from 'zod'

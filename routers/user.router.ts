@@ -1,4 +1,4 @@
-/** The authenticated user and their access tokens (API.md section 3). */
+/** The authenticated user and their access tokens (docs/api/authentication.md). */
 import * as tokens from '../src/services/access-tokens.service.ts'
 import * as users from '../src/services/users.service.ts'
 import { z } from 'zod'

@@ -1,5 +1,5 @@
 /**
- * Workflow executions (API.md sections 5 and 7; issue 6 item 5): list, counts per status,
+ * Workflow executions (docs/api/resources.md and docs/api/workflows.md): list, counts per status,
  * retrieve with per-node data, delete, cancel and retry. `/counts` is declared before the
  * `/{execution_uuid}` paths so the static path is matched first.
  */

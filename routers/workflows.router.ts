@@ -1,4 +1,4 @@
-/** Workflows as stored resources (specification: "Workflow"; API.md sections 5 and 7). */
+/** Workflows as stored resources (specification: "Workflow"; docs/api/resources.md and docs/api/workflows.md). */
 import { z } from 'zod'
 import * as workflows from '../src/services/workflows.service.ts'
 import { generateWorkflow } from '../src/services/workflow-generate.service.ts'

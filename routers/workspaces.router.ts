@@ -1,4 +1,4 @@
-/** Workspaces and their members (specification: "Workspace"; API.md sections 4 and 5). */
+/** Workspaces and their members (specification: "Workspace"; docs/api/tenancy.md and docs/api/resources.md). */
 import { z } from 'zod'
 import * as members from '../src/services/members.service.ts'
 import * as workspaces from '../src/services/workspaces.service.ts'

@@ -1,5 +1,5 @@
 /**
- * The Node.js flags every process of the service runs with (API.md section 1, runtime notes). The
+ * The Node.js flags every process of the service runs with (docs/api/conventions.md, runtime notes). The
  * package.json scripts `start` and `worker` write them out (a script cannot import them); the test
  * runner (vitest.config.ts), the tests that spawn a server and the benchmarks take them from here.
  *

@@ -1,5 +1,5 @@
 /**
- * Process entry of `npm run worker` (API.md section 1, distributed mode): the same runtime as
+ * Process entry of `npm run worker` (docs/api/conventions.md, distributed mode): the same runtime as
  * `npm start` without the HTTP host. It works the job queue (workflow executions, schedule
  * firings) and runs the recovery sweep; start as many as the load needs, beside any number of
  * API processes started with `WORKER=false`. SIGTERM/SIGINT let running executions finish (up to

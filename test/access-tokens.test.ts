@@ -1,5 +1,5 @@
 /**
- * Application access tokens (API.md section 3): `GET/POST/DELETE /api/v1/access-tokens[/{uuid}]`.
+ * Application access tokens (docs/api/authentication.md): `GET/POST/DELETE /api/v1/access-tokens[/{uuid}]`.
  * Named, optionally expiring, optionally bound to one workspace, optionally read-only; the
  * plaintext is shown once; managed only with a sign-in (basic) token.
  */

@@ -1,5 +1,5 @@
 /**
- * Visibility, shares and `is_owner` as SQL (src/access/visibility.ts, API.md section 4), run on
+ * Visibility, shares and `is_owner` as SQL (src/access/visibility.ts, docs/api/tenancy.md), run on
  * the real database against a table of the shape every tenant-owned resource has
  * (`id, user_id, workspace_id, visibility`) and the real `shares` table.
  *

@@ -1,7 +1,7 @@
 /**
- * Accounts (routers/accounts.router.ts, src/services/accounts.service.ts; API.md section 5,
+ * Accounts (routers/accounts.router.ts, src/services/accounts.service.ts; docs/api/resources.md,
  * "accounts"): credentials of a provider in a workspace, the secret sealed at rest and never
- * answered or logged (only `secret_hint` / `has_secret`), tenancy and permissions of section 4.
+ * answered or logged (only `secret_hint` / `has_secret`), tenancy and permissions of docs/api/tenancy.md.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { keyId } from '../src/platform/secrets.ts'
@@ -384,7 +384,7 @@ describe('accounts', () => {
   })
 })
 
-describe('account secrets never leave the server (API.md section 5)', () => {
+describe('account secrets never leave the server (docs/api/resources.md)', () => {
   const { log, lines } = captureLogs()
   let t: TestApp
 

@@ -1,6 +1,6 @@
 /**
  * Listing agents (`GET /api/v1/agents`; specification: "Resource-specific filters", Agents;
- * API.md sections 2 and 4): the list rule, every filter, sorting, the paginator, `with`, and the
+ * docs/api/conventions.md and docs/api/tenancy.md): the list rule, every filter, sorting, the paginator, `with`, and the
  * number of SQL statements a list and a single read send.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -66,7 +66,7 @@ describe('agents lists', () => {
       const res = await list()
       expect(res.status).toBe(200)
       expect(Object.keys(res.body).sort()).toEqual(['data', 'links', 'meta'])
-      // Workspace owner: sees frank's private one too (API.md section 4: owner/admin hold every permission).
+      // Workspace owner: sees frank's private one too (docs/api/tenancy.md: owner/admin hold every permission).
       expect(names(res)).toEqual(['Epsilon Frank private', 'Delta Frank', 'Gamma Support', 'beta Researcher', 'Alpha Writer'])
       expect(res.body.meta).toMatchObject({ current_page: 1, from: 1, to: 5, total: 5, per_page: 15, last_page: 1 })
       for (const a of res.body.data) {

@@ -1,6 +1,6 @@
 /**
  * `POST /api/v1/agents/{agent_uuid}/share` (specification: "Share (element of Agent.shares)";
- * API.md section 4): sharing with a user or a workspace at `read`, `write` or `admin`, what each
+ * docs/api/tenancy.md): sharing with a user or a workspace at `read`, `write` or `admin`, what each
  * level allows, removing a share, who sees `shares`, and the checks on the entity.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -1,5 +1,5 @@
 /**
- * `PUT /api/v1/agents/{agent_uuid}` (specification: "Update an Agent"; API.md section 5): the
+ * `PUT /api/v1/agents/{agent_uuid}` (specification: "Update an Agent"; docs/api/resources.md): the
  * specification's body, omitted fields kept, `null` clearing, `metadata` merged key by key,
  * collections replaced whole, every reference checked before one transaction, permissions.
  */

@@ -1,5 +1,5 @@
 /**
- * Authentication (API.md section 3): sign-up, sign-in, logout, bearer tokens, service scopes
+ * Authentication (docs/api/authentication.md): sign-up, sign-in, logout, bearer tokens, service scopes
  * and sign-in rate limits, through the caller (behaviour) and over HTTP (paths, statuses, bodies).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -1,6 +1,5 @@
 /**
- * The category catalogue (routers/categories.router.ts, src/services/categories.service.ts;
- * issue 3, item 6): `GET /api/v1/categories` in the paginator shape, and the helpers agents and
+ * The category catalogue (routers/categories.router.ts, src/services/categories.service.ts): `GET /api/v1/categories` in the paginator shape, and the helpers agents and
  * workflows share (`resolveCategoryUuids`, `categoriesOf`).
  */
 import { randomUUID } from 'node:crypto'

@@ -6,7 +6,7 @@ import { ConfigError, loadConfig } from '../src/platform/config.ts'
 
 const dataDir = () => mkdtempSync(path.join(tmpdir(), 'aw-config-'))
 
-describe('loadConfig (API.md section 1, configuration)', () => {
+describe('loadConfig (docs/api/conventions.md, configuration)', () => {
   it('starts with no variables at all: embedded mode, port 3000, generated APP_KEY in DATA_DIR', () => {
     const dir = dataDir()
     const config = loadConfig({ DATA_DIR: dir })

@@ -1,5 +1,5 @@
 /**
- * Bad input never yields a 5xx or changes stored data (API.md section 2, "Errors"): every REST
+ * Bad input never yields a 5xx or changes stored data (docs/api/conventions.md, "Errors"): every REST
  * operation of the served OpenAPI document gets malformed JSON, non-objects, wrong content types,
  * wrong types per field, unknown fields, huge strings and bodies, unstorable and odd unicode, odd
  * numbers, deep nesting, odd query strings and path parameters, and missing, wrong, expired or
@@ -28,7 +28,7 @@ const VOLATILE_COLUMNS = ['last_used_at']
 
 type Snapshot = Record<string, string[]>
 
-describe('bad input on every REST endpoint (API.md section 2)', () => {
+describe('bad input on every REST endpoint (docs/api/conventions.md)', () => {
   let t: TestApp
   let agent: http.Agent
   let cases: FuzzCase[]

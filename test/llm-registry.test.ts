@@ -1,5 +1,5 @@
 /**
- * The provider registry (src/llm/registry.ts; issue 5 item 2) and the local test model
+ * The provider registry (src/llm/registry.ts) and the local test model
  * (src/llm/local-model.ts): which credential and base URL a model resolves to (the caller's own
  * account > a workspace-visible account > the server's environment), the default model falling
  * back to `local-test-model`, and real calls through the AI SDK's `generateText` / `streamText`:

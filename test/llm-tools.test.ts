@@ -1,6 +1,5 @@
 /**
- * Executing an agent's `api` tools (src/llm/tools.ts, src/llm/tool-http.ts; issue 5 item 6 and
- * "Bad input and faults"): bindings with opened secrets, the HTTP call (template, query or body,
+ * Executing an agent's `api` tools (src/llm/tools.ts, src/llm/tool-http.ts): bindings with opened secrets, the HTTP call (template, query or body,
  * credential per scheme, timeout, size cap, private-address rule, redirects, non-2xx) and the AI
  * SDK tool set. Real HTTP servers on loopback; the model is a scripted AI SDK mock.
  */

@@ -1,5 +1,5 @@
 /**
- * Workspace members over REST (src/services/members.service.ts, API.md section 4):
+ * Workspace members over REST (src/services/members.service.ts, docs/api/tenancy.md):
  * `GET/POST/PUT/DELETE /api/v1/workspaces/{uuid}/members[/{user_id}]`. Any member lists; owners
  * and admins add, change and remove; only an owner grants or touches the `owner` role; the
  * creator stays an owner; a member may leave.

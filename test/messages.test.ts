@@ -1,5 +1,5 @@
 /**
- * Messages (routers/messages.router.ts, src/services/messages.service.ts; API.md section 5,
+ * Messages (routers/messages.router.ts, src/services/messages.service.ts; docs/api/resources.md,
  * "messages"): the messages of a thread, seen exactly by whoever sees the thread (its creator in
  * its workspace). `POST` adds a message without running the model; `threads.messages_count`
  * follows every insert and delete. Also the run engine's entry points: appendMessage and

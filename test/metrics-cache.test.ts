@@ -1,5 +1,5 @@
 /**
- * The metrics cache (specification: "Limits"; API.md section 6), authentication and the paths
+ * The metrics cache (specification: "Limits"; docs/api/metrics.md), authentication and the paths
  * of the metrics endpoints: same `cached_at` within the window, `Cache-Control: no-cache`
  * recomputes, every parameter is part of the key, invalid requests create no entry, concurrent
  * identical misses compute once; read-only tokens may call them; 401 without a token; every
@@ -14,7 +14,7 @@ import { ok, setCreated } from './helpers/metrics.ts'
 
 const RESOURCES = ['agents', 'workflows', 'workflow-executions', 'threads', 'messages'] as const
 
-/** A column each endpoint may average (API.md section 6). */
+/** A column each endpoint may average (docs/api/metrics.md). */
 const AVERAGED: Record<(typeof RESOURCES)[number], string> = {
   agents: 'usage_count',
   workflows: 'trigger_count',

@@ -1,6 +1,6 @@
 /**
  * `POST /v1/threads/metrics` and `POST /v1/messages/metrics` (specification: "Metrics endpoints";
- * API.md section 6): exact numbers on known dates, filters, which threads a caller counts (own
+ * docs/api/metrics.md): exact numbers on known dates, filters, which threads a caller counts (own
  * threads; every thread of the workspace for its owners and admins), messages through their
  * thread's workspace, tenant isolation and validation. Threads and messages are inserted by SQL
  * (their own API is another issue).

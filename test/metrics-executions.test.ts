@@ -1,5 +1,5 @@
 /**
- * `POST /v1/workflow-executions/metrics` (specification: "Metrics endpoints"; API.md section 6)
+ * `POST /v1/workflow-executions/metrics` (specification: "Metrics endpoints"; docs/api/metrics.md)
  * and `GET /api/v1/workspaces/{workspace_uuid}/metrics`: exact numbers on known dates, filters,
  * visibility through the workflow, tenant isolation and validation. Executions, threads and
  * messages are inserted by SQL (their own API is another issue).

@@ -1,6 +1,6 @@
 /**
  * `POST /v1/agents/metrics` and `POST /v1/workflows/metrics` (specification: "Metrics endpoints";
- * API.md section 6): every calculation and granularity with exact numbers on known dates, the
+ * docs/api/metrics.md): every calculation and granularity with exact numbers on known dates, the
  * date rules, every filter, visibility and tenant isolation, and each validation rule.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -1,8 +1,7 @@
 /**
- * Large language models (routers/models.router.ts, src/services/models.service.ts; API.md
- * section 5, "large language models"; issue 5 item 1): the seeded catalog and the workspace's
+ * Large language models (routers/models.router.ts, src/services/models.service.ts; docs/api/resources.md, "Large language models"): the seeded catalog and the workspace's
  * custom models, `is_available` from the caller's credentials (src/llm/registry.ts), and the
- * tenancy and permission rules of API.md section 4 on custom models.
+ * tenancy and permission rules of docs/api/tenancy.md on custom models.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { countQueries } from './helpers/agents.ts'

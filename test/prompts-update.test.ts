@@ -1,7 +1,7 @@
 /**
- * `PUT /api/v1/prompts/{prompt_uuid}` (specification: "Update a Prompt"; API.md section 5):
+ * `PUT /api/v1/prompts/{prompt_uuid}` (specification: "Update a Prompt"; docs/api/resources.md):
  * exactly the specified body fields, omitted fields kept, `null` clearing, `metadata` merged
- * key by key with `metadata.input` replaced whole, the permission rules of API.md section 4, and
+ * key by key with `metadata.input` replaced whole, the permission rules of docs/api/tenancy.md, and
  * a failed update changing nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -1,7 +1,7 @@
 /**
  * Prompts (routers/prompts.router.ts, src/services/prompts.service.ts): create, retrieve, list and
  * delete; the specification's "Prompt (response shape)", the bounds and input-field rules of
- * API.md section 5, the tenancy, visibility and share rules of API.md section 4. The `PUT`
+ * docs/api/resources.md, the tenancy, visibility and share rules of docs/api/tenancy.md. The `PUT`
  * update has its own file (test/prompts-update.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -1,7 +1,7 @@
 /**
- * Providers (routers/providers.router.ts, src/services/providers.service.ts; API.md section 5,
+ * Providers (routers/providers.router.ts, src/services/providers.service.ts; docs/api/resources.md,
  * "providers"): the seeded built-ins listed to everyone and read-only, custom providers of a
- * workspace with the tenancy and permission rules of API.md section 4.
+ * workspace with the tenancy and permission rules of docs/api/tenancy.md.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestApp, TestUser } from './helpers/app.ts'

@@ -1,5 +1,5 @@
 /**
- * What a run in a thread sends the model before the new input (API.md section 5, "Running"):
+ * What a run in a thread sends the model before the new input (docs/api/runs.md):
  * stored messages as the AI SDK's model messages, and the newest of them that fit the context
  * window (src/services/runs.service.ts, pure functions).
  */

@@ -1,5 +1,5 @@
 /**
- * What a run does beyond one answer (issue 5 items 3, 4, 6 and 7): an agent's `api` tools called
+ * What a run does beyond one answer: an agent's `api` tools called
  * over HTTP and stored in the events and the thread, memory extracted after a run and given to
  * later ones, thread names, and a run followed or cancelled from another API process.
  * The model is the real OpenAI provider client against test/helpers/upstream.ts.

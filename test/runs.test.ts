@@ -1,5 +1,5 @@
 /**
- * Runs (API.md section 5, "Running"; issue 5 item 4): `POST agents/{x}/run`, `POST threads/{x}/run`,
+ * Runs (docs/api/runs.md): `POST agents/{x}/run`, `POST threads/{x}/run`,
  * `POST prompts/{x}/run`, `GET runs/{x}`, `POST runs/{x}/cancel`, the event log over SSE and the
  * tRPC subscription, and what an upstream's faults do. The model is the real OpenAI provider
  * client talking to test/helpers/upstream.ts over loopback.

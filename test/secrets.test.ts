@@ -1,5 +1,5 @@
 /**
- * Sealing of account secrets (src/platform/secrets.ts; API.md section 5, "accounts"): AES-256-GCM
+ * Sealing of account secrets (src/platform/secrets.ts; docs/api/resources.md, "Accounts"): AES-256-GCM
  * under APP_KEY with a key id per ciphertext, APP_PREVIOUS_KEYS for rotation, the masked hint,
  * and the server-only `revealAccountSecret` (src/platform/account-secrets.ts) and `resealSecrets` (src/services/accounts.service.ts).
  */

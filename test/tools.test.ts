@@ -1,7 +1,7 @@
 /**
- * Tools (routers/tools.router.ts, src/services/tools.service.ts; API.md section 5, "tools"):
+ * Tools (routers/tools.router.ts, src/services/tools.service.ts; docs/api/resources.md, "Tools"):
  * `api` tools with a method, a URL template, a JSON-schema input compiled by Ajv, a provider of
- * type `tool` and `credits`; PUT semantics and the tenancy and permissions of section 4.
+ * type `tool` and `credits`; PUT semantics and the tenancy and permissions of docs/api/tenancy.md.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestApp, TestUser } from './helpers/app.ts'

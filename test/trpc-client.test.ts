@@ -1,5 +1,5 @@
 /**
- * The tRPC surface as a TypeScript front end uses it (API.md section 1): `createTRPCClient<AppRouter>`
+ * The tRPC surface as a TypeScript front end uses it (docs/api/conventions.md): `createTRPCClient<AppRouter>`
  * over HTTP with batching and over WebSocket with connectionParams; error shape without a stack.
  */
 import {

@@ -1,5 +1,5 @@
 /**
- * `usage_frequency` (src/schemas/usage-frequency.ts; API.md section 5): a pure function of the
+ * `usage_frequency` (src/schemas/usage-frequency.ts; docs/api/resources.md): a pure function of the
  * runs of the last 30 days and `last_used_at`.
  */
 import { describe, expect, it } from 'vitest'

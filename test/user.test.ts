@@ -1,5 +1,5 @@
 /**
- * The authenticated user and the token of the request (API.md section 3): `GET /api/v1/user`
+ * The authenticated user and the token of the request (docs/api/authentication.md): `GET /api/v1/user`
  * and `GET /api/v1/user/token`, with basic and application tokens.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'

@@ -4,7 +4,7 @@ import { slugify } from '../src/platform/slugs.ts'
 import { mergeMetadata } from '../src/services/workspaces.service.ts'
 import { toDate } from '../src/platform/sql.ts'
 
-describe('paginator (API.md section 2)', () => {
+describe('paginator (docs/api/conventions.md)', () => {
   it('builds Laravel links and meta for a middle page', () => {
     const result = page(['x', 'y'], { total: 7, page: 2, perPage: 2, path: 'http://h/api/v1/things', query: { sort: 'name' } })
     expect(result).toEqual({
@@ -51,7 +51,7 @@ describe('slugify', () => {
   ])('%s -> %s', (name, slug) => expect(slugify(name)).toBe(slug))
 })
 
-describe('mergeMetadata (API.md section 5: merged key by key, null removes)', () => {
+describe('mergeMetadata (docs/api/resources.md: merged key by key, null removes)', () => {
   it('keeps, replaces, adds and removes keys', () => {
     expect(mergeMetadata({ a: '1', b: '2', c: ['x'] }, { b: '3', c: null, d: '4' })).toEqual({ a: '1', b: '3', d: '4' })
   })

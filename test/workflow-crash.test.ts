@@ -1,5 +1,5 @@
 /**
- * A process killed in the middle of an execution (issue 6, "Bad input and faults"): real
+ * A process killed in the middle of an execution: real
  * `npm start` / `npm run worker` processes (src/server.ts, src/worker.ts under tsx) on the mode the
  * suite runs in (a PGlite data folder, or a fresh PostgreSQL database), killed with SIGKILL and
  * started again. After the restart the execution is marked failed (`abandoned`) by the recovery

@@ -1,6 +1,6 @@
 /**
  * Acting on workflow executions (routers/workflow-executions.router.ts,
- * src/services/workflow-executions.service.ts; API.md sections 4, 5 and 7; issue 6 item 5):
+ * src/services/workflow-executions.service.ts; docs/api/tenancy.md, docs/api/resources.md and docs/api/workflows.md):
  * cancel (one conditional update, then the engine's `abort`), retry (a new queued execution with
  * mode `retry`, handed to the durable queue; the end-to-end runs are in workflow-runs.test.ts),
  * delete (hard, the node data cascades, gone from the metrics too); 409s, permissions and

@@ -1,6 +1,6 @@
 /**
  * Reading workflow executions (routers/workflow-executions.router.ts,
- * src/services/workflow-executions.service.ts; API.md sections 4, 5 and 7; issue 6 item 5): list
+ * src/services/workflow-executions.service.ts; docs/api/tenancy.md, docs/api/resources.md and docs/api/workflows.md): list
  * with filters and pagination, counts per status, retrieve with per-node data; visibility through
  * the workflow in the request's workspace (the executions metrics' rule), 401 and read-only
  * tokens on every operation, and validation. Executions are inserted by SQL with known statuses

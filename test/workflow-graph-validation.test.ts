@@ -1,8 +1,8 @@
 /**
- * Graph validation on save (API.md section 7; issue 6 item 2) through the real endpoints
+ * Graph validation on save (docs/api/workflows.md) through the real endpoints
  * `POST /api/v1/workflows` and `PUT /api/v1/workflows/{workflow_uuid}`: each rule answers 400
  * with `issues[].path` naming the node or edge and stores nothing; a sound graph saves. And the
- * node type catalogue `GET /api/v1/workflow-node-types` (issue 6 item 1).
+ * node type catalogue `GET /api/v1/workflow-node-types`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { NODE_TYPES } from '../src/workflow-engine/node-types.ts'

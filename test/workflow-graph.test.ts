@@ -1,5 +1,5 @@
 /**
- * Validation of workflow graphs (src/workflow-engine/graph.ts; API.md section 7): node and edge
+ * Validation of workflow graphs (src/workflow-engine/graph.ts; docs/api/workflows.md): node and edge
  * shapes, unique ids, edges pointing at existing nodes, storable JSON
  * (src/schemas/resource.schema.ts `unstorableJson`, `StorableObject`), and what `validateGraph`
  * adds with the node types (each rule through the endpoints: workflow-graph-validation.test.ts).

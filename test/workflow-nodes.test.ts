@@ -1,5 +1,5 @@
 /**
- * Workflow node types without the executor (src/workflow-engine/nodes, issue 6 item 1): each node
+ * Workflow node types without the executor (src/workflow-engine/nodes): each node
  * is run the way the executor runs it (expressions evaluated with `evaluateDeep`, then the type's
  * schema parses the result) with a NodeContext built by hand. HTTP requests go to a loopback
  * server (the test app allows private addresses, as test/llm-tools.test.ts does) with accounts
@@ -149,7 +149,7 @@ describe('workflow node types', () => {
   }
 
   describe('the registry (src/workflow-engine/node-types.ts)', () => {
-    it('holds the twelve types of issue 6, each described with a JSON Schema of its parameters', () => {
+    it('holds the twelve node types of docs/api/workflows.md, each described with a JSON Schema of its parameters', () => {
       const names = [
         'webhook_trigger',
         'manual_trigger',

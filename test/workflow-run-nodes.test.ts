@@ -1,5 +1,5 @@
 /**
- * The run_prompt and run_agent nodes end to end (issue 6 item 1): a workflow runs a prompt and an
+ * The run_prompt and run_agent nodes end to end: a workflow runs a prompt and an
  * agent through the runs service against the local OpenAI-compatible upstream (the real provider
  * client over loopback), the runs are stored as the execution's user's, and canceling the
  * execution cancels the run it waits for. Their missing-resource errors: workflow-nodes.test.ts.

@@ -1,5 +1,5 @@
 /**
- * Workflows that run (issue 6 items 2-4): the executor through the real endpoints, on the real
+ * Workflows that run: the executor through the real endpoints, on the real
  * database and the real queue (pg-boss). Manual runs waited for and in the background, branches,
  * merges, pin data, static data, error policies, retries, timeouts, cancel, the webhook route
  * (responses, signatures, 404/401/409/413 without an execution), schedules through pg-boss, and

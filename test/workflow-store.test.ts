@@ -1,5 +1,5 @@
 /**
- * The execution rows' group commits (src/workflow-engine/store.ts; issue 6 item 3): writes that
+ * The execution rows' group commits (src/workflow-engine/store.ts): writes that
  * arrive together go to the database as one statement, each caller still waits for its own row,
  * the workflow's `trigger_count` counts every one, and a write that fails fails alone. Through the
  * real webhook route and the engine's store on the real database.

@@ -1,5 +1,5 @@
 /**
- * `POST /api/v1/workflows/generate` (API.md section 5; issue 6, item 6): a workspace's model
+ * `POST /api/v1/workflows/generate` (docs/api/resources.md): a workspace's model
  * designs a graph from a description; the answer is checked like a saved graph, repaired once
  * when it fails, and stored as an ordinary workflow of the caller. The model is the real OpenAI
  * provider client talking to test/helpers/upstream.ts over loopback.

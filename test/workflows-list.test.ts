@@ -1,8 +1,8 @@
 /**
  * `GET /api/v1/workflows` (routers/workflows.router.ts, src/services/workflows.query.ts): the
- * paginator and `with` of API.md section 2, the list rule of API.md section 4, the
+ * paginator and `with` of docs/api/conventions.md, the list rule of docs/api/tenancy.md, the
  * specification's filters for workflows (`workspace_uuid`, `user_id`, `search`, `visibility`,
- * `category_uuids`, `favorite`, `template`; issue 3, item 7) and a constant number of SQL queries
+ * `category_uuids`, `favorite`, `template`) and a constant number of SQL queries
  * whatever the page size.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -107,7 +107,7 @@ describe('workflows.list (GET /api/v1/workflows)', () => {
     ])
     expectInvalid(await list(alice, 'user_id=abc'), 'user_id')
     expectInvalid(await list(alice, 'workspace_uuid=nope'), 'workspace_uuid')
-    // A workspace the caller is not a member of is not a context (API.md section 4).
+    // A workspace the caller is not a member of is not a context (docs/api/tenancy.md).
     expectErrorBody(await list(alice, `workspace_uuid=${bob.workspaceUuid}`), 404, 'NOT_FOUND')
   })
 

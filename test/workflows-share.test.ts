@@ -1,5 +1,5 @@
 /**
- * `POST /api/v1/workflows/{workflow_uuid}/share` (API.md section 4, "Shares"; issue 6, item 6):
+ * `POST /api/v1/workflows/{workflow_uuid}/share` (docs/api/tenancy.md, "Shares"):
  * the agents' share rules (test/agents-share.test.ts) on a workflow: sharing with a user or a
  * workspace at `read`, `write` or `admin`, what each level allows, removing a share, and the
  * checks on the entity. The answer is `{data: Workflow}`, as a retrieve's.

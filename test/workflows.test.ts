@@ -1,8 +1,8 @@
 /**
  * Workflows as stored resources (routers/workflows.router.ts, src/services/workflows.service.ts):
- * create, retrieve, update (PUT semantics of API.md section 5), soft delete, favourites; the
+ * create, retrieve, update (PUT semantics of docs/api/resources.md), soft delete, favourites; the
  * Workflow shape of the specification plus categories, is_favorite, user and workspace; graph
- * validation on save (API.md section 7); tenancy and permissions of API.md section 4.
+ * validation on save (docs/api/workflows.md); tenancy and permissions of docs/api/tenancy.md.
  * Lists and filters: workflows-list.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -278,7 +278,7 @@ describe('workflows', () => {
     it('shows a workspace-visible workflow to a member, not a private one; is_owner is false for them', async () => {
       const shared = await make(alice, { name: 'Team flow', visibility: 'workspace' })
       const secret = await make(alice, { name: 'Secret flow' })
-      // Workspace visibility holds in that workspace's context (API.md section 4).
+      // Workspace visibility holds in that workspace's context (docs/api/tenancy.md).
       const inTeam = { 'x-workspace-uuid': alice.workspaceUuid }
       const res = await http('GET', `/api/v1/workflows/${shared.uuid}`, { token: carol.token, headers: inTeam })
       expect(res.status).toBe(200)

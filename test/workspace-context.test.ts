@@ -1,5 +1,5 @@
 /**
- * The request's workspace context (API.md section 4; src/access/workspace-access.ts):
+ * The request's workspace context (docs/api/tenancy.md; src/access/workspace-access.ts):
  * `X-Workspace-UUID` header, else the input's `workspace_uuid`, else the token's bound workspace,
  * else the caller's primary workspace; the caller must be a member (else 404). Tested on the
  * function with a real context, and through `workspaceProcedure` on a router built here (no

@@ -1,7 +1,7 @@
 /**
  * Workspaces over REST (routers/workspaces.router.ts, src/services/workspaces.service.ts):
  * list, create, retrieve, update, delete; shapes of the specification's "Workspace", tenancy
- * and roles of API.md section 4, the paginator and `with` of API.md section 2.
+ * and roles of docs/api/tenancy.md, the paginator and `with` of docs/api/conventions.md.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type HttpResult, type TestApp, type TestUser } from './helpers/app.ts'

@@ -1,8 +1,7 @@
 /**
  * Access to tenant-owned resources (agents, prompts, tools, workflows, accounts, providers),
- * built on the SQL fragments of ./visibility.ts (API.md section 4). Every service function on
- * such a resource starts with {@link requireResource} (STYLE.md: the access check is the first
- * line) and lists through {@link listScopeSql}, so the rules run in the database.
+ * built on the SQL fragments of ./visibility.ts (docs/api/tenancy.md). Every service function on
+ * such a resource starts with {@link requireResource} (docs/architecture.md, "How one request flows") and lists through {@link listScopeSql}, so the rules run in the database.
  */
 import type { ResourceCtx, ServiceCtx } from '../context.ts'
 import type { SharePermission, Visibility } from '../../entities/index.ts'
@@ -20,7 +19,7 @@ export function viewerOf(ctx: ResourceCtx): Viewer {
 }
 
 /**
- * The row's workspace is alive and in the caller's service scope (API.md section 3). Rows with
+ * The row's workspace is alive and in the caller's service scope (docs/api/authentication.md). Rows with
  * no workspace (built-in providers) pass when `allowGlobal` is set.
  */
 export function serviceScopeSql(alias: string, ctx: ServiceCtx, allowGlobal = false): SqlFragment {
@@ -132,7 +131,7 @@ export async function findResource<Row extends Record<string, unknown> = Record<
 }
 
 /**
- * The rows of a list (API.md section 4): without a `visibility` filter, the rows of the request's
+ * The rows of a list (docs/api/tenancy.md): without a `visibility` filter, the rows of the request's
  * workspace the viewer may see plus rows shared with the viewer or that workspace; with
  * `visibility=public`, every public row of the service scope; with another `visibility`, the
  * first set narrowed to it. Live rows only.

@@ -1,5 +1,5 @@
 /**
- * Visibility, shares and `is_owner` as SQL (API.md section 4), written once for every
+ * Visibility, shares and `is_owner` as SQL (docs/api/tenancy.md), written once for every
  * tenant-owned table that has `id`, `user_id`, `workspace_id` and `visibility` columns
  * (agents, prompts, workflows, tools, ...). Services put these fragments into their own queries,
  * so lists, retrieves, updates and metrics all filter in the database, never after loading.
@@ -17,7 +17,7 @@ import type { SharePermission, WorkspaceRole } from '../../entities/index.ts'
 /** Who is asking: the caller and the workspace context of the request. */
 export interface Viewer {
   userId: number
-  /** The request's workspace (API.md section 4). */
+  /** The request's workspace (docs/api/tenancy.md). */
   workspaceId: number
   /** The caller's role in that workspace. */
   role: WorkspaceRole

@@ -1,5 +1,5 @@
 /**
- * Workspace membership and roles (API.md section 4): who may see, change or delete a workspace,
+ * Workspace membership and roles (docs/api/tenancy.md): who may see, change or delete a workspace,
  * and which workspace a request works in. Every check is one SQL query on the membership.
  */
 import type { WorkspaceRole } from '../../entities/index.ts'
@@ -73,7 +73,7 @@ function primaryContext(ctx: AuthedCtx): WorkspaceContext | null {
 }
 
 /**
- * Resolves the request's workspace context (API.md section 4): the `X-Workspace-UUID` header,
+ * Resolves the request's workspace context (docs/api/tenancy.md): the `X-Workspace-UUID` header,
  * else the input's `workspace_uuid`, else the token's bound workspace, else the caller's primary
  * workspace. The caller must be a member.
  * @throws ValidationError for a malformed header; NotFoundError when there is no such membership.

@@ -1,6 +1,6 @@
 /**
  * The host's own error answers (malformed JSON, oversized or non-JSON bodies, unknown routes)
- * in the body shape of API.md section 2: `{message, code, issues?, request_id}`.
+ * in the body shape of docs/api/conventions.md: `{message, code, issues?, request_id}`.
  */
 import { randomUUID } from 'node:crypto'
 import type { Socket } from 'node:net'

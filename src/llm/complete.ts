@@ -1,7 +1,7 @@
 /**
  * One model call that answers text, for the service's own small tasks (thread names, memory
- * extraction, workflow generation; issues 5 and 6): no provider retries, bounded by
- * `LLM_TIMEOUT_MS`, and a failure mapped to the named errors runs use (API.md section 2: 502 for a
+ * extraction, workflow generation): no provider retries, bounded by
+ * `LLM_TIMEOUT_MS`, and a failure mapped to the named errors runs use (docs/api/conventions.md: 502 for a
  * provider that failed, 504 for one that did not answer in time). The messages never carry a
  * credential or the provider's own text.
  */

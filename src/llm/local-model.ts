@@ -1,5 +1,5 @@
 /**
- * The built-in offline test model (provider `local`, API.md section 5: "clearly named as a test
+ * The built-in offline test model (provider `local`, docs/api/resources.md: "clearly named as a test
  * model that does not think"). It implements the AI SDK's language model specification (v4, what
  * `generateText` and `streamText` of `ai` 7 take), so runs treat it like any provider's model:
  *

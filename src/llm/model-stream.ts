@@ -1,5 +1,5 @@
 /**
- * The model's side of a run (issue 5 items 2, 4 and 6; API.md section 5, "Running"): the parts
+ * The model's side of a run (docs/api/runs.md): the parts
  * of its answer as the run executor records them, from the Vercel AI SDK.
  *
  * A run whose model is offered tools goes through `streamText`, which runs the tool loop: it
@@ -7,8 +7,8 @@
  * at most `LLM_MAX_STEPS` times. A run without tools has no loop, so it makes its one model call
  * through the SDK's `experimental_streamLanguageModelCall`: the same prompt conversion, provider
  * call and stream parsing that `streamText` runs for each step, without the multi-step
- * machinery around it. On this machine that saves about 1.3 ms of CPU per run (README, "Runs
- * benchmark").
+ * machinery around it. On this machine that saves about 1.3 ms of CPU per run (docs/benchmarks.md,
+ * "Runs benchmark").
  */
 import { experimental_streamLanguageModelCall, stepCountIs, streamText } from 'ai'
 import type { Config } from '../platform/config.ts'

@@ -1,6 +1,5 @@
 /**
- * Renders a prompt's `content` with the values of its declared inputs (`metadata.input`; API.md
- * section 5, "Agents and prompts": Mustache `{{key}}` placeholders, inputs checked before any
+ * Renders a prompt's `content` with the values of its declared inputs (`metadata.input`; docs/api/resources.md, "Agents": Mustache `{{key}}` placeholders, inputs checked before any
  * model call, a 400 naming the input).
  *
  * Checks, in this order; the first failure throws `ValidationError` with the path `input.<key>`

@@ -1,5 +1,5 @@
 /**
- * The model catalog and provider registry (issue 5 items 1 and 2): which large language models a
+ * The model catalog and provider registry: which large language models a
  * workspace can see, which credential each would use, and the AI SDK model built from them.
  *
  * Visibility: built-in models (no workspace) and the custom models of the workspace, not deleted,

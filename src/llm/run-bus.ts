@@ -1,6 +1,6 @@
 /**
  * Live delivery of run events and cancel requests between the process that executes a run and
- * the processes whose clients follow it (issue 5 item 4; API.md section 5, "Running").
+ * the processes whose clients follow it (docs/api/runs.md).
  *
  * - The event log in `run_events` is the truth; the bus only wakes followers. An event is
  *   published after it is stored, so a follower that subscribes first and then reads the log

@@ -1,9 +1,9 @@
 /**
- * Executes one run against its model (issue 5 item 4; API.md section 5, "Running"): streams the
+ * Executes one run against its model (docs/api/runs.md): streams the
  * answer through the AI SDK, writes every delta, tool call and tool result to the run's event
  * log, stores the answer as thread messages, and settles the run's status, usage and timings.
  *
- * Failures (issue 5, "Bad input and faults"): whatever the upstream does (error status, timeout,
+ * Failures: whatever the upstream does (error status, timeout,
  * malformed JSON, a dropped stream), the run ends `failed` with `{code, message}`, an `error`
  * event and `run.failed`; the user's message (stored before the model was called) stays, and no
  * partial answer is stored as a message. A cancel ends it `canceled` the same way.

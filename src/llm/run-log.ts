@@ -1,5 +1,5 @@
 /**
- * The append-only event log of a run (`run_events`, API.md section 5 "Running"; issue 5 item 4):
+ * The append-only event log of a run (`run_events`, docs/api/runs.md):
  * writing it while a run executes, reading it back, and following it live.
  *
  * Writing: the executing process is the only writer of a run's log, so it numbers events itself

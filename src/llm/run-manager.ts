@@ -1,5 +1,5 @@
 /**
- * The runs of one process (issue 5 item 4): starts executions detached from the request that
+ * The runs of one process: starts executions detached from the request that
  * asked for them (a client that disconnects does not lose the answer), cancels them on request
  * from any process, waits for them on shutdown, and repairs runs a dead process left behind.
  *

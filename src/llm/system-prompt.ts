@@ -1,5 +1,5 @@
 /**
- * The system prompt of an agent (API.md section 5, "Agents and prompts": composed from
+ * The system prompt of an agent (docs/api/resources.md, "Agents": composed from
  * `instruction` and the metadata fields in a documented template).
  *
  * The template, section by section, in this order. A section appears only when its field is

@@ -1,5 +1,5 @@
 /**
- * The HTTP transport of `api` tools (issue 5 item 6, "Bad input and faults"): one request over
+ * The HTTP transport of `api` tools: one request over
  * node:http(s) with a whole-call deadline (TOOL_TIMEOUT_MS, redirects and body included), a
  * response-size cap that stops reading as soon as it is passed (TOOL_MAX_RESPONSE_BYTES, counted
  * after decompression), at most {@link MAX_REDIRECTS} redirects, and the private-address rule:

@@ -1,5 +1,5 @@
 /**
- * Executing an agent's `api` tools (issue 5 item 6): the live tools bound to an agent with their
+ * Executing an agent's `api` tools: the live tools bound to an agent with their
  * accounts' secrets opened ({@link loadAgentTools}), one HTTP call per tool call
  * ({@link callTool}: URL template, query or JSON body, credential, limits of ./tool-http.ts) and
  * the AI SDK tool set a run hands to `streamText` ({@link toToolSet}).

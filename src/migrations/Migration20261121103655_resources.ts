@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-/** Agents, prompts, providers, accounts, tools, workflows, media, categories, favorites, threads (issue 3). */
+/** Agents, prompts, providers, accounts, tools, workflows, media, categories, favorites, threads. */
 
 export class Migration20261121103655_resources extends Migration {
 
@@ -131,7 +131,7 @@ export class Migration20261121103655_resources extends Migration {
     this.addSql(`alter table "agent_tools" add constraint "agent_tools_tool_id_foreign" foreign key ("tool_id") references "tools" ("id") on delete cascade;`);
     this.addSql(`alter table "agent_tools" add constraint "agent_tools_account_id_foreign" foreign key ("account_id") references "accounts" ("id") on delete set null;`);
 
-    // Seeds: the built-in providers (API.md section 5) and the category catalogue.
+    // Seeds: the built-in providers (docs/api/resources.md) and the category catalogue.
     this.addSql(`insert into "providers" ("uuid", "slug", "name", "description", "type", "driver", "base_url", "auth_scheme", "auth_parameter", "is_builtin", "visibility", "created_at", "updated_at") values
       (gen_random_uuid(), 'openai', 'OpenAI', 'OpenAI models through the AI SDK.', 'llm', 'openai', 'https://api.openai.com/v1', 'bearer', null, true, 'public', now(), now()),
       (gen_random_uuid(), 'anthropic', 'Anthropic', 'Anthropic models through the AI SDK.', 'llm', 'anthropic', 'https://api.anthropic.com/v1', 'header', 'x-api-key', true, 'public', now(), now()),

@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-/** Model catalog (seeded), runs and their event log, memories, messages.run_id (issue 5). */
+/** Model catalog (seeded), runs and their event log, memories, messages.run_id. */
 export class Migration20261121135951_runs extends Migration {
 
   override name = 'Migration20261121135951_runs';
@@ -49,7 +49,7 @@ export class Migration20261121135951_runs extends Migration {
     this.addSql(`alter table "memories" add constraint "memories_user_id_foreign" foreign key ("user_id") references "users" ("id") on delete cascade;`);
     this.addSql(`alter table "memories" add constraint "memories_workspace_id_foreign" foreign key ("workspace_id") references "workspaces" ("id") on delete cascade;`);
 
-    // The built-in catalog (issue 5 item 1): prices in US dollars per million tokens.
+    // The built-in catalog: prices in US dollars per million tokens.
     this.addSql(`insert into "large_language_models" ("uuid", "slug", "name", "description", "provider_id", "model_id", "context_window", "max_output_tokens", "input_price_per_million", "output_price_per_million", "supports_tools", "supports_vision", "supports_json_output", "is_builtin", "created_at", "updated_at")
       select gen_random_uuid(), m.slug, m.name, m.description, p.id, m.model_id, m.context_window, m.max_output_tokens, m.input_price, m.output_price, m.tools, m.vision, m.json, true, now(), now()
       from (values

@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-/** Partial indexes of the deleted agents and workflows, for the threads and executions metrics (issue 4). */
+/** Partial indexes of the deleted agents and workflows, for the threads and executions metrics. */
 export class Migration20261121153411_deleted_indexes extends Migration {
 
   override name = 'Migration20261121153411_deleted_indexes';

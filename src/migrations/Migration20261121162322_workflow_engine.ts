@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-/** The workflow engine (issue 6): per-node execution data, webhook tokens and secrets, heartbeats and failure details of executions. */
+/** The workflow engine: per-node execution data, webhook tokens and secrets, heartbeats and failure details of executions. */
 export class Migration20261121162322_workflow_engine extends Migration {
 
   override name = 'Migration20261121162322_workflow_engine';

@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-/** Partial index of the deleted threads, for the messages metrics (issue 4). */
+/** Partial index of the deleted threads, for the messages metrics. */
 export class Migration20261121215458_deleted_threads_index extends Migration {
 
   override name = 'Migration20261121215458_deleted_threads_index';

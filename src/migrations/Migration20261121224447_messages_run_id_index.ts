@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-/** Partial index of the messages that belong to a run: a run's answer reads them by `run_id` (issue 5). */
+/** Partial index of the messages that belong to a run: a run's answer reads them by `run_id`. */
 
 export class Migration20261121224447_messages_run_id_index extends Migration {
 

@@ -1,5 +1,5 @@
 /**
- * Per-process cache of resolved bearer tokens (API.md section 3), so that repeated requests with
+ * Per-process cache of resolved bearer tokens (docs/api/authentication.md), so that repeated requests with
  * the same token skip the authentication query.
  *
  * - Key: SHA-256 of the token plus the service scope, so a token is cached per scope (a token of
@@ -12,7 +12,7 @@
  *   workspace), a member removed (by user). Any new write to `users`, a user's primary workspace
  *   or `access_tokens` must call {@link AuthCache.invalidate} too.
  * - Without Redis, other processes learn of a change only when their entry expires: a revoked
- *   token may keep working there for up to the TTL (README, "API notes"). Changes made outside
+ *   token may keep working there for up to the TTL (docs/api). Changes made outside
  *   the services (raw SQL) are seen the same way, after the TTL.
  * - A look-up that raced with an invalidation is not stored (a generation counter), and while
  *   the Redis subscription is down nothing is served from the cache: invalidations could be lost.

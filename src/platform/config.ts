@@ -1,5 +1,5 @@
 /**
- * Configuration from the environment (API.md section 1, "Configuration").
+ * Configuration from the environment (docs/getting-started.md, "Configuration").
  *
  * One zod schema reads `process.env` (after an optional `.env` file) into a typed {@link Config}.
  * A bad value stops start-up with a {@link ConfigError} whose message names the variable; the
@@ -51,7 +51,7 @@ const EnvSchema = z.object({
   SIGN_UP_ENABLED: bool.default(true),
   /** Lifetime of a basic (sign-in) token in days. */
   BASIC_TOKEN_TTL_DAYS: int(1, 3650).default(30),
-  /** Trusted integrating services as `service_id:key` pairs separated by commas (API.md section 3). */
+  /** Trusted integrating services as `service_id:key` pairs separated by commas (docs/api/authentication.md). */
   SERVICE_KEYS: z.string().default(''),
   /** Sign-in attempts allowed per e-mail address within SIGN_IN_WINDOW_SECONDS. */
   SIGN_IN_MAX_PER_EMAIL: int(1, 1_000_000).default(10),
@@ -61,17 +61,17 @@ const EnvSchema = z.object({
   SIGN_IN_WINDOW_SECONDS: int(1, 86_400).default(60),
   /** Largest JSON body accepted, in bytes (413 above). */
   BODY_LIMIT_BYTES: int(1024, 100 * 1024 * 1024).default(1024 * 1024),
-  /** Largest file `POST /api/v1/media` accepts, in bytes (413 above; API.md section 2: 25 MiB). */
+  /** Largest file `POST /api/v1/media` accepts, in bytes (413 above; docs/api/conventions.md: 25 MiB). */
   UPLOAD_MAX_BYTES: int(1, 10 * 1024 * 1024 * 1024).default(25 * 1024 * 1024),
   /** How long a shutdown waits for in-flight requests, in milliseconds. */
   SHUTDOWN_TIMEOUT_MS: int(0, 600_000).default(10_000),
   /** Trust X-Forwarded-For for the client address (behind a reverse proxy). */
   TRUST_PROXY: bool.default(false),
-  /** Work background jobs inside `npm start` (API.md section 1). */
+  /** Work background jobs inside `npm start` (docs/api/conventions.md). */
   WORKER: bool.default(true),
   /** Size of the PostgreSQL connection pool per process. */
   DATABASE_POOL_MAX: int(1, 1000).default(10),
-  /** Server-wide OpenAI key, used when neither the caller nor the workspace has an account (issue 5). */
+  /** Server-wide OpenAI key, used when neither the caller nor the workspace has an account. */
   OPENAI_API_KEY: z.string().optional(),
   /** Base URL of the OpenAI API or of any OpenAI-compatible server (vLLM, LM Studio, a test server). */
   OPENAI_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
@@ -97,9 +97,9 @@ const EnvSchema = z.object({
   TOOL_MAX_RESPONSE_BYTES: int(1, 100 * 1024 * 1024).default(1024 * 1024),
   /** Let tools call private, link-local and loopback addresses (off: such calls fail; tests turn it on). */
   TOOL_ALLOW_PRIVATE_NETWORK: bool.default(false),
-  /** Longest a workflow execution may run when its `settings.timeout_seconds` says nothing, in seconds (issue 6). */
+  /** Longest a workflow execution may run when its `settings.timeout_seconds` says nothing, in seconds. */
   WORKFLOW_TIMEOUT_SECONDS: int(1, 86_400).default(300),
-  /** Most background executions of one workspace running at once, across every worker (issue 6 item 3). */
+  /** Most background executions of one workspace running at once, across every worker. */
   WORKFLOW_CONCURRENCY: int(1, 1000).default(10),
   /** How often a process refreshes the heartbeat of the executions it runs, in milliseconds; 3 missed beats mark one abandoned. */
   WORKFLOW_HEARTBEAT_MS: int(100, 600_000).default(5_000),
@@ -133,7 +133,7 @@ export interface Config {
   trustProxy: boolean
   worker: boolean
   databasePoolMax: number
-  /** Server-wide provider settings, by built-in provider driver (issue 5 item 2). */
+  /** Server-wide provider settings, by built-in provider driver. */
   llm: {
     openai: { apiKey?: string; baseUrl?: string }
     anthropic: { apiKey?: string; baseUrl?: string }
@@ -144,9 +144,9 @@ export interface Config {
     timeoutMs: number
     maxSteps: number
   }
-  /** Outgoing tool calls (issue 5 item 6). */
+  /** Outgoing tool calls. */
   tools: { timeoutMs: number; maxResponseBytes: number; allowPrivateNetwork: boolean }
-  /** Workflow executions (issue 6). */
+  /** Workflow executions. */
   workflows: { timeoutSeconds: number; concurrency: number; heartbeatMs: number; webhookBodyLimitBytes: number }
 }
 

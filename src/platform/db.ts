@@ -1,5 +1,5 @@
 /**
- * Database bootstrap for both storage modes (API.md section 1, "Storage").
+ * Database bootstrap for both storage modes (docs/api/conventions.md, "Storage").
  *
  * `DATABASE_URL` set: `@mikro-orm/postgresql` (distributed mode). Unset: `@mikro-orm/pglite`
  * persisted in `DATA_DIR/pglite` (embedded mode), or in memory when `dbName` is `:memory:`

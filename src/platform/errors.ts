@@ -1,7 +1,7 @@
 /**
- * Named errors that services throw (STYLE.md, "Which way dependencies point"). Services know
+ * Named errors that services throw (docs/architecture.md, "Rules"). Services know
  * nothing of tRPC or HTTP; `src/trpc/errors.ts` maps each to its tRPC code and so to the status
- * table of API.md section 2.
+ * table of docs/api/conventions.md.
  */
 
 /** A field path as zod writes it: `['metadata', 'sources', 0]`. */
@@ -86,7 +86,7 @@ export class TooManyRequestsError extends AppError {
 
 /**
  * 502: a language model provider (or another upstream) failed: an error status, malformed
- * output, a dropped stream (issue 5, "Bad input and faults"). The message says what went wrong
+ * output, a dropped stream. The message says what went wrong
  * upstream and never carries a credential.
  */
 export class UpstreamError extends AppError {

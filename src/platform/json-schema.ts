@@ -1,5 +1,5 @@
 /**
- * Checks that a tool's `input_schema` is a JSON Schema Ajv can compile (API.md section 5,
+ * Checks that a tool's `input_schema` is a JSON Schema Ajv can compile (docs/api/resources.md,
  * "tools": JSON-schema input). Draft-07 by default; `$schema` may name draft 2019-09 or 2020-12.
  * Nothing is fetched: a `$ref` outside the schema does not compile. Compiled schemas are dropped
  * from Ajv again so a long-running process does not collect every schema it has checked; the

@@ -1,5 +1,5 @@
 /**
- * The durable job queue (API.md section 1: a well-kept queue, never a home-made one): pg-boss on
+ * The durable job queue (docs/api/conventions.md: a well-kept queue, never a home-made one): pg-boss on
  * the service's own database. PostgreSQL: pg-boss's own small pool on `DATABASE_URL`. PGlite:
  * pg-boss's `fromPglite` adapter on the ORM's PGlite instance (`backend: 'pglite'`); the ORM's
  * transactions lock that instance, so pg-boss's statements never land inside one of them.

@@ -1,6 +1,6 @@
 /**
  * Per-process cache of single-resource reads (`GET /api/v1/agents/{uuid}` today), so that
- * repeated reads of an unchanged resource skip its SQL (issue 3's benchmark target).
+ * repeated reads of an unchanged resource skip its SQL.
  *
  * - Key: the resource, the caller, the request's workspace context and role, and the service
  *   scope, so an answer is only ever served to a caller for whom it was computed.

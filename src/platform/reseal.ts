@@ -1,5 +1,5 @@
 /**
- * Re-sealing stored secrets under the current APP_KEY (`npm run keys:rotate`; API.md section 5,
+ * Re-sealing stored secrets under the current APP_KEY (`npm run keys:rotate`; docs/api/resources.md,
  * "accounts": key rotation possible), for any table that keeps a sealed secret as a ciphertext
  * column and a key id column (account secrets, workflow webhook secrets).
  */

@@ -1,5 +1,5 @@
 /**
- * Sealing of stored secrets (account credentials; API.md section 5, "accounts"): AES-256-GCM
+ * Sealing of stored secrets (account credentials; docs/api/resources.md, "Accounts"): AES-256-GCM
  * under APP_KEY, each ciphertext stored with the id of the key that sealed it, so keys can be
  * rotated (APP_PREVIOUS_KEYS keeps old keys readable until `npm run keys:rotate` re-seals).
  *

@@ -1,5 +1,5 @@
 /**
- * Where uploaded files live (issue 3, item 5). The rest of the code sees only
+ * Where uploaded files live. The rest of the code sees only
  * {@link MediaStorage}; the local-folder store under `DATA_DIR/media` is the one built in, and
  * an S3-compatible store can implement the same three operations (the `media.disk` column names
  * the store that holds each object).

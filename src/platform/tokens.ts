@@ -1,5 +1,5 @@
 /**
- * Bearer token material (API.md section 3): random 32 bytes behind a recognisable prefix,
+ * Bearer token material (docs/api/authentication.md): random 32 bytes behind a recognisable prefix,
  * stored only as a SHA-256 hash. A fast hash is right here, unlike for passwords: the plaintext
  * carries 256 random bits, so there is nothing to guess, and lookups stay one indexed query.
  */

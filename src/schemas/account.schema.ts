@@ -1,5 +1,5 @@
 /**
- * Account wire shapes (API.md section 5, "accounts": credentials of a provider in a workspace)
+ * Account wire shapes (docs/api/resources.md, "Accounts": credentials of a provider in a workspace)
  * and the row -> wire mapper. The secret is write-only: responses carry `secret_hint` and
  * `has_secret`, never the secret or its ciphertext.
  */

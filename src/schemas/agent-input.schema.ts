@@ -1,5 +1,5 @@
 /**
- * Agent request shapes (specification: "Update an Agent", "Agent metadata"; API.md section 5,
+ * Agent request shapes (specification: "Update an Agent", "Agent metadata"; docs/api/resources.md,
  * "Agents and prompts"): strict zod objects, so unknown fields are a 400 naming them.
  */
 import { z } from 'zod'
@@ -8,11 +8,11 @@ import { CategoryUuids, checkMetadata, MediaKey, ProfilePhotoConfigInput, resour
 import { shareInput } from './share.schema.ts'
 import { jsonBoolean, name, pageQuery, sortParam, text, withParam } from './wire.ts'
 
-/** Largest `metadata`, serialized as JSON, in bytes (API.md section 5: 64 KiB), also after an update's merge. */
+/** Largest `metadata`, serialized as JSON, in bytes (docs/api/resources.md: 64 KiB), also after an update's merge. */
 export const AGENT_METADATA_MAX_BYTES = 64 * 1024
 /** Most tools, workflows and files one agent binds. */
 export const AGENT_LINKS_MAX = 50
-/** Most `conversation_starters` (API.md section 5). */
+/** Most `conversation_starters` (docs/api/resources.md). */
 export const CONVERSATION_STARTERS_MAX = 10
 
 /** The specification's metadata fields with their bounds. */
@@ -130,7 +130,7 @@ export const CreateAgentInput = z.strictObject({
 export type TCreateAgentInput = z.infer<typeof CreateAgentInput>
 
 /**
- * `PUT /api/v1/agents/{agent_uuid}` (specification: "Update an Agent"; API.md section 5):
+ * `PUT /api/v1/agents/{agent_uuid}` (specification: "Update an Agent"; docs/api/resources.md):
  * omitted fields are kept; `null` clears `description`/`instruction` (to `''`),
  * `profile_photo_key` and `profile_photo_config`; `metadata` merges key by key (`null` removes a
  * key); `tools`, `workflows`, `file.keys` and `category_uuids` replace the whole set.

@@ -1,6 +1,6 @@
 /**
  * Agent wire shapes as answered (specification: "Agent (response shape)", "Agent metadata",
- * "Share (element of Agent.shares)"; API.md sections 2 and 5) and the row -> wire mapper.
+ * "Share (element of Agent.shares)"; docs/api/conventions.md and docs/api/resources.md) and the row -> wire mapper.
  * Request shapes are in ./agent-input.schema.ts.
  */
 import { z } from 'zod'
@@ -21,9 +21,9 @@ export const AGENT_SORTS = [
   'created_at', '-created_at', 'name', '-name', 'updated_at', '-updated_at', 'usage_count', '-usage_count',
 ] as const
 
-/** `metadata.disc_personality` values (API.md section 5). */
+/** `metadata.disc_personality` values (docs/api/resources.md). */
 export const DISC_PERSONALITIES = ['dominant', 'influential', 'steady', 'conscientious'] as const
-/** `metadata.openai_voice` values: OpenAI's text-to-speech voices (API.md section 5). */
+/** `metadata.openai_voice` values: OpenAI's text-to-speech voices (docs/api/resources.md). */
 export const OPENAI_VOICES = ['alloy', 'ash', 'ballad', 'coral', 'echo', 'fable', 'nova', 'onyx', 'sage', 'shimmer', 'verse'] as const
 
 /** Agent metadata as answered: the specification's fields as stored, plus extra string keys. */

@@ -1,4 +1,4 @@
-/** Wire shapes of authentication, the current user and access tokens (API.md section 3). */
+/** Wire shapes of authentication, the current user and access tokens (docs/api/authentication.md). */
 import { z } from 'zod'
 import { TOKEN_ABILITIES } from '../../entities/index.ts'
 import { User } from './user.schema.ts'

@@ -1,5 +1,5 @@
 /**
- * Media wire shapes (API.md section 5, "media": `POST media` answers `{key, url, mime_type, size}`).
+ * Media wire shapes (docs/api/resources.md, "Media": `POST media` answers `{key, url, mime_type, size}`).
  * Uploads are multipart, so these shapes document the plain route of src/http/media.routes.ts.
  */
 import { z } from 'zod'

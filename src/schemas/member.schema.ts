@@ -1,4 +1,4 @@
-/** Workspace member wire shapes (API.md section 4). */
+/** Workspace member wire shapes (docs/api/tenancy.md). */
 import { z } from 'zod'
 import { WORKSPACE_ROLES } from '../../entities/index.ts'
 import { NestedUser } from './user.schema.ts'

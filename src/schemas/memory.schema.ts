@@ -1,7 +1,7 @@
 /**
- * Memory wire shapes (API.md section 5, "memories"; the specification does not show a Memory)
+ * Memory wire shapes (docs/api/resources.md, "Memories"; the specification does not show a Memory)
  * and the row -> wire mapper. A memory is a fact an agent run learned about its user; only that
- * user lists, reads, edits and deletes it (README "API notes", Memories).
+ * user lists, reads, edits and deletes it (docs/api/resources.md, "Memories").
  */
 import { z } from 'zod'
 import { AgentSummary, toAgentSummary, type AgentSummaryRow } from './thread.schema.ts'

@@ -1,6 +1,6 @@
 /**
- * Message wire shapes (API.md section 5, "messages") and the row -> wire mapper. A message
- * belongs to a thread and is seen by whoever sees its thread (README "API notes", Threads).
+ * Message wire shapes (docs/api/resources.md, "Messages") and the row -> wire mapper. A message
+ * belongs to a thread and is seen by whoever sees its thread (docs/api/resources.md, "Threads").
  * `parts` is the structured form of a message: text, tool calls and tool results.
  */
 import { selectColumns } from '../platform/sql.ts'
@@ -9,7 +9,7 @@ import { MESSAGE_ROLES, type MessageRole } from '../../entities/index.ts'
 import { refineStorableJson } from './resource.schema.ts'
 import { envelope, isRecord, iso, jsonBoolean, jsonBytes, pageQuery, sortParam, text, timestamp } from './wire.ts'
 
-/** Longest message `content` (API.md section 5 bounds of `content`). */
+/** Longest message `content` (docs/api/resources.md bounds of `content`). */
 export const MESSAGE_CONTENT_MAX = 100_000
 /** Most `parts` of one message. */
 export const MESSAGE_PARTS_MAX = 100

@@ -1,6 +1,5 @@
 /**
- * Inputs and outputs of the metrics endpoints (specification: "Metrics endpoints"; API.md
- * section 6). Each endpoint's input is a strict object of the common fields plus its own
+ * Inputs and outputs of the metrics endpoints (specification: "Metrics endpoints"; docs/api/metrics.md). Each endpoint's input is a strict object of the common fields plus its own
  * filters, so an unknown filter is a 400 naming it; the cross-field rules (granularity for
  * series, column for averages, date order) are checked after the fields and name the field too.
  */
@@ -21,7 +20,7 @@ export type Calculation = (typeof CALCULATIONS)[number]
 const GRANULARITIES = ['daily', 'weekly', 'monthly'] as const
 export type Granularity = (typeof GRANULARITIES)[number]
 
-/** Numeric columns each endpoint may average (API.md section 6); `*` counts rows. */
+/** Numeric columns each endpoint may average (docs/api/metrics.md); `*` counts rows. */
 const METRIC_COLUMNS = {
   agents: ['usage_count'],
   workflows: ['trigger_count'],
@@ -57,7 +56,7 @@ const user_id = jsonInt(1, 2_147_483_647).optional()
 const search = text(255).optional()
 const uuid = z.uuid().optional()
 
-/** The cross-field rules of API.md section 6, each naming its field. */
+/** The cross-field rules of docs/api/metrics.md, each naming its field. */
 function metricRules(
   value: { calculation: Calculation; granularity?: Granularity; column?: string; date_from?: string; date_to?: string },
   issues: z.core.$RefinementCtx,
@@ -73,7 +72,7 @@ function metricRules(
 }
 
 /**
- * `date_from` later than `date_to` is a 400 naming `date_from` (API.md section 6); shared by the
+ * `date_from` later than `date_to` is a 400 naming `date_from` (docs/api/metrics.md); shared by the
  * metrics inputs and the executions list (src/schemas/workflow-execution.schema.ts).
  */
 export function dateOrderRule(value: { date_from?: string; date_to?: string }, issues: z.core.$RefinementCtx): void {

@@ -1,7 +1,7 @@
 /**
- * Large language model wire shapes (API.md section 5, "large language models"; issue 5 item 1)
+ * Large language model wire shapes (docs/api/resources.md, "Large language models")
  * and the row -> wire mapper. The specification leaves the fields of LargeLanguageModel open;
- * these are the README's ("Large language models").
+ * these are the docs/api/resources.md ("Large language models").
  */
 import { z } from 'zod'
 import { queryBoolean } from './resource.schema.ts'

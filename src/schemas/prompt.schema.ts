@@ -1,6 +1,5 @@
 /**
- * Prompt wire shapes (specification: "Prompt (response shape)", "Update a Prompt"; API.md
- * section 5, "Agents and prompts") and the row -> wire mapper.
+ * Prompt wire shapes (specification: "Prompt (response shape)", "Update a Prompt"; docs/api/resources.md, "Agents") and the row -> wire mapper.
  */
 import { z } from 'zod'
 import {
@@ -20,13 +19,13 @@ import { mediaUrl, toWorkspaceBase, type WorkspaceRow } from './workspace.schema
 const PROMPT_RELATIONS = ['user', 'workspace'] as const
 /** Sortable columns of the prompt list. */
 const PROMPT_SORTS = ['created_at', '-created_at', 'name', '-name', 'updated_at', '-updated_at'] as const
-/** Prompt input `type` values (API.md section 5). */
+/** Prompt input `type` values (docs/api/resources.md). */
 const PROMPT_INPUT_TYPES = ['text', 'textarea', 'number', 'select', 'multiselect', 'boolean', 'date'] as const
 /** Input types that carry `options`. */
 const SELECT_TYPES: readonly string[] = ['select', 'multiselect']
 /** Most inputs a prompt declares. */
 const PROMPT_INPUTS_MAX = 50
-/** Largest `metadata`, serialized as JSON, in bytes (API.md section 5: 64 KiB). */
+/** Largest `metadata`, serialized as JSON, in bytes (docs/api/resources.md: 64 KiB). */
 export const PROMPT_METADATA_MAX_BYTES = 64 * 1024
 
 /** An input key: usable as a Mustache `{{key}}` placeholder. */

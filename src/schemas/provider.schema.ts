@@ -1,5 +1,5 @@
 /**
- * Provider wire shapes (API.md section 5, "providers": a service an LLM or a tool talks to) and
+ * Provider wire shapes (docs/api/resources.md, "Providers": a service an LLM or a tool talks to) and
  * the row -> wire mapper, plus the string-valued `metadata` and http(s) URL pieces that accounts
  * share.
  */

@@ -1,6 +1,6 @@
 /**
  * Pieces every tenant-owned resource shape shares (specification: "Conventions",
- * "ProfilePhotoConfig"; API.md section 5 for the enums and bounds).
+ * "ProfilePhotoConfig"; docs/api/resources.md for the enums and bounds).
  */
 import { z } from 'zod'
 import { VISIBILITIES, type ProfilePhotoConfigValue, type Visibility as TVisibility } from '../../entities/index.ts'
@@ -28,7 +28,7 @@ export interface ResourceRow {
 /** `public`, `private` or `workspace`. */
 export const Visibility = z.enum(VISIBILITIES)
 
-/** `profile_photo_config.preference` values (API.md section 5). */
+/** `profile_photo_config.preference` values (docs/api/resources.md). */
 export const PHOTO_PREFERENCES = ['emoji', 'image'] as const
 
 /** ProfilePhotoConfig as sent: every member optional, unknown members refused. */

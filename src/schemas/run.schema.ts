@@ -1,5 +1,5 @@
 /**
- * Wire shapes of runs (API.md section 5, "Running"; issue 5 item 4): the three ways to start
+ * Wire shapes of runs (docs/api/runs.md): the three ways to start
  * one, the stored `Run`, the answer of a run request, and the events of its log.
  */
 import { z } from 'zod'
@@ -7,7 +7,7 @@ import { RUN_KINDS, RUN_STATUSES, type IRun } from '../../entities/index.ts'
 import { Message } from './message.schema.ts'
 import { envelope, iso, isoOrNull, jsonBoolean, text, timestamp } from './wire.ts'
 
-/** Longest user input or message of a run, in characters (API.md section 5 bounds `instruction`/`content` alike). */
+/** Longest user input or message of a run, in characters (docs/api/resources.md bounds `instruction`/`content` alike). */
 export const RUN_INPUT_MAX = 100_000
 
 const background = jsonBoolean().optional()

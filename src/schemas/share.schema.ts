@@ -1,5 +1,5 @@
 /**
- * The body of every `POST /api/v1/<resources>/{uuid}/share` (API.md section 4, "Shares"): the
+ * The body of every `POST /api/v1/<resources>/{uuid}/share` (docs/api/tenancy.md, "Shares"): the
  * fields and the cross-field check each resource's share input is built from, so agents and
  * workflows refuse the same things in the same words.
  */

@@ -1,7 +1,7 @@
 /**
- * Thread wire shapes (API.md section 5, "threads"; the specification does not show a Thread) and
+ * Thread wire shapes (docs/api/resources.md, "Threads"; the specification does not show a Thread) and
  * the row -> wire mapper. A thread is a private conversation of the user who created it, in one
- * workspace, with one agent (README "API notes", Threads).
+ * workspace, with one agent (docs/api/resources.md, "Threads").
  */
 import { z } from 'zod'
 import type { ProfilePhotoConfigValue } from '../../entities/index.ts'

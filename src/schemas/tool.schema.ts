@@ -1,5 +1,5 @@
 /**
- * Tool wire shapes (specification: "Tool (element of Agent.tools)"; API.md section 5) and the
+ * Tool wire shapes (specification: "Tool (element of Agent.tools)"; docs/api/resources.md) and the
  * row -> wire mapper. `pivot_account` appears on an agent's tools only.
  */
 import { z } from 'zod'
@@ -106,7 +106,7 @@ export function toAgentTool(row: AgentToolRow, viewerId: number, appUrl: string)
 }
 
 // ---------------------------------------------------------------------------------------------
-// Inputs of the tools endpoints (API.md section 5, "tools").
+// Inputs of the tools endpoints (docs/api/resources.md, "Tools").
 
 /** Sortable columns of the tool list. */
 export const TOOL_SORTS = ['created_at', '-created_at', 'name', '-name', 'updated_at', '-updated_at'] as const

@@ -1,5 +1,5 @@
 /**
- * `usage_frequency` of an agent (specification: "Agent"; API.md section 5: "derived from the runs
+ * `usage_frequency` of an agent (specification: "Agent"; docs/api/resources.md: "derived from the runs
  * of the last 30 days"), as a pure function so it is unit-tested and every response agrees.
  *
  * | runs in the last 30 days | value     | reading                                   |

@@ -1,6 +1,6 @@
 /**
  * User and Workspace response shapes (specification: "User", "Workspace") with the shallow
- * nesting of API.md section 2: a nested user's `primary_workspace` and a nested workspace's
+ * nesting of docs/api/conventions.md: a nested user's `primary_workspace` and a nested workspace's
  * `user` are null, never recursive.
  */
 import { z } from 'zod'

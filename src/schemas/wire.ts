@@ -1,5 +1,5 @@
 /**
- * Wire conventions shared by every router (API.md section 2): the `{data}` envelope, the Laravel
+ * Wire conventions shared by every router (docs/api/conventions.md): the `{data}` envelope, the Laravel
  * paginator, `with`, timestamps, and JSON scalars that refuse strings.
  */
 import { z } from 'zod'
@@ -7,7 +7,7 @@ import { toDate } from '../platform/sql.ts'
 
 /**
  * trpc-to-openapi 3.3 turns on zod coercion for every number and boolean of an input object,
- * JSON bodies included (API.md section 1, stack notes), so `"true"` would pass as `true`. A
+ * JSON bodies included (docs/api/conventions.md, stack notes), so `"true"` would pass as `true`. A
  * pipe is not coerced, so these wrappers keep JSON bodies strict. Use them for body fields;
  * query parameters arrive as strings and keep plain (coerced) numbers.
  */
@@ -17,7 +17,7 @@ export const jsonInt = (min: number, max: number) => z.number().pipe(z.number().
 
 /**
  * Text that PostgreSQL can store: no NUL character and no lone surrogate (jsonb and text refuse
- * both, API.md section 1), bounded in length.
+ * both, docs/api/conventions.md), bounded in length.
  */
 export const text = (max: number, min = 0) =>
   z
@@ -74,7 +74,7 @@ export const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stri
 /** A required display name: 1..max characters, not only white space. */
 export const name = (max = 255) => text(max).refine((value) => value.trim().length > 0, 'must not be blank')
 
-/** ISO 8601 in UTC with a `Z` suffix (API.md section 2). */
+/** ISO 8601 in UTC with a `Z` suffix (docs/api/conventions.md). */
 export const timestamp = () => z.iso.datetime()
 /** Formats a stored instant for the wire. */
 export const iso = (value: Date | string): string => toDate(value).toISOString()
@@ -123,7 +123,7 @@ const Meta = z.object({
   total: z.number().int(),
 })
 
-/** The Laravel paginator shape: `{data, links, meta}` (API.md section 2). */
+/** The Laravel paginator shape: `{data, links, meta}` (docs/api/conventions.md). */
 export const paginated = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), links: Links, meta: Meta })
 
 /** A page as the paginator shape; `path` is the list's absolute URL without a query. */

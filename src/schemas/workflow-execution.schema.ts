@@ -1,7 +1,7 @@
 /**
- * Workflow execution wire shapes (API.md sections 5 and 7; issue 6 item 5) and the row -> wire
+ * Workflow execution wire shapes (docs/api/resources.md and docs/api/workflows.md) and the row -> wire
  * mappers. The specification leaves the fields of WorkflowExecution "not shown"; ours are the
- * stored columns a client needs to follow and debug a run (README "API notes"): the workflow it
+ * stored columns a client needs to follow and debug a run (docs/api): the workflow it
  * ran, status and mode, input, output, the error with the node it came from, the execution it
  * retries, the triggering user, timings, and on retrieve each node's part in run order.
  */

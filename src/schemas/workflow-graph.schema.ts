@@ -1,5 +1,5 @@
 /**
- * The wire shapes of a workflow graph (API.md section 7): one node, one edge, their lists and the
+ * The wire shapes of a workflow graph (docs/api/workflows.md): one node, one edge, their lists and the
  * size bounds a request is held to. They check each item on its own; the checks that need the
  * node types (known types, their parameters, edge handles, cycles, one trigger) are
  * `validateGraph` in src/workflow-engine/graph.ts, which the services run on every save.

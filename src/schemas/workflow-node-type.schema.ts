@@ -1,5 +1,5 @@
 /**
- * Wire shape of the node type catalogue (API.md section 7; issue 6 item 1):
+ * Wire shape of the node type catalogue (docs/api/workflows.md):
  * `GET /api/v1/workflow-node-types` answers `{data: [WorkflowNodeType]}`, built by
  * `describeNodeTypes()` in src/workflow-engine/node-types.ts.
  */

@@ -93,7 +93,7 @@ export function toWorkflowBase(row: WorkflowRow, viewerId: number, appUrl: strin
 }
 
 // ---------------------------------------------------------------------------------------------
-// Workflows as a resource (issue 3, item 4): the full response and the request shapes.
+// Workflows as a resource: the full response and the request shapes.
 // ---------------------------------------------------------------------------------------------
 
 /** The Workflow resource: the specification's fields plus categories, favourite flag, owner and workspace. */
@@ -136,7 +136,7 @@ export type TListWorkflowsInput = z.infer<typeof ListWorkflowsInput>
 const GraphObject = StorableObject()
 
 /**
- * `settings` (API.md section 7): `timeout_seconds` (1..86400; else `WORKFLOW_TIMEOUT_SECONDS`)
+ * `settings` (docs/api/workflows.md): `timeout_seconds` (1..86400; else `WORKFLOW_TIMEOUT_SECONDS`)
  * bounds an execution, `error_policy` says whether a failed node stops it (`stop`, the default)
  * or is passed on (`continue`); other members are kept as sent (editors store their own).
  */
@@ -189,7 +189,7 @@ export const CreateWorkflowInput = z
 export type TCreateWorkflowInput = z.infer<typeof CreateWorkflowInput>
 
 /**
- * `PUT /api/v1/workflows/{workflow_uuid}` (API.md section 5 semantics): omitted fields kept,
+ * `PUT /api/v1/workflows/{workflow_uuid}` (docs/api/resources.md semantics): omitted fields kept,
  * `null` clears the nullable ones (`profile_photo_key`, `profile_photo_config`); `nodes`,
  * `edges` and `category_uuids` replace the whole list, `settings`, `static_data` and
  * `pin_data` the whole object. The size of the graph is checked by the service, on the graph
@@ -207,7 +207,7 @@ export type TUpdateWorkflowInput = z.infer<typeof UpdateWorkflowInput>
 export const WorkflowPathInput = z.strictObject({ workflow_uuid: z.uuid(), workspace_uuid: z.uuid().optional() })
 
 /**
- * `POST /api/v1/workflows/{workflow_uuid}/share` (API.md section 4): `entity_id` is a user id
+ * `POST /api/v1/workflows/{workflow_uuid}/share` (docs/api/tenancy.md): `entity_id` is a user id
  * (integer) for `entity_type` `user` and a workspace uuid for `workspace`; `permission` `null`
  * removes the share.
  */

@@ -1,5 +1,5 @@
 /**
- * Application access tokens (API.md section 3): created by a user for an integration, named,
+ * Application access tokens (docs/api/authentication.md): created by a user for an integration, named,
  * optionally expiring, optionally bound to one workspace, optionally read-only. The plaintext is
  * answered once, at creation.
  */

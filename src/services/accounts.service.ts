@@ -1,5 +1,5 @@
 /**
- * Accounts (API.md section 5, "accounts"): credentials of a provider in a workspace. The secret
+ * Accounts (docs/api/resources.md, "Accounts"): credentials of a provider in a workspace. The secret
  * is sealed with AES-256-GCM under APP_KEY (./secrets.ts) and bound to its row; responses carry
  * only `secret_hint` and `has_secret`, and no query here reads the ciphertext except
  * `revealAccountSecret` (src/platform/account-secrets.ts) and {@link resealSecrets}. Access runs through
@@ -64,7 +64,7 @@ async function load(ctx: ResourceCtx, id: number): Promise<{ data: TAccount }> {
 }
 
 /**
- * Accounts the caller may see in the request's workspace (API.md section 4), filtered by
+ * Accounts the caller may see in the request's workspace (docs/api/tenancy.md), filtered by
  * `provider_uuid` and `search` (name, case-insensitive); `with=user,workspace` embeds those.
  */
 export async function list(ctx: ResourceCtx, input: TAccountListInput) {

@@ -1,5 +1,5 @@
 /**
- * The resource context a workflow execution acts in (issue 6 items 1 and 3): the execution's user
+ * The resource context a workflow execution acts in: the execution's user
  * (the caller of a manual run or retry, the workflow's owner for webhooks and schedules) in the
  * workflow's workspace, with that user's current role there. Nodes that call services (run a
  * prompt or an agent, an HTTP request with an account) go through the same access checks a

@@ -1,5 +1,5 @@
 /**
- * What an agent binds (API.md section 5, "Agents and prompts"): its tools (each with the account
+ * What an agent binds (docs/api/resources.md, "Agents"): its tools (each with the account
  * it is called with), workflows, knowledge files (`file.keys`) and categories. Everything a
  * request names is resolved and checked first ({@link resolveAgentLinks}, no writes); the
  * pivots are then replaced inside the caller's transaction ({@link writeAgentLinks}).

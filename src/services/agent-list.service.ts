@@ -1,6 +1,6 @@
 /**
- * `GET /api/v1/agents` (specification: "Resource-specific filters", Agents; API.md sections 2
- * and 4): the list rule of listScopeSql, the filters, sorting and the paginator. Two statements
+ * `GET /api/v1/agents` (specification: "Resource-specific filters", Agents; docs/api/conventions.md
+ * and docs/api/tenancy.md): the list rule of listScopeSql, the filters, sorting and the paginator. Two statements
  * whatever the page size and `with`: the page (each embedded relation a correlated sub-select,
  * see ./agent-read.service.ts) and the count, both prepared on PostgreSQL.
  */
@@ -20,7 +20,7 @@ const SORT_COLUMNS: Record<string, string> = {
 }
 
 /**
- * The agents the caller may list (API.md section 4) with the filters of the specification, as
+ * The agents the caller may list (docs/api/tenancy.md) with the filters of the specification, as
  * the paginator shape: without `visibility`, the request workspace's agents the caller may see
  * plus those shared with the caller or that workspace; `visibility=public`, every public agent of
  * the service scope. `favorite`/`template` restrict when true and are ignored when false.

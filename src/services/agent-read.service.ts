@@ -1,5 +1,5 @@
 /**
- * Reading agents (specification: "Agent (response shape)"; API.md sections 2 and 4): one SQL
+ * Reading agents (specification: "Agent (response shape)"; docs/api/conventions.md and docs/api/tenancy.md): one SQL
  * statement builds a whole agent, or a whole page of agents, with the caller's permission, the
  * counts, `is_favorite`, the owner and workspace (joined) and each embedded collection as a
  * correlated `json_agg` sub-select. So a retrieve is one statement after the workspace context;

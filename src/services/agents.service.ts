@@ -1,5 +1,5 @@
 /**
- * Agents (specification: "Agent (response shape)", "Update an Agent"; API.md sections 4 and 5):
+ * Agents (specification: "Agent (response shape)", "Update an Agent"; docs/api/tenancy.md and docs/api/resources.md):
  * list, create, retrieve, update (`PUT`), delete, share, favourite. Every function starts with
  * the access check of src/access/resource-access.ts (retrieve folds it into its one statement);
  * every visibility and share rule runs in SQL. Reads are in ./agent-read.service.ts, bindings
@@ -59,7 +59,7 @@ export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<Envelope
 }
 
 /**
- * Creates an agent owned by the caller in the request's workspace (API.md section 5). Every
+ * Creates an agent owned by the caller in the request's workspace (docs/api/resources.md). Every
  * reference is checked before the one transaction that writes the agent and its bindings.
  * @throws ValidationError naming the field of an unusable photo, tool, account, workflow, file
  *   or category.
@@ -88,7 +88,7 @@ export async function create(ctx: ResourceCtx, input: TCreateAgentInput): Promis
 }
 
 /**
- * `PUT /api/v1/agents/{agent_uuid}` (specification: "Update an Agent"; API.md section 5):
+ * `PUT /api/v1/agents/{agent_uuid}` (specification: "Update an Agent"; docs/api/resources.md):
  * omitted fields are kept, `null` clears `description`/`instruction` (to `''`),
  * `profile_photo_key` and `profile_photo_config`; `metadata` merges key by key (`null` removes a
  * key); `tools`, `workflows`, `file.keys` and `category_uuids` replace the whole set. Every
@@ -127,7 +127,7 @@ export async function update(ctx: ResourceCtx, input: TUpdateAgentInput): Promis
 }
 
 /**
- * Soft-deletes an agent (`deleted_at`); needs `admin` permission (API.md section 4).
+ * Soft-deletes an agent (`deleted_at`); needs `admin` permission (docs/api/tenancy.md).
  * @throws NotFoundError (not visible), ForbiddenError (visible without `admin`).
  */
 export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {

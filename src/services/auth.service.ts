@@ -1,5 +1,5 @@
 /**
- * Authentication (API.md section 3): sign-up, sign-in, logout, and resolving a bearer token to
+ * Authentication (docs/api/authentication.md): sign-up, sign-in, logout, and resolving a bearer token to
  * the caller in one query.
  */
 import type { AuthContext, ServiceCtx } from '../context.ts'
@@ -123,7 +123,7 @@ function deepFreeze(value: unknown): void {
   Object.freeze(value)
 }
 
-/** The sign-in answer (API.md section 3). */
+/** The sign-in answer (docs/api/authentication.md). */
 export interface SignInResult {
   data: { access_token: string; token_type: 'Bearer'; expires_at: string; user: ReturnType<typeof toUser> }
 }

@@ -1,5 +1,5 @@
 /**
- * Categories (issue 3, item 6): the seeded catalogue listed by `GET /api/v1/categories`, and the
+ * Categories: the seeded catalogue listed by `GET /api/v1/categories`, and the
  * helpers agents and workflows use to resolve `category_uuids` and to embed `categories`.
  */
 import { likePattern } from '../access/resource-access.ts'

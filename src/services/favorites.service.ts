@@ -1,7 +1,7 @@
 import type { SqlFragment } from '../platform/sql.ts'
 import type { ResourceCtx } from '../context.ts'
 /**
- * Favourites (issue 3: `POST/DELETE /api/v1/{agents,workflows}/{uuid}/favorite`). Generic over the
+ * Favourites. Generic over the
  * favouritable tables: `favorites.resource_type` is the table name, `resource_id` its key.
  * Callers check access first (`requireResource(..., 'read')`) and pass the row's id.
  */

@@ -1,5 +1,5 @@
 /**
- * The WHERE of resource lists (specification: "Resource-specific filters"; API.md section 4):
+ * The WHERE of resource lists (specification: "Resource-specific filters"; docs/api/tenancy.md):
  * conditions AND-ed one filter at a time, `search` over some columns, and the filters agents and
  * workflows share. Values are parameters only (no lists expanded into the text), so each
  * combination of filters is one statement text that PostgreSQL plans once.
@@ -75,7 +75,7 @@ export function resourceFilterQuery(input: TResourceListFilters): Record<string,
 }
 
 /**
- * A thread's `search` (threads list and threads metrics, API.md section 6): its name, or the
+ * A thread's `search` (threads list and threads metrics, docs/api/metrics.md): its name, or the
  * content of any of its live messages, matching `term` as {@link searchSql} does.
  */
 export function threadSearchSql(alias: string, term: string): SqlFragment {

@@ -1,6 +1,6 @@
 /**
- * One page of a resource list as the Laravel paginator (API.md section 2), read in two queries
- * whatever the page size (API.md section 4): the page's rows and the count, over the same FROM
+ * One page of a resource list as the Laravel paginator (docs/api/conventions.md), read in two queries
+ * whatever the page size (docs/api/tenancy.md): the page's rows and the count, over the same FROM
  * and WHERE, sent together. The providers, accounts and tools lists read through it.
  */
 import { page, sortOf } from '../schemas/wire.ts'

@@ -1,6 +1,6 @@
 import type { ResourceCtx } from '../context.ts'
 /**
- * Resolving media keys sent in requests (`profile_photo_key`, `file.keys`; API.md section 5)
+ * Resolving media keys sent in requests (`profile_photo_key`, `file.keys`; docs/api/resources.md)
  * to stored uploads the caller may use: files the caller uploaded, or files of the request's
  * workspace. Anything else is a 400 naming the field, never a hint that the key exists.
  */

@@ -1,5 +1,5 @@
 /**
- * Uploads (API.md section 5, "media"; issue 3, item 5): a file is typed from its bytes (never from
+ * Uploads (docs/api/resources.md, "Media"): a file is typed from its bytes (never from
  * the client's header), held to the allow-list and the size limit while it streams into the
  * store, and recorded in `media` for the request's workspace. Keys are random
  * (`<uuidv7>.<ext>`); client file names are kept as data only, never in paths.

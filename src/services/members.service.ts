@@ -1,5 +1,5 @@
 /**
- * Workspace members (API.md section 4): `GET/POST/PUT/DELETE /api/v1/workspaces/{uuid}/members[/{user_id}]`.
+ * Workspace members (docs/api/tenancy.md): `GET/POST/PUT/DELETE /api/v1/workspaces/{uuid}/members[/{user_id}]`.
  * Any member may list; owners and admins add, change and remove; only an owner grants or takes
  * the `owner` role; the workspace's creator stays an owner; a member may always leave.
  */

@@ -1,5 +1,5 @@
 /**
- * Memories (API.md section 5, "memories"): facts an agent run with `metadata.memory` learned
+ * Memories (docs/api/resources.md, "Memories"): facts an agent run with `metadata.memory` learned
  * about its user. A memory is its user's alone: only they list, read, edit and delete it, in the
  * workspace it was learned in (the request's workspace context); to anyone else it does not
  * exist (404). Runs write memories; this module only reads, edits and deletes them.

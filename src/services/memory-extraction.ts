@@ -1,5 +1,5 @@
 /**
- * Agent memory (issue 5 item 7; API.md section 5, memories): when an agent's `metadata.memory`
+ * Agent memory (docs/api/resources.md, memories): when an agent's `metadata.memory`
  * is true, the facts a user states about themselves in a run are extracted after it succeeded
  * and stored as `memories` of that user and agent; the newest ones go into the system prompt of
  * the user's later runs of the same agent (src/llm/system-prompt.ts).

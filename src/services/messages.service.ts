@@ -1,5 +1,5 @@
 /**
- * Messages (API.md section 5, "messages"): the messages of a thread, seen by whoever sees the
+ * Messages (docs/api/resources.md, "Messages"): the messages of a thread, seen by whoever sees the
  * thread (its creator, in its workspace: ./threads.service.ts). `POST /api/v1/messages` adds a
  * message without running the model; runs add theirs through {@link appendMessage}. Every insert
  * and delete keeps `threads.messages_count` true in the same statement.

@@ -1,9 +1,9 @@
 /**
- * The one SQL statement of a metrics request (API.md section 6): the matching rows' creation
+ * The one SQL statement of a metrics request (docs/api/metrics.md): the matching rows' creation
  * instant and column value, aggregated with `count`/`sum`, time series bucketed by UTC period
  * and gap-filled with `generate_series`.
  *
- * Plan notes (README "Metrics benchmark"): every branch of a source is written so that the
+ * Plan notes (docs/api/metrics.md, "How the statements are built"): every branch of a source is written so that the
  * `(workspace_id, created_at)` index range of the request drives it; daily and weekly buckets
  * use `date_bin` on the `timestamptz` (fixed 1-day / 7-day strides from a Monday at 00:00 UTC:
  * integer arithmetic, where `date_trunc(... at time zone 'UTC')` converts every row to local
@@ -50,7 +50,7 @@ const TRUNC: Record<Granularity, string> = { daily: 'day', weekly: 'week', month
 const STEP: Record<Granularity, string> = { daily: '1 day', weekly: '1 week', monthly: '1 month' }
 const DAY_MS = 86_400_000
 
-/** Rounds an average to 4 decimals (API.md section 6). */
+/** Rounds an average to 4 decimals (docs/api/metrics.md). */
 const round4 = (value: number): number => Math.round(value * 10_000) / 10_000
 
 /**

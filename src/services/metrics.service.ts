@@ -1,9 +1,9 @@
 /**
- * The metrics endpoints (specification: "Metrics endpoints"; API.md section 6): each function
+ * The metrics endpoints (specification: "Metrics endpoints"; docs/api/metrics.md): each function
  * builds the WHERE of the rows the caller could list in the request's workspace, plus the
  * endpoint's filters, and runs the calculation in one statement (./metrics.query.ts).
  *
- * Scope decisions (README "API notes"):
+ * Scope decisions (docs/api):
  * - agents, workflows: exactly the rows of their list (listScopeSql + the list filters);
  * - threads: live threads of the workspace context whose agent is live, that the caller started
  *   (workspace owners and admins: every thread of the workspace);
@@ -33,7 +33,7 @@ const runnerOf = (ctx: ResourceCtx): MetricRunner => ({ orm: ctx.deps.orm, em: (
 
 /**
  * Agents or workflows the caller could list (listScopeSql plus the list filters), as two disjoint
- * branches so that an index range drives each (README "Metrics benchmark"): the rows of the
+ * branches so that an index range drives each (docs/api/metrics.md, "How the statements are built"): the rows of the
  * request's workspace (its `(workspace_id, created_at)` range), and rows of other workspaces
  * shared with the caller or the workspace (the caller's `shares`). Both keep the whole list
  * scope; the second only repeats its share condition where the planner can start from it.
@@ -159,7 +159,7 @@ function listedWorkflowOf(alias: string, ctx: ResourceCtx): SqlFragment {
  * execution's `workspace_id` is always its workflow's (src/workflow-engine/store.ts), so for them
  * "its workflow is listable" is "its workflow is not deleted": an anti-join on the few deleted
  * workflows (a partial index) instead of a look-up of the workflow of every execution in the range
- * (README "Metrics benchmark"). Other members keep the list scope.
+ * (docs/api/metrics.md, "How the statements are built"). Other members keep the list scope.
  */
 function executionsSource(ctx: ResourceCtx, input: TExecutionMetricsInput): MetricSource {
   const uuids = input.workflow_uuids ?? []

@@ -1,5 +1,5 @@
 /**
- * Large language models (API.md section 5, "large language models"; issue 5 item 1): the
+ * Large language models (docs/api/resources.md, "Large language models"): the
  * catalog a workspace sees (built-in models and its custom ones, src/llm/registry.ts) with
  * `is_available` for the caller, and custom models of a workspace's custom `llm` providers.
  *

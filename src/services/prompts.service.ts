@@ -1,5 +1,5 @@
 /**
- * Prompts (specification: "Prompt (response shape)", "Update a Prompt"; API.md sections 4 and 5):
+ * Prompts (specification: "Prompt (response shape)", "Update a Prompt"; docs/api/tenancy.md and docs/api/resources.md):
  * list, create, retrieve, update (`PUT`), delete. Every function starts with the access check of
  * src/access/resource-access.ts; every visibility and share rule runs in SQL.
  */
@@ -63,7 +63,7 @@ async function load(ctx: ResourceCtx, id: number): Promise<{ data: TPrompt }> {
 }
 
 /**
- * The prompts the caller may list in the request's workspace (API.md section 4; with
+ * The prompts the caller may list in the request's workspace (docs/api/tenancy.md; with
  * `visibility=public`, every public prompt of the service scope), as the paginator shape.
  * Two queries whatever the page size: the page (relations joined) and the count.
  */
@@ -102,7 +102,7 @@ export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<{ data: 
 }
 
 /**
- * Creates a prompt owned by the caller in the request's workspace (API.md section 5).
+ * Creates a prompt owned by the caller in the request's workspace (docs/api/resources.md).
  * @throws ValidationError naming `profile_photo_key` for an upload the caller cannot use.
  */
 export async function create(ctx: ResourceCtx, input: TCreatePromptInput): Promise<{ data: TPrompt }> {
@@ -124,7 +124,7 @@ export async function create(ctx: ResourceCtx, input: TCreatePromptInput): Promi
 }
 
 /**
- * `PUT /api/v1/prompts/{prompt_uuid}` (specification: "Update a Prompt"; API.md section 5):
+ * `PUT /api/v1/prompts/{prompt_uuid}` (specification: "Update a Prompt"; docs/api/resources.md):
  * omitted fields are kept, `null` clears `description` (to `''`), `profile_photo_key` and
  * `profile_photo_config`; `metadata` merges key by key (`null` removes a key) and
  * `metadata.input`, when sent, replaces the whole list. Everything is checked before the one

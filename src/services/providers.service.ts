@@ -1,5 +1,5 @@
 /**
- * Providers (API.md section 5, "providers"): the built-in ones (seeded, no workspace, listed to
+ * Providers (docs/api/resources.md, "Providers"): the built-in ones (seeded, no workspace, listed to
  * everyone, read-only) and custom ones that belong to a workspace like any resource. Access runs
  * through src/access/resource-access.ts first in every function.
  */

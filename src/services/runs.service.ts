@@ -1,5 +1,5 @@
 /**
- * Runs (API.md section 5, "Running"; issue 5 item 4): starting an agent, thread or prompt run,
+ * Runs (docs/api/runs.md): starting an agent, thread or prompt run,
  * reading and cancelling runs, and following their event logs.
  *
  * Everything a run can fail on before the model is called (visibility, the thread, the model and

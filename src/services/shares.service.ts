@@ -1,5 +1,5 @@
 /**
- * Shares of a resource (API.md section 4, "Shares"): the one implementation behind
+ * Shares of a resource (docs/api/tenancy.md, "Shares"): the one implementation behind
  * `POST /api/v1/agents/{agent_uuid}/share` and `POST /api/v1/workflows/{workflow_uuid}/share`.
  * A share grants a user (of the caller's service scope) or a workspace (one the caller belongs
  * to) `read`, `write` or `admin` on one row of `shares`, keyed by the resource's table and id;

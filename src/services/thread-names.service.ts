@@ -1,5 +1,5 @@
 /**
- * `POST /api/v1/threads/{thread_uuid}/generate-name` (API.md section 5; issue 5 item 3): names a
+ * `POST /api/v1/threads/{thread_uuid}/generate-name` (docs/api/resources.md): names a
  * thread from its first messages with the thread agent's model, stores and answers the thread.
  *
  * The model is asked for a title of at most six words; its answer is cut to its first line,

@@ -1,5 +1,5 @@
 /**
- * Threads (API.md section 5, "threads"): conversations with an agent. A thread is private to the
+ * Threads (docs/api/resources.md, "Threads"): conversations with an agent. A thread is private to the
  * user who created it, in the workspace it was created in (the request's workspace context):
  * only that user, working in that workspace, lists, reads, updates or deletes it and its
  * messages; to anyone else it does not exist (404). A thread whose agent was deleted is gone too.

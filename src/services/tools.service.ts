@@ -1,5 +1,5 @@
 /**
- * Tools (API.md section 5, "tools"): operations an agent can call. `type` `api` is an HTTP
+ * Tools (docs/api/resources.md, "Tools"): operations an agent can call. `type` `api` is an HTTP
  * request (`method`, `url` template, JSON-schema `input_schema`) to an optional provider of type
  * `tool`. Access runs through src/access/resource-access.ts first in every function.
  */
@@ -41,7 +41,7 @@ async function load(ctx: ResourceCtx, id: number): Promise<{ data: TTool }> {
 }
 
 /**
- * Tools the caller may see in the request's workspace (API.md section 4; `visibility=public`
+ * Tools the caller may see in the request's workspace (docs/api/tenancy.md; `visibility=public`
  * lists every public tool), filtered by `search` (name and description, case-insensitive) and
  * `provider_uuid`.
  */

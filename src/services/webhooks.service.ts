@@ -1,5 +1,5 @@
 /**
- * The webhook trigger (issue 6 item 4; API.md section 5, "workflows"): `POST
+ * The webhook trigger (docs/api/workflows.md, "Workflows as resources"): `POST
  * /api/v1/hooks/{webhook_token}`. The token is the secret: it finds the workflow, no bearer token
  * is asked for. Order of checks, none of which creates an execution: unknown token (or a deleted
  * workflow) 404; a signature secret set and `X-Signature` missing or wrong 401; workflow inactive
@@ -8,7 +8,7 @@
  * - when the graph has a `respond_to_webhook` node, it runs here and the caller gets that node's
  *   response as soon as it runs (the rest of the graph goes on); an execution that ends without
  *   responding answers 200 `{data: {execution_uuid, status, output}}` when it succeeded, or the
- *   error body of API.md section 2 when it failed (502, or 504 when it ran past its timeout);
+ *   error body of docs/api/conventions.md when it failed (502, or 504 when it ran past its timeout);
  * - otherwise it goes to the queue and the caller gets 202 `{data: {execution_uuid, status: "queued"}}`.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'

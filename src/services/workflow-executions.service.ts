@@ -1,5 +1,5 @@
 /**
- * Workflow executions (API.md sections 4, 5 and 7; issue 6 item 5): list, counts per status,
+ * Workflow executions (docs/api/tenancy.md, docs/api/resources.md and docs/api/workflows.md): list, counts per status,
  * retrieve with per-node data, delete, cancel and retry.
  *
  * Visibility is the executions metrics' rule (src/services/metrics.service.ts `executionsSource`):
@@ -123,7 +123,7 @@ async function loadExecution(ctx: ResourceCtx, id: number): Promise<TWorkflowExe
 }
 
 /**
- * `GET /api/v1/workflow-executions`: the paginator shape (API.md section 2) over the executions
+ * `GET /api/v1/workflow-executions`: the paginator shape (docs/api/conventions.md) over the executions
  * the caller may see in the request's workspace, filtered by `workflow_uuid`, `status` and the
  * creation dates (`date_from`..`date_to`, UTC days, `date_to` inclusive), sorted by `created_at`
  * (newest first by default). Two queries whatever the page size.

@@ -1,5 +1,5 @@
 /**
- * `POST /api/v1/workflows/generate` (API.md section 5, "workflows"; issue 6, item 6): asks a
+ * `POST /api/v1/workflows/generate` (docs/api/workflows.md, "Workflows as resources"): asks a
  * language model of the request's workspace for a workflow graph from a description, checks it
  * like any saved graph, and stores it as a workflow of the caller.
  *

@@ -1,9 +1,9 @@
 /**
- * `POST /api/v1/workflows/{workflow_uuid}/run` (issue 6 item 4; API.md section 7): a manual
+ * `POST /api/v1/workflows/{workflow_uuid}/run` (docs/api/workflows.md): a manual
  * trigger with an `input`. Without `background` the execution runs in this process and the call
  * answers 200 with it, per-node data included, once it has ended (whatever its status); with
  * `background: true` it is queued for any worker and the call answers 202 at once. Running needs
- * `read` on the workflow (API.md section 4: read is "view, run, duplicate"); an inactive
+ * `read` on the workflow (docs/api/tenancy.md: read is "view, run, duplicate"); an inactive
  * workflow can be run by hand (only webhooks and schedules need it active). The execution acts
  * as the caller.
  */

@@ -1,5 +1,5 @@
 /**
- * `POST /api/v1/workflows/{workflow_uuid}/share` (API.md sections 4 and 5; issue 6, item 6):
+ * `POST /api/v1/workflows/{workflow_uuid}/share` (docs/api/tenancy.md and docs/api/resources.md):
  * the agents' share rules (src/services/shares.service.ts) applied to a workflow.
  */
 import { requireResource } from '../access/resource-access.ts'

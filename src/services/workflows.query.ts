@@ -1,7 +1,7 @@
 /**
  * Reading workflows into the Workflow shape (src/schemas/workflow.schema.ts): one query for the
  * rows (owner and workspace joined when wanted, `is_favorite` as a sub-select) and one for their
- * categories, whatever the number of rows (issue 3, item 8: a constant number of queries).
+ * categories, whatever the number of rows.
  */
 import type { TCategory } from '../schemas/resource.schema.ts'
 import { toNestedUser, type UserRow } from '../schemas/user.schema.ts'
@@ -22,7 +22,7 @@ interface WorkflowEmbeds {
   categories: boolean
 }
 
-/** Single responses embed everything (API.md section 2). */
+/** Single responses embed everything (docs/api/conventions.md). */
 const EMBED_ALL: WorkflowEmbeds = { user: true, workspace: true, categories: true }
 
 const SORT_COLUMNS = nameAndTimeSorts('w')

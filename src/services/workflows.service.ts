@@ -1,6 +1,5 @@
 /**
- * Workflows as stored resources (specification: "Workflow"; API.md sections 4, 5 and 7; issue 3,
- * items 4, 6 and 7): list, create, retrieve, update, soft delete, favourites. Every function
+ * Workflows as stored resources (specification: "Workflow"; docs/api/tenancy.md, docs/api/resources.md and docs/api/workflows.md): list, create, retrieve, update, soft delete, favourites. Every function
  * starts with its access check; visibility and shares run in SQL (src/access). The graph is
  * checked on every save (src/workflow-engine/graph.ts); the webhook secret is sealed like
  * account secrets; after every save the workflow's schedule is brought in line with it
@@ -49,7 +48,7 @@ function assertGraph(issues: GraphIssue[]): void {
 
 /**
  * `GET /api/v1/workflows`: the paginator shape over the workflows the caller may list in the
- * request's workspace (API.md section 4), with the specification's filters. A constant number
+ * request's workspace (docs/api/tenancy.md), with the specification's filters. A constant number
  * of queries whatever the page size.
  */
 export async function list(ctx: ResourceCtx, input: TListWorkflowsInput) {
@@ -157,7 +156,7 @@ async function applyUpdate(
 }
 
 /**
- * `PUT /api/v1/workflows/{workflow_uuid}` (API.md section 5 semantics), in one transaction.
+ * `PUT /api/v1/workflows/{workflow_uuid}` (docs/api/resources.md semantics), in one transaction.
  * @throws NotFoundError (not visible), ForbiddenError (less than `write`), ValidationError.
  */
 export async function update(ctx: ResourceCtx, input: TUpdateWorkflowInput): Promise<{ data: TWorkflow }> {

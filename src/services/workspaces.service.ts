@@ -1,5 +1,5 @@
 /**
- * Workspaces (specification: "Workspace"; API.md sections 4 and 5): list, create, retrieve,
+ * Workspaces (specification: "Workspace"; docs/api/tenancy.md and docs/api/resources.md): list, create, retrieve,
  * update, delete. Access goes through src/access/workspace-access.ts first in every function.
  */
 import type { z } from 'zod'
@@ -98,7 +98,7 @@ export async function create(ctx: AuthedCtx, input: z.infer<typeof CreateWorkspa
   return { data: await load(ctx, id) }
 }
 
-/** Merges a metadata patch key by key; a `null` value removes the key (API.md section 5). */
+/** Merges a metadata patch key by key; a `null` value removes the key (docs/api/resources.md). */
 export function mergeMetadata(current: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
   const merged = { ...current }
   for (const [key, value] of Object.entries(patch)) {

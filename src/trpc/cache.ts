@@ -1,5 +1,5 @@
 /**
- * The metrics cache (specification: "Limits"; API.md section 6): a tRPC middleware on the
+ * The metrics cache (specification: "Limits"; docs/api/metrics.md): a tRPC middleware on the
  * metrics procedures, in the one level that first authenticates and resolves the workspace
  * context (so the caller's access to the workspace is checked on every request, hit or miss;
  * src/trpc/init.ts, `inWorkspace`), and before the input and output parsers. Answers are kept 5
@@ -114,7 +114,7 @@ export function canonicalJson(value: unknown): string | undefined {
 
 /**
  * The symbol under which an answer carries its own JSON text. Our patch of trpc-to-openapi
- * (README, "Patched dependencies") sends that text as the REST body instead of serialising the
+ * (docs/architecture.md, "The patched dependency") sends that text as the REST body instead of serialising the
  * answer again; it is not enumerable, so the answer is unchanged for every other reader.
  */
 const JSON_TEXT = Symbol.for('trpc-to-openapi.jsonText')

@@ -1,5 +1,5 @@
 /**
- * Error mapping and formatting (API.md section 2, "Errors").
+ * Error mapping and formatting (docs/api/conventions.md, "Errors").
  *
  * Services throw the named errors of `src/platform/errors.ts`; {@link toTRPCError} turns them into tRPC
  * errors whose code fixes the HTTP status. {@link errorFormatter} gives both surfaces one shape

@@ -1,7 +1,7 @@
 /**
  * Procedure calls still running in this process. A client that disconnects does not stop its
  * call, and the HTTP server's close() only waits for open requests, so shutdown also waits here
- * before it closes the database (README, "Running on PostgreSQL and Redis": in-flight work
+ * before it closes the database (docs/operations.md, "Shutdown": in-flight work
  * finishes).
  */
 export class InFlight {

@@ -1,8 +1,8 @@
 /**
- * tRPC instance and the procedure builders every router uses (STYLE.md, `src/trpc`):
+ * tRPC instance and the procedure builders every router uses (docs/architecture.md, `src/trpc`):
  * - `publicProcedure`: error mapping and the service scope of X-Service-Authorization;
- * - `authedProcedure`: a valid bearer token (API.md section 3); read-only tokens may only query;
- * - `workspaceProcedure`: plus the request's workspace context (API.md section 4).
+ * - `authedProcedure`: a valid bearer token (docs/api/authentication.md); read-only tokens may only query;
+ * - `workspaceProcedure`: plus the request's workspace context (docs/api/tenancy.md).
  */
 import { initTRPC, type TRPCError } from '@trpc/server'
 import type { OpenApiMeta } from 'trpc-to-openapi'
@@ -20,7 +20,7 @@ export type Meta = OpenApiMeta & {
   /** A read-only token may call this mutation too (logout, the metrics POSTs). */
   readOnlyAllowed?: boolean
   /**
-   * A mutation by its verb that stores nothing (the metrics POSTs, issue 4): it leaves the cached
+   * A mutation by its verb that stores nothing (the metrics POSTs): it leaves the cached
    * reads of src/platform/read-cache.ts in place, where every other mutation drops them.
    */
   storesNothing?: boolean
@@ -53,7 +53,7 @@ function mapResult<R extends NextResult>(ctx: Ctx, result: R): R {
 }
 
 /**
- * The service scope of X-Service-Authorization (API.md section 3), see ./service-scope.ts.
+ * The service scope of X-Service-Authorization (docs/api/authentication.md), see ./service-scope.ts.
  * @throws UnauthorizedError for a non-empty header that is no configured key.
  */
 const serviceScopeOf = (ctx: Ctx): string | null => serviceIdOf(ctx.headers, ctx.deps)
@@ -103,7 +103,7 @@ async function around<R extends NextResult>(
 const base = t.middleware((opts) => around(opts, null, () => opts.next()))
 
 /**
- * Authentication for {@link around}: a valid bearer token (API.md section 3), set on the context
+ * Authentication for {@link around}: a valid bearer token (docs/api/authentication.md), set on the context
  * in place; read-only tokens may only query, unless the procedure's meta allows the mutation.
  */
 async function authenticateCall(ctx: Ctx, type: string, meta: Meta | undefined): Promise<AuthContext> {
@@ -115,7 +115,7 @@ async function authenticateCall(ctx: Ctx, type: string, meta: Meta | undefined):
   return auth
 }
 
-/** As {@link base}, plus a valid bearer token (API.md section 3); read-only tokens may only query. */
+/** As {@link base}, plus a valid bearer token (docs/api/authentication.md); read-only tokens may only query. */
 const authed = t.middleware((opts) => {
   const check = async (): Promise<void> => {
     await authenticateCall(opts.ctx, opts.type, opts.meta)
@@ -129,7 +129,7 @@ export type InWorkspace = { auth: AuthContext; workspace: WorkspaceContext }
 
 /**
  * Everything a workspace procedure starts with, as one middleware level: {@link around}, a
- * valid bearer token, and the request's workspace context (API.md section 4: the
+ * valid bearer token, and the request's workspace context (docs/api/tenancy.md: the
  * X-Workspace-UUID header, the input's `workspace_uuid`, the token's workspace, the primary
  * one). Then `then` runs in place of `next()`, with the context and the options to pass to
  * `next` so that the rest of the procedure sees the workspace. One level rather than one per

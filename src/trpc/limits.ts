@@ -1,5 +1,5 @@
 /**
- * The rate-limit middlewares of sign-in and sign-up (API.md section 3): per e-mail and per
+ * The rate-limit middlewares of sign-in and sign-up (docs/api/authentication.md): per e-mail and per
  * client address, counted before the password is checked.
  */
 import type { RateLimiterAbstract } from 'rate-limiter-flexible'

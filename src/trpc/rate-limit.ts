@@ -1,5 +1,5 @@
 /**
- * Rate limits (API.md section 3: sign-in limited per e-mail and per address), built on
+ * Rate limits (docs/api/authentication.md: sign-in limited per e-mail and per address), built on
  * rate-limiter-flexible: in memory, or in Redis when REDIS_URL is set so every process shares
  * the counters. Applied as tRPC middleware so the REST and tRPC surfaces are both covered.
  */

@@ -1,5 +1,5 @@
 /**
- * The service scope of X-Service-Authorization (API.md section 3), for the procedures
+ * The service scope of X-Service-Authorization (docs/api/authentication.md), for the procedures
  * (./init.ts) and the plain Fastify routes (src/http/media.routes.ts) alike.
  */
 import { hash } from 'node:crypto'

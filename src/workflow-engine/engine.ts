@@ -1,5 +1,5 @@
 /**
- * The workflow engine of one process (issue 6 item 3; API.md sections 1 and 7).
+ * The workflow engine of one process (docs/api/conventions.md and docs/api/workflows.md).
  *
  * - Every execution is stored before it starts (store.ts). One a caller waits for (a manual run,
  *   a webhook whose graph responds) runs here at once ({@link WorkflowEngine.runHere}); the

@@ -1,5 +1,5 @@
 /**
- * Walks one workflow graph (issue 6 items 2 and 3; API.md section 7). Pure orchestration: no
+ * Walks one workflow graph (docs/api/workflows.md). Pure orchestration: no
  * SQL here. The engine (engine.ts) records the execution before calling {@link executeGraph} and
  * stores what it answers (`ExecutionStore.settle`, store.ts).
  *

@@ -1,5 +1,5 @@
 /**
- * Parameter expressions (API.md section 7; issue 6 item 1): JSONata (the `jsonata` package),
+ * Parameter expressions (docs/api/workflows.md): JSONata (the `jsonata` package),
  * never `eval`. A parameter string that starts with `=` is an expression: `"=$.body.name"`,
  * `"=$uppercase($input.name) & '!'"`. Everything else is a literal. To write a literal string
  * that starts with `=`, write it as an expression: `"='=x'"`.

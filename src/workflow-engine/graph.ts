@@ -1,5 +1,5 @@
 /**
- * Validation of a workflow graph on save (API.md section 7; issue 3 item 4, issue 6 item 2). The
+ * Validation of a workflow graph on save (docs/api/workflows.md). The
  * shape of each node and edge is a wire schema (`WorkflowNode`, `WorkflowEdge` in
  * src/schemas/workflow-graph.schema.ts); here are the structural checks across them
  * ({@link graphIssues}: node ids unique, edges pointing at existing nodes) and the checks that

@@ -1,5 +1,5 @@
 /**
- * The node types a workflow may use (issue 6 item 1; API.md section 7) and their description for
+ * The node types a workflow may use (docs/api/workflows.md) and their description for
  * editors and for `GET /api/v1/workflow-node-types`. Each type lives in ./nodes; adding one is a
  * line in {@link NODE_TYPES}.
  */

@@ -1,5 +1,5 @@
 /**
- * The execution rows (API.md section 7; issue 6 item 3): every execution is recorded before it
+ * The execution rows (docs/api/workflows.md): every execution is recorded before it
  * starts, and how it ended is stored when it ends. {@link ExecutionStore.insert} stores the row
  * and counts the trigger on its workflow; {@link ExecutionStore.settle} stores the end.
  *

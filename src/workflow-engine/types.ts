@@ -1,5 +1,5 @@
 /**
- * The contracts of the workflow engine (issue 6; API.md section 7): what a node type is, what it
+ * The contracts of the workflow engine (docs/api/workflows.md): what a node type is, what it
  * receives when it runs and what it answers. Node types live in src/workflow-engine/nodes, the
  * executor that walks a graph in src/workflow-engine/executor.ts.
  *
@@ -28,7 +28,7 @@ export interface GraphNode {
   type: string
   name?: string
   parameters?: Record<string, unknown>
-  /** Per-node retry (API.md section 7): attempts in all (1..10) and the first delay, doubled per attempt. */
+  /** Per-node retry (docs/api/workflows.md): attempts in all (1..10) and the first delay, doubled per attempt. */
   retry?: { max_attempts?: number; delay_ms?: number }
   [key: string]: unknown
 }

@@ -1,6 +1,6 @@
 /**
  * Assertions and constants shared by the test files: the documented REST error body
- * (API.md section 2, "Errors"), validation issues on both surfaces, and wire formats.
+ * (docs/api/conventions.md, "Errors"), validation issues on both surfaces, and wire formats.
  */
 import { createHash } from 'node:crypto'
 import { TRPCError } from '@trpc/server'
@@ -112,7 +112,7 @@ export function issuePaths(error: TRPCError): unknown[] {
 
 /**
  * The check of a 404 `<label> not found` that says nothing of the hidden row: none of its uuid,
- * name or slug appears in the body (API.md section 4: another tenant's resource).
+ * name or slug appears in the body (docs/api/tenancy.md: another tenant's resource).
  */
 export function hiddenCheck(label: string): (res: HttpResult, hidden: { uuid: string; name: string; slug?: string }) => void {
   return (res, hidden) => {

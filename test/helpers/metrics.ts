@@ -1,4 +1,4 @@
-/** Rows on known dates for the metrics tests (API.md section 6). */
+/** Rows on known dates for the metrics tests (docs/api/metrics.md). */
 import { expect } from 'vitest'
 import type { HttpResult, TestApp } from './app.ts'
 import { member, type Member } from './agents.ts'

@@ -1,5 +1,5 @@
 /**
- * The branching nodes (issue 6 item 1; API.md section 7): `if` (handles `true`/`false`) and
+ * The branching nodes (docs/api/workflows.md): `if` (handles `true`/`false`) and
  * `switch` (one handle per named case, plus `fallback`). Both pass their input on unchanged; the
  * handles they answer decide which outgoing edges fire (see NodeResult.branches).
  *

@@ -1,5 +1,5 @@
 /**
- * The HTTP request node (issue 6 item 1; API.md section 7). The request goes through the tools'
+ * The HTTP request node (docs/api/workflows.md). The request goes through the tools'
  * transport (src/llm/tool-http.ts: TOOL_MAX_RESPONSE_BYTES, redirects, private addresses refused
  * unless TOOL_ALLOW_PRIVATE_NETWORK) and applies an account's credentials by its provider's auth
  * scheme exactly as tools do (`credentialParts` of src/llm/tools.ts). The account must be one of

@@ -1,5 +1,5 @@
 /**
- * The merge node (issue 6 item 1; API.md section 7): joins the outputs that arrive on several
+ * The merge node (docs/api/workflows.md): joins the outputs that arrive on several
  * edges. The executor gives a node with several active incoming edges an array of their outputs
  * (in edge order), and a node with one the output itself.
  */

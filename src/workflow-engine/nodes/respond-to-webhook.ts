@@ -1,5 +1,5 @@
 /**
- * The respond-to-webhook node (issue 6 item 1; API.md section 7): answers the caller waiting on
+ * The respond-to-webhook node (docs/api/workflows.md): answers the caller waiting on
  * the workflow's webhook with a status, headers and a body before the execution ends. Only the
  * first answer counts, and without a waiting caller it does nothing (`NodeContext.respond`).
  */

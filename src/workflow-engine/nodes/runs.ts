@@ -1,5 +1,5 @@
 /**
- * The run prompt and run agent nodes (issue 6 item 1; API.md sections 5 and 7): a run of a prompt
+ * The run prompt and run agent nodes (docs/api/resources.md and docs/api/workflows.md): a run of a prompt
  * or an agent through the engine's `WorkflowServices` port (the run service), as the
  * execution's user in the workflow's workspace (so with that user's access checks, models and
  * credentials), waiting for its end.

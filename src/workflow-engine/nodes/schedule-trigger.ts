@@ -1,5 +1,5 @@
 /**
- * The schedule trigger (issue 6 item 1; API.md section 7): a cron expression (5 fields, or 6 with
+ * The schedule trigger (docs/api/workflows.md): a cron expression (5 fields, or 6 with
  * seconds first) read in an IANA time zone, parsed by the `cron-parser` package. The scheduler
  * fires it through {@link nextFireTime}; the executor passes the firing time as the node's input
  * `{scheduled_at}`.

@@ -1,5 +1,5 @@
 /**
- * The set node (issue 6 item 1; API.md section 7): builds a value from expressions over the input,
+ * The set node (docs/api/workflows.md): builds a value from expressions over the input,
  * merged over the input or replacing it, and can write the workflow's `static_data` (values kept
  * across executions; the executor stores them when the execution succeeds).
  */

@@ -1,5 +1,5 @@
 /**
- * The webhook and manual triggers (issue 6 item 1; API.md section 7): they start a graph and
+ * The webhook and manual triggers (docs/api/workflows.md): they start a graph and
  * answer what triggered them unchanged. The webhook's input is `{method, headers, query, body}`
  * of the request, the manual run's its `input`; the executor supplies both.
  */

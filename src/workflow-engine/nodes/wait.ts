@@ -1,5 +1,5 @@
 /**
- * The wait node (issue 6 item 1; API.md section 7): pauses the execution for a number of seconds,
+ * The wait node (docs/api/workflows.md): pauses the execution for a number of seconds,
  * in this process, and stops waiting as soon as the execution is canceled or times out.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
