@@ -5,11 +5,12 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ValidationError } from '../src/platform/errors.ts'
-import { categoriesOf, resolveCategoryUuids } from '../src/services/categories.service.ts'
+import { categoriesOf } from '../src/services/categories.service.ts'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { expectErrorBody, expectInvalid, UUID } from './helpers/expect.ts'
 import type { ResourceCtx } from '../src/context.ts'
 import { readOnlyToken } from './helpers/agents.ts'
+import { resolveCategoryUuids } from '../src/access/references.ts'
 
 describe('categories', () => {
   let t: TestApp

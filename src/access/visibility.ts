@@ -70,8 +70,12 @@ export function permissionSql(alias: string, resourceType: string, viewer: Viewe
   const admin = managesWorkspace(viewer)
   return {
     sql: `(case
-      when ${alias}.user_id = ? then 'admin'${admin ? `
-      when ${alias}.workspace_id = ? then 'admin'` : ''}
+      when ${alias}.user_id = ? then 'admin'${
+        admin
+          ? `
+      when ${alias}.workspace_id = ? then 'admin'`
+          : ''
+      }
       else coalesce(
         (select max(case p.permission when 'admin' then 3 when 'write' then 2 else 1 end) from (${shares.sql}) p)::text,
         case when ${alias}.visibility = 'public' or (${alias}.workspace_id = ? and ${alias}.visibility = 'workspace') then '1' end)
@@ -98,4 +102,18 @@ export function permissionOf(value: unknown): SharePermission | null {
 /** Whether `held` is at least `needed`. */
 export function allows(held: SharePermission | null, needed: SharePermission): boolean {
   return held !== null && PERMISSION_RANK[held] >= PERMISSION_RANK[needed]
+}
+
+/** Tables whose rows can be favourited. */
+export type FavoriteTable = 'agents' | 'workflows'
+
+/**
+ * SQL that is true when `alias` (a row of `table`) is a favourite of the user; for `is_favorite`
+ * in a select list and for the `favorite` list filter.
+ */
+export function favoriteSql(alias: string, table: FavoriteTable, userId: number): SqlFragment {
+  return {
+    sql: `exists (select 1 from favorites f where f.user_id = ? and f.resource_type = ? and f.resource_id = ${alias}.id)`,
+    params: [userId, table],
+  }
 }

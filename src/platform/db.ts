@@ -158,3 +158,30 @@ export async function executeParameterised(orm: Orm, em: () => Em, sql: string, 
   const pool = await pgPool(orm)
   return pool ? (await pool.query({ text: numbered(sql), values: params })).rows : em().execute(sql, params)
 }
+
+/**
+ * Replaces the rows of one owner in a pivot table: deletes the rows whose `owner` column is
+ * `ownerId`, then inserts `rows` (each the values of `columns`, after the owner). With `ordered`,
+ * each row also stores its index in `position` and `created_at = now()`. Run it inside the
+ * caller's transaction, after the references were resolved (src/access/references.ts).
+ */
+export async function replacePivotRows(
+  em: Em,
+  pivot: string,
+  owner: string,
+  ownerId: number,
+  columns: readonly string[],
+  rows: readonly (readonly unknown[])[],
+  options: { ordered?: boolean } = {},
+): Promise<void> {
+  await em.execute(`delete from ${pivot} where ${owner} = ?`, [ownerId])
+  if (!rows.length) return
+  const ordered = options.ordered === true
+  const placeholders = ['?', ...columns.map(() => '?'), ...(ordered ? ['?'] : [])].join(', ')
+  const values = rows.map(() => `(${placeholders}${ordered ? ', now()' : ''})`).join(', ')
+  const names = [owner, ...columns, ...(ordered ? ['position', 'created_at'] : [])].join(', ')
+  await em.execute(
+    `insert into ${pivot} (${names}) values ${values}`,
+    rows.flatMap((row, position) => (ordered ? [ownerId, ...row, position] : [ownerId, ...row])),
+  )
+}

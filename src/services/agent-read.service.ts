@@ -6,7 +6,7 @@
  * lists (./agent-list.service.ts) reuse the same select list.
  */
 import { serviceScopeSql, viewerOf } from '../access/resource-access.ts'
-import { permissionOf, permissionSql, visibleSql } from '../access/visibility.ts'
+import { permissionOf, permissionSql, visibleSql, favoriteSql } from '../access/visibility.ts'
 import { executePrepared } from '../platform/db.ts'
 import { NotFoundError } from '../platform/errors.ts'
 import {
@@ -25,7 +25,6 @@ import { TOOL_FIELDS, type AgentToolRow } from '../schemas/tool.schema.ts'
 import type { UserRow } from '../schemas/user.schema.ts'
 import { WORKFLOW_FIELDS, type WorkflowRow } from '../schemas/workflow.schema.ts'
 import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
-import { favoriteSql } from './favorites.service.ts'
 import { USAGE_WINDOW_DAYS } from '../schemas/usage-frequency.ts'
 import { jsonObject, selectColumns, unprefix, USER_FIELDS, userColumns, WORKSPACE_FIELDS, workspaceColumns, type SqlFragment } from '../platform/sql.ts'
 import type { SharePermission } from '../../entities/index.ts'

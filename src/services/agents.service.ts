@@ -2,13 +2,16 @@
  * Agents (specification: "Agent (response shape)", "Update an Agent"; docs/api/tenancy.md and docs/api/resources.md):
  * list, create, retrieve, update (`PUT`), delete, share, favourite. Every function starts with
  * the access check of src/access/resource-access.ts (retrieve folds it into its one statement);
- * every visibility and share rule runs in SQL. Reads are in ./agent-read.service.ts, bindings
- * (tools, workflows, files, categories) in ./agent-links.service.ts.
+ * every visibility and share rule runs in SQL. Reads are in ./agent-read.service.ts; the
+ * references a request names (photo, tools, accounts, workflows, files, categories) are resolved
+ * by the access rules of src/access/references.ts before anything is written.
  */
 import type { ReadCache, ReadStore } from '../platform/read-cache.ts'
 import { LockMode } from '@mikro-orm/core'
 import { Agent } from '../../entities/index.ts'
+import { agentPivotRows, resolveAgentLinks, resolveProfilePhotoKey } from '../access/references.ts'
 import { requireResource } from '../access/resource-access.ts'
+import { replacePivotRows } from '../platform/db.ts'
 import { ValidationError } from '../platform/errors.ts'
 import {
   AGENT_METADATA_MAX_BYTES,
@@ -21,9 +24,7 @@ import type { TAgent } from '../schemas/agent.schema.ts'
 import { jsonBytes } from '../schemas/wire.ts'
 import { listAgents } from './agent-list.service.ts'
 import { loadAgent, retrieveAgent } from './agent-read.service.ts'
-import { resolveAgentLinks, writeAgentLinks } from './agent-links.service.ts'
 import { addFavorite, removeFavorite } from './favorites.service.ts'
-import { resolveProfilePhotoKey } from './media-keys.ts'
 import { shareResource } from './shares.service.ts'
 import type { ResourceCtx } from '../context.ts'
 import { mergeMetadata } from './workspaces.service.ts'
@@ -81,7 +82,8 @@ export async function create(ctx: ResourceCtx, input: TCreateAgentInput): Promis
       workspace: ctx.workspace.workspace.id,
     })
     await em.flush()
-    await writeAgentLinks(em, agent.id, links)
+    for (const pivot of agentPivotRows(links))
+      await replacePivotRows(em, pivot.table, 'agent_id', agent.id, pivot.columns, pivot.rows, pivot)
     return agent.id
   })
   return { data: await loadAgent(ctx, id) }
@@ -121,7 +123,8 @@ export async function update(ctx: ResourceCtx, input: TUpdateAgentInput): Promis
     // A PUT is an update even when it only replaces bindings.
     agent.updatedAt = new Date()
     await em.flush()
-    await writeAgentLinks(em, access.id, links)
+    for (const pivot of agentPivotRows(links))
+      await replacePivotRows(em, pivot.table, 'agent_id', access.id, pivot.columns, pivot.rows, pivot)
   })
   return { data: await loadAgent(ctx, access.id) }
 }

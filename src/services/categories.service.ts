@@ -1,13 +1,13 @@
 /**
  * Categories: the seeded catalogue listed by `GET /api/v1/categories`, and the
- * helpers agents and workflows use to resolve `category_uuids` and to embed `categories`.
+ * helpers agents and workflows use to embed and store `categories` (resolving `category_uuids`
+ * is an access rule: src/access/references.ts).
  */
 import { likePattern } from '../access/resource-access.ts'
-import type { Em } from '../platform/db.ts'
-import { ValidationError, type FieldPath } from '../platform/errors.ts'
+import { replacePivotRows, type Em } from '../platform/db.ts'
 import type { TCategory, TListCategoriesInput } from '../schemas/resource.schema.ts'
 import { page, sortOf } from '../schemas/wire.ts'
-import type { ResourceCtx, ServiceCtx } from '../context.ts'
+import type { ServiceCtx } from '../context.ts'
 import type { SqlFragment } from '../platform/sql.ts'
 
 const SORT_COLUMNS: Record<string, string> = { position: 'c.position', name: 'lower(c.name)', created_at: 'c.created_at' }
@@ -40,31 +40,6 @@ export function inCategoriesSql(alias: string, table: CategorizedTable, uuids: r
   }
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-/**
- * Resolves `category_uuids` (in order, duplicates allowed and collapsed) to category ids.
- * Categories are a global catalogue, so every existing category may be used.
- * @param field the request field holding the uuids; issues name `[...field, index]`.
- * @returns the ids, without duplicates, in the order first given.
- * @throws ValidationError naming the first uuid that names no category.
- */
-export async function resolveCategoryUuids(ctx: ResourceCtx, uuids: readonly string[], field: FieldPath): Promise<number[]> {
-  if (!uuids.length) return []
-  const wellFormed = uuids.filter((uuid) => UUID_RE.test(uuid))
-  const rows = wellFormed.length
-    ? await ctx.em.execute(`select c.id::float8 as id, c.uuid from categories c where c.uuid in (?)`, [wellFormed])
-    : []
-  const byUuid = new Map(rows.map((row) => [String(row.uuid).toLowerCase(), Number(row.id)]))
-  const ids: number[] = []
-  uuids.forEach((uuid, index) => {
-    const id = byUuid.get(uuid.toLowerCase())
-    if (id === undefined) throw new ValidationError([...field, index], 'No category has this uuid')
-    if (!ids.includes(id)) ids.push(id)
-  })
-  return ids
-}
-
 /**
  * The categories of many rows in one query (for embedding in lists and single responses),
  * each row's categories in catalogue order. Rows without categories get an empty array.
@@ -88,12 +63,13 @@ export async function categoriesOf(em: Em, table: CategorizedTable, ids: number[
  */
 export async function setCategories(em: Em, table: CategorizedTable, id: number, categoryIds: readonly number[]): Promise<void> {
   const { pivot, key } = PIVOTS[table]
-  await em.execute(`delete from ${pivot} where ${key} = ?`, [id])
-  if (!categoryIds.length) return
-  const values = categoryIds.map(() => '(?, ?)').join(', ')
-  await em.execute(
-    `insert into ${pivot} (${key}, category_id) values ${values}`,
-    categoryIds.flatMap((categoryId) => [id, categoryId]),
+  await replacePivotRows(
+    em,
+    pivot,
+    key,
+    id,
+    ['category_id'],
+    categoryIds.map((categoryId) => [categoryId]),
   )
 }
 

@@ -1,13 +1,10 @@
-import type { SqlFragment } from '../platform/sql.ts'
-import type { ResourceCtx } from '../context.ts'
 /**
- * Favourites. Generic over the
- * favouritable tables: `favorites.resource_type` is the table name, `resource_id` its key.
+ * Favourites, generic over the favouritable tables: `favorites.resource_type` is the table name, `resource_id` its key.
  * Callers check access first (`requireResource(..., 'read')`) and pass the row's id.
+ * The `is_favorite` condition is viewer-scoped SQL: `favoriteSql` in src/access/visibility.ts.
  */
-
-/** Tables whose rows can be favourited. */
-export type FavoriteTable = 'agents' | 'workflows'
+import type { FavoriteTable } from '../access/visibility.ts'
+import type { ResourceCtx } from '../context.ts'
 
 /** Marks a row as a favourite of the caller; idempotent (a second call changes nothing). */
 export async function addFavorite(ctx: ResourceCtx, table: FavoriteTable, resourceId: number): Promise<void> {
@@ -25,15 +22,4 @@ export async function removeFavorite(ctx: ResourceCtx, table: FavoriteTable, res
     table,
     resourceId,
   ])
-}
-
-/**
- * SQL that is true when `alias` (a row of `table`) is a favourite of the user; for `is_favorite`
- * in a select list and for the `favorite` list filter.
- */
-export function favoriteSql(alias: string, table: FavoriteTable, userId: number): SqlFragment {
-  return {
-    sql: `exists (select 1 from favorites f where f.user_id = ? and f.resource_type = ? and f.resource_id = ${alias}.id)`,
-    params: [userId, table],
-  }
 }

@@ -8,8 +8,8 @@ import { likePattern, listScopeSql } from '../access/resource-access.ts'
 import type { TResourceListFilters } from '../schemas/resource.schema.ts'
 import { inCategoriesSql } from './categories.service.ts'
 import type { ResourceCtx } from '../context.ts'
+import { favoriteSql } from '../access/visibility.ts'
 import type { SqlFragment } from '../platform/sql.ts'
-import { favoriteSql } from './favorites.service.ts'
 
 /** Conditions AND-ed after a first one (the list's scope), with their parameters in order. */
 export class Conditions {

@@ -9,11 +9,11 @@ import { toWorkflowBase, WORKFLOW_FIELDS, type TListWorkflowsInput, type TWorkfl
 import { sortOf } from '../schemas/wire.ts'
 import { toWorkspaceBase, type WorkspaceRow } from '../schemas/workspace.schema.ts'
 import { categoriesOf } from './categories.service.ts'
-import { favoriteSql } from './favorites.service.ts'
 import { resourceFilterSql } from './list-filters.ts'
 import { nameAndTimeSorts } from './list-page.ts'
 import { selectColumns, unprefix, userColumns, workspaceColumns } from '../platform/sql.ts'
 import type { ResourceCtx } from '../context.ts'
+import { favoriteSql } from '../access/visibility.ts'
 
 /** What to embed besides the specification's fields. */
 interface WorkflowEmbeds {

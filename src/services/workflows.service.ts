@@ -15,14 +15,15 @@ import type { TCreateWorkflowInput, TListWorkflowsInput, TUpdateWorkflowInput, T
 import { jsonBytes, page } from '../schemas/wire.ts'
 import { MAX_GRAPH_BYTES } from '../schemas/workflow-graph.schema.ts'
 import { validateGraph, type GraphIssue } from '../workflow-engine/graph.ts'
-import { resolveCategoryUuids, setCategories } from './categories.service.ts'
+import { setCategories } from './categories.service.ts'
 import { keyringOf, seal, type Keyring } from '../platform/secrets.ts'
 import { webhookSecretContext } from './webhooks.service.ts'
 import { addFavorite, removeFavorite } from './favorites.service.ts'
-import { resolveProfilePhotoKey } from './media-keys.ts'
+import { resolveProfilePhotoKey } from '../access/references.ts'
 import { resourceFilterQuery } from './list-filters.ts'
 import { listWorkflows, loadWorkflow } from './workflows.query.ts'
 import type { ResourceCtx } from '../context.ts'
+import { resolveCategoryUuids } from '../access/references.ts'
 
 const LABEL = 'Workflow'
 /** Most graph issues one 400 lists. */
