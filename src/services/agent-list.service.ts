@@ -8,7 +8,8 @@ import { permissionOf } from '../access/visibility.ts'
 import type { TListAgentsInput } from '../schemas/agent-input.schema.ts'
 import { toAgent, type AgentRelation } from '../schemas/agent.schema.ts'
 import { page, sortOf } from '../schemas/wire.ts'
-import { jsonRow, runRead, selectSql, toRecord } from './agent-read.service.ts'
+import { jsonRow, selectSql, toRecord } from './agent-read.service.ts'
+import { executePrepared } from '../platform/db.ts'
 import { resourceFilterQuery, resourceFilterSql } from './list-filters.ts'
 import type { ResourceCtx } from '../context.ts'
 
@@ -39,8 +40,13 @@ export async function listAgents(ctx: ResourceCtx, input: TListAgentsInput) {
     order by r."sortKey" ${direction}, r."a_id" ${direction}`
   const countSql = `select count(*)::int as total from agents a where ${where.sql}`
   const [rows, [count]] = await Promise.all([
-    runRead(ctx, pageSql, pageSql, [...select.params, ...where.params, input.per_page, (input.page - 1) * input.per_page]),
-    runRead(ctx, countSql, countSql, where.params),
+    executePrepared(ctx.deps.orm, () => ctx.em, pageSql, pageSql, [
+      ...select.params,
+      ...where.params,
+      input.per_page,
+      (input.page - 1) * input.per_page,
+    ]),
+    executePrepared(ctx.deps.orm, () => ctx.em, countSql, countSql, where.params),
   ])
   const viewerId = ctx.auth.user.id
   const items = rows.flatMap((raw) => {

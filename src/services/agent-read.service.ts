@@ -26,7 +26,16 @@ import type { UserRow } from '../schemas/user.schema.ts'
 import { WORKFLOW_FIELDS, type WorkflowRow } from '../schemas/workflow.schema.ts'
 import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
 import { USAGE_WINDOW_DAYS } from '../schemas/usage-frequency.ts'
-import { jsonObject, selectColumns, unprefix, USER_FIELDS, userColumns, WORKSPACE_FIELDS, workspaceColumns, type SqlFragment } from '../platform/sql.ts'
+import {
+  jsonObject,
+  selectColumns,
+  unprefix,
+  USER_FIELDS,
+  userColumns,
+  WORKSPACE_FIELDS,
+  workspaceColumns,
+  type SqlFragment,
+} from '../platform/sql.ts'
 import type { SharePermission } from '../../entities/index.ts'
 import { isRecord, jsonValueOf } from '../schemas/wire.ts'
 import type { ResourceCtx } from '../context.ts'
@@ -135,16 +144,6 @@ export function toRecord(row: Record<string, unknown>, relations: ReadonlySet<Ag
 
 const EVERYTHING: ReadonlySet<AgentRelation> = new Set(AGENT_RELATIONS)
 
-/**
- * Runs a read as a named prepared statement on PostgreSQL (parsed and planned once per pooled
- * connection: planning these statements costs several times their execution), through the
- * EntityManager on PGlite (src/platform/db.ts, `executePrepared`). `key` identifies the text (the text
- * itself, or a shorter key that fixes it).
- */
-export function runRead(ctx: ResourceCtx, key: string, sql: string | (() => string), params: unknown[]) {
-  return executePrepared(ctx.deps.orm, () => ctx.em, key, sql, params)
-}
-
 /** A `row_to_json` column (`row`) as the row it stands for (the driver answers `json` parsed; text is parsed here). */
 export function jsonRow(row: Record<string, unknown>): Record<string, unknown> | undefined {
   const parsed = jsonValueOf(row.row)
@@ -159,8 +158,10 @@ async function readOne(ctx: ResourceCtx, kind: string, where: SqlFragment): Prom
   const select = selectSql(ctx, EVERYTHING)
   // One JSON column rather than ~45 typed ones: the driver parses one JSON text natively
   // instead of decoding every column of the row description and row.
-  const rows = await runRead(
-    ctx,
+  // A named prepared statement on PostgreSQL: planning these reads costs several times running them.
+  const rows = await executePrepared(
+    ctx.deps.orm,
+    () => ctx.em,
     `one|${kind}|${ctx.workspace.role}`,
     () => `select row_to_json(r) as "row" from (select ${select.columns}\n from agents a ${select.joins} where ${where.sql}) r`,
     [...select.params, ...where.params],
