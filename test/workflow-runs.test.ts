@@ -282,6 +282,50 @@ describe('workflow runs', () => {
     })
   })
 
+  describe('static data under concurrency', () => {
+    const bump = '=$exists($static.counter) ? $static.counter + 1 : 1'
+
+    it('counts every one of 100 parallel executions whose set node increments static_data.counter', async () => {
+      const flow = await create(
+        alice,
+        graph([manual, { id: 'bump', type: 'set', parameters: { values: { counter: bump }, static_data: { counter: bump } } }], [['start', 'bump']]),
+      )
+      const answers = await Promise.all(Array.from({ length: 100 }, () => run(alice, flow.uuid)))
+      expect(answers.map((response) => response.status)).toEqual(Array(100).fill(200))
+      expect(answers.every((response) => response.body.data.status === 'succeeded')).toBe(true)
+      // Each execution evaluated its node against the value the one before it stored.
+      const seen = answers.map((response) => response.body.data.output.counter as number).sort((a, b) => a - b)
+      expect(seen).toEqual(Array.from({ length: 100 }, (_, i) => i + 1))
+      const workflow = (await t.http('GET', `/api/v1/workflows/${flow.uuid}`, { token: alice.token })).body.data
+      expect(workflow.static_data).toEqual({ counter: 100 })
+      expect(workflow.trigger_count).toBe(100)
+    })
+
+    it('stores a set node’s static data when the node runs: later nodes see it, and a later failure keeps it', async () => {
+      const flow = await create(alice, {
+        ...graph(
+          [
+            manual,
+            { id: 'bump', type: 'set', parameters: { static_data: { counter: bump, by: '=$execution.uuid' } } },
+            { id: 'read', type: 'set', parameters: { values: { seen: '=$static.counter' }, mode: 'replace' } },
+            { id: 'call', type: 'http_request', parameters: { url: `${targetUrl}/down` }, retry: { max_attempts: 1 } },
+          ],
+          [
+            ['start', 'bump'],
+            ['bump', 'read'],
+            ['read', 'call'],
+          ],
+        ),
+        static_data: { counter: 41, kept: true },
+      })
+      const data = (await run(alice, flow.uuid)).body.data
+      expect(data).toMatchObject({ status: 'failed', error: { node_id: 'call' } })
+      expect(data.data.find((node: { node_id: string }) => node.node_id === 'read').output).toEqual({ seen: 42 })
+      const workflow = (await t.http('GET', `/api/v1/workflows/${flow.uuid}`, { token: alice.token })).body.data
+      expect(workflow.static_data).toEqual({ counter: 42, kept: true, by: data.uuid })
+    })
+  })
+
   describe('webhooks', () => {
     const responding = graph(
       [

@@ -29,6 +29,7 @@ import type { ReadCache } from '../platform/read-cache.ts'
 import { executeGraph, ExecutionCanceledError, ExecutionInterruptedError, type ExecutionPlan, type ExecutionResult } from './executor.ts'
 import { triggerOf } from './node-types.ts'
 import { ExecutionStore, type ExecutionRecord } from './store.ts'
+import { changeStaticData, type StaticDataChanger } from './static-data.ts'
 import type { WebhookResponse, WorkflowServices } from './types.ts'
 import type { ExecutionMode } from '../../entities/index.ts'
 import { toDate } from '../platform/sql.ts'
@@ -141,8 +142,8 @@ const WEBHOOK_CACHE_MAX = 10_000
  * The workflows of recently called webhook tokens, in this process, for at most
  * {@link WEBHOOK_CACHE_TTL_MS}: a busy webhook costs one query per second instead of one per
  * call. A save through this process drops the workflow's entries at once ({@link forget}); another
- * process sees a change (deactivation, a new secret, a new graph) within the TTL. Static data an
- * execution here stores is written into the entry too. A read that raced with a `forget` is not
+ * process sees a change (deactivation, a new secret, a new graph) within the TTL. Static data a
+ * node here stores is written into the entry too. A read that raced with a `forget` is not
  * stored (generation counter).
  */
 export class WebhookCache {
@@ -173,7 +174,7 @@ export class WebhookCache {
     for (const [token, { workflow }] of this.#entries) if (workflow.id === workflowId) this.#entries.delete(token)
   }
 
-  /** Gives cached copies of workflow `workflowId` the static data an execution just stored. */
+  /** Gives cached copies of workflow `workflowId` the static data a node just stored. */
   staticDataStored(workflowId: number, staticData: Record<string, unknown>): void {
     for (const { workflow } of this.#entries.values()) if (workflow.id === workflowId) workflow.staticData = staticData
   }
@@ -414,7 +415,6 @@ export class WorkflowEngine {
           output: null,
           error: { code: 'not_found', message: 'The workflow was deleted', node_id: null },
           nodes: [],
-          staticData: null,
         },
         0,
       )
@@ -466,6 +466,7 @@ export class WorkflowEngine {
       deps: { orm: this.orm, config: this.config, log: this.log },
       services: this.#services,
       respond: (value) => answer(value),
+      changeStaticData: this.#changeStaticData,
       defaultTimeoutSeconds: this.config.workflows.timeoutSeconds,
     })
       .then(async (result) => {
@@ -484,13 +485,19 @@ export class WorkflowEngine {
     return { record, done, response }
   }
 
-  /**
-   * Stores how an execution ended ({@link ExecutionStore.settle}; `durationMs` as this process
-   * measured it) and keeps cached webhook workflows' static data current.
-   */
+  /** Stores how an execution ended ({@link ExecutionStore.settle}; `durationMs` as this process measured it). */
   async #settle(record: ExecutionRecord, result: ExecutionResult, durationMs: number): Promise<void> {
-    if (result.staticData && result.status === 'succeeded') this.webhooks.staticDataStored(record.workflowId, result.staticData)
     await this.store.settle(record.id, result, durationMs)
+  }
+
+  /**
+   * A node's change of a workflow's static data, under its row lock (static-data.ts); what it
+   * stored goes into the cached webhook workflows too, so the next call here starts from it.
+   */
+  readonly #changeStaticData: StaticDataChanger = async (workflowId, change) => {
+    const changed = await changeStaticData(this.orm, this.log, workflowId, change)
+    if (changed.changed) this.webhooks.staticDataStored(workflowId, changed.staticData)
+    return changed
   }
 
   /**

@@ -14,6 +14,12 @@
  * node; `continue` records the failure, passes `{error: {code, message}}` on as the node's
  * output and goes on. `settings.timeout_seconds` (else `WORKFLOW_TIMEOUT_SECONDS`) bounds the
  * whole execution.
+ *
+ * Static data: a node whose type changes it (the `set` node with `static_data`) is evaluated and
+ * executed through {@link ExecutionHooks.changeStaticData}, over the workflow's static data as
+ * stored now and with its row locked; its write is stored as it ends. The other nodes read the
+ * execution's view, `$static`: the static data the execution started with, replaced by what each
+ * of its own writes stored.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { evaluateDeep, ExpressionError, hasExpression, type ExpressionScope } from './expressions.ts'
@@ -30,6 +36,7 @@ import {
   type WebhookResponse,
 } from './types.ts'
 import type { NodeRunStatus } from '../../entities/index.ts'
+import type { StaticDataChanger } from './static-data.ts'
 
 /** What one node did, as `workflow_execution_data` stores it. */
 export interface NodeRun {
@@ -53,8 +60,6 @@ export interface ExecutionResult {
   output: unknown
   error: { code: string; message: string; node_id: string | null } | null
   nodes: NodeRun[]
-  /** The workflow's `static_data` after the run, when a node changed it. */
-  staticData: Record<string, unknown> | null
 }
 
 /** Everything an execution needs to run. */
@@ -92,6 +97,11 @@ export interface ExecutionHooks {
   /** What nodes call on the services (handed to the engine by the runtime). */
   services: NodeContext['services']
   respond: (response: WebhookResponse) => void
+  /**
+   * Runs a change of the workflow's static data with its row locked, over the value stored now,
+   * and stores it (src/workflow-engine/static-data.ts).
+   */
+  changeStaticData: StaticDataChanger
   /** Default timeout, in seconds, when `settings.timeout_seconds` says nothing. */
   defaultTimeoutSeconds: number
 }
@@ -252,7 +262,7 @@ class Execution {
 
   /** The execution ends at `nodeId` (or before any node) without an output. */
   end(status: 'failed' | 'canceled', error: { code: string; message: string }, nodeId: string | null): ExecutionResult {
-    return { status, output: null, error: { ...error, node_id: nodeId }, nodes: this.runs, staticData: null }
+    return { status, output: null, error: { ...error, node_id: nodeId }, nodes: this.runs }
   }
 }
 
@@ -299,14 +309,12 @@ export async function executeGraph(plan: ExecutionPlan, hooks: ExecutionHooks): 
       output: null,
       error: { code: 'invalid_graph', message: walk.problem, node_id: null },
       nodes: [],
-      staticData: null,
     }
   }
   const { trigger, order, byId, incoming } = walk
-  // Most workflows keep no static data: nothing to copy or compare then.
-  const staticEmpty = isEmpty(plan.staticData)
-  const staticData: Record<string, unknown> = staticEmpty ? {} : structuredClone(plan.staticData)
-  const staticBefore = staticEmpty ? '{}' : JSON.stringify(staticData)
+  // Most workflows keep no static data: nothing to copy then. (A copy: the plan's may be shared
+  // with other executions, through the webhook cache.)
+  const staticData: Record<string, unknown> = isEmpty(plan.staticData) ? {} : structuredClone(plan.staticData)
   const scope: Omit<ExpressionScope, 'input'> = {
     nodes: {},
     trigger: undefined,
@@ -326,8 +334,7 @@ export async function executeGraph(plan: ExecutionPlan, hooks: ExecutionHooks): 
   } finally {
     stop()
   }
-  const changed = staticEmpty ? !isEmpty(staticData) : JSON.stringify(staticData) !== staticBefore
-  return { status: 'succeeded', output: execution.lastOutput, error: null, nodes: execution.runs, staticData: changed ? staticData : null }
+  return { status: 'succeeded', output: execution.lastOutput, error: null, nodes: execution.runs }
 }
 
 /** True for an object without own enumerable members. */
@@ -419,7 +426,10 @@ async function attemptNode(execution: Execution, plan: ExecutionPlan, node: Grap
 
 /**
  * One attempt of `node`: its parameters evaluated over `input` and parsed by its type, then
- * executed. @throws NodeError `invalid_parameters`, an ExpressionError, or what the node throws.
+ * executed; for a node that changes static data, both inside the static data's transaction
+ * (see the module comment), which writes nothing once the execution has ended.
+ * @throws NodeError `invalid_parameters`, an ExpressionError, what the node throws, or what
+ *   {@link ExecutionHooks.changeStaticData} throws.
  */
 async function executeOnce(
   execution: Execution,
@@ -428,9 +438,34 @@ async function executeOnce(
   type: NodeType,
   input: unknown,
 ): Promise<NodeResult> {
-  const { hooks, signal } = execution
   const raw = node.parameters ?? {}
-  const evaluated = hasExpression(raw) ? await evaluateDeep(raw, { ...execution.scope, input }, []) : raw
+  if (!type.changesStaticData?.(raw)) return evaluateAndExecute(execution, plan, node, type, input)
+  const changed = await execution.hooks.changeStaticData(plan.execution.workflowId, (current) => {
+    // The execution ended (cancel, timeout, shutdown) while this waited for the lock.
+    if (execution.signal.aborted) throw execution.reason()
+    return evaluateAndExecute(execution, plan, node, type, input, current)
+  })
+  execution.scope.static = changed.staticData
+  return changed.value
+}
+
+/**
+ * {@link executeOnce} itself. `locked`: the static data stored now, read with the workflow row
+ * locked, which `$static` and the node then see (and the node may alter); omitted, the execution's
+ * view.
+ */
+async function evaluateAndExecute(
+  execution: Execution,
+  plan: ExecutionPlan,
+  node: GraphNode,
+  type: NodeType,
+  input: unknown,
+  locked?: Record<string, unknown>,
+): Promise<NodeResult> {
+  const { hooks, signal } = execution
+  const staticData = locked ?? execution.scope.static
+  const raw = node.parameters ?? {}
+  const evaluated = hasExpression(raw) ? await evaluateDeep(raw, { ...execution.scope, static: staticData, input }, []) : raw
   const parsed = type.parameters.safeParse(evaluated)
   if (!parsed.success) throw new NodeError('invalid_parameters', parameterMessage(parsed.error), false)
   const context: NodeContext = {
@@ -439,14 +474,17 @@ async function executeOnce(
     input,
     signal,
     execution: plan.execution,
-    staticData: execution.scope.static,
+    staticData,
     deps: hooks.deps,
     services: hooks.services,
     actor: execution.actor,
     respond: hooks.respond,
   }
-  // A node that waits races the execution's end; an instant one cannot be overtaken by it.
-  return type.instant ? await type.execute(context) : await Promise.race([type.execute(context), execution.abortedPromise])
+  // A node that waits races the execution's end; an instant one cannot be overtaken by it, and one
+  // that changes static data is not (its transaction is short, and it must end before the lock does).
+  return type.instant || locked
+    ? await type.execute(context)
+    : await Promise.race([type.execute(context), execution.abortedPromise])
 }
 
 /**

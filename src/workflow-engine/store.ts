@@ -93,16 +93,15 @@ const insertStatement = prepared(
 /**
  * Stores how executions ended (a JSON array, one object per execution), in one statement: each
  * one's status, output, error, duration and `finished_at`, unless it was canceled meanwhile (then
- * it stays `canceled`); its per-node data; and its workflow's `static_data` when a node changed it
- * and the execution succeeded (of several such executions of one workflow in a batch, the latest
- * wins). `finished_at` is the start plus the duration the process measured, so a settle that
- * waited for its batch does not stretch it.
+ * it stays `canceled`), and its per-node data. `finished_at` is the start plus the duration the
+ * process measured, so a settle that waited for its batch does not stretch it. No `workflows` row
+ * is written: the static data a node changes is stored as that node runs (static-data.ts).
  */
 const settleStatement = prepared(
   'workflow_execution_settle_batch',
   `with x as (
      select * from jsonb_to_recordset(?::jsonb) as x(id bigint, status text, output jsonb, error text, error_code text,
-       error_node_id text, nodes jsonb, static_data jsonb, store_static boolean, duration_ms int)),
+       error_node_id text, nodes jsonb, duration_ms int)),
    e as (
      update workflow_executions we set
        status = case when we.status = 'running' then x.status else we.status end,
@@ -116,7 +115,7 @@ const settleStatement = prepared(
        updated_at = now()
      from x
      where we.id = x.id and we.status in ('running', 'canceled')
-     returning we.id, we.workflow_id, we.status),
+     returning we.id),
    d as (
      insert into workflow_execution_data
        (execution_id, position, node_id, node_type, status, input, output, error, branches, attempts, started_at, finished_at, duration_ms)
@@ -125,16 +124,8 @@ const settleStatement = prepared(
      from e join x on x.id = e.id
      cross join lateral jsonb_to_recordset(x.nodes) as n(position int, node_id text, node_type text, status text, input jsonb,
        output jsonb, error jsonb, branches jsonb, attempts int, started_at timestamptz, finished_at timestamptz, duration_ms int)
-     returning 1),
-   s as (
-     update workflows w set static_data = t.static_data
-     from (select distinct on (e.workflow_id) e.workflow_id, x.static_data
-           from e join x on x.id = e.id
-           where x.store_static and e.status = 'succeeded'
-           order by e.workflow_id, e.id desc) t
-     where w.id = t.workflow_id
      returning 1)
-   select (select count(*) from d)::int as data, (select count(*) from s)::int as static_data`,
+   select (select count(*) from d)::int as data`,
 )
 
 /** How one execution ended, for {@link ExecutionStore.settle}. */
@@ -161,8 +152,7 @@ function settleItem({ id, result, durationMs }: Settled): string {
   return (
     `{"id":${id},"duration_ms":${Math.max(0, Math.round(durationMs))},"status":${jsonText(result.status)},"output":${storableJson(result.output)},` +
     `"error":${jsonText(result.error?.message)},"error_code":${jsonText(result.error?.code)},` +
-    `"error_node_id":${jsonText(result.error?.node_id)},"nodes":${storableJson(result.nodes)},` +
-    `"static_data":${storableJson(result.staticData ?? {})},"store_static":${result.staticData !== null}}`
+    `"error_node_id":${jsonText(result.error?.node_id)},"nodes":${storableJson(result.nodes)}}`
   )
 }
 

@@ -70,7 +70,13 @@ export interface NodeContext<P = unknown> {
     /** The triggering user (the workflow's owner for webhooks and schedules). */
     userId: number
   }
-  /** The workflow's `static_data`, mutable: what a node writes here is stored when the execution ends. */
+  /**
+   * The workflow's `static_data`. For a node whose type changes it ({@link NodeType.changesStaticData}):
+   * the value stored now, read with the workflow row locked, which the node may alter; what it leaves
+   * here is stored as the node ends, before the lock is released (src/workflow-engine/static-data.ts).
+   * For any other node: the execution's view (as read when it started, or as its last write left
+   * it), read-only.
+   */
   staticData: Record<string, unknown>
   deps: EngineDeps
   /** What nodes call on the services (run prompt, run agent, accounts of an HTTP request), as {@link actor}. */
@@ -180,6 +186,14 @@ export interface NodeType<P = any> {
    * unnamed output, and edges leaving the node must not name a handle.
    */
   outputs(params: P): string[] | null
+  /**
+   * True when a node of this type with these saved parameters (expressions in place) may change the
+   * workflow's `static_data`: the executor then evaluates its parameters and executes it inside a
+   * short transaction that holds the workflow row's lock, against the static data stored now, and
+   * stores what the node leaves in {@link NodeContext.staticData} before releasing it. Such a type
+   * should be {@link instant}: it runs while the row is locked. Omitted: never.
+   */
+  changesStaticData?(parameters: Record<string, unknown>): boolean
   /** Default retry of this type when the node sets none (the HTTP request retries; the others do not). */
   defaultRetry?: { max_attempts: number; delay_ms: number }
   /**

@@ -1,7 +1,8 @@
 /**
  * The set node (docs/api/workflows.md): builds a value from expressions over the input,
  * merged over the input or replacing it, and can write the workflow's `static_data` (values kept
- * across executions; the executor stores them when the execution succeeds).
+ * across executions). A set node with `static_data` runs with the workflow row locked, over the
+ * static data stored now, and its write is stored as it ends (src/workflow-engine/static-data.ts).
  */
 import { z } from 'zod'
 import { isRecord } from '../../schemas/wire.ts'
@@ -30,6 +31,7 @@ export const setNode: NodeType<TSetParams> = {
   instant: true,
   parameters: SetParams,
   outputs: () => null,
+  changesStaticData: (parameters) => parameters.static_data !== undefined,
   execute: async ({ params, input, staticData }) => {
     // After evaluation a string can only be an expression's answer that itself reads as an expression: not an object.
     if (!isRecord(params.values)) throw new NodeError('invalid_parameters', 'values: the expression must answer an object', false)
