@@ -48,6 +48,12 @@ describe('workspace members', () => {
   const members = (ws: { uuid: string }) => `/api/v1/workspaces/${ws.uuid}/members`
   const member = (ws: { uuid: string }, user: { id: number } | string) =>
     `/api/v1/workspaces/${ws.uuid}/members/${typeof user === 'string' ? user : user.id}`
+  /** `ok`, or the tRPC code a procedure call failed with. */
+  const outcome = (call: Promise<unknown>): Promise<string> =>
+    call.then(
+      () => 'ok',
+      (error: { code?: string }) => error.code ?? String(error),
+    )
   const rolesOf = async (ws: { uuid: string }): Promise<[number, string][]> => {
     const res = await t.http('GET', `${members(ws)}?per_page=100`, { token: alice.token })
     expect(res.status).toBe(200)
@@ -194,6 +200,17 @@ describe('workspace members', () => {
       ])
     })
 
+    it('adds a user once when the same addition arrives several times at once: one succeeds, the others are 409', async () => {
+      const ws = await team()
+      const outcomes = await Promise.all(
+        Array.from({ length: 4 }, () =>
+          outcome(t.as(alice).workspaces.members.add({ workspace_uuid: ws.uuid, user_id: nina.id, role: 'admin' })),
+        ),
+      )
+      expect(outcomes.sort()).toEqual(['CONFLICT', 'CONFLICT', 'CONFLICT', 'ok'])
+      expect((await rolesOf(ws)).filter(([id]) => id === nina.id)).toEqual([[nina.id, 'admin']])
+    })
+
     it('answers 400 naming email for an unknown e-mail, and user_id for an unknown id', async () => {
       const ws = await team()
       const byEmail = await t.http('POST', members(ws), { token: alice.token, body: { email: 'nobody@example.com' } })
@@ -317,6 +334,36 @@ describe('workspace members', () => {
       expect((await rolesOf(ws))[0]).toEqual([alice.id, 'owner'])
     })
 
+    it('checks each of two owners demoting each other at once against the other change: one succeeds, one is 403, one of them stays owner', async () => {
+      for (let round = 0; round < 3; round++) {
+        const ws = await team()
+        await t.make.member(ws, alice, nina, 'owner')
+        // Callers, not HTTP: both changes start in the same tick, so their statements interleave.
+        const outcomes = await Promise.all([
+          outcome(t.as(olivia).workspaces.members.update({ workspace_uuid: ws.uuid, user_id: nina.id, role: 'admin' })),
+          outcome(t.as(nina).workspaces.members.update({ workspace_uuid: ws.uuid, user_id: olivia.id, role: 'admin' })),
+        ])
+        expect(outcomes.sort()).toEqual(['FORBIDDEN', 'ok'])
+        const roles = new Map(await rolesOf(ws))
+        expect([roles.get(olivia.id), roles.get(nina.id)].sort()).toEqual(['admin', 'owner'])
+        expect(roles.get(alice.id)).toBe('owner')
+      }
+    })
+
+    it("never lets an admin's change land on a member an owner promotes to owner at the same time", async () => {
+      for (let round = 0; round < 3; round++) {
+        const ws = await team()
+        const [byAdmin, byOwner] = await Promise.all([
+          outcome(t.as(adam).workspaces.members.update({ workspace_uuid: ws.uuid, user_id: mia.id, role: 'admin' })),
+          outcome(t.as(alice).workspaces.members.update({ workspace_uuid: ws.uuid, user_id: mia.id, role: 'owner' })),
+        ])
+        // In either order the promotion lands last: after it, the admin may no longer touch mia.
+        expect(byOwner).toBe('ok')
+        expect(['ok', 'FORBIDDEN']).toContain(byAdmin)
+        expect(new Map(await rolesOf(ws)).get(mia.id)).toBe('owner')
+      }
+    })
+
     it('answers 404 for a user who is not a member', async () => {
       const ws = await team()
       expectStatus(await t.http('PUT', member(ws, nina), { token: alice.token, body: { role: 'admin' } }), 404, 'NOT_FOUND')
@@ -411,6 +458,29 @@ describe('workspace members', () => {
       expectStatus(await t.http('DELETE', member(ws, adam), { token: mia.token }), 403, 'FORBIDDEN')
       expectStatus(await t.http('DELETE', member(ws, alice), { token: mia.token }), 403, 'FORBIDDEN')
       expect(await rolesOf(ws)).toHaveLength(4)
+    })
+
+    it('checks an owner removing another who demotes them at the same time against the other change', async () => {
+      for (let round = 0; round < 3; round++) {
+        const ws = await team()
+        await t.make.member(ws, alice, nina, 'owner')
+        const [removal, demotion] = await Promise.all([
+          outcome(t.as(olivia).workspaces.members.remove({ workspace_uuid: ws.uuid, user_id: nina.id })),
+          outcome(t.as(nina).workspaces.members.update({ workspace_uuid: ws.uuid, user_id: olivia.id, role: 'member' })),
+        ])
+        const roles = new Map(await rolesOf(ws))
+        if (removal === 'ok') {
+          // Nina was gone when her change was checked.
+          expect(demotion).toBe('NOT_FOUND')
+          expect(roles.has(nina.id)).toBe(false)
+          expect(roles.get(olivia.id)).toBe('owner')
+        } else {
+          // Olivia was a plain member when her removal was checked.
+          expect([removal, demotion]).toEqual(['FORBIDDEN', 'ok'])
+          expect(roles.get(olivia.id)).toBe('member')
+          expect(roles.get(nina.id)).toBe('owner')
+        }
+      }
     })
 
     it('answers 409 for the creator, whether removed by another owner or leaving', async () => {

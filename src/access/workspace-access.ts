@@ -49,11 +49,20 @@ async function findMembership(ctx: AuthedCtx, by: 'uuid' | 'id', value: string |
  */
 export async function requireWorkspace(ctx: AuthedCtx, uuid: string, action: WorkspaceAction): Promise<WorkspaceContext> {
   const found = await findMembership(ctx, 'uuid', uuid)
-  if (!found) throw new NotFoundError('Workspace')
-  if (!(WORKSPACE_ACTIONS[action] as readonly WorkspaceRole[]).includes(found.role)) {
-    throw new ForbiddenError(`Your role (${found.role}) may not ${action.replace('_', ' ')} this workspace`)
+  assertWorkspaceAction(found?.role ?? null, action)
+  return found!
+}
+
+/**
+ * Checks that a member of role `role` (null: no member) may do `action` to a workspace, as
+ * {@link requireWorkspace} does; for checks made again on a role read under a lock.
+ * @throws NotFoundError for no member; ForbiddenError when the role does not allow the action.
+ */
+export function assertWorkspaceAction(role: WorkspaceRole | null, action: WorkspaceAction): asserts role is WorkspaceRole {
+  if (!role) throw new NotFoundError('Workspace')
+  if (!(WORKSPACE_ACTIONS[action] as readonly WorkspaceRole[]).includes(role)) {
+    throw new ForbiddenError(`Your role (${role}) may not ${action.replace('_', ' ')} this workspace`)
   }
-  return found
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
