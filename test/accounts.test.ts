@@ -261,6 +261,15 @@ describe('accounts', () => {
   })
 
   describe('accounts.update (PUT /api/v1/accounts/{account_uuid})', () => {
+    it('keeps every key of concurrent updates of different metadata keys (the row is locked)', async () => {
+      const account = await teamAccount({ metadata: { a: '1' } })
+      const keys = Array.from({ length: 8 }, (_, i) => `k${i}`)
+      // Callers, not HTTP: every update starts in the same tick, so their statements interleave.
+      await Promise.all(keys.map((key) => t.as(alice, inTeam()).accounts.update({ account_uuid: account.uuid, metadata: { [key]: key } })))
+      const stored = (await t.as(alice, inTeam()).accounts.retrieve({ account_uuid: account.uuid })).data.metadata
+      expect(stored).toEqual({ a: '1', ...Object.fromEntries(keys.map((key) => [key, key])) })
+    })
+
     it('keeps omitted fields, replaces and clears the secret, clears base_url, merges metadata', async () => {
       const account = await teamAccount({ secret: 'sk-first-secret-1111', base_url: 'https://a.test', metadata: { a: '1', b: '2' } })
       const first = await row(account.uuid)

@@ -424,6 +424,21 @@ describe('large language models', () => {
   })
 
   describe('largeLanguageModels.update (PUT /api/v1/large-language-models/{model_uuid})', () => {
+    it('checks each of two concurrent updates of the token limits against the other: never max_output_tokens over context_window', async () => {
+      for (let round = 0; round < 3; round++) {
+        const model = await teamModel({ context_window: 32768, max_output_tokens: 4096 })
+        // Callers, not HTTP: both updates start in the same tick, so their statements interleave.
+        const outcomes = await Promise.all([
+          t.as(alice, inTeam()).largeLanguageModels.update({ model_uuid: model.uuid, context_window: 8192 }).then(() => 'ok', () => 'refused'),
+          t.as(alice, inTeam()).largeLanguageModels.update({ model_uuid: model.uuid, max_output_tokens: 16384 }).then(() => 'ok', () => 'refused'),
+        ])
+        // Each alone is fine; together, whichever comes second is refused.
+        expect(outcomes.sort()).toEqual(['ok', 'refused'])
+        const stored = await row(model.uuid)
+        expect(Number(stored.max_output_tokens)).toBeLessThanOrEqual(Number(stored.context_window))
+      }
+    })
+
     it('keeps omitted fields, clears description with null, merges capabilities', async () => {
       const model = await teamModel({ description: 'Before', capabilities: { tools: true, vision: true }, input_price_per_million: 2 })
       const res = await t.http('PUT', `${PATH}/${model.uuid}`, {

@@ -290,6 +290,14 @@ describe('providers', () => {
   })
 
   describe('providers.update (PUT /api/v1/providers/{provider_uuid})', () => {
+    it('keeps every key of concurrent updates of different metadata keys (the row is locked)', async () => {
+      const mine = await teamProvider({ metadata: { keep: 'yes' } })
+      const keys = Array.from({ length: 8 }, (_, i) => `k${i}`)
+      // Callers, not HTTP: every update starts in the same tick, so their statements interleave.
+      await Promise.all(keys.map((key) => t.as(alice, inTeam()).providers.update({ provider_uuid: mine.uuid, metadata: { [key]: key } })))
+      expect((await row(mine.uuid)).metadata).toEqual({ keep: 'yes', ...Object.fromEntries(keys.map((key) => [key, key])) })
+    })
+
     it('keeps omitted fields, clears with null, merges metadata, and answers the exact shape', async () => {
       const mine = await teamProvider({
         name: 'Before',

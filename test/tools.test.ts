@@ -277,6 +277,14 @@ describe('tools', () => {
   })
 
   describe('tools.update (PUT /api/v1/tools/{tool_uuid})', () => {
+    it('keeps every key of concurrent updates of different metadata keys (the row is locked)', async () => {
+      const tool = await teamTool({ metadata: { keep: 1 } })
+      const keys = Array.from({ length: 8 }, (_, i) => `k${i}`)
+      // Callers, not HTTP: every update starts in the same tick, so their statements interleave.
+      await Promise.all(keys.map((key) => t.as(alice, inTeam()).tools.update({ tool_uuid: tool.uuid, metadata: { [key]: key } })))
+      expect((await row(tool.uuid)).metadata).toEqual({ keep: 1, ...Object.fromEntries(keys.map((key) => [key, key])) })
+    })
+
     it('keeps omitted fields, clears with null, replaces input_schema, merges metadata', async () => {
       const tool = await teamTool({
         description: 'Before',

@@ -325,6 +325,16 @@ describe('workspaces', () => {
       expect(stored).toEqual(res.body.data.metadata)
     })
 
+    it('keeps every key of concurrent updates of different metadata keys (the row is locked)', async () => {
+      const ws = await t.make.workspace(alice, { name: 'Concurrent Meta', metadata: { role: 'cto' } })
+      const keys = Array.from({ length: 8 }, (_, i) => `k${i}`)
+      // Callers, not HTTP: every update starts in the same tick, so their statements interleave.
+      await Promise.all(keys.map((key) => t.as(alice).workspaces.update({ workspace_uuid: ws.uuid, metadata: { [key]: key } })))
+      const [row] = await t.sql('select metadata from workspaces where uuid = ?', [ws.uuid])
+      const stored = typeof row.metadata === 'string' ? JSON.parse(row.metadata) : row.metadata
+      expect(stored).toEqual({ role: 'cto', ...Object.fromEntries(keys.map((key) => [key, key])) })
+    })
+
     it('answers 400 naming metadata when the merge would pass 100 keys, and keeps the stored metadata', async () => {
       const keys = (from: number, count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${from + i}`, 'v']))
       const ws = await t.make.workspace(alice, { name: 'Many Keys', metadata: keys(0, 60) })

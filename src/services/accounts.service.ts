@@ -5,6 +5,7 @@
  * `revealAccountSecret` (src/platform/account-secrets.ts) and {@link resealSecrets}. Access runs through
  * src/access/resource-access.ts first in every function.
  */
+import { LockMode } from '@mikro-orm/core'
 import { accountSealContext as sealContext } from '../platform/account-secrets.ts'
 import { uuidv7 } from 'uuidv7'
 import { Account, Provider } from '../../entities/index.ts'
@@ -120,26 +121,27 @@ export async function create(ctx: ResourceCtx, input: TCreateAccountInput): Prom
  */
 export async function update(ctx: ResourceCtx, input: TUpdateAccountInput): Promise<{ data: TAccount }> {
   const access = await requireResource(ctx, 'accounts', 'Account', input.account_uuid, 'write')
-  const entity = await ctx.em.findOneOrFail(Account, access.id)
-  if (input.provider_uuid !== undefined) {
-    const providerId = await usableProvider(ctx, input.provider_uuid, ['provider_uuid'])
-    if (providerId !== entity.provider.id) {
-      const bound = await ctx.em.execute('select 1 from agent_tools where account_id = ? limit 1', [access.id])
+  const providerId = input.provider_uuid === undefined ? undefined : await usableProvider(ctx, input.provider_uuid, ['provider_uuid'])
+  // Locked, so two concurrent metadata merges cannot lose each other's keys.
+  await ctx.em.transactional(async (em) => {
+    const entity = await em.findOneOrFail(Account, access.id, { lockMode: LockMode.PESSIMISTIC_WRITE })
+    if (providerId !== undefined && providerId !== entity.provider.id) {
+      const bound = await em.execute('select 1 from agent_tools where account_id = ? limit 1', [access.id])
       if (bound.length) throw new ConflictError("Agents' tools use this account: unbind it before changing its provider")
-      entity.provider = ctx.em.getReference(Provider, providerId)
+      entity.provider = em.getReference(Provider, providerId)
     }
-  }
-  if (input.name !== undefined) entity.name = input.name
-  if (input.visibility !== undefined) entity.visibility = input.visibility
-  if (input.base_url !== undefined) entity.baseUrl = input.base_url
-  if (input.metadata !== undefined) entity.metadata = mergeMetadata(entity.metadata, input.metadata)
-  if (input.secret !== undefined) {
-    const sealed = sealedColumns(keyringOf(ctx.config), entity.uuid, input.secret)
-    entity.secretCiphertext = sealed.secretCiphertext
-    entity.secretKeyId = sealed.secretKeyId
-    entity.secretHint = sealed.secretHint
-  }
-  await ctx.em.flush()
+    if (input.name !== undefined) entity.name = input.name
+    if (input.visibility !== undefined) entity.visibility = input.visibility
+    if (input.base_url !== undefined) entity.baseUrl = input.base_url
+    if (input.metadata !== undefined) entity.metadata = mergeMetadata(entity.metadata, input.metadata)
+    if (input.secret !== undefined) {
+      const sealed = sealedColumns(keyringOf(ctx.config), entity.uuid, input.secret)
+      entity.secretCiphertext = sealed.secretCiphertext
+      entity.secretKeyId = sealed.secretKeyId
+      entity.secretHint = sealed.secretHint
+    }
+    await em.flush()
+  })
   return load(ctx, access.id)
 }
 

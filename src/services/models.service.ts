@@ -9,6 +9,8 @@
 import { LargeLanguageModel, Provider } from '../../entities/index.ts'
 import { findResource } from '../access/resource-access.ts'
 import { allows } from '../access/visibility.ts'
+import { LockMode } from '@mikro-orm/core'
+import type { Em } from '../platform/db.ts'
 import { ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import { availabilitySql, visibleModelSql } from '../llm/registry.ts'
 import {
@@ -141,8 +143,8 @@ async function writableProvider(ctx: ResourceCtx, uuid: string): Promise<number>
 }
 
 /** The slug must be free among the models the workspace sees. @throws ValidationError naming `slug`. */
-async function assertSlugFree(ctx: ResourceCtx, slug: string, exceptId: number | null): Promise<void> {
-  const taken = await ctx.em.execute(
+async function assertSlugFree(ctx: ResourceCtx, slug: string, exceptId: number | null, em: Em = ctx.em): Promise<void> {
+  const taken = await em.execute(
     `select 1 from large_language_models where deleted_at is null and (workspace_id is null or workspace_id = ?)
      and slug = ? and id is distinct from ? limit 1`,
     [ctx.workspace.workspace.id, slug, exceptId],
@@ -209,22 +211,26 @@ async function requireCustom(ctx: ResourceCtx, uuid: string): Promise<number> {
 export async function update(ctx: ResourceCtx, input: TUpdateModelInput): Promise<{ data: TLargeLanguageModel }> {
   const id = await requireCustom(ctx, input.model_uuid)
   const providerId = input.provider_uuid === undefined ? undefined : await writableProvider(ctx, input.provider_uuid)
-  const entity = await ctx.em.findOneOrFail(LargeLanguageModel, id)
-  checkTokens(input.context_window ?? entity.contextWindow, input.max_output_tokens ?? entity.maxOutputTokens)
-  if (input.slug !== undefined && input.slug !== entity.slug) await assertSlugFree(ctx, input.slug, id)
-  if (providerId !== undefined) entity.provider = ctx.em.getReference(Provider, providerId)
-  if (input.slug !== undefined) entity.slug = input.slug
-  if (input.name !== undefined) entity.name = input.name
-  if (input.description !== undefined) entity.description = input.description ?? ''
-  if (input.model_id !== undefined) entity.modelId = input.model_id
-  if (input.context_window !== undefined) entity.contextWindow = input.context_window
-  if (input.max_output_tokens !== undefined) entity.maxOutputTokens = input.max_output_tokens
-  if (input.input_price_per_million !== undefined) entity.inputPricePerMillion = input.input_price_per_million
-  if (input.output_price_per_million !== undefined) entity.outputPricePerMillion = input.output_price_per_million
-  if (input.capabilities?.tools !== undefined) entity.supportsTools = input.capabilities.tools
-  if (input.capabilities?.vision !== undefined) entity.supportsVision = input.capabilities.vision
-  if (input.capabilities?.json_output !== undefined) entity.supportsJsonOutput = input.capabilities.json_output
-  await ctx.em.flush()
+  // Locked, so the token limits are checked against the values they are written over (two
+  // concurrent updates, one of each limit, cannot together store a pair neither would allow).
+  await ctx.em.transactional(async (em) => {
+    const entity = await em.findOneOrFail(LargeLanguageModel, id, { lockMode: LockMode.PESSIMISTIC_WRITE })
+    checkTokens(input.context_window ?? entity.contextWindow, input.max_output_tokens ?? entity.maxOutputTokens)
+    if (input.slug !== undefined && input.slug !== entity.slug) await assertSlugFree(ctx, input.slug, id, em)
+    if (providerId !== undefined) entity.provider = em.getReference(Provider, providerId)
+    if (input.slug !== undefined) entity.slug = input.slug
+    if (input.name !== undefined) entity.name = input.name
+    if (input.description !== undefined) entity.description = input.description ?? ''
+    if (input.model_id !== undefined) entity.modelId = input.model_id
+    if (input.context_window !== undefined) entity.contextWindow = input.context_window
+    if (input.max_output_tokens !== undefined) entity.maxOutputTokens = input.max_output_tokens
+    if (input.input_price_per_million !== undefined) entity.inputPricePerMillion = input.input_price_per_million
+    if (input.output_price_per_million !== undefined) entity.outputPricePerMillion = input.output_price_per_million
+    if (input.capabilities?.tools !== undefined) entity.supportsTools = input.capabilities.tools
+    if (input.capabilities?.vision !== undefined) entity.supportsVision = input.capabilities.vision
+    if (input.capabilities?.json_output !== undefined) entity.supportsJsonOutput = input.capabilities.json_output
+    await em.flush()
+  })
   return load(ctx, id)
 }
 

@@ -7,6 +7,8 @@ import { randomBytes } from 'node:crypto'
 import { Provider, type AuthScheme, type ProviderDriver, type ProviderType } from '../../entities/index.ts'
 import { findResource, listScopeSql, requireResource } from '../access/resource-access.ts'
 import { allows } from '../access/visibility.ts'
+import { LockMode } from '@mikro-orm/core'
+import type { Em } from '../platform/db.ts'
 import { ForbiddenError, ValidationError, type FieldPath } from '../platform/errors.ts'
 import {
   CUSTOM_DRIVERS,
@@ -86,8 +88,8 @@ function checkShape(type: ProviderType, driver: ProviderDriver, scheme: AuthSche
 }
 
 /** Slugs taken in a workspace: its live providers' and the built-ins'. */
-async function takenSlugs(ctx: ResourceCtx, workspaceId: number, slugs: string[], exceptId: number | null): Promise<Set<string>> {
-  const rows = await ctx.em.execute(
+async function takenSlugs(em: Em, workspaceId: number, slugs: string[], exceptId: number | null): Promise<Set<string>> {
+  const rows = await em.execute(
     `select slug from providers where deleted_at is null and (workspace_id = ? or workspace_id is null)
      and slug in (?) and id is distinct from ?`,
     [workspaceId, slugs, exceptId],
@@ -95,8 +97,8 @@ async function takenSlugs(ctx: ResourceCtx, workspaceId: number, slugs: string[]
   return new Set(rows.map((row) => String(row.slug)))
 }
 
-async function assertSlugFree(ctx: ResourceCtx, workspaceId: number, slug: string, exceptId: number | null): Promise<void> {
-  if ((await takenSlugs(ctx, workspaceId, [slug], exceptId)).size) {
+async function assertSlugFree(em: Em, workspaceId: number, slug: string, exceptId: number | null): Promise<void> {
+  if ((await takenSlugs(em, workspaceId, [slug], exceptId)).size) {
     throw new ValidationError(['slug'], 'The slug has already been taken')
   }
 }
@@ -106,7 +108,7 @@ async function freeSlug(ctx: ResourceCtx, workspaceId: number, name: string): Pr
   const derived = slugify(name)
   const base = derived === 'workspace' && !/workspace/i.test(name) ? 'provider' : derived
   const candidates = [base, ...Array.from({ length: 4 }, () => `${base}-${randomBytes(3).toString('hex')}`)]
-  const taken = await takenSlugs(ctx, workspaceId, candidates, null)
+  const taken = await takenSlugs(ctx.em, workspaceId, candidates, null)
   return candidates.find((slug) => !taken.has(slug)) ?? `${base}-${randomBytes(8).toString('hex')}`
 }
 
@@ -119,7 +121,7 @@ export async function create(ctx: ResourceCtx, input: TCreateProviderInput): Pro
   const driver = input.driver ?? DEFAULT_DRIVER[input.type]
   const scheme = input.auth_scheme ?? 'bearer'
   checkShape(input.type, driver, scheme, input.auth_parameter ?? null)
-  if (input.slug) await assertSlugFree(ctx, workspaceId, input.slug, null)
+  if (input.slug) await assertSlugFree(ctx.em, workspaceId, input.slug, null)
   const slug = input.slug ?? (await freeSlug(ctx, workspaceId, input.name))
   const provider = ctx.em.create(Provider, {
     slug,
@@ -158,23 +160,27 @@ async function requireCustom(ctx: ResourceCtx, uuid: string, needed: 'write' | '
  */
 export async function update(ctx: ResourceCtx, input: TUpdateProviderInput): Promise<{ data: TProvider }> {
   const access = await requireCustom(ctx, input.provider_uuid, 'write')
-  const entity = await ctx.em.findOneOrFail(Provider, access.id)
-  const driver = input.driver ?? entity.driver
-  const scheme = input.auth_scheme ?? entity.authScheme
-  const parameter =
-    input.auth_parameter !== undefined ? input.auth_parameter : PARAMETER_SCHEMES.includes(scheme) ? (entity.authParameter ?? null) : null
-  checkShape(entity.type, driver, scheme, parameter)
-  if (input.slug !== undefined && input.slug !== entity.slug) await assertSlugFree(ctx, access.workspaceId, input.slug, access.id)
-  if (input.name !== undefined) entity.name = input.name
-  if (input.slug !== undefined) entity.slug = input.slug
-  if (input.description !== undefined) entity.description = input.description ?? ''
-  if (input.base_url !== undefined) entity.baseUrl = input.base_url
-  if (input.visibility !== undefined) entity.visibility = input.visibility
-  if (input.metadata !== undefined) entity.metadata = mergeMetadata(entity.metadata, input.metadata)
-  entity.driver = driver
-  entity.authScheme = scheme
-  entity.authParameter = parameter
-  await ctx.em.flush()
+  // Locked, so two concurrent metadata merges cannot lose each other's keys, and the shape is
+  // checked on the values it is written over.
+  await ctx.em.transactional(async (em) => {
+    const entity = await em.findOneOrFail(Provider, access.id, { lockMode: LockMode.PESSIMISTIC_WRITE })
+    const driver = input.driver ?? entity.driver
+    const scheme = input.auth_scheme ?? entity.authScheme
+    const parameter =
+      input.auth_parameter !== undefined ? input.auth_parameter : PARAMETER_SCHEMES.includes(scheme) ? (entity.authParameter ?? null) : null
+    checkShape(entity.type, driver, scheme, parameter)
+    if (input.slug !== undefined && input.slug !== entity.slug) await assertSlugFree(em, access.workspaceId, input.slug, access.id)
+    if (input.name !== undefined) entity.name = input.name
+    if (input.slug !== undefined) entity.slug = input.slug
+    if (input.description !== undefined) entity.description = input.description ?? ''
+    if (input.base_url !== undefined) entity.baseUrl = input.base_url
+    if (input.visibility !== undefined) entity.visibility = input.visibility
+    if (input.metadata !== undefined) entity.metadata = mergeMetadata(entity.metadata, input.metadata)
+    entity.driver = driver
+    entity.authScheme = scheme
+    entity.authParameter = parameter
+    await em.flush()
+  })
   return load(ctx, access.id)
 }
 

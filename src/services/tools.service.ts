@@ -3,6 +3,7 @@
  * request (`method`, `url` template, JSON-schema `input_schema`) to an optional provider of type
  * `tool`. Access runs through src/access/resource-access.ts first in every function.
  */
+import { LockMode } from '@mikro-orm/core'
 import { Provider, Tool } from '../../entities/index.ts'
 import { listScopeSql, requireResource } from '../access/resource-access.ts'
 import { ValidationError } from '../platform/errors.ts'
@@ -113,24 +114,27 @@ export async function update(ctx: ResourceCtx, input: TUpdateToolInput): Promise
   checkInputSchema(input.input_schema)
   const providerId = await providerIdOf(ctx, input.provider_uuid)
   const photoKey = await resolveProfilePhotoKey(ctx, input.profile_photo_key)
-  const entity = await ctx.em.findOneOrFail(Tool, access.id)
-  const metadata = input.metadata === undefined ? undefined : mergeMetadata(entity.metadata, input.metadata)
-  if (metadata && jsonBytes(metadata) > TOOL_JSON_MAX_BYTES) {
-    throw new ValidationError(['metadata'], `metadata must not exceed ${TOOL_JSON_MAX_BYTES} bytes as JSON after merging`)
-  }
-  if (input.name !== undefined) entity.name = input.name
-  if (input.description !== undefined) entity.description = input.description ?? ''
-  if (input.type !== undefined) entity.type = input.type
-  if (providerId !== undefined) entity.provider = providerId === null ? null : ctx.em.getReference(Provider, providerId)
-  if (input.method !== undefined) entity.method = input.method
-  if (input.url !== undefined) entity.url = input.url
-  if (input.input_schema !== undefined) entity.inputSchema = input.input_schema
-  if (input.credits !== undefined) entity.credits = input.credits
-  if (photoKey !== undefined) entity.profilePhotoKey = photoKey
-  if (input.profile_photo_config !== undefined) entity.profilePhotoConfig = input.profile_photo_config
-  if (input.visibility !== undefined) entity.visibility = input.visibility
-  if (metadata !== undefined) entity.metadata = metadata
-  await ctx.em.flush()
+  // Locked, so two concurrent metadata merges cannot lose each other's keys.
+  await ctx.em.transactional(async (em) => {
+    const entity = await em.findOneOrFail(Tool, access.id, { lockMode: LockMode.PESSIMISTIC_WRITE })
+    const metadata = input.metadata === undefined ? undefined : mergeMetadata(entity.metadata, input.metadata)
+    if (metadata && jsonBytes(metadata) > TOOL_JSON_MAX_BYTES) {
+      throw new ValidationError(['metadata'], `metadata must not exceed ${TOOL_JSON_MAX_BYTES} bytes as JSON after merging`)
+    }
+    if (input.name !== undefined) entity.name = input.name
+    if (input.description !== undefined) entity.description = input.description ?? ''
+    if (input.type !== undefined) entity.type = input.type
+    if (providerId !== undefined) entity.provider = providerId === null ? null : em.getReference(Provider, providerId)
+    if (input.method !== undefined) entity.method = input.method
+    if (input.url !== undefined) entity.url = input.url
+    if (input.input_schema !== undefined) entity.inputSchema = input.input_schema
+    if (input.credits !== undefined) entity.credits = input.credits
+    if (photoKey !== undefined) entity.profilePhotoKey = photoKey
+    if (input.profile_photo_config !== undefined) entity.profilePhotoConfig = input.profile_photo_config
+    if (input.visibility !== undefined) entity.visibility = input.visibility
+    if (metadata !== undefined) entity.metadata = metadata
+    await em.flush()
+  })
   return load(ctx, access.id)
 }
 

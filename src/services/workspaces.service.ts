@@ -3,6 +3,7 @@
  * update, delete. Access goes through src/access/workspace-access.ts first in every function.
  */
 import type { z } from 'zod'
+import { LockMode } from '@mikro-orm/core'
 import { Workspace, WorkspaceMember } from '../../entities/index.ts'
 import { memberWorkspaceSql, requireWorkspace } from '../access/workspace-access.ts'
 import { ConflictError, ValidationError } from '../platform/errors.ts'
@@ -109,25 +110,28 @@ export function mergeMetadata(current: Record<string, unknown>, patch: Record<st
 }
 
 /**
- * Updates a workspace: omitted fields are kept, `null` clears, `metadata` merges. Cached callers
- * whose primary workspace it is are dropped (their `GET /api/v1/user` embeds it).
+ * Updates a workspace: omitted fields are kept, `null` clears, `metadata` merges, on the row
+ * locked so that concurrent merges cannot lose each other's keys. Cached callers whose primary
+ * workspace it is are dropped (their `GET /api/v1/user` embeds it).
  * @throws NotFoundError (not a member), ForbiddenError (a `member`), ValidationError (slug taken).
  */
 export async function update(ctx: AuthedCtx, input: z.infer<typeof UpdateWorkspaceInput>): Promise<{ data: TWorkspace }> {
   const { workspace } = await requireWorkspace(ctx, input.workspace_uuid, 'update')
   if (input.slug !== undefined && input.slug !== workspace.slug) await assertSlugFree(ctx, input.slug, workspace.id)
-  const entity = await ctx.em.findOneOrFail(Workspace, workspace.id)
-  const metadata = input.metadata === undefined ? undefined : mergeMetadata(entity.metadata, input.metadata)
-  // Each request is bounded by the schema; the merge must not grow past the same bound.
-  if (metadata && Object.keys(metadata).length > METADATA_MAX_KEYS) {
-    throw new ValidationError(['metadata'], `at most ${METADATA_MAX_KEYS} keys after merging`)
-  }
-  if (input.name !== undefined) entity.name = input.name
-  if (input.slug !== undefined) entity.slug = input.slug
-  if (input.profile_photo_key !== undefined) entity.profilePhotoKey = input.profile_photo_key
-  if (input.is_onboarded !== undefined) entity.isOnboarded = input.is_onboarded
-  if (metadata !== undefined) entity.metadata = metadata
-  await ctx.em.flush()
+  await ctx.em.transactional(async (em) => {
+    const entity = await em.findOneOrFail(Workspace, workspace.id, { lockMode: LockMode.PESSIMISTIC_WRITE })
+    const metadata = input.metadata === undefined ? undefined : mergeMetadata(entity.metadata, input.metadata)
+    // Each request is bounded by the schema; the merge must not grow past the same bound.
+    if (metadata && Object.keys(metadata).length > METADATA_MAX_KEYS) {
+      throw new ValidationError(['metadata'], `at most ${METADATA_MAX_KEYS} keys after merging`)
+    }
+    if (input.name !== undefined) entity.name = input.name
+    if (input.slug !== undefined) entity.slug = input.slug
+    if (input.profile_photo_key !== undefined) entity.profilePhotoKey = input.profile_photo_key
+    if (input.is_onboarded !== undefined) entity.isOnboarded = input.is_onboarded
+    if (metadata !== undefined) entity.metadata = metadata
+    await em.flush()
+  })
   await ctx.deps.authCache.invalidate({ workspaces: [workspace.id] })
   return { data: await load(ctx, workspace.id) }
 }
