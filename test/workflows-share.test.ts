@@ -123,6 +123,29 @@ describe('workflows.share (POST /api/v1/workflows/{workflow_uuid}/share)', () =>
     expect((await share(alice, w.uuid, toUser(bob, null))).status).toBe(200)
   })
 
+  it('keeps one share row when shares of the same entity arrive at once (an upsert), with one of the permissions sent', async () => {
+    const w = await privateWorkflow()
+    const permissions = ['read', 'write', 'admin', 'read', 'write', 'admin', 'read', 'write']
+    // Callers, not HTTP: every share starts in the same tick, so their statements interleave.
+    const answers = await Promise.all(
+      permissions.map((permission) =>
+        t.as(alice).workflows.share({ workflow_uuid: w.uuid, entity_type: 'user', entity_id: bob.id, permission: permission as 'read' }),
+      ),
+    )
+    expect(answers.every((res) => res.data.uuid === w.uuid)).toBe(true)
+    const rows = await sharesOf(w.uuid)
+    expect(rows).toHaveLength(1)
+    expect(rows[0]).toMatchObject({ entity_type: 'user', entity_id: bob.id })
+    expect(permissions).toContain(rows[0].permission)
+    // Shares and removals at once: at most one row, never an error.
+    await Promise.all(
+      ['admin', null, 'read', null, 'write'].map((permission) =>
+        t.as(alice).workflows.share({ workflow_uuid: w.uuid, entity_type: 'user', entity_id: bob.id, permission: permission as 'read' | null }),
+      ),
+    )
+    expect((await sharesOf(w.uuid)).length).toBeLessThanOrEqual(1)
+  })
+
   it('lets an admin grantee remove their own share: 200, then the workflow is hidden (404)', async () => {
     const w = await privateWorkflow()
     await share(alice, w.uuid, toUser(bob, 'admin'))
