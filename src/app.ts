@@ -4,7 +4,6 @@
  * The composition root: it hands the engines what they reach the services through (the workflow
  * engine's node services) and the job queue they register their jobs with.
  */
-import KeyvRedis, { createClient, type RedisClientType } from '@keyv/redis'
 import { Keyv } from 'keyv'
 import type { Config } from './platform/config.ts'
 import { createLogger, type Logger } from './platform/logger.ts'
@@ -12,6 +11,7 @@ import { migrate, openOrm, targetFromConfig, type Orm } from './platform/db.ts'
 import { AUTH_CACHE_TTL_MS, AuthCache } from './platform/auth-cache.ts'
 import { READ_CACHE_TTL_MS, ReadCache } from './platform/read-cache.ts'
 import { JobQueue } from './platform/queue.ts'
+import { RedisConnection } from './platform/redis.ts'
 import type { AuthContext } from './context.ts'
 import type { AppDeps } from './trpc/context.ts'
 import { RunManager } from './llm/run-manager.ts'
@@ -29,7 +29,6 @@ export interface Runtime extends AppDeps {
   workflows: WorkflowEngine
   /** The durable job queue (pg-boss) the engines register their jobs with. */
   jobs: JobQueue
-  redis: RedisClientType | undefined
   close: () => Promise<void>
 }
 
@@ -64,13 +63,10 @@ export async function createRuntime(
     const applied = await migrate(orm)
     if (applied.length) log.info({ migrations: applied }, 'applied migrations')
   }
-  let redis: RedisClientType | undefined
-  if (config.redisUrl) {
-    redis = createClient({ url: config.redisUrl })
-    redis.on('error', (error: unknown) => log.error({ err: error }, 'redis error'))
-    await redis.connect()
-  }
-  const cache = new Keyv({ store: redis ? new KeyvRedis(redis) : new Map(), namespace: 'cache' })
+  // Every call on it has a deadline and a circuit (src/platform/redis.ts).
+  const redis = config.redisUrl ? await RedisConnection.connect(config.redisUrl, log) : undefined
+  // A read or write of the Redis store that fails is a miss (Keyv answers undefined or false).
+  const cache = new Keyv({ store: redis ? redis.keyvStore() : new Map(), namespace: 'cache' })
   const limits = createRateLimits(config, redis, options.rateLimitPrefix)
   const authCache = await AuthCache.create<AuthContext>({
     ttlMs: options.authCacheTtlMs ?? AUTH_CACHE_TTL_MS,
@@ -106,7 +102,7 @@ export async function createRuntime(
       await jobs.stop(config.shutdownTimeoutMs)
       await authCache.close()
       await readCache.close()
-      if (redis?.isOpen) await redis.quit()
+      await redis?.close()
       await orm.close()
     },
   }

@@ -15,10 +15,10 @@ describe('system routes', () => {
     expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
   })
 
-  it('GET /ready checks the database', async () => {
+  it('GET /ready checks the database, and Redis when REDIS_URL is set', async () => {
     const res = await t.http('GET', '/ready')
     expect(res.status).toBe(200)
-    expect(res.body).toEqual({ status: 'ok', database: 'ok' })
+    expect(res.body).toEqual({ status: 'ok', database: 'ok', redis: process.env.REDIS_URL ? 'ok' : 'disabled' })
   })
 
   it('GET /api/v1/ping is a procedure through the REST layer and through /trpc', async () => {

@@ -198,6 +198,12 @@ async function endedForMs(em: Em, runId: number): Promise<number | null> {
 /** How long a follower waits for live events before it looks at the log again (a writer in a process without Redis, or one that died). */
 const RECHECK_MS = 2_000
 /**
+ * How often a follower reads the log while live delivery of its run is not assured (Redis
+ * unavailable or the run's subscription down: src/llm/run-bus.ts, `isLive`); events stored in
+ * another process then reach it within this.
+ */
+const POLL_MS = 250
+/**
  * How long after a run ended its follower still waits for the final event. The writer stores the
  * final events just after it settles the run, so they normally come within milliseconds (live);
  * a log that has none this long after (its process died) is ended by the follower.
@@ -209,7 +215,8 @@ const ENDED_RECHECK_MS = 100
 /**
  * Every event of run `runId` after `afterSeq`, stored ones first and then live ones as they are
  * stored, ending after the run's final event (or at once when the run has ended and nothing is
- * left). Subscribes before it reads, so nothing falls between the two (module comment).
+ * left). Subscribes before it reads, so nothing falls between the two (module comment). While the
+ * bus cannot deliver this run's events live (a Redis outage), reads the log every `POLL_MS`.
  * @param orm forks an EntityManager per read (a follower can outlive its request).
  * @param signal stops following (client gone).
  */
@@ -258,7 +265,7 @@ export async function* followRun(orm: Orm, bus: RunBus, runId: number, afterSeq:
         if (pending.length > 0 || signal?.aborted) break
         const timedOut = await new Promise<boolean>((resolve) => {
           // Waiting on an ended run's final events: look again soon rather than after RECHECK_MS.
-          const timer = setTimeout(() => resolve(true), ended ? ENDED_RECHECK_MS : RECHECK_MS)
+          const timer = setTimeout(() => resolve(true), ended ? ENDED_RECHECK_MS : bus.isLive(runId) ? RECHECK_MS : POLL_MS)
           wake = () => {
             clearTimeout(timer)
             resolve(false)

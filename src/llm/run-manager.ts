@@ -16,7 +16,7 @@ import type { CacheLog } from '../platform/subscriber.ts'
 import { RunBus } from './run-bus.ts'
 import { executeRun, RunInterruptedError } from './run-executor.ts'
 import type { ModelCall, RunOutcome, RunPlan } from './run-types.ts'
-import type { RedisClientType } from '@keyv/redis'
+import type { RedisConnection } from '../platform/redis.ts'
 
 /** Seconds beyond `LLM_TIMEOUT_MS` after which a silent run counts as abandoned. */
 const ABANDONED_GRACE_SECONDS = 60
@@ -47,7 +47,7 @@ export class RunManager {
    * Opens the bus, marks abandoned runs failed and keeps doing so every minute.
    * @throws when Redis (given) cannot be reached.
    */
-  static async create(o: { orm: Orm; config: Config; log: CacheLog; readCache: ReadCache; redis?: RedisClientType }): Promise<RunManager> {
+  static async create(o: { orm: Orm; config: Config; log: CacheLog; readCache: ReadCache; redis?: RedisConnection }): Promise<RunManager> {
     const manager = new RunManager(await RunBus.create({ redis: o.redis, log: o.log }), o)
     await manager.sweep()
     manager.#sweepTimer = setInterval(() => void manager.sweep(), 60_000)

@@ -14,10 +14,12 @@
  * - Without Redis, other processes learn of a change only when their entry expires: a revoked
  *   token may keep working there for up to the TTL (docs/api). Changes made outside
  *   the services (raw SQL) are seen the same way, after the TTL.
- * - A look-up that raced with an invalidation is not stored (a generation counter), and while
- *   the Redis subscription is down nothing is served from the cache: invalidations could be lost.
+ * - A look-up that raced with an invalidation is not stored (a generation counter). With Redis,
+ *   nothing is served while the channel is not live (its subscription or the Redis connection is
+ *   down, or an invalidation of this process could not be published), and every entry is
+ *   dropped whenever invalidations may have been lost (src/platform/subscriber.ts).
  */
-import type { RedisClientType } from '@keyv/redis'
+import type { RedisConnection } from './redis.ts'
 import { toDate } from './sql.ts'
 import { InvalidationChannel, type CacheLog } from './subscriber.ts'
 
@@ -77,7 +79,7 @@ export class AuthCache<T extends CacheableAuth = CacheableAuth> {
    * closes with `redis`, or with {@link close}.
    * @throws when the subscriber cannot connect (start-up fails, as it does for Redis itself).
    */
-  static async create<T extends CacheableAuth>(options: { ttlMs: number; log: CacheLog; redis?: RedisClientType }): Promise<AuthCache<T>> {
+  static async create<T extends CacheableAuth>(options: { ttlMs: number; log: CacheLog; redis?: RedisConnection }): Promise<AuthCache<T>> {
     const cache = new AuthCache<T>(Math.max(0, options.ttlMs))
     cache.#channel = await InvalidationChannel.open({
       redis: options.redis,
@@ -86,7 +88,7 @@ export class AuthCache<T extends CacheableAuth = CacheableAuth> {
       log: options.log,
       listen: cache.ttlMs > 0,
       onMessage: (message) => cache.#drop(ids(message, 'users'), ids(message, 'workspaces')),
-      onReconnect: () => cache.clear(),
+      onLost: () => cache.clear(),
       onEnd: () => void cache.close(),
     })
     return cache

@@ -11,10 +11,11 @@
  *   issues) must call `written()` too.
  * - A read that raced with a write is not stored (a generation counter); entries live at most
  *   {@link READ_CACHE_TTL_MS}, which also bounds what another process without Redis, or a change
- *   made directly in the database, may leave stale. While the Redis subscription is down nothing
- *   is served.
+ *   made directly in the database, may leave stale. With Redis, nothing is served while the
+ *   channel is not live, and every entry is dropped whenever writes announced by other processes
+ *   may have been missed (src/platform/subscriber.ts).
  */
-import type { RedisClientType } from '@keyv/redis'
+import type { RedisConnection } from './redis.ts'
 import { InvalidationChannel, type CacheLog } from './subscriber.ts'
 
 /** How long a read is served without asking the database again. */
@@ -91,7 +92,7 @@ export class ReadCache {
    * connection subscribes to the other processes' (src/platform/subscriber.ts).
    * @throws when the subscriber cannot connect.
    */
-  static async create(options: { ttlMs: number; log: CacheLog; redis?: RedisClientType }): Promise<ReadCache> {
+  static async create(options: { ttlMs: number; log: CacheLog; redis?: RedisConnection }): Promise<ReadCache> {
     const cache = new ReadCache(Math.max(0, options.ttlMs))
     cache.#channel = await InvalidationChannel.open({
       redis: options.redis,
@@ -100,7 +101,7 @@ export class ReadCache {
       log: options.log,
       listen: cache.ttlMs > 0,
       onMessage: () => cache.#drop(),
-      onReconnect: () => cache.#drop(),
+      onLost: () => cache.#drop(),
       onEnd: () => void cache.close(),
     })
     return cache

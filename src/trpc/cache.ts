@@ -16,6 +16,11 @@
  * the stored answer was checked when it was computed; anything that is not plain JSON (possible
  * only for in-process tRPC callers) skips the cache and is validated. With Redis a hit parses the
  * stored text; without it, the process answers from a frozen parsed copy of its own entry.
+ *
+ * With Redis, a read of the store that fails, times out or is refused by the circuit
+ * (src/platform/redis.ts) is a miss, and a write that fails is dropped: Keyv answers undefined
+ * or false instead of throwing, so the request computes and answers (docs/operations.md, "Redis
+ * outages").
  */
 import { hash } from 'node:crypto'
 import { middlewareMarker } from '@trpc/server/unstable-core-do-not-import'

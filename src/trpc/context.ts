@@ -13,6 +13,7 @@
  * call (`RequestMeta.singleCall`, the REST surface) and copies elsewhere.
  */
 import type { Keyv } from 'keyv'
+import type { RedisConnection } from '../platform/redis.ts'
 import { createServiceContext, type RequestMeta, type ServiceCtx, type ServiceDeps } from '../context.ts'
 import type { InFlight } from './in-flight.ts'
 import type { RateLimits } from './rate-limit.ts'
@@ -23,6 +24,8 @@ export type { RequestMeta } from '../context.ts'
 export interface AppDeps extends ServiceDeps {
   /** The metrics cache (Keyv over Redis or memory; src/trpc/cache.ts). */
   cache: Keyv
+  /** The Redis connection when REDIS_URL is set (src/platform/redis.ts); `/ready` reports it. */
+  redis: RedisConnection | undefined
   limits: RateLimits
   /** sha256(service key) -> service_id, from SERVICE_KEYS. */
   serviceKeyHashes: Map<string, string>

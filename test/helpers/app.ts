@@ -190,7 +190,7 @@ export async function createTestApp(env: Record<string, string> = {}, options: {
     sql: (query, params = []) => runtime.orm.em.fork().execute(query, params),
     close: async () => {
       if (app.server.listening) await app.close()
-      if (runtime.redis?.isOpen) await runtime.redis.quit()
+      await runtime.redis?.close()
       await database.drop()
     },
   }

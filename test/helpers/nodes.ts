@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { createRuntime, type Runtime } from '../../src/app.ts'
+import type { FastifyBaseLogger } from 'fastify'
 import { createLogger } from '../../src/platform/logger.ts'
 import { buildHttpApp } from '../../src/http/app.ts'
 import { AUTH_CACHE_TTL_MS } from '../../src/platform/auth-cache.ts'
@@ -20,12 +21,20 @@ export interface Node {
   close: () => Promise<void>
 }
 
-/** Starts a {@link Node}; `ttlMs` / `readTtlMs` set the token and read caches' lifetimes. */
-export async function startNode(t: TestApp, ttlMs = AUTH_CACHE_TTL_MS, readTtlMs = READ_CACHE_TTL_MS): Promise<Node> {
+/**
+ * Starts a {@link Node}; `ttlMs` / `readTtlMs` set the token and read caches' lifetimes.
+ * @param options.log a logger to capture its log lines (test/helpers/app.ts, `captureLogs`); default silent.
+ */
+export async function startNode(
+  t: TestApp,
+  ttlMs = AUTH_CACHE_TTL_MS,
+  readTtlMs = READ_CACHE_TTL_MS,
+  options: { log?: FastifyBaseLogger } = {},
+): Promise<Node> {
   const runtime = await createRuntime(t.config, {
     orm: t.runtime.orm,
     migrate: false,
-    log: createLogger(t.config),
+    log: options.log ?? createLogger(t.config),
     rateLimitPrefix: `test-${randomUUID()}`,
     authCacheTtlMs: ttlMs,
     readCacheTtlMs: readTtlMs,
@@ -46,7 +55,7 @@ export async function startNode(t: TestApp, ttlMs = AUTH_CACHE_TTL_MS, readTtlMs
       await runtime.runs.close(1_000)
       await runtime.workflows.close(1_000)
       await runtime.jobs.stop(1_000)
-      if (runtime.redis?.isOpen) await runtime.redis.quit()
+      await runtime.redis?.close()
     },
   }
 }
