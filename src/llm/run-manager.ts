@@ -120,18 +120,31 @@ export class RunManager {
     }
   }
 
-  /**
-   * Waits up to `timeoutMs` for executions to end, then interrupts the rest (they end `failed`,
-   * `interrupted`) and waits for them to record it.
-   */
-  async close(timeoutMs: number): Promise<void> {
-    clearInterval(this.#sweepTimer)
-    const all = () => Promise.all([...this.#work])
+  /** Resolves once no run or after-run job is under way here, or at `deadline` (epoch milliseconds). */
+  async settled(deadline: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined
-    await Promise.race([all(), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))])
+    const late = new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))))
+    await Promise.race([Promise.all([...this.#work]), late])
     clearTimeout(timer)
+  }
+
+  /**
+   * Interrupts the runs still executing here (they end `failed`, `interrupted`, with their final
+   * event) and waits for them to record it, and for the after-run jobs.
+   */
+  async interrupt(): Promise<void> {
     for (const controller of this.#active.values()) controller.abort(new RunInterruptedError('The service shut down before the run finished'))
-    await all()
+    await Promise.all([...this.#work])
+  }
+
+  /**
+   * Waits up to `timeoutMs` for executions to end, interrupts the rest ({@link interrupt}), stops
+   * sweeping and closes the bus.
+   */
+  async close(timeoutMs = 0): Promise<void> {
+    await this.settled(Date.now() + timeoutMs)
+    await this.interrupt()
+    clearInterval(this.#sweepTimer)
     await this.bus.close()
   }
 }
