@@ -15,7 +15,7 @@ export type RunStatus = (typeof RUN_STATUSES)[number]
 /**
  * One run of an agent, a thread or a prompt (`runs`, docs/api/resources.md). Its events are the
  * append-only log in `run_events`; `events_count` is the sequence number of the last one.
- * Times: `started_at` / `finished_at` timestamps, `latency_ms` from start to finish and
+ * Times: `started_at` / `finished_at` timestamps, `heartbeat_at` the executing process's last beat, `latency_ms` from start to finish and
  * `first_event_ms` from start to the first streamed delta, both in milliseconds. `cost` in US dollars.
  */
 export const Run = defineEntity({
@@ -26,6 +26,11 @@ export const Run = defineEntity({
     { properties: ['agent', 'createdAt'] },
     { properties: ['thread'] },
     { properties: ['status'] },
+    // The recovery sweep's look-up: the few unfinished runs, oldest heartbeat first.
+    {
+      name: 'runs_unfinished_index',
+      expression: `create index "runs_unfinished_index" on "runs" ("heartbeat_at") where "status" in ('queued', 'running')`,
+    },
   ],
   properties: {
     ...resourceKeys(),
@@ -60,6 +65,11 @@ export const Run = defineEntity({
     eventsCount: p.integer().fieldName('events_count').default(0),
     startedAt: p.datetime().nullable().fieldName('started_at'),
     finishedAt: p.datetime().nullable().fieldName('finished_at'),
+    /**
+     * Refreshed every `RUN_HEARTBEAT_MS` by the process executing the run (null until its first
+     * beat: `updated_at` stands in); stale means that process died (src/llm/run-manager.ts).
+     */
+    heartbeatAt: p.datetime().nullable().fieldName('heartbeat_at'),
     latencyMs: p.integer().nullable().fieldName('latency_ms'),
     firstEventMs: p.integer().nullable().fieldName('first_event_ms'),
     ...recordOwnership(),

@@ -21,6 +21,32 @@ import { InFlight } from './trpc/in-flight.ts'
 import { hashServiceKeys } from './trpc/init.ts'
 import { createRateLimits } from './trpc/rate-limit.ts'
 
+/**
+ * What a shutdown asks of the process's front end (the HTTP host, src/http/app.ts) besides the
+ * runtime's own work (docs/operations.md, "Shutdown").
+ */
+export interface Frontend {
+  /** Stops taking new work: new requests are answered 503, streams are told to reconnect. */
+  drain(): void
+  /** Resolves once no request is in flight, or at `deadline` (epoch milliseconds). */
+  idle(deadline: number): Promise<void>
+  /** Requests in flight. */
+  readonly active: number
+  /** Stops listening and closes every connection left. */
+  close(): Promise<void>
+}
+
+/**
+ * Milliseconds a shutdown gives, once the grace period is over, to end what is still running
+ * (runs and executions marked `interrupted`, executions handed back to the queue): it comes
+ * before the database closes, so nothing is left `running`.
+ */
+export const HAND_OVER_MS = 2_000
+/** Milliseconds the callers of interrupted work get to receive their answers before the connections close. */
+export const ANSWER_MS = 1_000
+/** Milliseconds closing the queue, caches, Redis and the database may take at most. */
+export const RELEASE_MS = 1_500
+
 /** Dependencies plus the means to release them. */
 export interface Runtime extends AppDeps {
   /** The whole run manager (services see its port, `RunsPort`). */
@@ -29,7 +55,26 @@ export interface Runtime extends AppDeps {
   workflows: WorkflowEngine
   /** The durable job queue (pg-boss) the engines register their jobs with. */
   jobs: JobQueue
-  close: () => Promise<void>
+  /**
+   * Shuts down (docs/operations.md, "Shutdown"), within `SHUTDOWN_TIMEOUT_MS` plus
+   * {@link HAND_OVER_MS}, {@link ANSWER_MS} and {@link RELEASE_MS}: drains `front` and the queue,
+   * gives what is in flight the grace period, hands over what is still running, answers its
+   * callers, then closes `front` and every connection. Never throws.
+   */
+  close: (front?: Frontend) => Promise<void>
+}
+
+/** `work` or, if it takes longer than `ms`, nothing: resolves either way (a failure is logged). */
+async function within(ms: number, work: Promise<unknown>, log: Logger, what: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      log.warn({ ms }, `${what} took too long; going on`)
+      resolve()
+    }, ms)
+  })
+  await Promise.race([work.then(() => undefined, (error: unknown) => log.error({ err: error }, `${what} failed`)), late])
+  clearTimeout(timer)
 }
 
 /**
@@ -92,22 +137,45 @@ export async function createRuntime(
     runs,
     workflows,
     jobs,
-    close: async () => {
-      // Calls whose clients left are still running: let them finish before the database goes.
-      await inFlight.idle(config.shutdownTimeoutMs)
-      // So are runs executing here (their clients may have left too): finish or interrupt them.
-      await runs.close(config.shutdownTimeoutMs)
-      await workflows.close(config.shutdownTimeoutMs)
-      // Then the queue: stop fetching jobs (waiting for handlers still running) and close its connections.
-      await jobs.stop(config.shutdownTimeoutMs)
-      await authCache.close()
-      await readCache.close()
-      await redis?.close()
-      await orm.close()
-    },
+    close: (front) => shutdown(runtime, front),
   }
   workflows.bind(createWorkflowNodeServices(runtime))
   // Every job is registered by now (the engines register theirs when they are created).
   if (options.worker ?? config.worker) await jobs.work()
   return runtime
+}
+
+/** {@link Runtime.close}: the steps of docs/operations.md, "Shutdown", each bounded. */
+async function shutdown(runtime: Runtime, front: Frontend | undefined): Promise<void> {
+  const { config, log, inFlight, runs, workflows, jobs } = runtime
+  const deadline = Date.now() + config.shutdownTimeoutMs
+  // 1. Take no new work: requests get 503, streams reconnect elsewhere, no job is fetched.
+  front?.drain()
+  workflows.drain()
+  await within(RELEASE_MS, jobs.drain(), log, 'draining the queue')
+  // 2. The grace period: requests, calls (their clients may have left), runs and executions in
+  //    flight may finish. A call may start a run meanwhile: look again until all is quiet.
+  const busy = () => (front?.active ?? 0) > 0 || inFlight.active > 0 || runs.activeCount > 0 || workflows.activeCount > 0
+  while (busy() && Date.now() < deadline) {
+    await Promise.all([front?.idle(deadline), inFlight.idle(deadline - Date.now()), runs.settled(deadline), workflows.settled(deadline)])
+  }
+  // 3. What still runs ends here, before anything closes: runs and executions end `interrupted`
+  //    (with their final event), or executions go back to the queue.
+  await within(HAND_OVER_MS, Promise.all([runs.interrupt(), workflows.interrupt()]), log, 'handing over')
+  // 4. Their callers get the answers, then the connections close.
+  await Promise.all([front?.idle(Date.now() + ANSWER_MS), inFlight.idle(ANSWER_MS)])
+  if (front) await within(ANSWER_MS, front.close(), log, 'closing the HTTP server')
+  // 5. The queue (no handler runs any more), caches, Redis and the database.
+  await within(RELEASE_MS, release(runtime), log, 'closing connections')
+}
+
+/** Closes the queue, the engines' timers and buses, the caches, Redis and the database. */
+async function release({ jobs, runs, workflows, authCache, readCache, redis, orm }: Runtime): Promise<void> {
+  await jobs.stop(1_000)
+  await runs.close()
+  await workflows.close()
+  await authCache.close()
+  await readCache.close()
+  await redis?.close()
+  await orm.close()
 }

@@ -19,7 +19,8 @@ export function configOrExit(): Config {
 
 /**
  * Runs `stop` once on SIGTERM or SIGINT, then exits 0; exits 1 when it takes longer than the
- * shutdown timeout plus 5 s.
+ * shutdown timeout plus 5 s. `stop` (the runtime's close, src/app.ts) bounds each of its steps,
+ * so the exit on time is a last resort, not the way a shutdown normally ends.
  */
 export function onShutdown(config: Config, log: { info: (o: object, m: string) => void; error: (m: string) => void }, stop: () => Promise<void>): void {
   let stopping = false
@@ -32,7 +33,9 @@ export function onShutdown(config: Config, log: { info: (o: object, m: string) =
       process.exit(1)
     }, config.shutdownTimeoutMs + 5_000)
     timer.unref()
+    const started = Date.now()
     await stop()
+    log.info({ ms: Date.now() - started }, 'shut down')
     process.exit(0)
   }
   process.on('SIGTERM', () => void shutdown('SIGTERM'))

@@ -2,9 +2,10 @@
  * Process entry of `npm run worker` (docs/api/conventions.md, distributed mode): the same runtime as
  * `npm start` without the HTTP host. It works the job queue (workflow executions, schedule
  * firings) and runs the recovery sweep; start as many as the load needs, beside any number of
- * API processes started with `WORKER=false`. SIGTERM/SIGINT let running executions finish (up to
- * `SHUTDOWN_TIMEOUT_MS`), then end the rest `failed` (`interrupted`). Distributed mode only: without
- * `DATABASE_URL` it refuses to start (embedded mode works the queue inside `npm start`).
+ * API processes started with `WORKER=false`. SIGTERM/SIGINT stop fetching jobs and let running
+ * executions finish (up to `SHUTDOWN_TIMEOUT_MS`), then end the rest `failed` (`interrupted`).
+ * Distributed mode only: without `DATABASE_URL` it refuses to start (embedded mode works the
+ * queue inside `npm start`).
  */
 // First: it clears empty provider variables before the AI SDK's modules load (src/provider-env.ts).
 import './provider-env.ts'

@@ -1,13 +1,15 @@
 /**
  * The one HTTP server (docs/architecture.md): Fastify with what every surface shares (request
- * ids, JSON bodies, error answers, closing), and each surface as a plugin of its own: probes,
- * documentation, `/trpc` (HTTP and WebSocket), the REST surface, uploads, run event streams and
- * workflow webhooks.
+ * ids, JSON bodies, error answers, draining and closing), and each surface as a plugin of its
+ * own: probes, documentation, `/trpc` (HTTP and WebSocket), the REST surface, uploads, run event
+ * streams and workflow webhooks.
  */
+import type { ServerResponse } from 'node:http'
 import Fastify, { type FastifyInstance } from 'fastify'
+import type { Frontend } from '../app.ts'
 import { createContextFactory, type AppDeps } from '../trpc/context.ts'
 import { docsPlugin } from './docs.plugin.ts'
-import { errorBody, handleClientError, handleHostError, JsonTooDeepError, jsonDeeperThan, MAX_JSON_DEPTH } from './errors.ts'
+import { DRAIN_RETRY_AFTER_SECONDS, errorBody, handleClientError, handleHostError, JsonTooDeepError, jsonDeeperThan, MAX_JSON_DEPTH } from './errors.ts'
 import { mediaRoutes } from './media.routes.ts'
 import { probesPlugin } from './probes.plugin.ts'
 import { requestIdOf, type CreateContext } from './request-context.ts'
@@ -20,6 +22,8 @@ import { webhookRoutes } from './webhook.routes.ts'
 export interface HttpApp {
   app: FastifyInstance
   createContext: CreateContext
+  /** The host's part in a shutdown (docs/operations.md, "Shutdown"), for `Runtime.close`. */
+  front: Frontend
 }
 
 /**
@@ -39,24 +43,81 @@ function parseJsonWithDepthLimit(app: FastifyInstance): void {
 }
 
 /**
- * Every answer carries its request id (docs/api/conventions.md, "Request ids"). While closing,
- * answers end their keep-alive connections, so close() is not held up by idle sockets of
- * clients whose requests were in flight when shutdown began.
+ * Every answer carries its request id (docs/api/conventions.md, "Request ids"). Draining (the
+ * first step of a shutdown, docs/operations.md): the server keeps listening, but every new
+ * request except `/health` is answered 503 with `Retry-After` (a load balancer sends it to
+ * another process, `/ready` included), every answer closes its keep-alive connection, and
+ * `draining` aborts, which tells the streams to reconnect: the plugins' run-event streams and
+ * WebSockets listen to it, and tRPC's own Server-Sent Event subscriptions are cut (EventSource
+ * reconnects by itself). Requests in flight are counted until their answer is sent, so shutdown
+ * can wait for them.
  */
-function addHostHooks(app: FastifyInstance): void {
-  let closing = false
+function addHostHooks(app: FastifyInstance, draining: AbortController): Frontend {
+  let open = 0
+  let waiters: (() => void)[] = []
+  const streams = new Set<ServerResponse>()
+  const closed = () => {
+    open -= 1
+    if (open === 0) for (const wake of waiters.splice(0)) wake()
+  }
   app.addHook('onRequest', (request, reply, done) => {
     void reply.header('x-request-id', request.id)
+    if (draining.signal.aborted && request.url !== '/health') {
+      void reply
+        .status(503)
+        .header('retry-after', String(DRAIN_RETRY_AFTER_SECONDS))
+        .header('connection', 'close')
+        .send(errorBody(503, 'The service is shutting down; retry shortly', request.id))
+      return
+    }
+    open += 1
+    const res = reply.raw
+    res.once('close', closed)
+    if (request.url.startsWith('/trpc') && request.headers.accept?.includes('text/event-stream')) {
+      streams.add(res)
+      res.once('close', () => streams.delete(res))
+    }
     done()
   })
   app.addHook('onSend', (_request, reply, payload, done) => {
-    if (closing) void reply.header('connection', 'close')
+    if (draining.signal.aborted) void reply.header('connection', 'close')
     done(null, payload)
   })
+  const drain = () => {
+    if (draining.signal.aborted) return
+    draining.abort()
+    for (const res of streams) res.destroy()
+  }
+  // A plain app.close() (tests) drains first too.
   app.addHook('preClose', (done) => {
-    closing = true
+    drain()
     done()
   })
+  return {
+    drain,
+    idle: (deadline) => {
+      const ms = deadline - Date.now()
+      if (open === 0 || ms <= 0) return Promise.resolve()
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(wake, ms)
+        function wake() {
+          clearTimeout(timer)
+          waiters = waiters.filter((w) => w !== wake)
+          resolve()
+        }
+        waiters.push(wake)
+      })
+    },
+    get active() {
+      return open
+    },
+    close: async () => {
+      const closing = app.close()
+      // What is still open by now is a stream or an idle keep-alive socket: nothing to wait for.
+      app.server.closeAllConnections()
+      await closing
+    },
+  }
 }
 
 /**
@@ -77,20 +138,21 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
     clientErrorHandler: handleClientError,
   })
   parseJsonWithDepthLimit(app)
-  addHostHooks(app)
+  const draining = new AbortController()
+  const front = addHostHooks(app, draining)
   app.setErrorHandler(handleHostError)
   app.setNotFoundHandler((request, reply) => reply.status(404).send(errorBody(404, 'Route not found', request.id)))
 
   await app.register(probesPlugin, { deps })
   await app.register(docsPlugin, { config })
-  await app.register(trpcPlugin, { deps, createContext })
+  await app.register(trpcPlugin, { deps, createContext, draining: draining.signal })
   await app.register(restPlugin, { deps, createContext })
   // Uploads: plain routes in their own scope (multipart, not JSON procedures).
   await app.register(mediaRoutes, { createContext, config })
   // Run events for REST clients: Server-Sent Events, no JSON procedure.
-  await app.register(runEventsRoutes, { createContext })
+  await app.register(runEventsRoutes, { createContext, draining: draining.signal })
   // Workflow webhooks: any content type, raw body kept for signatures.
   await app.register(webhookRoutes, { deps })
 
-  return { app, createContext }
+  return { app, createContext, front }
 }

@@ -66,6 +66,12 @@ export class JsonTooDeepError extends Error {
   }
 }
 
+/**
+ * Seconds a client is asked to wait (`Retry-After`) before it sends again a request the host
+ * refused while draining for a shutdown (docs/operations.md, "Shutdown").
+ */
+export const DRAIN_RETRY_AFTER_SECONDS = 5
+
 /** An error body. */
 export function errorBody(status: number, message: string, requestId: string, issues?: unknown[]) {
   return { message, code: CODE_BY_STATUS[status] ?? 'BAD_REQUEST', ...(issues ? { issues } : {}), request_id: requestId }

@@ -4,12 +4,15 @@
  * stream ends after the run's final event (`run.succeeded`, `run.failed`, `run.canceled`). A
  * client that lost its connection reconnects with `Last-Event-ID` (or `?last_event_id=`) to any
  * API process and gets what it missed: the log is in the database (src/llm/run-log.ts). A comment
- * line every 15 s keeps proxies from closing an idle stream. Errors before the stream starts
- * (401, 404, 400) answer the usual JSON bodies.
+ * line every 15 s keeps proxies from closing an idle stream. When the process starts shutting
+ * down, each stream gets a `reconnect` event (and `retry: 1000`) and ends: EventSource clients
+ * reconnect by themselves, with `Last-Event-ID`, and a load balancer sends them to another
+ * process. Errors before the stream starts (401, 404, 400) answer the usual JSON bodies.
  */
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { ValidationError } from '../platform/errors.ts'
+import { FINAL_EVENT_TYPES } from '../llm/run-log.ts'
 import { toRunEvent } from '../schemas/run.schema.ts'
 import * as runs from '../services/runs.service.ts'
 import { handleRouteError } from './errors.ts'
@@ -18,12 +21,16 @@ import { authorize, contextOf } from './route-auth.ts'
 
 /** Seconds between keep-alive comments. */
 const KEEP_ALIVE_MS = 15_000
+/** Milliseconds an EventSource waits before it reconnects after a shutdown ended its stream. */
+const RECONNECT_RETRY_MS = 1_000
 
 const EventId = z.string().regex(/^\d{1,9}$/, 'must be an event id (a whole number)')
 
 /** What the route needs from the host. */
 export interface RunEventsRoutesOptions {
   createContext: CreateContext
+  /** Aborted when the host starts draining (shutdown): streams are told to reconnect, then end. */
+  draining?: AbortSignal
 }
 
 /** Registers the route; errors go through the host's handler (the documented error bodies). */
@@ -41,7 +48,9 @@ export async function runEventsRoutes(scope: FastifyInstance, options: RunEvents
       after = Number(parsed.data)
     }
     const gone = new AbortController()
-    const events = await runs.events(ctx, request.params.run_uuid, after, gone.signal)
+    const { draining } = options
+    const stop = draining ? AbortSignal.any([gone.signal, draining]) : gone.signal
+    const events = await runs.events(ctx, request.params.run_uuid, after, stop)
 
     reply.hijack()
     const res = reply.raw
@@ -56,13 +65,22 @@ export async function runEventsRoutes(scope: FastifyInstance, options: RunEvents
     const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS)
     const onClose = () => gone.abort()
     res.on('close', onClose)
+    let last = after
+    let ended = false
     try {
       for await (const event of events) {
         const wire = toRunEvent(event)
+        last = wire.id
+        ended = FINAL_EVENT_TYPES.has(wire.type)
         res.write(`id: ${wire.id}\nevent: ${wire.type}\ndata: ${JSON.stringify(wire)}\n\n`)
       }
+      if (draining?.aborted && !gone.signal.aborted && !ended) {
+        // The follower stopped because this process is shutting down, not because the run ended.
+        const wire = { message: 'The service is shutting down; reconnect with Last-Event-ID', last_event_id: last, retry_ms: RECONNECT_RETRY_MS }
+        res.write(`retry: ${RECONNECT_RETRY_MS}\nevent: reconnect\ndata: ${JSON.stringify(wire)}\n\n`)
+      }
     } catch (error) {
-      if (!gone.signal.aborted) {
+      if (!gone.signal.aborted && !draining?.aborted) {
         request.log.error({ err: error }, 'run event stream failed')
         res.write(`event: error\ndata: ${JSON.stringify({ message: 'The event stream failed; reconnect with Last-Event-ID' })}\n\n`)
       }

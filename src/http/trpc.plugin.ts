@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { WebSocketServer } from 'ws'
 import { appRouter } from '../../routers/index.ts'
 import type { AppDeps } from '../trpc/context.ts'
+import { DRAIN_RETRY_AFTER_SECONDS } from './errors.ts'
 import { contextOfRequest, requestIdOf, wsHeaders, type ConnectionParams, type CreateContext } from './request-context.ts'
 
 /** What the tRPC surface needs from the host. */
@@ -15,6 +16,8 @@ export interface TrpcOptions {
   /** `log` for procedure faults, `config.bodyLimitBytes` for WebSocket messages. */
   deps: Pick<AppDeps, 'log' | 'config'>
   createContext: CreateContext
+  /** Aborted when the host starts draining (shutdown): WebSocket clients are told to reconnect. */
+  draining?: AbortSignal
 }
 
 /** Registers `/trpc` over HTTP and the WebSocket server behind it. */
@@ -35,10 +38,12 @@ export async function trpcPlugin(scope: FastifyInstance, options: TrpcOptions): 
 }
 
 /**
- * Answers WebSocket upgrades of `/trpc` (any other path is refused by closing the socket). On
- * close, clients are told to reconnect and closed with 1001, so they find another process.
+ * Answers WebSocket upgrades of `/trpc` (any other path is refused by closing the socket). When
+ * the host drains (or closes), clients are told to reconnect (tRPC's reconnect notification) and
+ * closed with 1001, so they find another process; upgrades that arrive while draining are answered
+ * 503 with `Retry-After`.
  */
-function serveWebSockets(scope: FastifyInstance, { deps, createContext }: TrpcOptions): void {
+function serveWebSockets(scope: FastifyInstance, { deps, createContext, draining }: TrpcOptions): void {
   const wss = new WebSocketServer({ noServer: true, maxPayload: deps.config.bodyLimitBytes })
   const wssHandler = applyWSSHandler({
     wss,
@@ -55,11 +60,22 @@ function serveWebSockets(scope: FastifyInstance, { deps, createContext }: TrpcOp
   })
   scope.server.on('upgrade', (req, socket, head) => {
     if (!req.url?.startsWith('/trpc')) return void socket.destroy()
+    if (draining?.aborted) {
+      socket.end(`HTTP/1.1 503 Service Unavailable\r\nRetry-After: ${DRAIN_RETRY_AFTER_SECONDS}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`)
+      return
+    }
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req))
   })
-  scope.addHook('preClose', (done) => {
+  let told = false
+  const reconnect = () => {
+    if (told) return
+    told = true
     wssHandler.broadcastReconnectNotification()
     for (const client of wss.clients) client.close(1001, 'server shutting down')
+  }
+  draining?.addEventListener('abort', reconnect, { once: true })
+  scope.addHook('preClose', (done) => {
+    reconnect()
     wss.close(() => done())
   })
 }

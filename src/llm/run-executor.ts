@@ -71,6 +71,8 @@ export async function executeRun(deps: ExecutorDeps, call: ModelCall, stored: Pr
   }
   const plan = await planned
   if (!plan) return { status: 'failed', error: { code: 'not_stored', message: 'The run could not be stored' }, output: '' }
+  // Another process ended the run (and wrote its final event): nothing more is ours to write.
+  if (cancel.reason instanceof RunLostError) return { status: 'failed', error: { code: 'interrupted', message: cancel.reason.message }, output: '' }
   return conclude(deps, plan, log, failure, answer, started)
 }
 
@@ -329,6 +331,14 @@ function classify(error: unknown, cancel: AbortSignal, timeout: AbortSignal): Fa
 /** Thrown into a run's cancel signal when the process shuts down under it. */
 export class RunInterruptedError extends Error {
   override name = 'RunInterruptedError'
+}
+
+/**
+ * Thrown into a run's cancel signal when its heartbeat finds that another process has ended it
+ * (this process's beats did not land for three beats): the run stops without writing anything.
+ */
+export class RunLostError extends Error {
+  override name = 'RunLostError'
 }
 
 /** A short, single-line description of an error for a run's record. */

@@ -4,8 +4,8 @@
  *
  * Writing: the executing process is the only writer of a run's log, so it numbers events itself
  * (`seq` from 1, no gaps). Events queue in memory; one write at a time stores everything queued
- * in one statement (which also moves `runs.events_count` and `runs.updated_at`, the heartbeat
- * the restart sweep reads), then publishes them on the {@link RunBus}. While a write is under
+ * in one statement (which also moves `runs.events_count` and `runs.updated_at`), then publishes
+ * them on the {@link RunBus}. While a write is under
  * way new events wait for the next, so a fast stream costs a few statements, not one per delta,
  * and the first event goes out after a single insert.
  */

@@ -9,6 +9,7 @@ import { Migration20261121153411_deleted_indexes } from './Migration202611211534
 import { Migration20261121162322_workflow_engine } from './Migration20261121162322_workflow_engine.ts'
 import { Migration20261121215458_deleted_threads_index } from './Migration20261121215458_deleted_threads_index.ts'
 import { Migration20261121224447_messages_run_id_index } from './Migration20261121224447_messages_run_id_index.ts'
+import { Migration20261125144244_run_heartbeats } from './Migration20261125144244_run_heartbeats.ts'
 
 export const migrationsList: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261121093927', class: Migration20261121093927 },
@@ -19,4 +20,5 @@ export const migrationsList: { name: string; class: Constructor<Migration> }[] =
   { name: 'Migration20261121162322_workflow_engine', class: Migration20261121162322_workflow_engine },
   { name: 'Migration20261121215458_deleted_threads_index', class: Migration20261121215458_deleted_threads_index },
   { name: 'Migration20261121224447_messages_run_id_index', class: Migration20261121224447_messages_run_id_index },
+  { name: 'Migration20261125144244_run_heartbeats', class: Migration20261125144244_run_heartbeats },
 ]

@@ -91,6 +91,11 @@ const EnvSchema = z.object({
   LLM_TIMEOUT_MS: int(1, 3_600_000).default(120_000),
   /** Most model steps (calls) in one run; each tool round trip is one more step. */
   RUN_MAX_STEPS: int(1, 100).default(8),
+  /**
+   * How often a process refreshes the heartbeat of the runs it executes, in milliseconds; a run
+   * whose heartbeat is 3 beats old is ended `interrupted` by any process (its process died).
+   */
+  RUN_HEARTBEAT_MS: int(100, 60_000).default(3_000),
   /** Longest wait for one tool HTTP call, in milliseconds. */
   TOOL_TIMEOUT_MS: int(1, 600_000).default(15_000),
   /** Largest tool response body read, in bytes; a larger one is cut off and reported as a failed call. */
@@ -143,6 +148,8 @@ export interface Config {
     /** Milliseconds. */
     timeoutMs: number
     maxSteps: number
+    /** Milliseconds between heartbeats of the runs a process executes. */
+    heartbeatMs: number
   }
   /** Outgoing tool calls. */
   tools: { timeoutMs: number; maxResponseBytes: number; allowPrivateNetwork: boolean }
@@ -243,6 +250,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       defaultModel: e.DEFAULT_MODEL,
       timeoutMs: e.LLM_TIMEOUT_MS,
       maxSteps: e.RUN_MAX_STEPS,
+      heartbeatMs: e.RUN_HEARTBEAT_MS,
     },
     tools: {
       timeoutMs: e.TOOL_TIMEOUT_MS,

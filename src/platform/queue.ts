@@ -96,6 +96,7 @@ export class JobQueue {
   #boss: PgBoss | undefined
   #starting: Promise<PgBoss> | undefined
   #working = false
+  #draining = false
   #stopped = false
 
   constructor(
@@ -217,7 +218,20 @@ export class JobQueue {
   }
 
   async #workAll(boss: PgBoss): Promise<void> {
+    if (this.#draining) return
     for (const { work } of this.#jobs.values()) await work(boss)
+  }
+
+  /**
+   * Stops fetching jobs in this process (the first step of a shutdown); the handlers running now
+   * go on, and sending still works. {@link stop} closes the queue afterwards.
+   */
+  async drain(): Promise<void> {
+    if (this.#draining) return
+    this.#draining = true
+    if (!this.#working || !this.#boss) return
+    const boss = this.#boss
+    await Promise.all([...this.#jobs.keys()].map((name) => boss.offWork(name, { wait: false })))
   }
 
   #known(name: string): void {

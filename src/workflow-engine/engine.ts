@@ -501,21 +501,44 @@ export class WorkflowEngine {
   }
 
   /**
-   * Waits up to `timeoutMs` for executions running here, then interrupts the rest (they end
-   * `failed`, `interrupted`) and waits for them to be stored. Jobs that arrive meanwhile fail
-   * (pg-boss retries them per their policy); the runtime stops the queue afterwards.
+   * The first step of a shutdown: jobs that reach this process from now on fail at once (pg-boss
+   * retries them, on another worker), and so do those still waiting here for room in their
+   * workspace (their executions are still `queued`). Executions running here go on.
    */
-  async close(timeoutMs: number): Promise<void> {
+  drain(): void {
     this.#closing = true
-    clearInterval(this.#heartbeat)
-    clearInterval(this.#sweepTimer)
-    const all = () => Promise.all([...this.#work])
+  }
+
+  /** Resolves once no execution runs here, or at `deadline` (epoch milliseconds). */
+  async settled(deadline: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined
-    await Promise.race([all(), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))])
+    const late = new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))))
+    await Promise.race([Promise.all([...this.#work]), late])
     clearTimeout(timer)
+  }
+
+  /**
+   * Interrupts the executions still running here (they end `failed`, `interrupted`) and waits for
+   * them to be stored.
+   */
+  async interrupt(): Promise<void> {
+    this.#closing = true
     for (const controller of this.#active.values()) {
       controller.abort(new ExecutionInterruptedError('The service shut down before the execution finished'))
     }
-    await all()
+    await Promise.all([...this.#work])
+  }
+
+  /**
+   * Waits up to `timeoutMs` for executions running here, interrupts the rest ({@link interrupt}),
+   * then stops beating and sweeping. Jobs that arrive meanwhile fail (pg-boss retries them per
+   * their policy); the runtime stops the queue afterwards.
+   */
+  async close(timeoutMs = 0): Promise<void> {
+    this.drain()
+    await this.settled(Date.now() + timeoutMs)
+    await this.interrupt()
+    clearInterval(this.#heartbeat)
+    clearInterval(this.#sweepTimer)
   }
 }

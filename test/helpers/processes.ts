@@ -1,0 +1,82 @@
+/**
+ * Real service processes for the tests of shutdown and crash recovery (test/shutdown.test.ts,
+ * test/crash-recovery.test.ts): `npm start` and `npm run worker` as Node itself with tsx as a
+ * loader (not the tsx CLI, which runs the script in a child process that a signal to the CLI would
+ * not reach), the same way as test/workflow-crash.test.ts.
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { NODE_FLAGS } from '../../src/node-flags.ts'
+import { freePort } from './ports.ts'
+import { httpClient, type TestApp } from './app.ts'
+
+/** A started process, what it printed so far, and how it ended. */
+export interface ServiceProcess {
+  child: ChildProcess
+  /** Everything it wrote to stdout and stderr. */
+  output: () => string
+  /** Settles with the exit code (null after a signal) once it has exited. */
+  exited: Promise<number | null>
+}
+
+/** A started `npm start`, with an HTTP client for it. */
+export interface ServerProcess extends ServiceProcess {
+  url: string
+  http: TestApp['http']
+}
+
+/**
+ * Starts `script` (src/server.ts or src/worker.ts) with `env` over the test process's
+ * environment; resolves once its output matches `readyLine`.
+ * @throws when it exits first or is not ready within 60 s.
+ */
+export async function startProcess(script: string, env: Record<string, string>, readyLine: RegExp): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => resolve(code))
+    child.once('error', (error) => {
+      output += `\n${error.message}`
+      resolve(-1)
+    })
+  })
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${script} did not start: ${output.slice(-2000)}`)), 60_000)
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString()
+      if (readyLine.test(output)) {
+        clearTimeout(timer)
+        resolve()
+      }
+    }
+    child.stdout!.on('data', onData)
+    child.stderr!.on('data', onData)
+    void exited.then((code) => reject(new Error(`${script} exited with ${code}: ${output.slice(-2000)}`)))
+  })
+  return { child, output: () => output, exited }
+}
+
+/** Starts `npm start` on a free loopback port. */
+export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
+  const port = await freePort()
+  const started = await startProcess('src/server.ts', { ...env, HOST: '127.0.0.1', PORT: String(port) }, /listening on/)
+  const url = `http://127.0.0.1:${port}`
+  return { ...started, url, http: httpClient(url) }
+}
+
+/** Sends `signal` unless the process has exited; resolves with its exit code once it has. */
+export async function stopProcess(proc: ServiceProcess | undefined, signal: NodeJS.Signals = 'SIGKILL'): Promise<number | null> {
+  if (!proc) return null
+  if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill(signal)
+  return proc.exited
+}
+
+/** Polls `read` every 100 ms until `done` holds for its answer; throws with the last answer after `timeoutMs`. */
+export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await read()
+    if (done(value)) return value
+    if (Date.now() > deadline) throw new Error(`not reached within ${timeoutMs} ms: ${JSON.stringify(value).slice(0, 2000)}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}

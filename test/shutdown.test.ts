@@ -1,0 +1,189 @@
+/**
+ * SIGTERM with work in flight (docs/operations.md, "Shutdown"): a real `npm start` process
+ * (src/server.ts under tsx) on the mode the suite runs in (a PGlite data folder, or a fresh
+ * PostgreSQL database), its model a local OpenAI-compatible server (test/helpers/upstream.ts)
+ * that answers slowly. While it drains, new requests are answered 503 with `Retry-After`,
+ * run-event streams are told to reconnect, and work in flight gets `SHUTDOWN_TIMEOUT_MS`: what ends
+ * in time answers normally, what does not ends `interrupted` and its caller still gets a clean
+ * answer. The process exits 0 before the hard exit, and after a restart nothing is `running`.
+ */
+import { request } from 'node:http'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freshDatabase } from './helpers/database.ts'
+import { TEST_APP_KEY, type HttpResult } from './helpers/app.ts'
+import { readSse } from './helpers/sse.ts'
+import { startUpstream, type Upstream } from './helpers/upstream.ts'
+import { startServer, stopProcess, until, type ServerProcess } from './helpers/processes.ts'
+
+/** Milliseconds of grace the server gets; long work takes far more, quick work far less. */
+const GRACE_MS = 3_000
+
+/** A GET on a new connection (no keep-alive pool): status and raw headers, or the connection error. */
+function freshGet(url: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined> } | { error: string }> {
+  return new Promise((resolve) => {
+    const req = request(url, { agent: false }, (res) => {
+      res.resume()
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }))
+    })
+    req.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }))
+    req.end()
+  })
+}
+
+describe('SIGTERM with requests, runs and executions in flight', () => {
+  const env: Record<string, string> = {
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    APP_KEY: TEST_APP_KEY,
+    SHUTDOWN_TIMEOUT_MS: String(GRACE_MS),
+    LLM_TIMEOUT_MS: '60000',
+    OPENAI_API_KEY: 'sk-upstream-test',
+  }
+  let upstream: Upstream
+  let drop: (() => Promise<void>) | undefined
+  const servers: ServerProcess[] = []
+
+  beforeAll(async () => {
+    upstream = await startUpstream()
+    env.OPENAI_BASE_URL = upstream.url
+    // Inputs say how long the model takes: `quick` ends within the grace period, `long` does not.
+    upstream.respondWith((req) => {
+      const text = JSON.stringify(req.body?.messages ?? [])
+      return { kind: 'slow', delayMs: text.includes('long') ? 50_000 : 1_500 }
+    })
+    if (process.env.DATABASE_URL) {
+      const database = await freshDatabase()
+      await database.orm.close()
+      env.DATABASE_URL = database.url!
+      drop = database.drop
+    } else {
+      env.DATA_DIR = mkdtempSync(path.join(tmpdir(), 'aw-shutdown-'))
+    }
+  }, 60_000)
+  afterAll(async () => {
+    for (const server of servers) await stopProcess(server)
+    await upstream?.close()
+    await drop?.()
+  })
+
+  it('answers new requests 503, lets quick work finish, interrupts the rest, exits 0 in time; nothing stays running', async () => {
+    const first = await startServer(env)
+    servers.push(first)
+    const { http } = first
+    const signUp = await http('POST', '/api/v1/auth/sign-up', { body: { name: 'Grace', email: 'grace@example.com', password: 'correct horse battery staple' } })
+    expect(signUp.status, JSON.stringify(signUp.body)).toBe(201)
+    const token = String(signUp.body.data.access_token)
+    const agent = await http('POST', '/api/v1/agents', { token, body: { name: 'Slowpoke', instruction: 'Answer.' } })
+    expect(agent.status, JSON.stringify(agent.body)).toBe(201)
+    const agentUuid = String(agent.body.data.uuid)
+    const workflow = async (name: string, seconds: number) => {
+      const created = await http('POST', '/api/v1/workflows', {
+        token,
+        body: {
+          name,
+          nodes: [
+            { id: 'start', type: 'manual_trigger', parameters: {} },
+            { id: 'pause', type: 'wait', parameters: { seconds } },
+          ],
+          edges: [{ source: 'start', target: 'pause' }],
+        },
+      })
+      expect(created.status, JSON.stringify(created.body)).toBe(201)
+      return String(created.body.data.uuid)
+    }
+    const quickFlow = await workflow('Quick', 2)
+    const longFlow = await workflow('Long', 40)
+
+    const runAgent = (input: string, background = false) =>
+      http('POST', `/api/v1/agents/${agentUuid}/run`, { token, body: { input, ...(background ? { background: true } : {}) } })
+    const runFlow = (uuid: string, background = false) => http('POST', `/api/v1/workflows/${uuid}/run`, { token, body: background ? { background: true } : {} })
+
+    // Background work first, so it is running when the waited requests start.
+    const backgroundRuns = await Promise.all([1, 2, 3, 4, 5].map((n) => runAgent(`long background ${n}`, true)))
+    for (const res of backgroundRuns) expect(res.status, JSON.stringify(res.body)).toBe(202)
+    const backgroundRunUuids = backgroundRuns.map((res) => String(res.body.data.run.uuid))
+    const backgroundFlows = await Promise.all([1, 2, 3].map(() => runFlow(longFlow, true)))
+    for (const res of backgroundFlows) expect(res.status, JSON.stringify(res.body)).toBe(202)
+    const backgroundFlowUuids = backgroundFlows.map((res) => String(res.body.data.uuid))
+    await until(
+      () => Promise.all(backgroundFlowUuids.map((uuid) => http('GET', `/api/v1/workflow-executions/${uuid}`, { token }))),
+      (all) => all.every((res) => res.body?.data?.status === 'running'),
+      20_000,
+    )
+    const quickRuns = [1, 2, 3].map((n) => runAgent(`quick ${n}`))
+    const longRuns = [1, 2, 3].map((n) => runAgent(`long ${n}`))
+    const quickFlows = [1, 2].map(() => runFlow(quickFlow))
+    const longFlows = [1, 2].map(() => runFlow(longFlow))
+    const stream = readSse(`${first.url}/api/v1/runs/${backgroundRunUuids[0]}/events`, { authorization: `Bearer ${token}` })
+    // Every waited request has reached the server (its run or execution is stored and running).
+    await until(
+      () => http('GET', `/api/v1/workflow-executions/counts`, { token }),
+      (res) => res.body?.data?.running === 7,
+      20_000,
+    )
+    await until(async () => upstream.requests.length, (count) => count === 11, 20_000)
+
+    const signaled = Date.now()
+    first.child.kill('SIGTERM')
+    await until(async () => first.output(), (output) => output.includes('shutting down'), 5_000)
+
+    // Draining: the process still accepts connections and answers 503 with Retry-After.
+    const refused = await freshGet(`${first.url}/api/v1/agents`)
+    expect(refused).toMatchObject({ status: 503, headers: { 'retry-after': '5', connection: 'close' } })
+    expect(await freshGet(`${first.url}/ready`)).toMatchObject({ status: 503 })
+    expect(await freshGet(`${first.url}/health`)).toMatchObject({ status: 200 })
+    // The run-event stream is told to reconnect and ends, well before the grace period does.
+    const followed = await stream
+    const streamEndedMs = Date.now() - signaled
+    expect(followed.events.at(-1)?.event).toBe('reconnect')
+    expect(JSON.parse(followed.events.at(-1)!.data)).toMatchObject({ retry_ms: 1000 })
+    expect(streamEndedMs).toBeLessThan(GRACE_MS)
+
+    // Quick work finished normally; long work got a clean answer once the grace period was over.
+    const quick = await Promise.all(quickRuns)
+    for (const res of quick) expect(res.body.data?.run, JSON.stringify(res.body)).toMatchObject({ status: 'succeeded' })
+    const long = await Promise.all(longRuns)
+    for (const res of long) {
+      expect(res.status, JSON.stringify(res.body)).toBe(502)
+      expect(res.body.message).toMatch(/^Run [0-9a-f-]{36} failed: The service shut down before the run finished$/)
+    }
+    const longRunUuids = long.map((res: HttpResult) => String(/Run ([0-9a-f-]{36})/.exec(res.body.message)![1]))
+    for (const res of await Promise.all(quickFlows)) expect(res.body.data, JSON.stringify(res.body)).toMatchObject({ status: 'succeeded' })
+    const longFlowAnswers = await Promise.all(longFlows)
+    for (const res of longFlowAnswers) {
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+      expect(res.body.data).toMatchObject({ status: 'failed', error: { code: 'interrupted' } })
+    }
+
+    // The process exits 0 after the grace period plus the short hand-over, never by the hard exit.
+    const code = await first.exited
+    const shutdownMs = Date.now() - signaled
+    console.info(`shutdown took ${shutdownMs} ms (grace ${GRACE_MS} ms); the run-event stream ended after ${streamEndedMs} ms`)
+    expect(code, first.output().slice(-3000)).toBe(0)
+    expect(first.output()).not.toContain('shutdown timed out')
+    expect(shutdownMs).toBeGreaterThanOrEqual(GRACE_MS)
+    expect(shutdownMs).toBeLessThan(GRACE_MS + 4_500)
+
+    // Restarted: every run and execution is final, none `running`.
+    const second = await startServer(env)
+    servers.push(second)
+    const runStatuses = await Promise.all(
+      [...backgroundRunUuids, ...longRunUuids].map(async (uuid) => (await second.http('GET', `/api/v1/runs/${uuid}`, { token })).body.data.run),
+    )
+    expect(runStatuses.map((run) => [run.status, run.error?.code])).toEqual(Array(8).fill(['failed', 'interrupted']))
+    const counts = await second.http('GET', '/api/v1/workflow-executions/counts', { token })
+    expect(counts.body.data).toMatchObject({ queued: 0, running: 0, succeeded: 2, failed: 5, canceled: 0, total: 7 })
+    for (const uuid of backgroundFlowUuids) {
+      const execution = await second.http('GET', `/api/v1/workflow-executions/${uuid}`, { token })
+      expect(execution.body.data).toMatchObject({ status: 'failed', error: { code: 'interrupted' } })
+    }
+    // Each interrupted run's log ends with its final event.
+    const events = await readSse(`${second.url}/api/v1/runs/${backgroundRunUuids[1]}/events`, { authorization: `Bearer ${token}` })
+    expect(events.events.at(-1)?.event).toBe('run.failed')
+    expect(JSON.parse(events.events.at(-1)!.data).data.error.code).toBe('interrupted')
+    expect(await stopProcess(second, 'SIGTERM')).toBe(0)
+  }, 90_000)
+})
