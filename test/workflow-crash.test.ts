@@ -14,29 +14,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freshDatabase } from './helpers/database.ts'
 import { NODE_FLAGS } from '../src/node-flags.ts'
 import { freePort } from './helpers/ports.ts'
+import { startProcess } from './helpers/processes.ts'
 import { httpClient, TEST_APP_KEY } from './helpers/app.ts'
 
 /** Starts `script` (src/server.ts or src/worker.ts) with `env`; resolves once it logs `ready` (a line matching `readyLine`). */
+/** Starts `script` and answers its process (test/helpers/processes.ts starts it). */
 async function start(script: string, env: Record<string, string>, readyLine: RegExp): Promise<ChildProcess> {
-  // Node itself with tsx as a loader (not the tsx CLI, which runs the script in a child process
-  // that a SIGKILL of the CLI would leave running): the signal reaches the process that serves.
-  const child = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-  let output = ''
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${script} did not start: ${output.slice(-2000)}`)), 60_000)
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString()
-      if (readyLine.test(output)) {
-        clearTimeout(timer)
-        resolve()
-      }
-    }
-    child.stdout!.on('data', onData)
-    child.stderr!.on('data', onData)
-    child.on('exit', (code) => reject(new Error(`${script} exited with ${code}: ${output.slice(-2000)}`)))
-  })
-  child.removeAllListeners('exit')
-  return child
+  return (await startProcess(script, env, readyLine)).child
 }
 
 async function kill(child: ChildProcess | undefined, signal: NodeJS.Signals = 'SIGKILL') {
