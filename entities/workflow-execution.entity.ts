@@ -17,7 +17,7 @@ export type NodeRunStatus = (typeof NODE_RUN_STATUSES)[number]
 /**
  * One run of a workflow (`workflow_executions`, docs/api/metrics.md and docs/api/workflows.md): recorded before it
  * starts, then claimed by the process that runs it, which keeps `heartbeat_at` fresh; the
- * recovery sweep fails a `running` execution whose heartbeat stopped (src/workflow-engine).
+ * recovery sweep resumes or fails a `running` execution whose heartbeat stopped (src/workflow-engine).
  */
 export const WorkflowExecution = defineEntity({
   name: 'WorkflowExecution',
@@ -52,6 +52,16 @@ export const WorkflowExecution = defineEntity({
     retryOf: p.bigint('number').nullable().fieldName('retry_of_id'),
     /** Refreshed by the process running it; stale means that process died. */
     heartbeatAt: p.datetime().nullable().fieldName('heartbeat_at'),
+    /**
+     * How many times a process took it to run (1 for the first run, one more per resumption): only
+     * the process whose claim is current may beat for it, store its progress or settle it.
+     */
+    attempts: p.integer().default(0),
+    /**
+     * What an interrupted execution resumes from (`settings.on_interrupt: resume`): the nodes that
+     * finished, in order, and the execution's view of the static data they left (src/workflow-engine/executor.ts).
+     */
+    checkpoint: p.json<unknown>().nullable(),
     startedAt: p.datetime().nullable().fieldName('started_at'),
     finishedAt: p.datetime().nullable().fieldName('finished_at'),
     durationMs: p.integer().fieldName('duration_ms').nullable(),

@@ -9,12 +9,13 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
 import { freshDatabase } from './helpers/database.ts'
 import { TEST_APP_KEY } from './helpers/app.ts'
 import { readSse } from './helpers/sse.ts'
 import { startUpstream, type Upstream } from './helpers/upstream.ts'
-import { startServer, stopProcess, until, type ServiceProcess } from './helpers/processes.ts'
+import { startHitCounter, startProcess, startServer, stopProcess, until, type HitCounter, type ServiceProcess } from './helpers/processes.ts'
+import type { Orm } from '../src/platform/db.ts'
 
 /** The environment every process of a test shares: the test defaults, and a database of its own. */
 async function baseEnv(): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
@@ -51,6 +52,7 @@ describe('npm start killed with background agent runs in flight', () => {
   })
 
   it('ends every run failed (interrupted) with its final event within 20 s of the restart; none stays running', async () => {
+    onTestFailed(() => console.error(processes.map((proc) => proc.output().slice(-6000)).join('\n---- next process ----\n')))
     const first = await startServer(env)
     processes.push(first)
     const signUp = await first.http('POST', '/api/v1/auth/sign-up', { body: { name: 'Crash', email: 'crash@example.com', password: 'correct horse battery staple' } })
@@ -88,4 +90,123 @@ describe('npm start killed with background agent runs in flight', () => {
     expect(final - ready).toBeLessThan(20_000)
     expect(await stopProcess(second, 'SIGTERM')).toBe(0)
   }, 90_000)
+})
+
+describe.runIf(Boolean(process.env.DATABASE_URL))('npm run worker killed with executions in flight', () => {
+  const EACH = 5
+  let counter: HitCounter
+  let env: Record<string, string>
+  let orm: Orm
+  let drop: (() => Promise<void>) | undefined
+  const processes: ServiceProcess[] = []
+
+  beforeAll(async () => {
+    counter = await startHitCounter()
+    const database = await freshDatabase()
+    orm = database.orm
+    drop = database.drop
+    env = { NODE_ENV: 'test', LOG_LEVEL: 'info', APP_KEY: TEST_APP_KEY, DATABASE_URL: database.url!, TOOL_ALLOW_PRIVATE_NETWORK: 'true' }
+  }, 60_000)
+  afterAll(async () => {
+    for (const proc of processes) await stopProcess(proc)
+    await counter?.close()
+    await drop?.()
+  })
+
+  it('resumes the executions of workflows with on_interrupt: resume and fails the others within seconds; none runs a node twice', async () => {
+    onTestFailed(() => console.error(processes.map((proc) => proc.output().slice(-6000)).join('\n---- next process ----\n')))
+    const api = await startServer({ ...env, WORKER: 'false' })
+    processes.push(api)
+    const worker = await startProcess('src/worker.ts', env, /worker started/)
+    processes.push(worker)
+    const { http } = api
+    const signUp = await http('POST', '/api/v1/auth/sign-up', { body: { name: 'Crash', email: 'worker-crash@example.com', password: 'correct horse battery staple' } })
+    const token = String(signUp.body.data.access_token)
+    // Each says it started, waits (40 s; 1 s once resumed: the graph is changed before the kill, and
+    // a resumed execution runs its workflow's graph as it is then), says it ended.
+    const hit = (name: string) => ({ method: 'GET', url: `="${counter.url}/hit/" & $execution.uuid & "/${name}"` })
+    const nodes = (seconds: number) => [
+      { id: 'start', type: 'manual_trigger', parameters: {} },
+      { id: 'before', type: 'http_request', parameters: hit('before') },
+      { id: 'pause', type: 'wait', parameters: { seconds } },
+      { id: 'after', type: 'http_request', parameters: hit('after') },
+    ]
+    const workflow = async (name: string, settings: Record<string, unknown>) => {
+      const created = await http('POST', '/api/v1/workflows', {
+        token,
+        body: {
+          name,
+          settings,
+          nodes: nodes(40),
+          edges: [
+            { source: 'start', target: 'before' },
+            { source: 'before', target: 'pause' },
+            { source: 'pause', target: 'after' },
+          ],
+        },
+      })
+      expect(created.status, JSON.stringify(created.body)).toBe(201)
+      return String(created.body.data.uuid)
+    }
+    const resumable = await workflow('Resumable', { on_interrupt: 'resume' })
+    const failing = await workflow('Failing', {})
+    const queue = (uuid: string) => http('POST', `/api/v1/workflows/${uuid}/run`, { token, body: { background: true } })
+    const queued = await Promise.all([...Array.from({ length: EACH }, () => queue(resumable)), ...Array.from({ length: EACH }, () => queue(failing))])
+    for (const res of queued) expect(res.status, JSON.stringify(res.body)).toBe(202)
+    const resumableUuids = queued.slice(0, EACH).map((res) => String(res.body.data.uuid))
+    const failingUuids = queued.slice(EACH).map((res) => String(res.body.data.uuid))
+    // Every execution is in its wait, on the worker.
+    await until(async () => counter.hits.size, (size) => size === 2 * EACH, 20_000)
+    for (const uuid of [resumable, failing]) expect((await http('PUT', `/api/v1/workflows/${uuid}`, { token, body: { nodes: nodes(1) } })).status).toBe(200)
+
+    await stopProcess(worker, 'SIGKILL')
+    const killed = Date.now()
+    const survivor = await startProcess('src/worker.ts', env, /worker started/)
+    processes.push(survivor)
+
+    const read = (uuid: string) => http('GET', `/api/v1/workflow-executions/${uuid}`, { token }).then((res) => res.body.data)
+    // When the dead worker's queue slots were released: none of its jobs is active any more.
+    const released = until(
+      async () => Number((await orm.em.fork().execute(`select count(*)::int as n from pgboss.job where name = 'workflow-execution' and state = 'active'`))[0].n),
+      (active) => active < 2 * EACH,
+      30_000,
+    ).then(() => Date.now() - killed)
+    const failedMs = until(() => Promise.all(failingUuids.map(read)), (all) => all.every((e) => e.status === 'failed'), 30_000).then(() => Date.now() - killed)
+    const resumedMs = until(
+      () => Promise.resolve(resumableUuids.filter((uuid) => counter.hits.get(`${uuid}/after`)).length),
+      (n) => n === EACH,
+      30_000,
+    ).then(() => Date.now() - killed)
+    const [releasedAfter, failedAfter, resumedAfter] = await Promise.all([released, failedMs, resumedMs])
+    const finals = await until(() => Promise.all(resumableUuids.map(read)), (all) => all.every((e) => e.status === 'succeeded'), 10_000)
+    console.info(
+      `after the kill: first queue slot released ${releasedAfter} ms, non-resumable executions failed ${failedAfter} ms, resumable ones ended ${resumedAfter} ms`,
+    )
+    expect(failedAfter).toBeLessThan(20_000)
+    expect(resumedAfter).toBeLessThan(20_000)
+    expect(releasedAfter).toBeLessThan(15_000)
+
+    for (const uuid of failingUuids) expect(await read(uuid)).toMatchObject({ status: 'failed', error: { code: 'abandoned' } })
+    for (const execution of finals) {
+      expect(execution.data.map((node: { node_id: string; status: string }) => [node.node_id, node.status])).toEqual([
+        ['start', 'succeeded'],
+        ['before', 'succeeded'],
+        ['pause', 'succeeded'],
+        ['after', 'succeeded'],
+      ])
+    }
+    // The dead worker's jobs come back from the queue (retried once their heartbeat stopped): they find nothing to run.
+    await until(
+      async () => Number((await orm.em.fork().execute(`select count(*)::int as n from pgboss.job where name = 'workflow-execution' and state in ('active', 'retry', 'created')`))[0].n),
+      (n) => n === 0,
+      20_000,
+    )
+    const hits = (uuid: string) => [counter.hits.get(`${uuid}/before`) ?? 0, counter.hits.get(`${uuid}/after`) ?? 0]
+    expect(resumableUuids.map(hits)).toEqual(Array(EACH).fill([1, 1]))
+    expect(failingUuids.map(hits)).toEqual(Array(EACH).fill([1, 0]))
+    const counts = await http('GET', '/api/v1/workflow-executions/counts', { token })
+    expect(counts.body.data).toMatchObject({ queued: 0, running: 0, succeeded: EACH, failed: EACH, canceled: 0, total: 2 * EACH })
+    expect(await stopProcess(survivor, 'SIGTERM')).toBe(0)
+    expect(await stopProcess(api, 'SIGTERM')).toBe(0)
+  }, 120_000)
 })

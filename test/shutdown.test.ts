@@ -4,19 +4,21 @@
  * PostgreSQL database), its model a local OpenAI-compatible server (test/helpers/upstream.ts)
  * that answers slowly. While it drains, new requests are answered 503 with `Retry-After`,
  * run-event streams are told to reconnect, and work in flight gets `SHUTDOWN_TIMEOUT_MS`: what ends
- * in time answers normally, what does not ends `interrupted` and its caller still gets a clean
- * answer. The process exits 0 before the hard exit, and after a restart nothing is `running`.
+ * in time answers normally, what does not ends `interrupted` (or, for a workflow with
+ * `on_interrupt: resume`, goes back to the queue) and its caller still gets a clean answer. The
+ * process exits 0 before the hard exit; after a restart nothing is `running`, and the handed-back
+ * executions resume from their last finished node.
  */
 import { request } from 'node:http'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
 import { freshDatabase } from './helpers/database.ts'
 import { TEST_APP_KEY, type HttpResult } from './helpers/app.ts'
 import { readSse } from './helpers/sse.ts'
 import { startUpstream, type Upstream } from './helpers/upstream.ts'
-import { startServer, stopProcess, until, type ServerProcess } from './helpers/processes.ts'
+import { startHitCounter, startServer, stopProcess, until, type HitCounter, type ServerProcess } from './helpers/processes.ts'
 
 /** Milliseconds of grace the server gets; long work takes far more, quick work far less. */
 const GRACE_MS = 3_000
@@ -41,12 +43,15 @@ describe('SIGTERM with requests, runs and executions in flight', () => {
     SHUTDOWN_TIMEOUT_MS: String(GRACE_MS),
     LLM_TIMEOUT_MS: '60000',
     OPENAI_API_KEY: 'sk-upstream-test',
+    TOOL_ALLOW_PRIVATE_NETWORK: 'true',
   }
   let upstream: Upstream
+  let counter: HitCounter
   let drop: (() => Promise<void>) | undefined
   const servers: ServerProcess[] = []
 
   beforeAll(async () => {
+    counter = await startHitCounter()
     upstream = await startUpstream()
     env.OPENAI_BASE_URL = upstream.url
     // Inputs say how long the model takes: `quick` ends within the grace period, `long` does not.
@@ -66,10 +71,12 @@ describe('SIGTERM with requests, runs and executions in flight', () => {
   afterAll(async () => {
     for (const server of servers) await stopProcess(server)
     await upstream?.close()
+    await counter?.close()
     await drop?.()
   })
 
   it('answers new requests 503, lets quick work finish, interrupts the rest, exits 0 in time; nothing stays running', async () => {
+    onTestFailed(() => console.error(servers.map((server) => server.output().slice(-6000)).join('\n---- next process ----\n')))
     const first = await startServer(env)
     servers.push(first)
     const { http } = first
@@ -96,6 +103,30 @@ describe('SIGTERM with requests, runs and executions in flight', () => {
     }
     const quickFlow = await workflow('Quick', 2)
     const longFlow = await workflow('Long', 40)
+    // Resumable: says it started, waits (40 s; 1 s once resumed: its graph is changed before the
+    // SIGTERM, and a resumed execution runs the graph of its workflow as it is then), says it ended.
+    const hit = (name: string) => ({ method: 'GET', url: `="${counter.url}/hit/" & $execution.uuid & "/${name}"` })
+    const resumableNodes = (seconds: number) => [
+      { id: 'start', type: 'manual_trigger', parameters: {} },
+      { id: 'before', type: 'http_request', parameters: hit('before') },
+      { id: 'pause', type: 'wait', parameters: { seconds } },
+      { id: 'after', type: 'http_request', parameters: hit('after') },
+    ]
+    const resumable = await http('POST', '/api/v1/workflows', {
+      token,
+      body: {
+        name: 'Resumable',
+        settings: { on_interrupt: 'resume' },
+        nodes: resumableNodes(40),
+        edges: [
+          { source: 'start', target: 'before' },
+          { source: 'before', target: 'pause' },
+          { source: 'pause', target: 'after' },
+        ],
+      },
+    })
+    expect(resumable.status, JSON.stringify(resumable.body)).toBe(201)
+    const resumableFlow = String(resumable.body.data.uuid)
 
     const runAgent = (input: string, background = false) =>
       http('POST', `/api/v1/agents/${agentUuid}/run`, { token, body: { input, ...(background ? { background: true } : {}) } })
@@ -108,8 +139,10 @@ describe('SIGTERM with requests, runs and executions in flight', () => {
     const backgroundFlows = await Promise.all([1, 2, 3].map(() => runFlow(longFlow, true)))
     for (const res of backgroundFlows) expect(res.status, JSON.stringify(res.body)).toBe(202)
     const backgroundFlowUuids = backgroundFlows.map((res) => String(res.body.data.uuid))
+    const resumableRuns = await Promise.all([1, 2].map(() => runFlow(resumableFlow, true)))
+    const resumableUuids = resumableRuns.map((res) => String(res.body.data.uuid))
     await until(
-      () => Promise.all(backgroundFlowUuids.map((uuid) => http('GET', `/api/v1/workflow-executions/${uuid}`, { token }))),
+      () => Promise.all([...backgroundFlowUuids, ...resumableUuids].map((uuid) => http('GET', `/api/v1/workflow-executions/${uuid}`, { token }))),
       (all) => all.every((res) => res.body?.data?.status === 'running'),
       20_000,
     )
@@ -117,13 +150,17 @@ describe('SIGTERM with requests, runs and executions in flight', () => {
     const longRuns = [1, 2, 3].map((n) => runAgent(`long ${n}`))
     const quickFlows = [1, 2].map(() => runFlow(quickFlow))
     const longFlows = [1, 2].map(() => runFlow(longFlow))
+    const waitedResumable = runFlow(resumableFlow)
     const stream = readSse(`${first.url}/api/v1/runs/${backgroundRunUuids[0]}/events`, { authorization: `Bearer ${token}` })
     // Every waited request has reached the server (its run or execution is stored and running).
     await until(
       () => http('GET', `/api/v1/workflow-executions/counts`, { token }),
-      (res) => res.body?.data?.running === 7,
+      (res) => res.body?.data?.running === 10,
       20_000,
     )
+    await until(async () => counter.hits.size, (size) => size === 3, 20_000)
+    const shortened = await http('PUT', `/api/v1/workflows/${resumableFlow}`, { token, body: { nodes: resumableNodes(1) } })
+    expect(shortened.status, JSON.stringify(shortened.body)).toBe(200)
     await until(async () => upstream.requests.length, (count) => count === 11, 20_000)
 
     const signaled = Date.now()
@@ -157,6 +194,11 @@ describe('SIGTERM with requests, runs and executions in flight', () => {
       expect(res.status, JSON.stringify(res.body)).toBe(200)
       expect(res.body.data).toMatchObject({ status: 'failed', error: { code: 'interrupted' } })
     }
+    // The waited resumable one went back to the queue: its caller is told so.
+    const handedBack = await waitedResumable
+    expect(handedBack.status, JSON.stringify(handedBack.body)).toBe(200)
+    expect(handedBack.body.data).toMatchObject({ status: 'queued', error: null })
+    resumableUuids.push(String(handedBack.body.data.uuid))
 
     // The process exits 0 after the grace period plus the short hand-over, never by the hard exit.
     const code = await first.exited
@@ -174,12 +216,29 @@ describe('SIGTERM with requests, runs and executions in flight', () => {
       [...backgroundRunUuids, ...longRunUuids].map(async (uuid) => (await second.http('GET', `/api/v1/runs/${uuid}`, { token })).body.data.run),
     )
     expect(runStatuses.map((run) => [run.status, run.error?.code])).toEqual(Array(8).fill(['failed', 'interrupted']))
-    const counts = await second.http('GET', '/api/v1/workflow-executions/counts', { token })
-    expect(counts.body.data).toMatchObject({ queued: 0, running: 0, succeeded: 2, failed: 5, canceled: 0, total: 7 })
     for (const uuid of backgroundFlowUuids) {
       const execution = await second.http('GET', `/api/v1/workflow-executions/${uuid}`, { token })
       expect(execution.body.data).toMatchObject({ status: 'failed', error: { code: 'interrupted' } })
     }
+    // The handed-back executions resume from their last finished node: `before` ran once, `pause` and `after` now.
+    await until(
+      () => Promise.all(resumableUuids.map(async (uuid) => (await second.http('GET', `/api/v1/workflow-executions/${uuid}`, { token })).body.data)),
+      (all) => all.every((execution) => execution?.status === 'succeeded'),
+      20_000,
+      (all) => all.map((execution) => ({ uuid: execution.uuid, status: execution.status, error: execution.error, nodes: execution.data.length })),
+    )
+    const resumed = await Promise.all(resumableUuids.map(async (uuid) => (await second.http('GET', `/api/v1/workflow-executions/${uuid}`, { token })).body.data))
+    for (const execution of resumed) {
+      expect(execution.data.map((node: { node_id: string; status: string }) => [node.node_id, node.status])).toEqual([
+        ['start', 'succeeded'],
+        ['before', 'succeeded'],
+        ['pause', 'succeeded'],
+        ['after', 'succeeded'],
+      ])
+      expect([counter.hits.get(`${execution.uuid}/before`), counter.hits.get(`${execution.uuid}/after`)]).toEqual([1, 1])
+    }
+    const counts = await second.http('GET', '/api/v1/workflow-executions/counts', { token })
+    expect(counts.body.data).toMatchObject({ queued: 0, running: 0, succeeded: 5, failed: 5, canceled: 0, total: 10 })
     // Each interrupted run's log ends with its final event.
     const events = await readSse(`${second.url}/api/v1/runs/${backgroundRunUuids[1]}/events`, { authorization: `Bearer ${token}` })
     expect(events.events.at(-1)?.event).toBe('run.failed')

@@ -326,6 +326,94 @@ describe('workflow runs', () => {
     })
   })
 
+  describe('interrupted executions (settings.on_interrupt)', () => {
+    const resumableGraph = graph(
+      [
+        manual,
+        { id: 'first', type: 'set', parameters: { values: { first: true }, static_data: { seen: '=$.n' } } },
+        { id: 'pause', type: 'wait', parameters: { seconds: '=$.n = 0 ? 0 : 30' } },
+        { id: 'second', type: 'set', parameters: { values: { second: '=$static.seen' } } },
+      ],
+      [
+        ['start', 'first'],
+        ['first', 'pause'],
+        ['pause', 'second'],
+      ],
+    )
+    /** Stores what the process running it would have before it died: `running`, its heartbeat stale, the checkpoint given. */
+    async function orphan(workflowUuid: string, o: { attempts: number; checkpoint: unknown; input: unknown }) {
+      const [row] = await t.sql(
+        `insert into workflow_executions (uuid, workflow_id, workspace_id, user_id, status, mode, input, started_at, heartbeat_at, attempts, checkpoint, created_at, updated_at)
+         select gen_random_uuid(), w.id, w.workspace_id, w.user_id, 'running', 'manual', ?::jsonb, now() - interval '2 seconds', now() - interval '1 hour', ?, ?::jsonb, now(), now()
+         from workflows w where w.uuid = ? returning uuid`,
+        [JSON.stringify(o.input), o.attempts, JSON.stringify(o.checkpoint), workflowUuid],
+      )
+      return String(row.uuid)
+    }
+    const finished = (node_id: string, position: number, output: unknown) => ({
+      position,
+      node_id,
+      node_type: node_id === 'start' ? 'manual_trigger' : 'set',
+      status: 'succeeded',
+      input: null,
+      output,
+      error: null,
+      branches: null,
+      attempts: 1,
+      started_at: '2026-01-01T00:00:00.000Z',
+      finished_at: '2026-01-01T00:00:00.000Z',
+      duration_ms: 0,
+    })
+
+    it('stores the checkpoint of a resumable execution after each node that ran', async () => {
+      const flow = await create(alice, { ...resumableGraph, settings: { on_interrupt: 'resume' } })
+      const queued = (await run(alice, flow.uuid, { background: true, input: { n: 7 } })).body.data
+      await until(alice, queued.uuid, ['running'])
+      // The checkpoint after `start` may be seen first (on PostgreSQL `first` takes the workflow row's
+      // lock for its static data in between): wait for the one after `first`, where `pause` waits.
+      let checkpoint: Record<string, unknown> | undefined
+      for (let i = 0; i < 100 && (checkpoint?.nodes as unknown[] | undefined)?.length !== 2; i++) {
+        const [row] = await t.sql('select checkpoint::text as checkpoint from workflow_executions where uuid = ?', [queued.uuid])
+        if (row.checkpoint) checkpoint = JSON.parse(String(row.checkpoint))
+        if ((checkpoint?.nodes as unknown[] | undefined)?.length !== 2) await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      expect(checkpoint).toMatchObject({ static_data: { seen: 7 } })
+      expect((checkpoint!.nodes as { node_id: string }[]).map((node) => node.node_id)).toEqual(['start', 'first'])
+      await t.http('POST', `/api/v1/workflow-executions/${queued.uuid}/cancel`, { token: alice.token })
+      await until(alice, queued.uuid, ['canceled'])
+    })
+
+    it('resumes an execution whose process died from its checkpoint: finished nodes are not run again', async () => {
+      const flow = await create(alice, { ...resumableGraph, settings: { on_interrupt: 'resume' } })
+      const checkpoint = { nodes: [finished('start', 0, { n: 0 }), finished('first', 1, { n: 0, first: 'from the checkpoint' })], static_data: { seen: 'kept' } }
+      const uuid = await orphan(flow.uuid, { attempts: 1, checkpoint, input: { n: 0 } })
+      const done = await until(alice, uuid, ['succeeded', 'failed'])
+      expect(done).toMatchObject({ status: 'succeeded', output: { n: 0, first: 'from the checkpoint', second: 'kept' } })
+      expect(done.data.map((node: { node_id: string; started_at: string }) => [node.node_id, node.started_at === '2026-01-01T00:00:00.000Z'])).toEqual([
+        ['start', true],
+        ['first', true],
+        ['pause', false],
+        ['second', false],
+      ])
+      const [row] = await t.sql('select attempts, checkpoint from workflow_executions where uuid = ?', [uuid])
+      expect([Number(row.attempts), row.checkpoint]).toEqual([2, null])
+    })
+
+    it('fails it (abandoned) without on_interrupt: resume, after the last resumption, or (interrupted) when the graph changed since', async () => {
+      const failing = await create(alice, resumableGraph)
+      const resumable = await create(alice, { ...resumableGraph, settings: { on_interrupt: 'resume' } })
+      const checkpoint = { nodes: [finished('start', 0, { n: 0 })], static_data: {} }
+      const plain = await orphan(failing.uuid, { attempts: 1, checkpoint: null, input: { n: 0 } })
+      const spent = await orphan(resumable.uuid, { attempts: 4, checkpoint, input: { n: 0 } })
+      const changed = await orphan(resumable.uuid, { attempts: 1, checkpoint: { nodes: [finished('elsewhere', 0, {})], static_data: {} }, input: { n: 0 } })
+      expect(await until(alice, plain, ['failed'])).toMatchObject({ error: { code: 'abandoned' } })
+      expect(await until(alice, spent, ['failed'])).toMatchObject({ error: { code: 'abandoned' } })
+      expect(await until(alice, changed, ['failed'])).toMatchObject({
+        error: { code: 'interrupted', message: 'The workflow changed while the execution was interrupted: it cannot resume' },
+      })
+    })
+  })
+
   describe('webhooks', () => {
     const responding = graph(
       [

@@ -144,15 +144,15 @@ describe('execution group commits', () => {
     }
     const records = await Promise.all(Array.from({ length: 5 }, () => store.insert(base)))
 
-    await Promise.all(records.slice(0, 3).map((record, i) => store.settle(record.id, result(i), 5)))
+    await Promise.all(records.slice(0, 3).map((record, i) => store.settle(record.id, record.attempts, result(i), 5)))
     // Static data is stored by the node that changes it (src/workflow-engine/static-data.ts), not by settles.
     const [afterBatch] = await t.sql('select static_data from workflows where id = ?', [flow.id])
     expect(typeof afterBatch.static_data === 'string' ? JSON.parse(afterBatch.static_data) : afterBatch.static_data).toEqual({ kept: true })
 
     // A node row the table refuses (an unknown status) fails its own settle; the other one of the batch is stored.
     const outcomes = await Promise.allSettled([
-      store.settle(records[3].id, result(3, 'bogus'), 5),
-      store.settle(records[4].id, result(4), 1234.4),
+      store.settle(records[3].id, records[3].attempts, result(3, 'bogus'), 5),
+      store.settle(records[4].id, records[4].attempts, result(4), 1234.4),
     ])
     expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'fulfilled'])
     // duration_ms is what the process measured, and finished_at is the start plus it (not the time the batch was written).
@@ -178,8 +178,8 @@ describe('execution group commits', () => {
     const [record] = await Promise.all([store.insert({ ...base, status: 'running' })])
     // More settles than the limit at once: this execution's, and ones of ids no row has (they change nothing).
     const settles = [
-      store.settle(record.id, result(0), 1),
-      ...Array.from({ length: MAX_UNSETTLED + 99 }, (_, i) => store.settle(-1 - i, result(i), 1)),
+      store.settle(record.id, record.attempts, result(0), 1),
+      ...Array.from({ length: MAX_UNSETTLED + 99 }, (_, i) => store.settle(-1 - i, 1, result(i), 1)),
     ]
     expect(store.unsettled).toBe(MAX_UNSETTLED + 100)
     const held = store.insert({ ...base, status: 'queued' }).then(() => store.unsettled)

@@ -76,7 +76,7 @@ describe('workflows', () => {
         category_uuids: [categories[1].uuid, categories[0].uuid],
         nodes: NODES,
         edges: EDGES,
-        settings: { timeout_seconds: 30, error_policy: 'stop' },
+        settings: { timeout_seconds: 30, error_policy: 'stop', on_interrupt: 'resume' },
         static_data: { last_id: 41 },
         pin_data: { fetch: [{ json: { ok: true } }] },
       }
@@ -233,6 +233,8 @@ describe('workflows', () => {
         [{ settings: { timeout_seconds: '30' } }, 'settings.timeout_seconds'],
         [{ settings: { timeout_seconds: 1.5 } }, 'settings.timeout_seconds'],
         [{ settings: { error_policy: 'ignore' } }, 'settings.error_policy'],
+        [{ settings: { on_interrupt: 'retry' } }, 'settings.on_interrupt'],
+        [{ settings: { on_interrupt: true } }, 'settings.on_interrupt'],
       ]
       for (const [body, path] of cases) {
         expectInvalid(await http('POST', '/api/v1/workflows', { token: alice.token, body: { name: 'Bad settings', ...body } }), path)

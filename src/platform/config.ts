@@ -106,8 +106,8 @@ const EnvSchema = z.object({
   WORKFLOW_TIMEOUT_SECONDS: int(1, 86_400).default(300),
   /** Most background executions of one workspace running at once, across every worker. */
   WORKFLOW_CONCURRENCY: int(1, 1000).default(10),
-  /** How often a process refreshes the heartbeat of the executions it runs, in milliseconds; 3 missed beats mark one abandoned. */
-  WORKFLOW_HEARTBEAT_MS: int(100, 600_000).default(5_000),
+  /** How often a process refreshes the heartbeat of the executions it runs, in milliseconds; after 3 missed beats the recovery sweep resumes or fails one. */
+  WORKFLOW_HEARTBEAT_MS: int(100, 600_000).default(3_000),
   /** Largest webhook body accepted (`POST /api/v1/hooks/{webhook_token}`), in bytes (413 above). */
   WEBHOOK_BODY_LIMIT_BYTES: int(1, 100 * 1024 * 1024).default(1024 * 1024),
 })

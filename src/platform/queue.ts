@@ -82,6 +82,14 @@ interface Registration {
  */
 const POLLING = { batchSize: 1, pollingIntervalSeconds: 2, notifyPollingIntervalSeconds: 10 }
 
+/**
+ * Seconds between pg-boss's supervision passes, which (among other upkeep) fail active jobs whose
+ * worker stopped beating (`heartbeatSeconds`) so they are retried; one process of the cluster does
+ * each pass. With a 10 s heartbeat, a dead worker's jobs are released within 13 s (pg-boss's
+ * default, 60 s, kept them for over a minute).
+ */
+const SUPERVISE_SECONDS = 3
+
 /** A job of a name no module registered. */
 export class UnknownJobError extends Error {
   override name = 'UnknownJobError'
@@ -149,6 +157,8 @@ export class JobQueue {
     const common = {
       schema: SCHEMA,
       application_name: 'agent-workspace-queue',
+      superviseIntervalSeconds: SUPERVISE_SECONDS,
+      monitorIntervalSeconds: SUPERVISE_SECONDS,
       // Jobs are small and their outcome lives in the owners' tables: keep pg-boss's tables lean.
       persistWarnings: false,
       monitorVacuum: false,
@@ -164,7 +174,11 @@ export class JobQueue {
         : new PgBoss({ ...common, connectionString: this.config.databaseUrl, max: 4, useListenNotify: true })
     boss.on('error', (error) => this.log.error({ err: error }, 'job queue error'))
     await boss.start()
-    for (const [name, { options }] of this.#jobs) await boss.createQueue(name, queuePolicy(options))
+    for (const [name, { options }] of this.#jobs) {
+      // createQueue keeps a queue that exists as it is: a changed policy is applied by updateQueue.
+      await boss.createQueue(name, queuePolicy(options))
+      await boss.updateQueue(name, queuePolicy(options))
+    }
     this.#boss = boss
     if (this.#working) await this.#workAll(boss)
     return boss
@@ -182,6 +196,40 @@ export class JobQueue {
       ...(options.id !== undefined ? { id: options.id } : {}),
       ...(options.group !== undefined ? { group: { id: options.group } } : {}),
     })
+  }
+
+  /**
+   * Queues a job of `name` with `data` under `options.id` unless a job with that id is waiting or
+   * running: one that has ended (completed, failed, cancelled) is replaced. For a job whose work may
+   * have been lost (its owner re-sends it after a while): it is queued again, never twice.
+   * @throws as {@link send}.
+   */
+  async ensure<T extends object>(name: string, data: T, options: SendOptions & { id: string }): Promise<void> {
+    this.#known(name)
+    const boss = await this.start()
+    const send = () => boss.send(name, data, { id: options.id, ...(options.group !== undefined ? { group: { id: options.group } } : {}) })
+    if (await send()) return
+    const [job] = await boss.findJobs(name, { id: options.id })
+    if (!job || !['completed', 'failed', 'cancelled'].includes(job.state)) return
+    await boss.deleteJob(name, options.id)
+    await send()
+  }
+
+  /**
+   * Fails the jobs of `name` among `ids` that are active, for a worker that died holding them (its
+   * owner knows by its own heartbeats, before the queue's supervision does): each is retried per
+   * its policy, and the slot it held in its group is free at once. A job that has moved on since
+   * (completed, retried) is left alone. A no-op when the queue was never used.
+   */
+  async release(name: string, ids: string[], reason: string): Promise<void> {
+    this.#known(name)
+    if (!this.#boss && !(await this.installed())) return
+    const boss = await this.start()
+    const active = []
+    for (const id of ids) {
+      for (const job of await boss.findJobs(name, { id })) if (job.state === 'active') active.push({ id: job.id, retryCount: job.retryCount })
+    }
+    if (active.length > 0) await boss.fail(name, active, { message: reason })
   }
 
   /**

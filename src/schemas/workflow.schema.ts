@@ -138,12 +138,15 @@ const GraphObject = StorableObject()
 /**
  * `settings` (docs/api/workflows.md): `timeout_seconds` (1..86400; else `WORKFLOW_TIMEOUT_SECONDS`)
  * bounds an execution, `error_policy` says whether a failed node stops it (`stop`, the default)
- * or is passed on (`continue`); other members are kept as sent (editors store their own).
+ * or is passed on (`continue`), `on_interrupt` whether an execution whose process stopped under
+ * it resumes from its last finished node (`resume`) or fails (`fail`, the default); other members
+ * are kept as sent (editors store their own).
  */
 const WorkflowSettings = StorableObject().pipe(
   z.looseObject({
     timeout_seconds: jsonInt(1, 86_400).optional(),
     error_policy: z.enum(['stop', 'continue']).optional(),
+    on_interrupt: z.enum(['resume', 'fail']).optional(),
   }),
 )
 

@@ -8,7 +8,9 @@
  * - when the graph has a `respond_to_webhook` node, it runs here and the caller gets that node's
  *   response as soon as it runs (the rest of the graph goes on); an execution that ends without
  *   responding answers 200 `{data: {execution_uuid, status, output}}` when it succeeded, or the
- *   error body of docs/api/conventions.md when it failed (502, or 504 when it ran past its timeout);
+ *   error body of docs/api/conventions.md when it failed (502, or 504 when it ran past its timeout),
+ *   or 202 `{data: {execution_uuid, status: "queued"}}` when the process shut down under it and
+ *   handed it back to the queue (`settings.on_interrupt: resume`);
  * - otherwise it goes to the queue and the caller gets 202 `{data: {execution_uuid, status: "queued"}}`.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
@@ -155,6 +157,8 @@ export async function triggerWebhook(deps: WebhookDeps, token: string, request: 
   const response = await started.response
   if (response) return { kind: 'response', response }
   const result = await started.done
+  // This process shut down under it and handed it back to the queue: it resumes elsewhere.
+  if (result.handedOver) return { kind: 'json', status: 202, body: { data: { execution_uuid: started.record.uuid, status: 'queued' } } }
   if (result.status === 'succeeded') {
     return { kind: 'json', status: 200, body: { data: { execution_uuid: started.record.uuid, status: result.status, output: result.output } } }
   }

@@ -10,23 +10,39 @@
  *   across every process. The engine registers both jobs with the queue the runtime hands it.
  * - The process running an execution refreshes its `heartbeat_at` every `WORKFLOW_HEARTBEAT_MS`;
  *   the same statement tells it which of its executions were canceled meanwhile (by any process)
- *   so it stops them. The recovery sweep (at start and every few heartbeats, in every process)
- *   marks `running` executions whose heartbeat is three beats old `failed` (`abandoned`): their
- *   process died. A queued execution whose job went missing is sent again (same job id, so never
- *   twice). None stays `running` forever, none runs twice: a worker claims an execution with a
- *   conditional update, and only the claimant settles it.
- * - Shutdown waits for executions running here, then ends the rest `failed` (`interrupted`).
+ *   so it stops them, and which it no longer holds (another process took them over) so it drops
+ *   them. The recovery sweep (at start and at every heartbeat, in every process) takes `running`
+ *   executions whose heartbeat is three beats old (their process died): those whose workflow says
+ *   `settings.on_interrupt: resume` go back to the queue ({@link handOverJobId}), to resume from
+ *   their checkpoint, the others end `failed` (`abandoned`). A queued execution whose job went
+ *   missing is sent again. None stays `running` forever, none runs twice: a worker claims an
+ *   execution with a conditional update that counts its `attempts`, and only the current claimant
+ *   beats for it, stores its progress or settles it.
+ * - Progress: an execution of a workflow with `on_interrupt: resume` stores its checkpoint (the
+ *   nodes that finished, its view of the static data) after each node that ran, so it can resume
+ *   there; the static data its nodes wrote is already stored (static-data.ts), never by a resumption.
+ * - Shutdown waits for executions running here, then hands those of workflows with
+ *   `on_interrupt: resume` back to the queue with their checkpoint, and ends the rest `failed`
+ *   (`interrupted`).
  * - Nodes reach the services only through the {@link WorkflowServices} port the runtime binds
  *   ({@link WorkflowEngine.bind}); the engine imports no service.
  */
+import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from '../platform/logger.ts'
 import type { Config } from '../platform/config.ts'
 import type { Em, Orm } from '../platform/db.ts'
 import type { JobOptions, JobQueue } from '../platform/queue.ts'
-import { jsonRecordOf, jsonValueOf } from '../schemas/wire.ts'
+import { isRecord, jsonRecordOf, jsonValueOf, storableJson } from '../schemas/wire.ts'
 import type { ReadCache } from '../platform/read-cache.ts'
-import { executeGraph, ExecutionCanceledError, ExecutionInterruptedError, type ExecutionPlan, type ExecutionResult } from './executor.ts'
+import {
+  executeGraph,
+  ExecutionCanceledError,
+  ExecutionInterruptedError,
+  type Checkpoint,
+  type ExecutionPlan,
+  type ExecutionResult,
+} from './executor.ts'
 import { triggerOf } from './node-types.ts'
 import { ExecutionStore, type ExecutionRecord } from './store.ts'
 import { changeStaticData, type StaticDataChanger } from './static-data.ts'
@@ -39,18 +55,52 @@ const CONCURRENCY_LOCK = 60_601
 /** How long a claim waits for room in its workspace before trying again, in milliseconds. */
 const CLAIM_RETRY_MS = 200
 
-/** Heartbeats missed before an execution counts as abandoned. */
+/** Heartbeats missed before an execution counts as interrupted (its process died). */
 const MISSED_BEATS = 3
-/** Seconds a queued execution may wait before the sweep sends its job again. */
-const REQUEUE_AFTER_SECONDS = 60
+/**
+ * Seconds a queued execution may wait before the sweep makes sure its job exists (sending it
+ * again only when it is missing or ended, so never twice): the backstop of a send that failed.
+ */
+const REQUEUE_AFTER_SECONDS = 15
+/** Times an interrupted execution is resumed at most (`on_interrupt: resume`); the next interruption fails it. */
+export const MAX_RESUMES = 3
 
-/** The job that runs a queued execution: `{execution_id}`, job id = the execution's uuid, group = its workspace id. */
+/**
+ * The job that runs a queued execution: `{execution_id}`, group = its workspace id, job id =
+ * {@link handOverJobId}.
+ */
 export const EXECUTION_JOB = 'workflow-execution'
 /** The job a schedule trigger fires: `{workflow_id}`, scheduled under the workflow's uuid. */
 export const SCHEDULE_JOB = 'workflow-schedule'
 
-/** Retries and time limits of both jobs (an execution's job is retried twice; a firing is not). */
-const JOB_POLICY = { retryLimit: 2, retryDelay: 1, retryBackoff: true, expireInSeconds: 86_400, heartbeatSeconds: 30 } satisfies JobOptions
+/**
+ * Retries and time limits of both jobs (an execution's job is retried twice; a firing is not).
+ * The worker of an active job beats every 5 s; one silent for 10 s (its worker died) is failed by
+ * the queue's supervision (src/platform/queue.ts) and retried, which frees its workspace's slot.
+ */
+const JOB_POLICY = { retryLimit: 2, retryDelay: 1, retryBackoff: true, expireInSeconds: 86_400, heartbeatSeconds: 10 } satisfies JobOptions
+
+/**
+ * The id of the job that runs an execution after `attempts` claims: its uuid for the first (so
+ * sending it twice queues it once), then a uuid derived from both for each hand-over, so a
+ * hand-over never collides with the job of the claim before it (that one may still be active, its
+ * worker dead).
+ */
+export function handOverJobId(uuid: string, attempts: number): string {
+  if (attempts <= 0) return uuid
+  const hex = createHash('sha256').update(`${uuid}/${attempts}`).digest('hex')
+  const variant = ((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16)
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`
+}
+
+/** What an execution needs to be sent to the queue. */
+type Queueable = Pick<ExecutionRecord, 'id' | 'uuid' | 'workspaceId'> & { attempts?: number }
+
+/** A claimed execution that resumes: where from, and how long it had run before, in milliseconds. */
+interface Resumption {
+  checkpoint: Checkpoint | null
+  elapsedMs: number
+}
 
 /** The services port of an engine nobody bound: every call fails (the node fails `internal`). */
 const UNBOUND: WorkflowServices = {
@@ -125,11 +175,17 @@ export interface Trigger {
   retryOf?: number
 }
 
+/**
+ * How an execution started here ended: its result, or (`handedOver`) that this process shut down
+ * under it and handed it back to the queue, `queued`, to resume elsewhere.
+ */
+export type ExecutionOutcome = ExecutionResult & { handedOver?: boolean }
+
 /** An execution started here: its row, its end, and the webhook response if a node sends one. */
 export interface StartedExecution {
   record: ExecutionRecord
-  /** Settles when the execution has ended and is stored. */
-  done: Promise<ExecutionResult>
+  /** Settles when the execution has ended and is stored (or was handed over). */
+  done: Promise<ExecutionOutcome>
   /** The first `respond_to_webhook` response, or null when the execution ended without one. */
   response: Promise<WebhookResponse | null>
 }
@@ -191,8 +247,13 @@ export class WorkflowEngine {
   readonly #active = new Map<number, AbortController>()
   /** Every execution under way here, for shutdown. */
   readonly #work = new Set<Promise<unknown>>()
+  /** The claim (`attempts`) under which each execution running here runs, by execution id. */
+  readonly #claims = new Map<number, number>()
   #heartbeat: NodeJS.Timeout | undefined
   #sweepTimer: NodeJS.Timeout | undefined
+  /** Draining (shutdown): jobs that arrive, and claims still waiting for room, give up. */
+  #draining = false
+  /** Interrupting (shutdown): executions still running are stopped and handed over or failed. */
   #closing = false
 
   private constructor(
@@ -229,7 +290,7 @@ export class WorkflowEngine {
     const beat = o.config.workflows.heartbeatMs
     engine.#heartbeat = setInterval(() => void engine.#beat(), beat)
     engine.#heartbeat.unref()
-    engine.#sweepTimer = setInterval(() => void engine.sweep(), Math.max(beat * MISSED_BEATS, 1000))
+    engine.#sweepTimer = setInterval(() => void engine.sweep(), beat)
     engine.#sweepTimer.unref()
     return engine
   }
@@ -273,10 +334,16 @@ export class WorkflowEngine {
    * Hands a `queued` execution (already stored, see store.ts) to the durable queue; any worker
    * runs it. Its concurrency group is its workspace id (the same key wherever it is sent from).
    */
-  async enqueue(record: Pick<ExecutionRecord, 'id' | 'uuid' | 'workspaceId'>): Promise<void> {
-    // The job id is the execution's uuid, so sending the same execution twice (the recovery sweep
-    // re-sending one) queues it once.
-    await this.jobs.send(EXECUTION_JOB, { execution_id: record.id }, { id: record.uuid, group: String(record.workspaceId) })
+  async enqueue(record: Queueable): Promise<void> {
+    // The job id is fixed per claim ({@link handOverJobId}), so sending the same execution twice
+    // (the recovery sweep re-sending one) queues it once.
+    const id = handOverJobId(record.uuid, record.attempts ?? 0)
+    await this.jobs.send(EXECUTION_JOB, { execution_id: record.id }, { id, group: String(record.workspaceId) })
+  }
+
+  /** {@link enqueue}, with a failure logged: the recovery sweep sends it again later. */
+  async #handOver(record: Queueable): Promise<void> {
+    await this.enqueue(record).catch((error: unknown) => this.log.warn({ err: error, execution: record.uuid }, 'execution not handed over'))
   }
 
   /** Stops execution `executionId` if it runs in this process (its row was already marked `canceled`). */
@@ -310,31 +377,41 @@ export class WorkflowEngine {
     }
   }
 
-  /** Marks abandoned executions failed and re-sends lost queued ones (module comment); answers how many were failed. */
+  /**
+   * Takes the executions whose process died (module comment): sends those of workflows with
+   * `on_interrupt: resume` back to the queue and fails the others (`abandoned`); re-sends lost
+   * queued ones. Answers how many were failed.
+   */
   async sweep(): Promise<number> {
     const em = this.orm.em.fork()
     try {
-      const staleMs = this.config.workflows.heartbeatMs * MISSED_BEATS
-      const failed = await em.execute<{ id: number }[]>(
+      const staleSeconds = (this.config.workflows.heartbeatMs * MISSED_BEATS) / 1000
+      // Never this process's own executions: a late heartbeat (a busy event loop) is no death.
+      const own = [...this.#active.keys()].join(',')
+      const resumed = await em.execute<{ id: number; uuid: string; workspaceId: number; attempts: number }[]>(
+        `update workflow_executions e set status = 'queued', heartbeat_at = clock_timestamp(), updated_at = now()
+         from workflows w
+         where w.id = e.workflow_id and e.status = 'running' and e.heartbeat_at < clock_timestamp() - make_interval(secs => ?)
+           and not (e.id = any(string_to_array(?, ',')::bigint[]))
+           and w.settings->>'on_interrupt' = 'resume' and e.attempts <= ?
+         returning e.id::float8 as id, e.uuid, e.workspace_id::float8 as "workspaceId", e.attempts`,
+        [staleSeconds, own, MAX_RESUMES],
+      )
+      const failed = await em.execute<{ uuid: string; attempts: number }[]>(
         `update workflow_executions set status = 'failed', error_code = 'abandoned',
-           error = 'The process running this execution stopped before it finished',
+           error = 'The process running this execution stopped before it finished', checkpoint = null,
            finished_at = clock_timestamp(), updated_at = now(),
            duration_ms = (extract(epoch from clock_timestamp() - coalesce(started_at, created_at)) * 1000)::int
          where status = 'running' and heartbeat_at < clock_timestamp() - make_interval(secs => ?)
            and not (id = any(string_to_array(?, ',')::bigint[]))
-         returning id`,
-        // Never this process's own executions: a late heartbeat (a busy event loop) is no death.
-        [staleMs / 1000, [...this.#active.keys()].join(',')],
+         returning uuid, attempts`,
+        [staleSeconds, own],
       )
-      const lost = await em.execute<{ id: number; uuid: string; workspaceId: number }[]>(
-        `select e.id::float8 as id, e.uuid, e.workspace_id::float8 as "workspaceId" from workflow_executions e
-         where e.status = 'queued' and e.heartbeat_at < clock_timestamp() - make_interval(secs => ?) limit 100`,
-        [REQUEUE_AFTER_SECONDS],
-      )
-      for (const row of lost) {
-        await this.enqueue({ id: Number(row.id), uuid: row.uuid, workspaceId: Number(row.workspaceId) })
-        await em.execute(`update workflow_executions set heartbeat_at = clock_timestamp() where id = ? and status = 'queued'`, [row.id])
-      }
+      // The dead process's jobs free their workspace's slots now, then the resumed ones are sent
+      // (their notification finds room).
+      await this.#releaseJobs([...resumed, ...failed])
+      for (const row of resumed) await this.#handOver({ ...row, id: Number(row.id), workspaceId: Number(row.workspaceId), attempts: Number(row.attempts) })
+      await this.#resendLost(em)
       return failed.length
     } catch (error) {
       this.log.warn({ err: error }, 'workflow execution sweep failed')
@@ -342,16 +419,52 @@ export class WorkflowEngine {
     }
   }
 
-  /** Refreshes the heartbeat of the executions running here; stops those canceled meanwhile. */
+  /**
+   * Fails the jobs still active for executions whose process died (any of the jobs their claims so
+   * far could have come from), so their workspace's slots are free before the queue's own
+   * supervision would notice (src/platform/queue.ts). A failure is logged: the supervision does it later.
+   */
+  async #releaseJobs(dead: { uuid: string; attempts: number }[]): Promise<void> {
+    if (dead.length === 0) return
+    const ids = dead.flatMap(({ uuid, attempts }) => Array.from({ length: Math.max(1, Number(attempts)) }, (_, claim) => handOverJobId(uuid, claim)))
+    await this.jobs.release(EXECUTION_JOB, ids, 'The worker running it stopped').catch((error: unknown) => this.log.warn({ err: error }, 'dead jobs not released'))
+  }
+
+  /** Sends again the job of queued executions that waited {@link REQUEUE_AFTER_SECONDS} (a job that ended without running them is replaced). */
+  async #resendLost(em: Em): Promise<void> {
+    const lost = await em.execute<{ id: number; uuid: string; workspaceId: number; attempts: number }[]>(
+      `select e.id::float8 as id, e.uuid, e.workspace_id::float8 as "workspaceId", e.attempts from workflow_executions e
+       where e.status = 'queued' and e.heartbeat_at < clock_timestamp() - make_interval(secs => ?) limit 100`,
+      [REQUEUE_AFTER_SECONDS],
+    )
+    for (const row of lost) {
+      const id = handOverJobId(row.uuid, Number(row.attempts))
+      await this.jobs.ensure(EXECUTION_JOB, { execution_id: Number(row.id) }, { id, group: String(row.workspaceId) })
+      await em.execute(`update workflow_executions set heartbeat_at = clock_timestamp() where id = ? and status = 'queued'`, [row.id])
+    }
+  }
+
+  /**
+   * Refreshes the heartbeat of the executions running here, under their claim; stops those
+   * canceled meanwhile, and drops those this process no longer holds (another process resumed them
+   * after this one's beats did not land): nothing they do is stored.
+   */
   async #beat(): Promise<void> {
     if (!this.#active.size) return
+    const ids = [...this.#claims.keys()]
     try {
       const rows = await this.orm.em.fork().execute<{ id: number; status: string }[]>(
-        `update workflow_executions set heartbeat_at = clock_timestamp()
-         where id in (${[...this.#active.keys()].map(() => '?').join(', ')}) returning id::float8 as id, status`,
-        [...this.#active.keys()],
+        `update workflow_executions e set heartbeat_at = clock_timestamp()
+         from unnest(string_to_array(?, ',')::bigint[], string_to_array(?, ',')::int[]) as c(id, attempts)
+         where e.id = c.id and e.attempts = c.attempts and e.status in ('running', 'canceled')
+         returning e.id::float8 as id, e.status`,
+        [ids.join(','), ids.map((id) => this.#claims.get(id)).join(',')],
       )
+      const held = new Set(rows.map((row) => Number(row.id)))
       for (const row of rows) if (row.status === 'canceled') this.abort(Number(row.id))
+      for (const id of ids) {
+        if (!held.has(id)) this.#active.get(id)?.abort(new ExecutionInterruptedError('Another process took the execution over'))
+      }
     } catch (error) {
       this.log.warn({ err: error }, 'workflow heartbeat failed')
     }
@@ -361,7 +474,8 @@ export class WorkflowEngine {
    * Claims a queued execution: only one worker wins it, and only while its workspace runs fewer
    * than `WORKFLOW_CONCURRENCY` executions (counted under a per-workspace advisory lock, so two
    * claims cannot both take the last slot). Without room it waits and tries again, holding its job.
-   * Answers the claimed row, or null when the execution is no longer queued (claimed elsewhere,
+   * Answers the claimed row (its `attempts` counted, with its checkpoint and how long it ran
+   * before when it resumes), or null when the execution is no longer queued (claimed elsewhere,
    * canceled).
    */
   async #claim(executionId: number): Promise<Record<string, unknown> | null> {
@@ -374,25 +488,27 @@ export class WorkflowEngine {
         if (!queued) return { gone: true as const }
         await em.execute('select pg_advisory_xact_lock(?::int, ?::int)', [CONCURRENCY_LOCK, queued.workspaceId])
         const [claimed] = await em.execute<Record<string, unknown>[]>(
-          `update workflow_executions e set status = 'running', started_at = clock_timestamp(), heartbeat_at = clock_timestamp(), updated_at = now()
+          `update workflow_executions e set status = 'running', started_at = coalesce(e.started_at, clock_timestamp()),
+             heartbeat_at = clock_timestamp(), attempts = e.attempts + 1, updated_at = now()
            where e.id = ? and e.status = 'queued'
              and (select count(*) from workflow_executions r where r.workspace_id = e.workspace_id and r.status = 'running') < ?
            returning e.id::float8 as id, e.uuid, e.workflow_id::float8 as "workflowId", e.workspace_id::float8 as "workspaceId",
-             e.user_id::float8 as "userId", e.mode, e.input, e.created_at as "createdAt"`,
+             e.user_id::float8 as "userId", e.mode, e.input, e.created_at as "createdAt", e.attempts, e.checkpoint,
+             (extract(epoch from clock_timestamp() - e.started_at) * 1000)::float8 as "elapsedMs"`,
           [executionId, this.config.workflows.concurrency],
         )
         return { gone: false as const, claimed }
       })
       if (outcome.gone) return null
       if (outcome.claimed) return outcome.claimed
-      if (this.#closing) throw new Error('This worker is shutting down')
+      if (this.#draining) throw new Error('This worker is shutting down')
       await sleep(CLAIM_RETRY_MS)
     }
   }
 
-  /** Claims a queued execution (see {@link #claim}) and runs it. */
+  /** Claims a queued execution (see {@link #claim}) and runs it, from its checkpoint when it resumes. */
   async #runQueued(executionId: number): Promise<void> {
-    if (this.#closing) throw new Error('This worker is shutting down')
+    if (this.#draining) throw new Error('This worker is shutting down')
     const em = this.orm.em.fork()
     const claimed = await this.#claim(executionId)
     if (!claimed) return
@@ -405,22 +521,17 @@ export class WorkflowEngine {
       mode: String(claimed.mode) as ExecutionMode,
       status: 'running',
       createdAt: toDate(claimed.createdAt as Date | string),
+      attempts: Number(claimed.attempts),
     }
     const workflow = await loadRunnable(em, record.workflowId, 'and w.deleted_at is null')
     if (!workflow) {
-      await this.#settle(
-        record,
-        {
-          status: 'failed',
-          output: null,
-          error: { code: 'not_found', message: 'The workflow was deleted', node_id: null },
-          nodes: [],
-        },
-        0,
-      )
+      const error = { code: 'not_found', message: 'The workflow was deleted', node_id: null }
+      await this.#settle(record, { status: 'failed', output: null, error, nodes: [] }, 0)
       return
     }
-    const started = this.#start(workflow, record, jsonValueOf(claimed.input))
+    const checkpoint = jsonValueOf(claimed.checkpoint)
+    const resumption = record.attempts > 1 ? { checkpoint: isCheckpoint(checkpoint) ? checkpoint : null, elapsedMs: Number(claimed.elapsedMs) || 0 } : undefined
+    const started = this.#start(workflow, record, jsonValueOf(claimed.input), resumption)
     await started.done
   }
 
@@ -437,11 +548,16 @@ export class WorkflowEngine {
     await started.done
   }
 
-  /** Runs a recorded execution here: tracked for heartbeats, cancels and shutdown; settled when it ends. */
-  #start(workflow: RunnableWorkflow, record: ExecutionRecord, input: unknown): StartedExecution {
+  /**
+   * Runs a recorded execution here: tracked for heartbeats, cancels and shutdown; settled when it
+   * ends (`resumption`: it resumes an interrupted one). Its workflow's `on_interrupt: resume` makes
+   * it store its progress as it goes, and hand itself back to the queue if the process shuts down.
+   */
+  #start(workflow: RunnableWorkflow, record: ExecutionRecord, input: unknown, resumption?: Resumption): StartedExecution {
     const controller = new AbortController()
-    const began = performance.now()
+    const began = performance.now() - (resumption?.elapsedMs ?? 0)
     this.#active.set(record.id, controller)
+    this.#claims.set(record.id, record.attempts)
     let answer: (response: WebhookResponse | null) => void = () => {}
     const response = new Promise<WebhookResponse | null>((resolve) => (answer = resolve))
     const plan: ExecutionPlan = {
@@ -460,6 +576,14 @@ export class WorkflowEngine {
       staticData: workflow.staticData,
       pinData: workflow.pinData,
       triggerInput: input,
+      resume: resumption?.checkpoint,
+    }
+    const resumable = workflow.settings.on_interrupt === 'resume'
+    // Checkpoints are written one after the other, each as it was when its node finished.
+    let saving: Promise<void> = Promise.resolve()
+    const onProgress = (checkpoint: Checkpoint) => {
+      const json = storableJson(checkpoint)
+      saving = saving.then(() => this.#saveProgress(record, json))
     }
     const done = executeGraph(plan, {
       signal: controller.signal,
@@ -468,13 +592,19 @@ export class WorkflowEngine {
       respond: (value) => answer(value),
       changeStaticData: this.#changeStaticData,
       defaultTimeoutSeconds: this.config.workflows.timeoutSeconds,
+      onProgress: resumable ? onProgress : undefined,
     })
-      .then(async (result) => {
+      .then(async (result): Promise<ExecutionOutcome> => {
+        await saving
+        if (result.progress && this.#closing && resumable && record.attempts <= MAX_RESUMES && (await this.#handBack(record, result.progress))) {
+          return { ...result, handedOver: true }
+        }
         await this.#settle(record, result, performance.now() - began)
         return result
       })
       .finally(() => {
         this.#active.delete(record.id)
+        this.#claims.delete(record.id)
         answer(null)
       })
     const tracked = done.catch((error: unknown) =>
@@ -485,9 +615,43 @@ export class WorkflowEngine {
     return { record, done, response }
   }
 
-  /** Stores how an execution ended ({@link ExecutionStore.settle}; `durationMs` as this process measured it). */
+  /** Stores the checkpoint (JSON) of an execution running here, under its claim; a failure is logged (the previous one stays). */
+  async #saveProgress(record: ExecutionRecord, checkpoint: string): Promise<void> {
+    try {
+      await this.orm.em
+        .fork()
+        .execute(`update workflow_executions set checkpoint = ?::jsonb where id = ? and attempts = ? and status = 'running'`, [
+          checkpoint,
+          record.id,
+          record.attempts,
+        ])
+    } catch (error) {
+      this.log.warn({ err: error, execution: record.uuid }, 'execution progress not stored')
+    }
+  }
+
+  /**
+   * Hands an execution this process is shutting down under back to the queue: `queued` again with
+   * its checkpoint, and a job for its next claim. Answers false when it was no longer this
+   * process's (canceled meanwhile, or taken over): then it is settled as usual.
+   */
+  async #handBack(record: ExecutionRecord, progress: Checkpoint): Promise<boolean> {
+    const rows = await this.orm.em.fork().execute<{ id: number }[]>(
+      `update workflow_executions set status = 'queued', checkpoint = ?::jsonb, heartbeat_at = clock_timestamp(), updated_at = now()
+       where id = ? and attempts = ? and status = 'running' returning id`,
+      [storableJson(progress), record.id, record.attempts],
+    )
+    if (rows.length === 0) return false
+    await this.#handOver(record)
+    return true
+  }
+
+  /**
+   * Stores how an execution ended ({@link ExecutionStore.settle}, under its claim; `durationMs`
+   * from its first start, as the processes that ran it measured it).
+   */
   async #settle(record: ExecutionRecord, result: ExecutionResult, durationMs: number): Promise<void> {
-    await this.store.settle(record.id, result, durationMs)
+    await this.store.settle(record.id, record.attempts, result, durationMs)
   }
 
   /**
@@ -503,10 +667,11 @@ export class WorkflowEngine {
   /**
    * The first step of a shutdown: jobs that reach this process from now on fail at once (pg-boss
    * retries them, on another worker), and so do those still waiting here for room in their
-   * workspace (their executions are still `queued`). Executions running here go on.
+   * workspace (their executions are still `queued`). Executions running here go on, and schedule
+   * firings still start theirs.
    */
   drain(): void {
-    this.#closing = true
+    this.#draining = true
   }
 
   /** Resolves once no execution runs here, or at `deadline` (epoch milliseconds). */
@@ -518,10 +683,11 @@ export class WorkflowEngine {
   }
 
   /**
-   * Interrupts the executions still running here (they end `failed`, `interrupted`) and waits for
-   * them to be stored.
+   * Interrupts the executions still running here and waits until each is handed back to the queue
+   * (`on_interrupt: resume`, at most {@link MAX_RESUMES} times) or stored `failed` (`interrupted`).
    */
   async interrupt(): Promise<void> {
+    this.#draining = true
     this.#closing = true
     for (const controller of this.#active.values()) {
       controller.abort(new ExecutionInterruptedError('The service shut down before the execution finished'))
@@ -541,4 +707,9 @@ export class WorkflowEngine {
     clearInterval(this.#heartbeat)
     clearInterval(this.#sweepTimer)
   }
+}
+
+/** Whether a stored checkpoint has the shape {@link Checkpoint} (the engine wrote it; rows may be older). */
+function isCheckpoint(value: unknown): value is Checkpoint {
+  return isRecord(value) && Array.isArray(value.nodes) && isRecord(value.static_data)
 }

@@ -13,13 +13,15 @@
  * `settings.error_policy`: `stop` (default) ends the execution `failed` at the first failed
  * node; `continue` records the failure, passes `{error: {code, message}}` on as the node's
  * output and goes on. `settings.timeout_seconds` (else `WORKFLOW_TIMEOUT_SECONDS`) bounds the
- * whole execution.
+ * whole execution (a resumed one: from its resumption). A resumed execution ({@link Checkpoint})
+ * records its finished nodes as they were and runs the rest.
  *
  * Static data: a node whose type changes it (the `set` node with `static_data`) is evaluated and
  * executed through {@link ExecutionHooks.changeStaticData}, over the workflow's static data as
  * stored now and with its row locked; its write is stored as it ends. The other nodes read the
  * execution's view, `$static`: the static data the execution started with, replaced by what each
- * of its own writes stored.
+ * of its own writes stored (a resumed execution: the view its checkpoint kept; its finished nodes'
+ * writes were stored as they ran, and a resumption writes nothing back).
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { evaluateDeep, ExpressionError, hasExpression, type ExpressionScope } from './expressions.ts'
@@ -54,12 +56,27 @@ export interface NodeRun {
   duration_ms: number | null
 }
 
+/**
+ * What an interrupted execution resumes from (`settings.on_interrupt: resume`, docs/api/workflows.md):
+ * the runs of the nodes that finished, in the order they ran (a prefix of the walk), and the
+ * execution's view of the static data (`$static`) as they left it (their writes are already stored).
+ */
+export interface Checkpoint {
+  nodes: NodeRun[]
+  static_data: Record<string, unknown>
+}
+
 /** How an execution ended. */
 export interface ExecutionResult {
   status: 'succeeded' | 'failed' | 'canceled'
   output: unknown
   error: { code: string; message: string; node_id: string | null } | null
   nodes: NodeRun[]
+  /**
+   * Set when its process stopped it ({@link ExecutionInterruptedError}): what it would resume
+   * from (the node that was running is not in it: it runs again).
+   */
+  progress?: Checkpoint
 }
 
 /** Everything an execution needs to run. */
@@ -72,6 +89,8 @@ export interface ExecutionPlan {
   pinData: Record<string, unknown>
   /** The trigger's input: the webhook request, the manual run's `input`, the schedule's firing. */
   triggerInput: unknown
+  /** Where an interrupted execution resumes: its finished nodes are not run again. */
+  resume?: Checkpoint | null
 }
 
 /** The execution was canceled (`POST workflow-executions/{x}/cancel`). */
@@ -104,6 +123,11 @@ export interface ExecutionHooks {
   changeStaticData: StaticDataChanger
   /** Default timeout, in seconds, when `settings.timeout_seconds` says nothing. */
   defaultTimeoutSeconds: number
+  /**
+   * Called after each node that ran while the execution goes on, with what it would resume from
+   * (the arrays are the executor's own: copy or serialize them before returning).
+   */
+  onProgress?: (checkpoint: Checkpoint) => void
 }
 
 /** The execution timeout in seconds: `settings.timeout_seconds` when it is a positive integer, else the default. */
@@ -260,9 +284,30 @@ class Execution {
     this.lastOutput = output
   }
 
-  /** The execution ends at `nodeId` (or before any node) without an output. */
+  /**
+   * The execution ends at `nodeId` (whose run is the last one recorded) without an output; when its
+   * process stopped it, with what it would resume from.
+   */
   end(status: 'failed' | 'canceled', error: { code: string; message: string }, nodeId: string | null): ExecutionResult {
-    return { status, output: null, error: { ...error, node_id: nodeId }, nodes: this.runs }
+    const result: ExecutionResult = { status, output: null, error: { ...error, node_id: nodeId }, nodes: this.runs }
+    if (this.controller.signal.reason instanceof ExecutionInterruptedError) {
+      result.progress = { nodes: this.runs.slice(0, -1), static_data: this.scope.static }
+    }
+    return result
+  }
+
+  /**
+   * Records the runs of a checkpoint's nodes as they were and passes their outputs on; answers
+   * false when they are not the first nodes of `order` (the graph changed since).
+   */
+  replay(checkpoint: Checkpoint, order: string[]): boolean {
+    for (const [index, run] of checkpoint.nodes.entries()) {
+      if (run.node_id !== order[index] || run.position !== index || run.status === 'canceled') return false
+      this.runs.push(run)
+      if (run.status === 'failed') this.passOn(run.node_id, { error: run.error })
+      else if (run.status !== 'skipped') this.passOn(run.node_id, run.output, run.branches ?? undefined)
+    }
+    return true
   }
 }
 
@@ -313,8 +358,10 @@ export async function executeGraph(plan: ExecutionPlan, hooks: ExecutionHooks): 
   }
   const { trigger, order, byId, incoming } = walk
   // Most workflows keep no static data: nothing to copy then. (A copy: the plan's may be shared
-  // with other executions, through the webhook cache.)
-  const staticData: Record<string, unknown> = isEmpty(plan.staticData) ? {} : structuredClone(plan.staticData)
+  // with other executions, through the webhook cache.) A resumed execution goes on with the view
+  // its checkpoint kept (its finished nodes' writes are already stored: nothing is written back).
+  const staticStart = plan.resume?.static_data ?? plan.staticData
+  const staticData: Record<string, unknown> = isEmpty(staticStart) ? {} : structuredClone(staticStart)
   const scope: Omit<ExpressionScope, 'input'> = {
     nodes: {},
     trigger: undefined,
@@ -324,12 +371,20 @@ export async function executeGraph(plan: ExecutionPlan, hooks: ExecutionHooks): 
   const actor: Actor = { userId: plan.execution.userId, workspaceId: plan.execution.workspaceId }
   const execution = new Execution(hooks, timeoutSeconds(plan.settings, hooks.defaultTimeoutSeconds), scope, trigger.id, actor)
   scope.nodes = execution.outputs
+  if (plan.resume && !execution.replay(plan.resume, order)) {
+    const error = { code: 'interrupted', message: 'The workflow changed while the execution was interrupted: it cannot resume' }
+    return { status: 'failed', output: null, error: { ...error, node_id: null }, nodes: [] }
+  }
   const stop = follow(execution)
   try {
-    for (const id of order) {
+    for (let index = execution.runs.length; index < order.length; index++) {
+      const id = order[index]
       const input = id === trigger.id ? { value: plan.triggerInput } : inputOf(execution, incoming.get(id))
       const ended = await runNode(execution, plan, byId.get(id)!, input)
       if (ended) return ended
+      const status = execution.runs.at(-1)!.status
+      // The view as it is now: a node that changed static data replaced scope.static with what it stored.
+      if (hooks.onProgress && (status === 'succeeded' || status === 'failed')) hooks.onProgress({ nodes: execution.runs, static_data: execution.scope.static })
     }
   } finally {
     stop()

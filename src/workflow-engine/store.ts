@@ -31,6 +31,8 @@ export interface ExecutionRecord {
   mode: ExecutionMode
   status: 'queued' | 'running'
   createdAt: Date
+  /** Claims so far (docs/api/workflows.md): 1 for one recorded `running`, 0 for one `queued`. */
+  attempts: number
 }
 
 /** What {@link ExecutionStore.insert} stores. */
@@ -82,9 +84,9 @@ const insertStatement = prepared(
      where w.id = c.workflow_id
      returning w.id, w.workspace_id)
    insert into workflow_executions
-     (uuid, workflow_id, workspace_id, user_id, status, mode, input, retry_of_id, started_at, heartbeat_at, created_at, updated_at)
+     (uuid, workflow_id, workspace_id, user_id, status, mode, input, retry_of_id, started_at, heartbeat_at, attempts, created_at, updated_at)
    select v.uuid, v.workflow_id, counted.workspace_id, v.user_id, v.status, v.mode, coalesce(v.input, 'null'::jsonb), v.retry_of_id,
-     case when v.status = 'running' then clock_timestamp() end, clock_timestamp(), now(), now()
+     case when v.status = 'running' then clock_timestamp() end, clock_timestamp(), case when v.status = 'running' then 1 else 0 end, now(), now()
    from v join counted on counted.id = v.workflow_id
    order by v.position
    returning id::float8 as id, uuid, workspace_id::float8 as workspace_id, created_at`,
@@ -93,14 +95,16 @@ const insertStatement = prepared(
 /**
  * Stores how executions ended (a JSON array, one object per execution), in one statement: each
  * one's status, output, error, duration and `finished_at`, unless it was canceled meanwhile (then
- * it stays `canceled`), and its per-node data. `finished_at` is the start plus the duration the
- * process measured, so a settle that waited for its batch does not stretch it. No `workflows` row
- * is written: the static data a node changes is stored as that node runs (static-data.ts).
+ * it stays `canceled`) or is no longer the settling process's to settle (`attempts` moved on: it
+ * was resumed elsewhere, and nothing of this run is stored), its per-node data, and its
+ * checkpoint cleared. `finished_at` is the start plus the duration the process measured, so a
+ * settle that waited for its batch does not stretch it. No `workflows` row is written: the static
+ * data a node changes is stored as that node runs (static-data.ts).
  */
 const settleStatement = prepared(
   'workflow_execution_settle_batch',
   `with x as (
-     select * from jsonb_to_recordset(?::jsonb) as x(id bigint, status text, output jsonb, error text, error_code text,
+     select * from jsonb_to_recordset(?::jsonb) as x(id bigint, attempts int, status text, output jsonb, error text, error_code text,
        error_node_id text, nodes jsonb, duration_ms int)),
    e as (
      update workflow_executions we set
@@ -112,9 +116,10 @@ const settleStatement = prepared(
        finished_at = case when we.status = 'running'
          then coalesce(we.started_at, we.created_at) + x.duration_ms * interval '1 millisecond' else we.finished_at end,
        duration_ms = case when we.status = 'running' then x.duration_ms else we.duration_ms end,
+       checkpoint = null,
        updated_at = now()
      from x
-     where we.id = x.id and we.status in ('running', 'canceled')
+     where we.id = x.id and we.status in ('running', 'canceled') and we.attempts = x.attempts
      returning we.id),
    d as (
      insert into workflow_execution_data
@@ -131,6 +136,8 @@ const settleStatement = prepared(
 /** How one execution ended, for {@link ExecutionStore.settle}. */
 interface Settled {
   id: number
+  /** The claim it ran under ({@link ExecutionRecord.attempts}). */
+  attempts: number
   result: ExecutionResult
   durationMs: number
 }
@@ -148,9 +155,9 @@ function insertItem(o: NewExecution, uuid: string, position: number): string {
 }
 
 /** One execution of a settle batch as JSON. */
-function settleItem({ id, result, durationMs }: Settled): string {
+function settleItem({ id, attempts, result, durationMs }: Settled): string {
   return (
-    `{"id":${id},"duration_ms":${Math.max(0, Math.round(durationMs))},"status":${jsonText(result.status)},"output":${storableJson(result.output)},` +
+    `{"id":${id},"attempts":${attempts},"duration_ms":${Math.max(0, Math.round(durationMs))},"status":${jsonText(result.status)},"output":${storableJson(result.output)},` +
     `"error":${jsonText(result.error?.message)},"error_code":${jsonText(result.error?.code)},` +
     `"error_node_id":${jsonText(result.error?.node_id)},"nodes":${storableJson(result.nodes)}}`
   )
@@ -217,6 +224,7 @@ export class ExecutionStore {
           mode: o.mode,
           status: o.status,
           createdAt: toDate(row.created_at as Date | string),
+          attempts: o.status === 'running' ? 1 : 0,
         }
       })
     })
@@ -239,12 +247,13 @@ export class ExecutionStore {
 
   /**
    * Stores how execution `id` ended (see `settleStatement`); resolves once that is committed.
+   * @param attempts the claim it ran under; nothing is stored when the row has moved on.
    * @param durationMs how long it ran, in milliseconds, as this process measured it.
    */
-  async settle(id: number, result: ExecutionResult, durationMs: number): Promise<void> {
+  async settle(id: number, attempts: number, result: ExecutionResult, durationMs: number): Promise<void> {
     this.#unsettled++
     try {
-      await this.#settles.load({ id, result, durationMs })
+      await this.#settles.load({ id, attempts, result, durationMs })
     } finally {
       this.#unsettled--
       if (this.#unsettled < MAX_UNSETTLED) for (const resolve of this.#waiting.splice(0)) resolve()

@@ -5,6 +5,7 @@
  * not reach), the same way as test/workflow-crash.test.ts.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
+import { createServer } from 'node:http'
 import { NODE_FLAGS } from '../../src/node-flags.ts'
 import { freePort } from './ports.ts'
 import { httpClient, type TestApp } from './app.ts'
@@ -26,11 +27,15 @@ export interface ServerProcess extends ServiceProcess {
 
 /**
  * Starts `script` (src/server.ts or src/worker.ts) with `env` over the test process's
- * environment; resolves once its output matches `readyLine`.
+ * environment, without its `REDIS_URL` unless `env` names one: the run bus's Redis channels are
+ * not scoped by database, so processes of other test files (or other checkouts) on the same Redis
+ * would cancel these processes' runs by id. Resolves once its output matches `readyLine`.
  * @throws when it exits first or is not ready within 60 s.
  */
 export async function startProcess(script: string, env: Record<string, string>, readyLine: RegExp): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const { REDIS_URL: _redis, ...inherited } = process.env
+  void _redis
+  const child = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', script], { env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   const exited = new Promise<number | null>((resolve) => {
     child.once('exit', (code) => resolve(code))
@@ -70,13 +75,42 @@ export async function stopProcess(proc: ServiceProcess | undefined, signal: Node
   return proc.exited
 }
 
-/** Polls `read` every 100 ms until `done` holds for its answer; throws with the last answer after `timeoutMs`. */
-export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
+/**
+ * Polls `read` every 100 ms until `done` holds for its answer; throws with the last answer (or what
+ * `describe` makes of it) after `timeoutMs`.
+ */
+export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, describe: (value: T) => unknown = (value) => value): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const value = await read()
     if (done(value)) return value
-    if (Date.now() > deadline) throw new Error(`not reached within ${timeoutMs} ms: ${JSON.stringify(value).slice(0, 2000)}`)
+    if (Date.now() > deadline) throw new Error(`not reached within ${timeoutMs} ms: ${JSON.stringify(describe(value)).slice(0, 2000)}`)
     await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+/** A loopback HTTP server counting `GET /hit/<key>` by key (workflow HTTP request nodes call it to say they ran). */
+export interface HitCounter {
+  url: string
+  /** Hits so far, by key. */
+  hits: Map<string, number>
+  close: () => Promise<void>
+}
+
+/** Starts a {@link HitCounter}; it answers `{"ok": true}`. */
+export async function startHitCounter(): Promise<HitCounter> {
+  const hits = new Map<string, number>()
+  const server = createServer((req, res) => {
+    const key = (req.url ?? '').replace(/^\/hit\//, '')
+    hits.set(key, (hits.get(key) ?? 0) + 1)
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}')
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const address = server.address()
+  const port = typeof address === 'object' && address ? address.port : 0
+  return {
+    url: `http://127.0.0.1:${port}`,
+    hits,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   }
 }
