@@ -14,6 +14,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
+import { WebSocket } from 'ws'
 import { freshDatabase } from './helpers/database.ts'
 import { TEST_APP_KEY, type HttpResult } from './helpers/app.ts'
 import { readSse } from './helpers/sse.ts'
@@ -22,6 +23,24 @@ import { startHitCounter, startServer, stopProcess, until, type HitCounter, type
 
 /** Milliseconds of grace the server gets; long work takes far more, quick work far less. */
 const GRACE_MS = 3_000
+
+/**
+ * A WebSocket on `/trpc` that records the messages it gets and how it closes (`opened` settles
+ * once it is open), or the status of a refused upgrade.
+ */
+function trpcSocket(url: string) {
+  const socket = new WebSocket(`${url.replace('http', 'ws')}/trpc`)
+  const messages: string[] = []
+  socket.on('message', (data) => messages.push(String(data)))
+  const opened = new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve())
+    socket.once('error', reject)
+  })
+  const refused = new Promise<number>((resolve) => socket.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)))
+  const closed = new Promise<number>((resolve) => socket.once('close', (code) => resolve(code)))
+  socket.on('error', () => {})
+  return { messages, opened, refused, closed }
+}
 
 /** A GET on a new connection (no keep-alive pool): status and raw headers, or the connection error. */
 function freshGet(url: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined> } | { error: string }> {
@@ -152,6 +171,8 @@ describe('SIGTERM with requests, runs and executions in flight', () => {
     const longFlows = [1, 2].map(() => runFlow(longFlow))
     const waitedResumable = runFlow(resumableFlow)
     const stream = readSse(`${first.url}/api/v1/runs/${backgroundRunUuids[0]}/events`, { authorization: `Bearer ${token}` })
+    const socket = trpcSocket(first.url)
+    await socket.opened
     // Every waited request has reached the server (its run or execution is stored and running).
     await until(
       () => http('GET', `/api/v1/workflow-executions/counts`, { token }),
@@ -172,6 +193,10 @@ describe('SIGTERM with requests, runs and executions in flight', () => {
     expect(refused).toMatchObject({ status: 503, headers: { 'retry-after': '5', connection: 'close' } })
     expect(await freshGet(`${first.url}/ready`)).toMatchObject({ status: 503 })
     expect(await freshGet(`${first.url}/health`)).toMatchObject({ status: 200 })
+    // WebSocket clients get tRPC's reconnect notification and are closed with 1001; new ones are refused 503.
+    expect(await socket.closed).toBe(1001)
+    expect(socket.messages.map((message) => JSON.parse(message))).toEqual([{ id: null, method: 'reconnect' }])
+    expect(await trpcSocket(first.url).refused).toBe(503)
     // The run-event stream is told to reconnect and ends, well before the grace period does.
     const followed = await stream
     const streamEndedMs = Date.now() - signaled
