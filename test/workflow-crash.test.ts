@@ -17,7 +17,6 @@ import { freePort } from './helpers/ports.ts'
 import { startProcess } from './helpers/processes.ts'
 import { httpClient, TEST_APP_KEY } from './helpers/app.ts'
 
-/** Starts `script` (src/server.ts or src/worker.ts) with `env`; resolves once it logs `ready` (a line matching `readyLine`). */
 /** Starts `script` and answers its process (test/helpers/processes.ts starts it). */
 async function start(script: string, env: Record<string, string>, readyLine: RegExp): Promise<ChildProcess> {
   return (await startProcess(script, env, readyLine)).child
