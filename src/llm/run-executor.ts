@@ -110,28 +110,19 @@ async function streamAnswer(
         log.append('tool.call', called)
         break
       }
-      case 'tool-result': {
-        const done: Part = {
-          type: 'tool-result',
-          tool_call_id: part.toolCallId,
-          tool_name: part.toolName,
-          output: part.output,
-          is_error: false,
-        }
-        answer.step.results.push(done)
-        log.append('tool.result', done)
-        break
-      }
+      case 'tool-result':
       case 'tool-error': {
-        const failed: Part = {
+        // A tool's failure is stored as its result, marked `is_error`, for the model's next step.
+        const failed = part.type === 'tool-error'
+        const result: Part = {
           type: 'tool-result',
           tool_call_id: part.toolCallId,
           tool_name: part.toolName,
-          output: { error: errorText(part.error) },
-          is_error: true,
+          output: failed ? { error: errorText(part.error) } : part.output,
+          is_error: failed,
         }
-        answer.step.results.push(failed)
-        log.append('tool.result', failed)
+        answer.step.results.push(result)
+        log.append('tool.result', result)
         break
       }
       case 'step-end':
