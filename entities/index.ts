@@ -5,6 +5,7 @@ import { AgentCategory, AgentFile, AgentTool, AgentWorkflow, WorkflowCategory } 
 import { Agent } from './agent.entity.ts'
 import { Category } from './category.entity.ts'
 import { Favorite } from './favorite.entity.ts'
+import { KnowledgeChunk, KnowledgeDocument } from './knowledge.entity.ts'
 import { LargeLanguageModel } from './large-language-model.entity.ts'
 import { Media } from './media.entity.ts'
 import { Memory } from './memory.entity.ts'
@@ -31,6 +32,8 @@ export {
   AgentWorkflow,
   Category,
   Favorite,
+  KnowledgeChunk,
+  KnowledgeDocument,
   LargeLanguageModel,
   Media,
   Memory,
@@ -57,6 +60,7 @@ export * from './agent.entity.ts'
 export * from './category.entity.ts'
 export * from './columns.ts'
 export * from './favorite.entity.ts'
+export * from './knowledge.entity.ts'
 export * from './large-language-model.entity.ts'
 export * from './media.entity.ts'
 export * from './memory.entity.ts'
@@ -101,4 +105,6 @@ export const entities = [
   LargeLanguageModel,
   WorkflowExecution,
   WorkflowExecutionData,
+  KnowledgeDocument,
+  KnowledgeChunk,
 ]

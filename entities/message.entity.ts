@@ -45,6 +45,11 @@ export const Message = defineEntity({
     totalTokens: p.integer().fieldName('total_tokens').nullable(),
     latencyMs: p.integer().fieldName('latency_ms').nullable(),
     cost: p.decimal('number').precision(14).scale(6).nullable(),
+    /**
+     * What the answer drew on: the knowledge chunks a run retrieved (docs/api/knowledge.md, "In a
+     * run"), on the run's last assistant message; null when none.
+     */
+    citations: p.json<unknown[]>().nullable(),
     ...timestamps(),
     ...softDelete(),
   },

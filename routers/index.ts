@@ -22,6 +22,7 @@ import { threadsRouter } from './threads.router.ts'
 import { messagesRouter } from './messages.router.ts'
 import { memoriesRouter } from './memories.router.ts'
 import { runsRouter } from './runs.router.ts'
+import { knowledgeRouter } from './knowledge.router.ts'
 
 export const appRouter = router({
   system: systemRouter,
@@ -44,6 +45,7 @@ export const appRouter = router({
   messages: messagesRouter,
   memories: memoriesRouter,
   runs: runsRouter,
+  knowledge: knowledgeRouter,
 })
 
 export type AppRouter = typeof appRouter

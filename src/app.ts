@@ -16,6 +16,7 @@ import type { AuthContext } from './context.ts'
 import type { AppDeps } from './trpc/context.ts'
 import { RunManager } from './llm/run-manager.ts'
 import { WorkflowEngine } from './workflow-engine/engine.ts'
+import { KnowledgeEngine } from './knowledge/ingest.ts'
 import { createWorkflowNodeServices } from './services/workflow-node-services.ts'
 import { InFlight } from './trpc/in-flight.ts'
 import { hashServiceKeys } from './trpc/init.ts'
@@ -53,6 +54,8 @@ export interface Runtime extends AppDeps {
   runs: RunManager
   /** The whole workflow engine (services see its port, `WorkflowsPort`). */
   workflows: WorkflowEngine
+  /** The whole knowledge engine (services see its port, `KnowledgePort`). */
+  knowledge: KnowledgeEngine
   /** The durable job queue (pg-boss) the engines register their jobs with. */
   jobs: JobQueue
   /**
@@ -123,6 +126,7 @@ export async function createRuntime(
   const runs = await RunManager.create({ orm, config, log, readCache, redis })
   const jobs = new JobQueue(orm, config, log)
   const workflows = await WorkflowEngine.create({ orm, config, log, readCache, jobs })
+  const knowledge = await KnowledgeEngine.create({ orm, config, log, jobs })
   const runtime: Runtime = {
     orm,
     config,
@@ -136,12 +140,16 @@ export async function createRuntime(
     readCache,
     runs,
     workflows,
+    knowledge,
     jobs,
     close: (front) => shutdown(runtime, front),
   }
   workflows.bind(createWorkflowNodeServices(runtime))
   // Every job is registered by now (the engines register theirs when they are created).
-  if (options.worker ?? config.worker) await jobs.work()
+  if (options.worker ?? config.worker) {
+    await jobs.work()
+    knowledge.startSweep()
+  }
   return runtime
 }
 
@@ -170,7 +178,8 @@ async function shutdown(runtime: Runtime, front: Frontend | undefined): Promise<
 }
 
 /** Closes the queue, the engines' timers and buses, the caches, Redis and the database. */
-async function release({ jobs, runs, workflows, authCache, readCache, redis, orm }: Runtime): Promise<void> {
+async function release({ jobs, runs, workflows, knowledge, authCache, readCache, redis, orm }: Runtime): Promise<void> {
+  knowledge.close()
   await jobs.stop(1_000)
   await runs.close()
   await workflows.close()

@@ -5,7 +5,8 @@
  * never on tRPC or HTTP: the tRPC context (src/trpc/context.ts) extends {@link ServiceCtx}, and a
  * workflow execution builds one of its own to act as its user (src/services/acting-context.ts).
  * The runtime's engines appear here as ports: the few methods services call on the run manager
- * (src/llm/run-manager.ts) and the workflow engine (src/workflow-engine/engine.ts). This module
+ * (src/llm/run-manager.ts), the workflow engine (src/workflow-engine/engine.ts) and the knowledge
+ * engine (src/knowledge/ingest.ts). This module
  * imports types only, from the platform, entities, wire shapes and those two engine classes,
  * none of which imports it back.
  */
@@ -20,6 +21,7 @@ import type { UserRow } from './schemas/user.schema.ts'
 import type { WorkspaceRow } from './schemas/workspace.schema.ts'
 import type { RunManager } from './llm/run-manager.ts'
 import type { WorkflowEngine } from './workflow-engine/engine.ts'
+import type { KnowledgeEngine } from './knowledge/ingest.ts'
 
 /** The authenticated caller, attached to the context by `authedProcedure`. */
 export interface AuthContext {
@@ -61,6 +63,9 @@ export type RunsPort = Pick<RunManager, 'bus' | 'start' | 'track' | 'cancel'>
 /** What services call on this process's workflow engine (src/workflow-engine/engine.ts). */
 export type WorkflowsPort = Pick<WorkflowEngine, 'runHere' | 'runQueued' | 'abort' | 'syncSchedule' | 'webhooks'>
 
+/** What services call on the knowledge engine (src/knowledge/ingest.ts): queue documents, read the retrieval mode. */
+export type KnowledgePort = Pick<KnowledgeEngine, 'queue' | 'mode'>
+
 /** Long-lived dependencies of one process that services use. */
 export interface ServiceDeps {
   orm: Orm
@@ -72,6 +77,7 @@ export interface ServiceDeps {
   readCache: ReadCache
   runs: RunsPort
   workflows: WorkflowsPort
+  knowledge: KnowledgePort
 }
 
 /** What a transport knows about one request (an HTTP request, a WebSocket call, a workflow node). */

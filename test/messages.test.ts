@@ -12,7 +12,7 @@ import { strangersOfCarols, teamCast } from './helpers/resources.ts'
 import { appendMessage, editedParts, threadHistory } from '../src/services/messages.service.ts'
 
 const MESSAGE_KEYS = [
-  'completion_tokens', 'content', 'cost', 'created_at', 'latency_ms', 'model', 'parts', 'prompt_tokens', 'role', 'run_uuid',
+  'citations', 'completion_tokens', 'content', 'cost', 'created_at', 'latency_ms', 'model', 'parts', 'prompt_tokens', 'role', 'run_uuid',
   'thread_uuid', 'total_tokens', 'updated_at', 'uuid',
 ]
 
@@ -83,6 +83,7 @@ describe('messages', () => {
         total_tokens: null,
         latency_ms: null,
         cost: null,
+        citations: [],
         created_at: message.created_at,
         updated_at: message.updated_at,
       })

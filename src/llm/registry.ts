@@ -23,7 +23,7 @@
 import { createAnthropic } from '@ai-sdk/anthropic'
 import { createOpenAI } from '@ai-sdk/openai'
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
-import type { LanguageModel } from 'ai'
+import type { EmbeddingModel, LanguageModel } from 'ai'
 import type { ProviderDriver } from '../../entities/index.ts'
 import type { Config } from '../platform/config.ts'
 import type { Em } from '../platform/db.ts'
@@ -61,6 +61,19 @@ export interface ResolvedModel {
    */
   credential: 'user' | 'workspace' | 'environment' | 'none'
   model: LanguageModel
+  /**
+   * The knowledge embedding model (`config.llm.embeddingModel`) on the same provider with the same
+   * credential, built on first call; null for a provider without an embeddings API (Anthropic,
+   * the local model): knowledge retrieval is then full-text only (docs/api/knowledge.md).
+   */
+  embedding: () => KnowledgeEmbedding | null
+}
+
+/** An embedding model, and the key that says which vector space its vectors are in. */
+export interface KnowledgeEmbedding {
+  model: EmbeddingModel
+  /** `<provider slug>/<model id>`: vectors of different keys are never compared. */
+  key: string
 }
 
 /** What resolving a model needs. */
@@ -305,6 +318,23 @@ function foundModelOf(value: unknown): FoundModel | null {
  */
 const OFFICIAL_BASE_URL = { openai: 'https://api.openai.com/v1', anthropic: 'https://api.anthropic.com/v1' } as const
 
+/**
+ * The embedding model `modelId` of a driver with an embeddings API; null for the others. Keys are
+ * passed as {@link buildModel} passes them.
+ */
+function buildEmbedding(row: ModelRow, baseUrl: string | undefined, apiKey: string | undefined, modelId: string): KnowledgeEmbedding | null {
+  const key = `${row.providerSlug}/${modelId}`
+  switch (row.driver) {
+    case 'openai':
+      return { key, model: createOpenAI({ apiKey: apiKey ?? '', baseURL: baseUrl ?? OFFICIAL_BASE_URL.openai }).embedding(modelId) }
+    case 'openai-compatible':
+    case 'ollama':
+      return { key, model: createOpenAICompatible({ name: row.providerSlug, baseURL: baseUrl ?? '', apiKey }).embeddingModel(modelId) }
+    default:
+      return null
+  }
+}
+
 /** The AI SDK model of a driver. Keys are always passed (never undefined), so the SDK never reads process.env. */
 function buildModel(row: ModelRow, baseUrl: string | undefined, apiKey: string | undefined): LanguageModel {
   switch (row.driver) {
@@ -361,6 +391,7 @@ async function resolveFound(deps: ModelDeps, row: FoundModel | null, field: Fiel
     driver: row.driver,
     credential: plan.credential,
     model: buildModel(row, plan.baseUrl, apiKey),
+    embedding: once(() => buildEmbedding(row, plan.baseUrl, apiKey, deps.config.llm.embeddingModel)),
   }
 }
 
@@ -406,6 +437,12 @@ export async function resolveReadModel(
     if (!(error instanceof ValidationError)) throw error
     return resolveNamed(deps, { ...o, slug: LOCAL_MODEL_SLUG })
   }
+}
+
+/** `make`, called at most once. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined
+  return () => (made ??= { value: make() }).value
 }
 
 /** The cost of a call in US dollars, rounded to 6 decimals. */

@@ -63,6 +63,8 @@ export async function executeRun(deps: ExecutorDeps, call: ModelCall, stored: Pr
   const started = performance.now()
   const answer: Answer = { steps: [], step: emptyStep(), firstEventMs: null }
 
+  // Before the answer, as it came before the model was asked.
+  if (call.knowledge) log.append('knowledge.retrieved', call.knowledge.event)
   let failure: Failure | null = null
   try {
     await streamAnswer(call, config, signal, log, started, answer)
@@ -190,10 +192,12 @@ async function succeed(deps: ExecutorDeps, plan: RunPlan, log: RunLog, steps: St
           completionTokens: step.completionTokens,
           latencyMs: index === steps.length - 1 ? latencyMs : null,
           cost: costOf(plan.model.llm, step),
+          // The final answer cites the knowledge the run was given.
+          citations: index === steps.length - 1 && plan.knowledge ? plan.knowledge.citations : null,
         })
       }
       if (step.results.length > 0) {
-        stored.push({ uuid: uuidv7(), role: 'tool', content: '', parts: step.results, promptTokens: null, completionTokens: null, latencyMs: null, cost: null })
+        stored.push({ uuid: uuidv7(), role: 'tool', content: '', parts: step.results, promptTokens: null, completionTokens: null, latencyMs: null, cost: null, citations: null })
       }
     }
   }
@@ -227,6 +231,8 @@ interface StoredMessage {
   completionTokens: number | null
   latencyMs: number | null
   cost: number | null
+  /** The knowledge chunks the answer was given (`messages.citations`); null for none. */
+  citations: unknown[] | null
 }
 
 /**
@@ -256,21 +262,21 @@ async function settle(
        select e.run_id, e.seq, e.type, e.data, e.created_at from settled cross join (values ${logged.rows}) as e(run_id, seq, type, data, created_at))`
   const run = selectColumns('settled', '', RUN_FIELDS)
   if (messages.length === 0 || plan.threadId === null) return em.execute(`${head} select ${run} from settled`, params)
-  const values = messages.map(() => '(?::uuid, ?, ?, ?::jsonb, ?::int, ?::int, ?::int, ?::int, ?::numeric, ?::int)').join(', ')
+  const values = messages.map(() => '(?::uuid, ?, ?, ?::jsonb, ?::int, ?::int, ?::int, ?::int, ?::numeric, ?::jsonb, ?::int)').join(', ')
   // In the order the placeholders appear: the insert's select list, its VALUES, the count, the answer's thread.
   params.push(plan.threadId, plan.workspaceId, plan.model.llm.slug)
   for (const [index, m] of messages.entries()) {
     const total = m.promptTokens === null || m.completionTokens === null ? null : m.promptTokens + m.completionTokens
-    params.push(m.uuid, m.role, m.content, storableJson(m.parts), m.promptTokens, m.completionTokens, total, m.latencyMs, m.cost, index)
+    params.push(m.uuid, m.role, m.content, storableJson(m.parts), m.promptTokens, m.completionTokens, total, m.latencyMs, m.cost, m.citations ? storableJson(m.citations) : null, index)
   }
   params.push(messages.length, plan.threadId, plan.threadUuid)
   return em.execute(
     `${head},
      stored as (
        insert into messages (uuid, thread_id, run_id, user_id, workspace_id, role, content, parts, model,
-         prompt_tokens, completion_tokens, total_tokens, latency_ms, cost, created_at, updated_at)
-       select v.uuid, ?::bigint, settled.id, null, ?, v.role, v.content, v.parts, ?, v.pt, v.ct, v.tt, v.lat, v.cost, clock_timestamp(), clock_timestamp()
-       from settled cross join (values ${values}) as v(uuid, role, content, parts, pt, ct, tt, lat, cost, ord)
+         prompt_tokens, completion_tokens, total_tokens, latency_ms, cost, citations, created_at, updated_at)
+       select v.uuid, ?::bigint, settled.id, null, ?, v.role, v.content, v.parts, ?, v.pt, v.ct, v.tt, v.lat, v.cost, v.citations, clock_timestamp(), clock_timestamp()
+       from settled cross join (values ${values}) as v(uuid, role, content, parts, pt, ct, tt, lat, cost, citations, ord)
        order by v.ord
        returning *),
      counted as (update threads set messages_count = messages_count + ?, updated_at = now() where id = ?::bigint and exists (select 1 from settled))

@@ -24,13 +24,18 @@ export interface RunPlan {
   system: string | undefined
   messages: ModelMessage[]
   tools: ToolBinding[]
+  /**
+   * The agent's knowledge retrieved for the run (docs/api/knowledge.md, "In a run"): logged as
+   * `knowledge.retrieved` before the answer, and stored as the answer's `citations`.
+   */
+  knowledge?: { event: Record<string, unknown>; citations: unknown[] }
 }
 
 /**
  * What the model call of a run needs. It is known before the run is stored, so the call starts
  * while the launch statement is still under way (src/services/runs.service.ts).
  */
-export type ModelCall = Pick<RunPlan, 'model' | 'system' | 'messages' | 'tools'>
+export type ModelCall = Pick<RunPlan, 'model' | 'system' | 'messages' | 'tools' | 'knowledge'>
 
 /** How a run ended. */
 export interface RunOutcome {

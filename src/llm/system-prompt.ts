@@ -59,9 +59,11 @@ export interface SystemPromptAgent {
   metadata: Record<string, unknown>
 }
 
-/** What a run adds: the user's remembered facts and the current time. */
+/** What a run adds: the user's remembered facts, the agent's retrieved knowledge and the current time. */
 export interface SystemPromptExtras {
   memories?: string[]
+  /** The context block of the knowledge retrieved for the run (docs/api/knowledge.md, "In a run"); last, so the rest stays cacheable. */
+  knowledge?: string
   now?: Date
 }
 
@@ -136,6 +138,7 @@ export function composeSystemPrompt(agent: SystemPromptAgent, extras: SystemProm
     section('Examples of what users may ask you:', bullets(m.conversation_starters)),
     section('What you know about the user:', bullets(extras.memories)),
     now ? `Current date and time: ${stamp(now)}` : '',
+    extras.knowledge ?? '',
   ]
   return sections.filter(Boolean).join('\n\n')
 }

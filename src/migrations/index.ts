@@ -11,6 +11,7 @@ import { Migration20261121215458_deleted_threads_index } from './Migration202611
 import { Migration20261121224447_messages_run_id_index } from './Migration20261121224447_messages_run_id_index.ts'
 import { Migration20261125144244_run_heartbeats } from './Migration20261125144244_run_heartbeats.ts'
 import { Migration20261125145020_execution_resume } from './Migration20261125145020_execution_resume.ts'
+import { Migration20261125170000_knowledge } from './Migration20261125170000_knowledge.ts'
 
 export const migrationsList: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261121093927', class: Migration20261121093927 },
@@ -23,4 +24,5 @@ export const migrationsList: { name: string; class: Constructor<Migration> }[] =
   { name: 'Migration20261121224447_messages_run_id_index', class: Migration20261121224447_messages_run_id_index },
   { name: 'Migration20261125144244_run_heartbeats', class: Migration20261125144244_run_heartbeats },
   { name: 'Migration20261125145020_execution_resume', class: Migration20261125145020_execution_resume },
+  { name: 'Migration20261125170000_knowledge', class: Migration20261125170000_knowledge },
 ]

@@ -87,6 +87,11 @@ const EnvSchema = z.object({
   OLLAMA_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** Model slug of agents whose metadata names none; when it has no usable credential, `local-test-model`. */
   DEFAULT_MODEL: z.string().min(1).max(120).default('gpt-4o-mini'),
+  /**
+   * Embedding model of agent knowledge, asked of the provider of the agent's model
+   * (docs/api/knowledge.md, "Retrieval").
+   */
+  EMBEDDING_MODEL: z.string().min(1).max(120).default('text-embedding-3-small'),
   /** Longest wait for a model's answer (whole run step), in milliseconds (504 past it). */
   LLM_TIMEOUT_MS: int(1, 3_600_000).default(120_000),
   /** Most model steps (calls) in one run; each tool round trip is one more step. */
@@ -145,6 +150,8 @@ export interface Config {
     openaiCompatible: { apiKey?: string; baseUrl?: string }
     ollama: { baseUrl: string }
     defaultModel: string
+    /** Model id of knowledge embeddings. */
+    embeddingModel: string
     /** Milliseconds. */
     timeoutMs: number
     maxSteps: number
@@ -248,6 +255,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       openaiCompatible: { apiKey: e.OPENAI_COMPATIBLE_API_KEY, baseUrl: e.OPENAI_COMPATIBLE_BASE_URL },
       ollama: { baseUrl: e.OLLAMA_BASE_URL ?? 'http://127.0.0.1:11434/v1' },
       defaultModel: e.DEFAULT_MODEL,
+      embeddingModel: e.EMBEDDING_MODEL,
       timeoutMs: e.LLM_TIMEOUT_MS,
       maxSteps: e.RUN_MAX_STEPS,
       heartbeatMs: e.RUN_HEARTBEAT_MS,

@@ -8,6 +8,7 @@
 import { hash } from 'node:crypto'
 import path from 'node:path'
 import { Migrator } from '@mikro-orm/migrations'
+import { vector } from '@electric-sql/pglite-pgvector'
 import { PgliteDriver } from '@mikro-orm/pglite'
 import { PostgreSqlConnection, PostgreSqlDriver } from '@mikro-orm/postgresql'
 import { type AbstractSqlDriver, type EntityManager, MikroORM, defineConfig } from '@mikro-orm/sql'
@@ -34,7 +35,8 @@ const shared = {
 export function ormOptions(target: DatabaseTarget) {
   return target.kind === 'postgres'
     ? defineConfig<AbstractSqlDriver>({ ...shared, driver: PostgreSqlDriver, clientUrl: target.url, pool: { max: target.poolMax ?? 10 } })
-    : defineConfig<AbstractSqlDriver>({ ...shared, driver: PgliteDriver, dbName: target.dir ?? 'memory://' })
+    : // pgvector, loaded into PGlite for knowledge embeddings (src/knowledge/vector-store.ts).
+      defineConfig<AbstractSqlDriver>({ ...shared, driver: PgliteDriver, dbName: target.dir ?? 'memory://', driverOptions: { extensions: { vector } } })
 }
 
 /** The target a configuration names: PostgreSQL when DATABASE_URL is set, else PGlite in DATA_DIR. */

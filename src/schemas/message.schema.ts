@@ -7,7 +7,8 @@ import { selectColumns } from '../platform/sql.ts'
 import { z } from 'zod'
 import { MESSAGE_ROLES, type MessageRole } from '../../entities/index.ts'
 import { refineStorableJson } from './resource.schema.ts'
-import { envelope, isRecord, iso, jsonBoolean, jsonBytes, pageQuery, sortParam, text, timestamp } from './wire.ts'
+import { envelope, isRecord, iso, jsonBoolean, jsonBytes, jsonValueOf, pageQuery, sortParam, text, timestamp } from './wire.ts'
+import { Citation, type TCitation } from './knowledge.schema.ts'
 
 /** Longest message `content` (docs/api/resources.md bounds of `content`). */
 export const MESSAGE_CONTENT_MAX = 100_000
@@ -49,6 +50,8 @@ export const Message = z
     latency_ms: z.number().int().nullable(),
     /** In US dollars. */
     cost: z.number().nullable(),
+    /** The knowledge chunks the answer was given (docs/api/knowledge.md, "In a run"); empty for others. */
+    citations: z.array(Citation),
     created_at: timestamp(),
     updated_at: timestamp(),
   })
@@ -73,6 +76,7 @@ export interface MessageRow {
   totalTokens: number | null
   latencyMs: number | null
   cost: number | string | null
+  citations?: unknown
   createdAt: Date | string
   updatedAt: Date | string
 }
@@ -105,6 +109,18 @@ export function toMessageParts(stored: unknown): TMessagePart[] {
   return parts
 }
 
+/** Stored citations -> the answered ones (anything malformed left out). */
+function toCitations(stored: unknown): TCitation[] {
+  const value = jsonValueOf(stored ?? null)
+  if (!Array.isArray(value)) return []
+  return value.filter(isRecord).map((c) => ({
+    document_uuid: stringOf(c.document_uuid),
+    chunk_uuid: stringOf(c.chunk_uuid),
+    document_name: stringOf(c.document_name),
+    score: typeof c.score === 'number' ? c.score : 0,
+  }))
+}
+
 /** Row -> wire. */
 export function toMessage(row: MessageRow): TMessage {
   return {
@@ -120,6 +136,7 @@ export function toMessage(row: MessageRow): TMessage {
     total_tokens: nullableNumber(row.totalTokens),
     latency_ms: nullableNumber(row.latencyMs),
     cost: nullableNumber(row.cost),
+    citations: toCitations(row.citations),
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
   }
@@ -235,7 +252,7 @@ export type TMessageListInput = z.infer<typeof MessageListInput>
 /** The stored {@link MessageRow} fields read as they are (`cost` is cast apart: numeric). */
 // prettier-ignore
 const MESSAGE_FIELDS = [
-  'id', 'uuid', 'role', 'content', 'parts', 'model', 'promptTokens', 'completionTokens', 'totalTokens', 'latencyMs', 'createdAt', 'updatedAt',
+  'id', 'uuid', 'role', 'content', 'parts', 'model', 'promptTokens', 'completionTokens', 'totalTokens', 'latencyMs', 'citations', 'createdAt', 'updatedAt',
 ] as const
 
 /**

@@ -6,6 +6,7 @@
  * references a request names (photo, tools, accounts, workflows, files, categories) are resolved
  * by the access rules of src/access/references.ts before anything is written.
  */
+import { queueTrainedFiles, removeAgentKnowledge, syncAgentFiles } from './knowledge.service.ts'
 import type { ReadCache, ReadStore } from '../platform/read-cache.ts'
 import { LockMode } from '@mikro-orm/core'
 import { Agent } from '../../entities/index.ts'
@@ -68,7 +69,7 @@ export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<Envelope
 export async function create(ctx: ResourceCtx, input: TCreateAgentInput): Promise<Envelope> {
   const photoKey = await resolveProfilePhotoKey(ctx, input.profile_photo_key)
   const links = await resolveAgentLinks(ctx, input)
-  const id = await ctx.em.transactional(async (em) => {
+  const created = await ctx.em.transactional(async (em) => {
     const agent = em.create(Agent, {
       name: input.name,
       description: input.description ?? '',
@@ -84,9 +85,11 @@ export async function create(ctx: ResourceCtx, input: TCreateAgentInput): Promis
     await em.flush()
     for (const pivot of agentPivotRows(links))
       await replacePivotRows(em, pivot.table, 'agent_id', agent.id, pivot.columns, pivot.rows, pivot)
-    return agent.id
+    const trained = input.file ? await syncAgentFiles(em, ctx, { id: agent.id, workspaceId: ctx.workspace.workspace.id }, input.file.keys) : []
+    return { id: agent.id, trained }
   })
-  return { data: await loadAgent(ctx, id) }
+  await queueTrainedFiles(ctx, created.trained)
+  return { data: await loadAgent(ctx, created.id) }
 }
 
 /**
@@ -103,7 +106,7 @@ export async function update(ctx: ResourceCtx, input: TUpdateAgentInput): Promis
   const access = await requireResource(ctx, 'agents', 'Agent', input.agent_uuid, 'write')
   const photoKey = await resolveProfilePhotoKey(ctx, input.profile_photo_key)
   const links = await resolveAgentLinks(ctx, input)
-  await ctx.em.transactional(async (em) => {
+  const trained = await ctx.em.transactional(async (em) => {
     // Locked, so two concurrent metadata merges cannot lose each other's keys.
     const agent = await em.findOneOrFail(Agent, access.id, { lockMode: LockMode.PESSIMISTIC_WRITE })
     if (input.metadata !== undefined) {
@@ -125,7 +128,10 @@ export async function update(ctx: ResourceCtx, input: TUpdateAgentInput): Promis
     await em.flush()
     for (const pivot of agentPivotRows(links))
       await replacePivotRows(em, pivot.table, 'agent_id', access.id, pivot.columns, pivot.rows, pivot)
+    // `file.keys` trains the files it names and untrains those it no longer names (docs/api/knowledge.md).
+    return input.file ? syncAgentFiles(em, ctx, { id: access.id, workspaceId: access.workspaceId ?? ctx.workspace.workspace.id }, input.file.keys) : []
   })
+  await queueTrainedFiles(ctx, trained)
   return { data: await loadAgent(ctx, access.id) }
 }
 
@@ -135,7 +141,11 @@ export async function update(ctx: ResourceCtx, input: TUpdateAgentInput): Promis
  */
 export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
   const access = await requireResource(ctx, 'agents', 'Agent', uuid, 'admin')
-  await ctx.em.execute('update agents set deleted_at = now(), updated_at = now() where id = ? and deleted_at is null', [access.id])
+  await ctx.em.transactional(async (em) => {
+    await em.execute('update agents set deleted_at = now(), updated_at = now() where id = ? and deleted_at is null', [access.id])
+    // Its knowledge goes with it, chunks included, even while a document is being ingested.
+    await removeAgentKnowledge(em, access.id)
+  })
 }
 
 /**

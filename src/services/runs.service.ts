@@ -17,15 +17,17 @@ import type { ModelMessage } from 'ai'
 import { uuidv7 } from 'uuidv7'
 import { requireResource, requireResourceWith } from '../access/resource-access.ts'
 import { executePrepared } from '../platform/db.ts'
-import { ConflictError, NotFoundError, UpstreamError, UpstreamTimeoutError, ValidationError, type FieldPath } from '../platform/errors.ts'
+import { ConflictError, NotFoundError, UpstreamError, UpstreamTimeoutError, ValidationError } from '../platform/errors.ts'
 import { renderPrompt } from '../llm/prompt-render.ts'
-import { modelBySlugSql, resolveModel, resolveReadModel, type ResolvedModel } from '../llm/registry.ts'
+import { modelBySlugSql, type ResolvedModel } from '../llm/registry.ts'
+import { resolveAgentModel, resolveFor } from './agent-model.ts'
 import { followRun } from '../llm/run-log.ts'
 import { composeSystemPrompt } from '../llm/system-prompt.ts'
 import { agentToolBindings, agentToolsSql, ToolCredentialUnavailableError, type ToolBinding } from '../llm/tools.ts'
 import { RUN_FIELDS, toRun, toUsage, type RunRecord, type TRunAgentInput, type TRunPromptInput, type TRunResult, type TRunThreadInput, type RunEventRecord } from '../schemas/run.schema.ts'
 import { extractMemories, memoriesFor } from './memory-extraction.ts'
 import { threadHistory } from './messages.service.ts'
+import { knowledgeForRun } from './knowledge.service.ts'
 import { toMessage, type MessageRow, messageColumns } from '../schemas/message.schema.ts'
 import { isRecord, jsonRecordOf, storableJson, storableText } from '../schemas/wire.ts'
 import { selectColumns, unprefix } from '../platform/sql.ts'
@@ -199,29 +201,6 @@ async function requireAgent(ctx: ResourceCtx, key: string | { id: number }): Pro
   return { id: access.id, uuid: access.uuid, name, instruction, metadata: jsonRecordOf(metadata), toolRows: tools, modelRow: access.row.model }
 }
 
-/** The model `slug` (null: the default) for the caller in the request's workspace (src/llm/registry.ts). */
-function resolveFor(ctx: ResourceCtx, slug: string | null, field: FieldPath): Promise<ResolvedModel> {
-  return resolveModel(
-    { em: ctx.em, config: ctx.config },
-    { workspaceId: ctx.workspace.workspace.id, userId: ctx.auth.user.id, slug, field },
-  )
-}
-
-/**
- * An agent's model: its `metadata.large_language_model`, else the default. Errors name
- * `metadata.large_language_model` (runs and thread names alike).
- * @param read the model as the agent's statement read it ({@link requireAgent}); without it, it is looked up.
- * @throws ValidationError for an unknown model or one without a credential.
- */
-export function resolveAgentModel(ctx: ResourceCtx, metadata: Record<string, unknown>, read?: { modelRow: unknown }): Promise<ResolvedModel> {
-  const named = metadata.large_language_model
-  const slug = typeof named === 'string' && named ? named : null
-  const field: FieldPath = ['metadata', 'large_language_model']
-  if (!read) return resolveFor(ctx, slug, field)
-  const deps = { em: ctx.em, config: ctx.config }
-  return resolveReadModel(deps, { workspaceId: ctx.workspace.workspace.id, userId: ctx.auth.user.id, slug, field }, read.modelRow)
-}
-
 async function launchAgentRun(
   ctx: ResourceCtx,
   agent: AgentForRun,
@@ -235,7 +214,8 @@ async function launchAgentRun(
   const tools = model.llm.supportsTools ? toolsOf(ctx, agent.toolRows) : []
   const memoryOn = agent.metadata.memory === true
   const memories = memoryOn ? await memoriesFor(ctx.em, ctx.auth.user.id, agent.id) : []
-  const system = composeSystemPrompt(agent, { memories })
+  const knowledge = agent.metadata.knowledge === true ? await knowledgeForRun(ctx, agent.id, content, model) : null
+  const system = composeSystemPrompt(agent, { memories, knowledge: knowledge?.context })
   const history = existingThread === null ? [] : await threadHistory(ctx.em, existingThread.id, HISTORY_LIMIT)
 
   const call: ModelCall = {
@@ -243,6 +223,7 @@ async function launchAgentRun(
     system,
     messages: [...fitWindow(toModelMessages(history), model, system, content), { role: 'user', content }],
     tools,
+    ...(knowledge ? { knowledge: { event: knowledge.event, citations: knowledge.citations } } : {}),
   }
   const launchInput = { kind, agent: { id: agent.id, uuid: agent.uuid }, thread: existingThread ?? 'new', prompt: null, model, input: content, background } as const
   return launch(ctx, launchInput, call, memoryOn ? content : null, options)

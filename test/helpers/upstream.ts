@@ -5,6 +5,9 @@
  * - `POST /v1/chat/completions`, non-streaming (a `chat.completion`) and streaming
  *   (`stream: true`: Server-Sent Events of `chat.completion.chunk`, tool call deltas, a last
  *   chunk with `usage` when `stream_options.include_usage` is true, then `data: [DONE]`).
+ * - `POST /v1/embeddings`: deterministic vectors ({@link EMBEDDING_DIMENSIONS} numbers, each word
+ *   of a text hashed into one of them, normalised), so texts that share words are near; replies
+ *   queued with `enqueueEmbeddings` (an error status, a slow answer) come first.
  * - `GET /v1/models`: a model list.
  * - Anything else: 404 in OpenAI's error shape. Every request is recorded in `requests`.
  *
@@ -57,11 +60,28 @@ export interface Upstream {
   enqueue(...replies: Reply[]): void
   /** Replies chosen per request (overrides the queue), e.g. to answer by conversation content. */
   respondWith(fn: ((req: UpstreamRequest) => Reply) | null): void
+  /** Queue replies for the next embedding requests (`status`, `slow` or `drop`); when empty, vectors are answered. */
+  enqueueEmbeddings(...replies: Reply[]): void
   /** Forgets recorded requests, queued replies and `respondWith`. */
   reset(): void
   /** How many `slow` replies are still waiting (0 once their clients have gone away). */
   pending(): number
   close(): Promise<void>
+}
+
+/** Length of the vectors `POST /v1/embeddings` answers. */
+export const EMBEDDING_DIMENSIONS = 64
+
+/** The deterministic embedding of `text`: word counts hashed into {@link EMBEDDING_DIMENSIONS} buckets, L2-normalised. */
+export function testEmbedding(text: string): number[] {
+  const vector = new Array<number>(EMBEDDING_DIMENSIONS).fill(0)
+  for (const word of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
+    let hash = 2166136261
+    for (let i = 0; i < word.length; i++) hash = Math.imul(hash ^ word.charCodeAt(i), 16777619)
+    vector[(hash >>> 0) % EMBEDDING_DIMENSIONS] += 1
+  }
+  const norm = Math.hypot(...vector) || 1
+  return vector.map((value) => value / norm)
 }
 
 /** Models that `GET /v1/models` lists (chat completions accept any model name and echo it). */
@@ -198,6 +218,7 @@ const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache
 export async function startUpstream(): Promise<Upstream> {
   const requests: UpstreamRequest[] = []
   const queue: Reply[] = []
+  const embeddingQueue: Reply[] = []
   const timers = new Set<NodeJS.Timeout>()
   let chooser: ((req: UpstreamRequest) => Reply) | null = null
   const prefix = randomBytes(8).toString('hex')
@@ -316,6 +337,19 @@ export async function startUpstream(): Promise<Upstream> {
       answer(res, reply, body)
       return
     }
+    if (req.method === 'POST' && path === '/v1/embeddings') {
+      const queued = embeddingQueue.shift()
+      if (queued) {
+        answer(res, queued, body)
+        return
+      }
+      const inputs: string[] = Array.isArray(body?.input) ? body.input.map(String) : [String(body?.input ?? '')]
+      const data = inputs.map((input, index) => ({ object: 'embedding', index, embedding: testEmbedding(input) }))
+      const tokens = inputs.reduce((sum, input) => sum + Math.ceil(input.length / 4), 0)
+      res.writeHead(200, JSON_HEADERS)
+      res.end(JSON.stringify({ object: 'list', data, model: body?.model ?? 'text-embedding-3-small', usage: { prompt_tokens: tokens, total_tokens: tokens } }))
+      return
+    }
     if (req.method === 'GET' && path === '/v1/models') {
       const created = Math.floor(Date.now() / 1000)
       res.writeHead(200, JSON_HEADERS)
@@ -352,11 +386,13 @@ export async function startUpstream(): Promise<Upstream> {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     enqueue: (...replies) => void queue.push(...replies),
+    enqueueEmbeddings: (...replies) => void embeddingQueue.push(...replies),
     respondWith: (fn) => void (chooser = fn),
     pending: () => timers.size,
     reset: () => {
       requests.length = 0
       queue.length = 0
+      embeddingQueue.length = 0
       chooser = null
     },
     close: () =>

@@ -1,0 +1,81 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
+import { Agent } from './agent.entity.ts'
+import { recordOwnership, resourceKeys, timestamps } from './columns.ts'
+
+/** Where a knowledge document's text comes from (docs/api/knowledge.md, "Training"). */
+export const KNOWLEDGE_SOURCE_TYPES = ['text', 'file', 'url'] as const
+export type KnowledgeSourceType = (typeof KNOWLEDGE_SOURCE_TYPES)[number]
+
+/** A document's ingestion status (docs/api/knowledge.md, "Documents"). */
+export const KNOWLEDGE_STATUSES = ['queued', 'processing', 'ready', 'failed'] as const
+export type KnowledgeStatus = (typeof KNOWLEDGE_STATUSES)[number]
+
+/**
+ * One trained document of an agent (`knowledge_documents`, docs/api/knowledge.md). Hard-deleted,
+ * with its chunks, when it is deleted or its agent is. `user_id` is who trained it: ingestion
+ * embeds its chunks with that user's credentials. `source_text` keeps a text source for retries.
+ * At most one document per agent and media key, per agent and URL, and per agent and extracted
+ * text (`content_hash`): the partial unique indexes of the knowledge migration.
+ */
+export const KnowledgeDocument = defineEntity({
+  name: 'KnowledgeDocument',
+  tableName: 'knowledge_documents',
+  indexes: [{ properties: ['agent', 'createdAt'] }],
+  properties: {
+    ...resourceKeys(),
+    agent: () =>
+      p.manyToOne(Agent)
+        .fieldName('agent_id')
+        .deleteRule('cascade'),
+    ...recordOwnership(),
+    name: p.string().length(255),
+    sourceType: p.enum(KNOWLEDGE_SOURCE_TYPES).fieldName('source_type'),
+    mediaKey: p.string().length(255).nullable().fieldName('media_key'),
+    url: p.text().nullable(),
+    sourceText: p.text().nullable().lazy().fieldName('source_text'),
+    mimeType: p.string().length(255).fieldName('mime_type'),
+    sizeBytes: p.bigint('number').default(0).fieldName('size_bytes'),
+    contentHash: p.string().length(64).nullable().fieldName('content_hash'),
+    status: p.enum(KNOWLEDGE_STATUSES).default('queued'),
+    error: p.text().nullable(),
+    chunksCount: p.integer().default(0).fieldName('chunks_count'),
+    tokensCount: p.integer().default(0).fieldName('tokens_count'),
+    /** Claims of the document by an ingestion job; fences a stale worker's writes. */
+    attempts: p.integer().default(0),
+    ...timestamps(),
+  },
+})
+
+export type IKnowledgeDocument = InferEntity<typeof KnowledgeDocument>
+
+/**
+ * One chunk of a document's text (`knowledge_chunks`). `agent_id` is the document's, so retrieval
+ * reads one agent's chunks through one index. Two columns live outside this entity, written and
+ * read in SQL only (src/knowledge/retrieval.ts): `tsv`, the generated full-text vector (GIN
+ * index), and `embedding`, a pgvector column added at start where the database has pgvector
+ * (src/knowledge/vector-store.ts); `embedding_model` names the model that made it.
+ */
+export const KnowledgeChunk = defineEntity({
+  name: 'KnowledgeChunk',
+  tableName: 'knowledge_chunks',
+  indexes: [{ properties: ['agent'] }],
+  uniques: [{ properties: ['document', 'position'] }],
+  properties: {
+    ...resourceKeys(),
+    document: () =>
+      p.manyToOne(KnowledgeDocument)
+        .fieldName('document_id')
+        .deleteRule('cascade'),
+    agent: () =>
+      p.manyToOne(Agent)
+        .fieldName('agent_id')
+        .deleteRule('cascade'),
+    position: p.integer(),
+    text: p.text(),
+    tokens: p.integer(),
+    embeddingModel: p.string().length(255).nullable().fieldName('embedding_model'),
+    createdAt: p.datetime().fieldName('created_at').onCreate(() => new Date()),
+  },
+})
+
+export type IKnowledgeChunk = InferEntity<typeof KnowledgeChunk>

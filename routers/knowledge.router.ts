@@ -1,0 +1,69 @@
+/**
+ * Agent knowledge (specification: "Train an Agent"; docs/api/knowledge.md): train, list,
+ * retrieve, delete and retry documents, and search what a run would be given.
+ */
+import { z } from 'zod'
+import * as knowledge from '../src/services/knowledge.service.ts'
+import {
+  KnowledgeDocument,
+  KnowledgeDocumentEnvelope,
+  KnowledgeDocumentsEnvelope,
+  KnowledgeListInput,
+  KnowledgePathInput,
+  KnowledgeSearchEnvelope,
+  KnowledgeSearchInput,
+  TrainAgentInput,
+} from '../src/schemas/knowledge.schema.ts'
+import { paginated } from '../src/schemas/wire.ts'
+import { router, workspaceProcedure } from '../src/trpc/init.ts'
+
+const tags = ['Knowledge']
+const agentPath = '/api/v1/agents/{agent_uuid}'
+const documentPath = '/api/v1/knowledge/{document_uuid}'
+
+export const knowledgeRouter = router({
+  train: workspaceProcedure
+    .meta({
+      openapi: { method: 'POST', path: `${agentPath}/train`, tags, summary: 'Train an agent from text, uploaded files and URLs (write permission)', protect: true },
+      successStatus: 202,
+    })
+    .input(TrainAgentInput)
+    .output(KnowledgeDocumentsEnvelope)
+    .mutation(({ ctx, input }) => knowledge.train(ctx, input)),
+
+  list: workspaceProcedure
+    .meta({ openapi: { method: 'GET', path: `${agentPath}/knowledge`, tags, summary: "An agent's knowledge documents, filtered and paginated", protect: true } })
+    .input(KnowledgeListInput)
+    .output(paginated(KnowledgeDocument))
+    .query(({ ctx, input }) => knowledge.list(ctx, input)),
+
+  search: workspaceProcedure
+    .meta({
+      openapi: { method: 'POST', path: `${agentPath}/knowledge/search`, tags, summary: "The chunks of an agent's knowledge a run would be given", protect: true },
+      readOnlyAllowed: true,
+    })
+    .input(KnowledgeSearchInput)
+    .output(KnowledgeSearchEnvelope)
+    .mutation(({ ctx, input }) => knowledge.search(ctx, input)),
+
+  retrieve: workspaceProcedure
+    .meta({ openapi: { method: 'GET', path: documentPath, tags, summary: 'Retrieve a knowledge document', protect: true } })
+    .input(KnowledgePathInput)
+    .output(KnowledgeDocumentEnvelope)
+    .query(({ ctx, input }) => knowledge.retrieveDocument(ctx, input.document_uuid)),
+
+  delete: workspaceProcedure
+    .meta({ openapi: { method: 'DELETE', path: documentPath, tags, summary: 'Delete a knowledge document and its chunks (write permission)', protect: true }, successStatus: 204 })
+    .input(KnowledgePathInput)
+    .output(z.void())
+    .mutation(({ ctx, input }) => knowledge.removeDocument(ctx, input.document_uuid)),
+
+  retry: workspaceProcedure
+    .meta({
+      openapi: { method: 'POST', path: `${documentPath}/retry`, tags, summary: 'Ingest a failed knowledge document again (write permission)', protect: true },
+      successStatus: 202,
+    })
+    .input(KnowledgePathInput)
+    .output(KnowledgeDocumentEnvelope)
+    .mutation(({ ctx, input }) => knowledge.retry(ctx, input.document_uuid)),
+})

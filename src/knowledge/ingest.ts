@@ -1,0 +1,329 @@
+/**
+ * Knowledge ingestion (docs/api/knowledge.md, "Ingestion"): the `knowledge.ingest` job of the
+ * durable queue turns one document into chunks. It claims the document (`processing`, one more
+ * `attempts`), reads its source (the stored text, the uploaded file, or the URL through the tools'
+ * outbound guard), extracts its text (src/knowledge/extract.ts), cuts it into token chunks
+ * (src/knowledge/chunk.ts), embeds them when the agent's provider has an embeddings API and the
+ * database has pgvector, and stores the chunks and the `ready` document in one transaction.
+ *
+ * Faults: a source that cannot be read (empty, encrypted, corrupt, unsupported) fails the document
+ * at once with the reason; anything transient (a URL that does not answer, an embedding upstream
+ * that fails, a lost connection) is retried with backoff, and the last attempt fails the document
+ * with the reason. A worker that dies mid-document loses its job to the queue's heartbeat, and the
+ * recovery sweep sends back any document left `queued` or `processing` without progress; after
+ * {@link MAX_ATTEMPTS} claims the document fails. A document (or its agent) deleted meanwhile is
+ * never written: the final transaction locks the row and finds it gone.
+ */
+import { createHash } from 'node:crypto'
+import { embedMany } from 'ai'
+import { uuidv7 } from 'uuidv7'
+import type { FastifyBaseLogger as Logger } from 'fastify'
+import type { Config } from '../platform/config.ts'
+import type { Em, Orm } from '../platform/db.ts'
+import type { JobInfo, JobQueue } from '../platform/queue.ts'
+import { createStorage, type MediaStorage } from '../platform/storage.ts'
+import { resolveModel, type KnowledgeEmbedding } from '../llm/registry.ts'
+import { sendToolRequest, ToolHttpError } from '../llm/tool-http.ts'
+import { chunkText } from './chunk.ts'
+import { ExtractionError, extractText, isTrainable } from './extract.ts'
+import { prepareVectorStore, type RetrievalMode } from './vector-store.ts'
+
+/** The job's name in the queue. */
+export const INGEST_JOB = 'knowledge.ingest'
+/** Attempts of one job after a failed one (transient faults), with backoff from {@link RETRY_DELAY_SECONDS}. */
+const RETRY_LIMIT = 3
+const RETRY_DELAY_SECONDS = 2
+/** Claims of a document, across jobs and sweeps, before it fails for good (a document that kills its worker). */
+export const MAX_ATTEMPTS = 5
+/** Milliseconds between the heartbeats of a document being processed (its `updated_at`). */
+const HEARTBEAT_MS = 5_000
+/** Seconds without a heartbeat after which the sweep sends a `queued` or `processing` document back to the queue. */
+const STALE_SECONDS = 30
+/** Milliseconds between recovery sweeps. */
+const SWEEP_MS = 10_000
+/** Chunks per embedding call and per insert statement. */
+const BATCH = 128
+
+/** The data of an ingestion job. */
+interface IngestJob {
+  document_uuid: string
+}
+
+/** A claimed document, as the job reads it. */
+interface Claimed {
+  id: number
+  uuid: string
+  agentId: number
+  userId: number | null
+  workspaceId: number
+  sourceType: 'text' | 'file' | 'url'
+  mediaKey: string | null
+  url: string | null
+  sourceText: string | null
+  mimeType: string
+  attempts: number
+}
+
+/** A fault that retrying cannot mend: the document fails at once with this message. */
+class PermanentError extends Error {
+  override name = 'PermanentError'
+}
+
+/** What the engine needs from the process. */
+export interface KnowledgeDeps {
+  orm: Orm
+  config: Config
+  log: Logger
+  jobs: JobQueue
+  storage?: MediaStorage
+}
+
+/** See the module comment. */
+export class KnowledgeEngine {
+  #sweep: NodeJS.Timeout | undefined
+  readonly #storage: MediaStorage
+
+  private constructor(
+    private readonly deps: KnowledgeDeps,
+    /** Whether retrieval is hybrid or full-text in this database (src/knowledge/vector-store.ts). */
+    readonly mode: RetrievalMode,
+  ) {
+    this.#storage = deps.storage ?? createStorage(deps.config)
+  }
+
+  /**
+   * Prepares the vector store, registers {@link INGEST_JOB} with the queue and logs the
+   * retrieval mode. Call before the queue starts.
+   * @throws the database's error when it cannot be reached.
+   */
+  static async create(deps: KnowledgeDeps): Promise<KnowledgeEngine> {
+    const engine = new KnowledgeEngine(deps, await prepareVectorStore(deps.orm))
+    deps.jobs.register<IngestJob>(INGEST_JOB, (data, job) => engine.#ingest(data, job), {
+      retryLimit: RETRY_LIMIT,
+      retryDelay: RETRY_DELAY_SECONDS,
+      retryBackoff: true,
+      heartbeatSeconds: 10,
+      expireInSeconds: 1_800,
+      localConcurrency: 2,
+    })
+    deps.log.info({ mode: engine.mode }, `knowledge retrieval: ${engine.mode}`)
+    return engine
+  }
+
+  /**
+   * Queues the documents `uuids` for ingestion (each once: a document already waiting or being
+   * worked is left as it is).
+   * @throws the queue's error when the database cannot be reached (the sweep sends them later).
+   */
+  async queue(uuids: string[]): Promise<void> {
+    for (const uuid of uuids) await this.deps.jobs.ensure(INGEST_JOB, { document_uuid: uuid }, { id: uuid })
+  }
+
+  /** Starts the recovery sweep (processes that work the queue). */
+  startSweep(): void {
+    if (this.#sweep) return
+    this.#sweep = setInterval(() => void this.sweep().catch((error: unknown) => this.deps.log.warn({ err: error }, 'knowledge sweep failed')), SWEEP_MS)
+    this.#sweep.unref()
+  }
+
+  /**
+   * Sends back to the queue every document left `queued` or `processing` for {@link STALE_SECONDS}
+   * without a heartbeat (its job was lost, or its worker died), and fails those claimed
+   * {@link MAX_ATTEMPTS} times already. Answers how many it sent back.
+   */
+  async sweep(): Promise<number> {
+    const em = this.deps.orm.em.fork()
+    await em.execute(
+      `update knowledge_documents set status = 'failed', updated_at = now(),
+         error = 'Ingestion stopped ${MAX_ATTEMPTS} times before it could finish (the file may be too large or malformed); retry it or upload a smaller file'
+       where status in ('queued', 'processing') and attempts >= ? and updated_at < now() - make_interval(secs => ?)`,
+      [MAX_ATTEMPTS, STALE_SECONDS],
+    )
+    const stale = await em.execute<{ uuid: string }[]>(
+      `update knowledge_documents set updated_at = now()
+       where id in (select id from knowledge_documents where status in ('queued', 'processing') and updated_at < now() - make_interval(secs => ?)
+                    order by updated_at limit 100 for update skip locked)
+       returning uuid`,
+      [STALE_SECONDS],
+    )
+    await this.queue(stale.map((row) => row.uuid))
+    return stale.length
+  }
+
+  /** Stops the sweep. */
+  close(): void {
+    clearInterval(this.#sweep)
+    this.#sweep = undefined
+  }
+
+  /** The job handler: see the module comment. Throws only to have the queue retry a transient fault. */
+  async #ingest(data: IngestJob, job: JobInfo): Promise<void> {
+    const doc = await this.#claim(data.document_uuid)
+    if (!doc) return
+    const beat = setInterval(
+      () => void this.#em().execute(`update knowledge_documents set updated_at = now() where id = ? and attempts = ? and status = 'processing'`, [doc.id, doc.attempts]).catch(() => undefined),
+      HEARTBEAT_MS,
+    )
+    try {
+      await this.#process(doc)
+    } catch (error) {
+      const last = error instanceof PermanentError || job.retryCount >= RETRY_LIMIT
+      if (!last) {
+        // Back to `queued` for the retry, so a worker that dies before it does not leave it `processing`.
+        await this.#em().execute(`update knowledge_documents set status = 'queued', updated_at = now() where id = ? and attempts = ? and status = 'processing'`, [doc.id, doc.attempts])
+        throw error
+      }
+      const reason = error instanceof PermanentError ? error.message : `Ingestion failed after ${RETRY_LIMIT + 1} attempts: ${describe(error)}`
+      await this.#em().execute(`update knowledge_documents set status = 'failed', error = ?, updated_at = now() where id = ? and attempts = ? and status = 'processing'`, [
+        reason,
+        doc.id,
+        doc.attempts,
+      ])
+    } finally {
+      clearInterval(beat)
+    }
+  }
+
+  #em(): Em {
+    return this.deps.orm.em.fork()
+  }
+
+  /** Marks the document `processing` for this attempt; null when it is gone, done, failed or out of attempts. */
+  async #claim(uuid: string): Promise<Claimed | null> {
+    const [row] = await this.#em().execute<Record<string, unknown>[]>(
+      `update knowledge_documents set status = 'processing', attempts = attempts + 1, error = null, updated_at = now()
+       where uuid = ? and status in ('queued', 'processing') and attempts < ?
+         and exists (select 1 from agents a where a.id = agent_id and a.deleted_at is null)
+       returning id::float8 as id, uuid, agent_id::float8 as "agentId", user_id::float8 as "userId", workspace_id::float8 as "workspaceId",
+         source_type as "sourceType", media_key as "mediaKey", url, source_text as "sourceText", mime_type as "mimeType", attempts`,
+      [uuid, MAX_ATTEMPTS],
+    )
+    if (!row) return null
+    return { ...(row as unknown as Claimed), userId: row.userId === null ? null : Number(row.userId) }
+  }
+
+  async #process(doc: Claimed): Promise<void> {
+    const source = await this.#read(doc)
+    let text: string
+    try {
+      text = await extractText(source.bytes, source.mimeType)
+    } catch (error) {
+      throw new PermanentError(error instanceof ExtractionError ? error.message : `The ${source.mimeType} file could not be read`)
+    }
+    const contentHash = createHash('sha256').update(text).digest('hex')
+    const chunks = await chunkText(text)
+    if (chunks.length === 0) throw new PermanentError('The source contains no text')
+    const embedding = this.mode === 'hybrid' ? await this.#embeddingFor(doc) : null
+    const vectors = embedding ? await embedAll(embedding, chunks.map((chunk) => chunk.text)) : null
+    await this.#store(doc, { contentHash, sizeBytes: source.bytes.byteLength, mimeType: source.mimeType, chunks, vectors, embeddingKey: embedding?.key ?? null })
+  }
+
+  /** The document's bytes and type. @throws PermanentError for a missing or unreadable source; ToolHttpError (retried) for a URL that failed. */
+  async #read(doc: Claimed): Promise<{ bytes: Uint8Array; mimeType: string }> {
+    if (doc.sourceType === 'text') return { bytes: Buffer.from(doc.sourceText ?? ''), mimeType: doc.mimeType }
+    if (doc.sourceType === 'file') {
+      const [media] = await this.#em().execute<{ path: string; disk: string }[]>(`select path, disk from media where key = ?`, [doc.mediaKey])
+      const object = media && media.disk === this.#storage.disk ? await this.#storage.get(media.path) : null
+      if (!object) throw new PermanentError('The uploaded file is gone; upload it again')
+      const parts: Buffer[] = []
+      for await (const part of object.body) parts.push(part as Buffer)
+      return { bytes: Buffer.concat(parts), mimeType: doc.mimeType }
+    }
+    const { tools, uploadMaxBytes } = this.deps.config
+    try {
+      const answer = await sendToolRequest(
+        { method: 'GET', url: new URL(doc.url ?? ''), headers: { accept: 'text/html, text/plain, text/markdown, application/pdf, */*;q=0.5' }, credentialHeaders: {} },
+        { ...tools, maxResponseBytes: uploadMaxBytes },
+      )
+      if (answer.status >= 400) {
+        const message = `The URL answered ${answer.status}`
+        throw answer.status >= 500 || answer.status === 429 ? new Error(message) : new PermanentError(`${message}; check the address`)
+      }
+      const mimeType = answer.contentType.split(';')[0]?.trim().toLowerCase() || 'text/html'
+      if (!isTrainable(mimeType)) throw new PermanentError(`The URL answered ${mimeType}, which cannot be trained`)
+      return { bytes: answer.body, mimeType }
+    } catch (error) {
+      if (error instanceof ToolHttpError && ['refused', 'too_large', 'redirect'].includes(error.reason)) throw new PermanentError(error.message)
+      throw error
+    }
+  }
+
+  /** The embedding model of the agent's provider, with the trainer's credentials; null when there is none. */
+  async #embeddingFor(doc: Claimed): Promise<KnowledgeEmbedding | null> {
+    if (doc.userId === null) return null
+    const [agent] = await this.#em().execute<{ slug: string | null }[]>(
+      `select case when jsonb_typeof(metadata->'large_language_model') = 'string' then nullif(metadata->>'large_language_model', '') end as slug from agents where id = ?`,
+      [doc.agentId],
+    )
+    try {
+      const model = await resolveModel(
+        { em: this.#em(), config: this.deps.config },
+        { workspaceId: doc.workspaceId, userId: doc.userId, slug: agent?.slug ?? null, field: ['metadata', 'large_language_model'] },
+      )
+      return model.embedding()
+    } catch {
+      // No usable model or credential: the document is still retrievable by full-text search.
+      return null
+    }
+  }
+
+  /** Writes the chunks and the `ready` document in one transaction, unless the document is gone or claimed again. */
+  async #store(
+    doc: Claimed,
+    o: { contentHash: string; sizeBytes: number; mimeType: string; chunks: { index: number; text: string; tokens: number }[]; vectors: number[][] | null; embeddingKey: string | null },
+  ): Promise<void> {
+    const duplicate = await this.#em().execute<{ name: string }[]>(
+      `select name from knowledge_documents where agent_id = ? and content_hash = ? and id <> ? limit 1`,
+      [doc.agentId, o.contentHash, doc.id],
+    )
+    if (duplicate[0]) throw new PermanentError(`The same text is already trained as "${duplicate[0].name}"`)
+    await this.deps.orm.em.fork().transactional(async (em) => {
+      const [locked] = await em.execute(
+        `select d.id from knowledge_documents d join agents a on a.id = d.agent_id and a.deleted_at is null
+         where d.id = ? and d.attempts = ? and d.status = 'processing' for update of d`,
+        [doc.id, doc.attempts],
+      )
+      if (!locked) return
+      await em.execute(`delete from knowledge_chunks where document_id = ?`, [doc.id])
+      for (let start = 0; start < o.chunks.length; start += BATCH) {
+        const rows = o.chunks.slice(start, start + BATCH).map((chunk, offset) => ({
+          uuid: uuidv7(),
+          position: chunk.index,
+          text: chunk.text.replaceAll('\u0000', ''),
+          tokens: chunk.tokens,
+          embedding: o.vectors ? `[${o.vectors[start + offset].join(',')}]` : null,
+        }))
+        await em.execute(
+          `insert into knowledge_chunks (uuid, document_id, agent_id, position, text, tokens, embedding_model, created_at${o.vectors ? ', embedding' : ''})
+           select x.uuid, ?, ?, x.position, x.text, x.tokens, ?, now()${o.vectors ? ', x.embedding::vector' : ''}
+           from jsonb_to_recordset(?::jsonb) as x(uuid uuid, position int, text text, tokens int, embedding text)`,
+          [doc.id, doc.agentId, o.vectors ? o.embeddingKey : null, JSON.stringify(rows)],
+        )
+      }
+      const tokens = o.chunks.reduce((sum, chunk) => sum + chunk.tokens, 0)
+      await em.execute(
+        `update knowledge_documents set status = 'ready', error = null, content_hash = ?, size_bytes = ?, mime_type = ?, chunks_count = ?, tokens_count = ?, updated_at = now()
+         where id = ?`,
+        [o.contentHash, o.sizeBytes, o.mimeType, o.chunks.length, tokens, doc.id],
+      )
+    })
+  }
+}
+
+/** Every text's embedding, {@link BATCH} texts per call. @throws the upstream's error (retried by the job). */
+async function embedAll(embedding: KnowledgeEmbedding, texts: string[]): Promise<number[][]> {
+  const vectors: number[][] = []
+  for (let start = 0; start < texts.length; start += BATCH) {
+    const { embeddings } = await embedMany({ model: embedding.model, values: texts.slice(start, start + BATCH), maxRetries: 0 })
+    vectors.push(...embeddings)
+  }
+  return vectors
+}
+
+/** A short, secret-free description of a transient fault for a document's `error`. */
+function describe(error: unknown): string {
+  if (error instanceof ToolHttpError) return error.message
+  const status = (error as { statusCode?: unknown }).statusCode
+  if (typeof status === 'number') return `the embedding model answered ${status}`
+  return error instanceof Error ? error.message.replace(/\s+/g, ' ').slice(0, 200) : 'unknown error'
+}

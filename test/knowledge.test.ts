@@ -1,0 +1,311 @@
+/**
+ * Agent knowledge (docs/api/knowledge.md): training from text, uploads and URLs, documents,
+ * search, ingestion through the durable queue, retrieval in runs with citations, and every
+ * operation's validation, 401, another tenant's 404 and read-only 403. The model and the
+ * embeddings are the real OpenAI provider client talking to test/helpers/upstream.ts.
+ */
+import { createServer, type Server } from 'node:http'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
+import { makeAgent, readOnlyToken } from './helpers/agents.ts'
+import { expectErrorBody, expectInvalid, hiddenCheck, sha256, UUID } from './helpers/expect.ts'
+import { PNG, upload } from './helpers/media.ts'
+import { startUpstream, type Upstream } from './helpers/upstream.ts'
+import { until } from './helpers/processes.ts'
+import { readSse } from './helpers/sse.ts'
+
+const DOCUMENT_KEYS = [
+  'agent_uuid', 'chunks_count', 'content_hash', 'created_at', 'error', 'media_key', 'mime_type', 'name', 'size_bytes', 'source_type',
+  'status', 'tokens_count', 'updated_at', 'url', 'uuid',
+]
+
+const FACT = 'The Zorblax reactor on deck seven is cooled with liquid argon at minus 186 degrees.'
+const expectHidden = hiddenCheck('Agent')
+
+describe('knowledge', () => {
+  let t: TestApp
+  let upstream: Upstream
+  let site: Server
+  let siteUrl: string
+  let alice: TestUser
+  let bob: TestUser
+
+  beforeAll(async () => {
+    upstream = await startUpstream()
+    site = createServer((req, res) => {
+      if (req.url === '/page.html') {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        res.end(`<html><head><title>Ops</title><script>var secret = 1</script></head><body><h1>Ops manual</h1><p>${FACT.replace('Zorblax', 'Quixotl')}</p></body></html>`)
+      } else {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('missing')
+      }
+    })
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve))
+    const address = site.address()
+    siteUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+    t = await createTestApp({ OPENAI_API_KEY: 'sk-upstream-test', OPENAI_BASE_URL: upstream.url, TOOL_ALLOW_PRIVATE_NETWORK: 'true' })
+    alice = await t.make.user({ name: 'Alice Trainer' })
+    bob = await t.make.user({ name: 'Bob Outsider' })
+  })
+  afterAll(async () => {
+    await t?.close()
+    await upstream?.close()
+    await new Promise((resolve) => site?.close(resolve))
+  })
+  beforeEach(() => upstream.reset())
+
+  const train = (user: { token: string }, agentUuid: string, sources: unknown) =>
+    t.http('POST', `/api/v1/agents/${agentUuid}/train`, { token: user.token, body: { sources } })
+  const settled = (user: { token: string }, uuid: string) =>
+    until(
+      () => t.http('GET', `/api/v1/knowledge/${uuid}`, { token: user.token }),
+      (res) => res.status !== 200 || ['ready', 'failed'].includes(res.body.data.status),
+      20_000,
+      (res) => res.body,
+    ).then((res) => res.body.data)
+  const trained = async (user: { token: string }, agentUuid: string, sources: unknown[]) => {
+    const res = await train(user, agentUuid, sources)
+    expect(res.status, JSON.stringify(res.body)).toBe(202)
+    return Promise.all(res.body.data.map((doc: { uuid: string }) => settled(user, doc.uuid)))
+  }
+
+  describe('training (POST /api/v1/agents/{agent_uuid}/train)', () => {
+    it('answers 202 with one queued document per source, in order; ingestion makes it ready with its chunks and hash', async () => {
+      const agent = await makeAgent(t, alice)
+      const text = `# Reactor notes\n\n${FACT}\n\nOther decks use water.`
+      const res = await train(alice, agent.uuid, [{ type: 'text', name: 'Reactor notes', text }])
+      expect(res.status, JSON.stringify(res.body)).toBe(202)
+      expect(res.body.data).toHaveLength(1)
+      const doc = res.body.data[0]
+      expect(Object.keys(doc).sort()).toEqual(DOCUMENT_KEYS)
+      expect(doc).toMatchObject({ agent_uuid: agent.uuid, name: 'Reactor notes', source_type: 'text', media_key: null, url: null, status: 'queued', error: null })
+      expect(doc.uuid).toMatch(UUID)
+      const ready = await settled(alice, doc.uuid)
+      expect(ready).toMatchObject({ status: 'ready', error: null, content_hash: sha256(text), size_bytes: Buffer.byteLength(text) })
+      expect(ready.chunks_count).toBeGreaterThanOrEqual(1)
+      expect(ready.tokens_count).toBeGreaterThan(0)
+      const [{ count }] = await t.sql('select count(*)::int as count from knowledge_chunks c join knowledge_documents d on d.id = c.document_id where d.uuid = ?', [doc.uuid])
+      expect(count).toBe(ready.chunks_count)
+    })
+
+    it('answers the existing document when the same text is trained again (no second copy)', async () => {
+      const agent = await makeAgent(t, alice)
+      const [first] = await trained(alice, agent.uuid, [{ type: 'text', name: 'Once', text: FACT }])
+      const again = await train(alice, agent.uuid, [{ type: 'text', name: 'Twice', text: FACT }, { type: 'text', name: 'Other', text: 'Something else entirely.' }])
+      expect(again.status).toBe(202)
+      expect(again.body.data[0].uuid).toBe(first.uuid)
+      expect(again.body.data[0].name).toBe('Once')
+      expect(again.body.data[1].uuid).not.toBe(first.uuid)
+      const [{ count }] = await t.sql('select count(*)::int as count from knowledge_documents d join agents a on a.id = d.agent_id where a.uuid = ?', [agent.uuid])
+      expect(count).toBe(2)
+    })
+
+    it('trains a URL through the outbound guard (HTML to text, scripts dropped) and an uploaded Markdown file', async () => {
+      const agent = await makeAgent(t, alice)
+      const file = await upload(t, { token: alice.token, files: [{ bytes: `# Handbook\n\nThe cafeteria opens at 7:15 every weekday.`, filename: 'handbook.md', type: 'text/markdown' }] })
+      expect(file.status, JSON.stringify(file.body)).toBe(201)
+      const [page, handbook] = await trained(alice, agent.uuid, [
+        { type: 'url', url: `${siteUrl}/page.html` },
+        { type: 'file', key: file.body.data.key },
+      ])
+      expect(page).toMatchObject({ status: 'ready', source_type: 'url', url: `${siteUrl}/page.html`, mime_type: 'text/html' })
+      expect(handbook).toMatchObject({ status: 'ready', source_type: 'file', media_key: file.body.data.key, name: 'handbook.md', mime_type: 'text/markdown' })
+      const hits = await t.http('POST', `/api/v1/agents/${agent.uuid}/knowledge/search`, { token: alice.token, body: { query: 'How is the Quixotl reactor cooled?' } })
+      expect(hits.status, JSON.stringify(hits.body)).toBe(200)
+      expect(hits.body.data[0]).toMatchObject({ document_uuid: page.uuid, document_name: page.name })
+      expect(hits.body.data[0].text).toContain('liquid argon')
+      expect(hits.body.data.map((hit: { text: string }) => hit.text).join(' ')).not.toContain('var secret')
+    })
+
+    it('fails a document whose URL answers 404 with a reason, leaving the others alone; retry queues it again (409 unless failed)', async () => {
+      const agent = await makeAgent(t, alice)
+      const [missing, fine] = await trained(alice, agent.uuid, [
+        { type: 'url', url: `${siteUrl}/gone.html` },
+        { type: 'text', name: 'Fine', text: 'Fine text about deck nine.' },
+      ])
+      expect(missing).toMatchObject({ status: 'failed', chunks_count: 0 })
+      expect(missing.error).toMatch(/404/)
+      expect(fine.status).toBe('ready')
+      const refused = await t.http('POST', `/api/v1/knowledge/${fine.uuid}/retry`, { token: alice.token })
+      expectErrorBody(refused, 409, 'CONFLICT')
+      const retried = await t.http('POST', `/api/v1/knowledge/${missing.uuid}/retry`, { token: alice.token })
+      expect(retried.status, JSON.stringify(retried.body)).toBe(202)
+      expect(retried.body.data).toMatchObject({ uuid: missing.uuid, status: 'queued', error: null })
+      expect((await settled(alice, missing.uuid)).status).toBe('failed')
+    })
+
+    it('refuses bad sources with 400s naming the field, storing nothing', async () => {
+      const agent = await makeAgent(t, alice)
+      const image = await upload(t, { token: alice.token, files: [{ bytes: PNG, filename: 'pixel.png', type: 'image/png' }] })
+      expectInvalid(await train(alice, agent.uuid, []), 'sources')
+      expectInvalid(await train(alice, agent.uuid, Array.from({ length: 21 }, (_, i) => ({ type: 'text', name: `n${i}`, text: 'x' }))), 'sources')
+      expectInvalid(await train(alice, agent.uuid, [{ type: 'text', name: 'Blank', text: '   ' }]), 'sources.0.text')
+      expectInvalid(await train(alice, agent.uuid, [{ type: 'text', name: '', text: 'x' }]), 'sources.0.name')
+      expectInvalid(await train(alice, agent.uuid, [{ type: 'pdf', key: 'x' }]), 'sources.0.type')
+      expectInvalid(await train(alice, agent.uuid, [{ type: 'file', key: 'no-such-key.pdf' }]), 'sources.0.key')
+      expectInvalid(await train(alice, agent.uuid, [{ type: 'text', name: 'ok', text: 'ok' }, { type: 'file', key: image.body.data.key }]), 'sources.1.key')
+      expectInvalid(await train(alice, agent.uuid, [{ type: 'url', url: 'not a url' }]), 'sources.0.url')
+      expectInvalid(await train(alice, agent.uuid, [{ type: 'url', url: 'ftp://example.com/file.txt' }]), 'sources.0.url')
+      expectInvalid(await train(alice, agent.uuid, [{ type: 'text', name: 'x', text: 'x', extra: true }]), 'sources.0')
+      const [{ count }] = await t.sql('select count(*)::int as count from knowledge_documents d join agents a on a.id = d.agent_id where a.uuid = ?', [agent.uuid])
+      expect(count).toBe(0)
+    })
+
+    it('refuses a URL that points at a blocked address when private networks are off, and a text over 1 MiB (400s naming the field)', async () => {
+      // The body limit raised so that a text over 1 MiB reaches validation (by default the whole body is 1 MiB).
+      const guarded = await createTestApp({ OPENAI_API_KEY: 'sk-upstream-test', OPENAI_BASE_URL: upstream.url, BODY_LIMIT_BYTES: String(4 * 1024 * 1024) })
+      try {
+        const carol = await guarded.make.user({ name: 'Carol Guarded' })
+        const agent = (await guarded.http('POST', '/api/v1/agents', { token: carol.token, body: { name: 'Guarded' } })).body.data
+        for (const url of ['http://127.0.0.1:8080/x', 'http://localhost/x', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/x', 'http://10.1.2.3/x']) {
+          const res = await guarded.http('POST', `/api/v1/agents/${agent.uuid}/train`, { token: carol.token, body: { sources: [{ type: 'url', url }] } })
+          expectInvalid(res, 'sources.0.url')
+        }
+        const big = await guarded.http('POST', `/api/v1/agents/${agent.uuid}/train`, {
+          token: carol.token,
+          body: { sources: [{ type: 'text', name: 'Big', text: 'é'.repeat(512 * 1024 + 1) }] },
+        })
+        expectInvalid(big, 'sources.0.text')
+      } finally {
+        await guarded.close()
+      }
+    })
+  })
+
+  describe('access', () => {
+    it('401 without a token; 404 for another tenant on every operation, saying nothing of the agent or document', async () => {
+      const agent = await makeAgent(t, alice, { name: 'Secret Reactor Agent' })
+      const [doc] = await trained(alice, agent.uuid, [{ type: 'text', name: 'Secret doc', text: FACT }])
+      expectErrorBody(await t.http('POST', `/api/v1/agents/${agent.uuid}/train`, { body: { sources: [{ type: 'text', name: 'x', text: 'x' }] } }), 401, 'UNAUTHORIZED')
+      expectErrorBody(await t.http('GET', `/api/v1/knowledge/${doc.uuid}`), 401, 'UNAUTHORIZED')
+      expectHidden(await train(bob, agent.uuid, [{ type: 'text', name: 'x', text: 'x' }]), agent)
+      expectHidden(await t.http('GET', `/api/v1/agents/${agent.uuid}/knowledge`, { token: bob.token }), agent)
+      expectHidden(await t.http('POST', `/api/v1/agents/${agent.uuid}/knowledge/search`, { token: bob.token, body: { query: 'reactor' } }), agent)
+      const hiddenDoc = hiddenCheck('Knowledge document')
+      for (const [method, path] of [
+        ['GET', `/api/v1/knowledge/${doc.uuid}`],
+        ['DELETE', `/api/v1/knowledge/${doc.uuid}`],
+        ['POST', `/api/v1/knowledge/${doc.uuid}/retry`],
+      ] as const) {
+        const res = await t.http(method, path, { token: bob.token })
+        hiddenDoc(res, { uuid: doc.uuid, name: 'Secret doc' })
+        expect(JSON.stringify(res.body)).not.toContain(agent.name)
+      }
+      expect((await settled(alice, doc.uuid)).status).toBe('ready')
+    })
+
+    it('a read share lists, retrieves and searches but may not train, delete or retry (403); a read-only token may search', async () => {
+      const agent = await makeAgent(t, alice)
+      const [doc] = await trained(alice, agent.uuid, [{ type: 'text', name: 'Shared doc', text: FACT }])
+      const shared = await t.http('POST', `/api/v1/agents/${agent.uuid}/share`, { token: alice.token, body: { entity_type: 'user', entity_id: bob.id, permission: 'read' } })
+      expect(shared.status, JSON.stringify(shared.body)).toBe(200)
+      const list = await t.http('GET', `/api/v1/agents/${agent.uuid}/knowledge`, { token: bob.token })
+      expect(list.status).toBe(200)
+      expect(list.body.data.map((d: { uuid: string }) => d.uuid)).toEqual([doc.uuid])
+      expect((await t.http('GET', `/api/v1/knowledge/${doc.uuid}`, { token: bob.token })).status).toBe(200)
+      expect((await t.http('POST', `/api/v1/agents/${agent.uuid}/knowledge/search`, { token: bob.token, body: { query: 'argon' } })).status).toBe(200)
+      expectErrorBody(await train(bob, agent.uuid, [{ type: 'text', name: 'x', text: 'x' }]), 403, 'FORBIDDEN')
+      expectErrorBody(await t.http('DELETE', `/api/v1/knowledge/${doc.uuid}`, { token: bob.token }), 403, 'FORBIDDEN')
+      expectErrorBody(await t.http('POST', `/api/v1/knowledge/${doc.uuid}/retry`, { token: bob.token }), 403, 'FORBIDDEN')
+      const readOnly = await readOnlyToken(t, alice)
+      expectErrorBody(await train(readOnly, agent.uuid, [{ type: 'text', name: 'x', text: 'x' }]), 403, 'FORBIDDEN')
+      expectErrorBody(await t.http('DELETE', `/api/v1/knowledge/${doc.uuid}`, { token: readOnly.token }), 403, 'FORBIDDEN')
+      expect((await t.http('POST', `/api/v1/agents/${agent.uuid}/knowledge/search`, { token: readOnly.token, body: { query: 'argon' } })).status).toBe(200)
+      expect((await settled(alice, doc.uuid)).status).toBe('ready')
+    })
+  })
+
+  describe('documents', () => {
+    it('lists with status and name filters, paginated; 400 for a bad status', async () => {
+      const agent = await makeAgent(t, alice)
+      await trained(alice, agent.uuid, [
+        { type: 'text', name: 'Alpha guide', text: 'Alpha text.' },
+        { type: 'text', name: 'Beta guide', text: 'Beta text.' },
+        { type: 'url', url: `${siteUrl}/missing.html` },
+      ])
+      const all = await t.http('GET', `/api/v1/agents/${agent.uuid}/knowledge?per_page=2`, { token: alice.token })
+      expect(all.status).toBe(200)
+      expect(all.body.meta).toMatchObject({ total: 3, per_page: 2, last_page: 2 })
+      const failed = await t.http('GET', `/api/v1/agents/${agent.uuid}/knowledge?status=failed`, { token: alice.token })
+      expect(failed.body.data.map((d: { source_type: string }) => d.source_type)).toEqual(['url'])
+      const beta = await t.http('GET', `/api/v1/agents/${agent.uuid}/knowledge?search=beta`, { token: alice.token })
+      expect(beta.body.data.map((d: { name: string }) => d.name)).toEqual(['Beta guide'])
+      expectInvalid(await t.http('GET', `/api/v1/agents/${agent.uuid}/knowledge?status=done`, { token: alice.token }), 'status')
+      expectInvalid(await t.http('GET', `/api/v1/knowledge/not-a-uuid`, { token: alice.token }), 'document_uuid')
+    })
+
+    it('deletes a document with its chunks (204, then 404); deleting the agent deletes its knowledge', async () => {
+      const agent = await makeAgent(t, alice)
+      const [one, two] = await trained(alice, agent.uuid, [
+        { type: 'text', name: 'One', text: 'First document text.' },
+        { type: 'text', name: 'Two', text: 'Second document text.' },
+      ])
+      expect((await t.http('DELETE', `/api/v1/knowledge/${one.uuid}`, { token: alice.token })).status).toBe(204)
+      expectErrorBody(await t.http('GET', `/api/v1/knowledge/${one.uuid}`, { token: alice.token }), 404, 'NOT_FOUND')
+      const chunks = async (uuid: string) =>
+        (await t.sql('select count(*)::int as count from knowledge_chunks c join knowledge_documents d on d.id = c.document_id where d.uuid = ?', [uuid]))[0].count
+      expect(await chunks(one.uuid)).toBe(0)
+      expect(await chunks(two.uuid)).toBeGreaterThan(0)
+      expect((await t.http('DELETE', `/api/v1/agents/${agent.uuid}`, { token: alice.token })).status).toBe(204)
+      const [{ count }] = await t.sql('select count(*)::int as count from knowledge_chunks c join agents a on a.id = c.agent_id where a.uuid = ?', [agent.uuid])
+      expect(count).toBe(0)
+    })
+
+    it("the agent update's file.keys trains the files it names and untrains those it drops", async () => {
+      const file = (name: string, text: string) => upload(t, { token: alice.token, files: [{ bytes: text, filename: name, type: 'text/plain' }] }).then((res) => res.body.data.key as string)
+      const first = await file('first.txt', 'The first file talks about nebulae.')
+      const second = await file('second.txt', 'The second file talks about quasars.')
+      const agent = await makeAgent(t, alice, { file: { keys: [first, second] } })
+      const docs = async () => (await t.http('GET', `/api/v1/agents/${agent.uuid}/knowledge`, { token: alice.token })).body.data as { media_key: string; uuid: string }[]
+      const initial = await docs()
+      expect(initial.map((d) => d.media_key).sort()).toEqual([first, second].sort())
+      await Promise.all(initial.map((d) => settled(alice, d.uuid)))
+      const updated = await t.http('PUT', `/api/v1/agents/${agent.uuid}`, { token: alice.token, body: { file: { keys: [second] } } })
+      expect(updated.status, JSON.stringify(updated.body)).toBe(200)
+      expect((await docs()).map((d) => d.media_key)).toEqual([second])
+    })
+  })
+
+  describe('in runs', () => {
+    it('an agent with metadata.knowledge puts the best chunks in a numbered block, emits knowledge.retrieved and stores citations', async () => {
+      const agent = await makeAgent(t, alice, { metadata: { knowledge: true } })
+      const [doc] = await trained(alice, agent.uuid, [
+        { type: 'text', name: 'Reactor manual', text: FACT },
+        { type: 'text', name: 'Cafeteria', text: 'Lunch is served at noon in the cafeteria.' },
+      ])
+      upstream.reset()
+      const res = await t.http('POST', `/api/v1/agents/${agent.uuid}/run`, { token: alice.token, body: { input: 'How is the Zorblax reactor cooled?' } })
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+      const chat = upstream.requests.find((r) => r.path === '/v1/chat/completions')
+      const system = chat?.body.messages.find((m: { role: string }) => m.role === 'system')?.content as string
+      expect(system).toContain('<knowledge>')
+      expect(system).toContain(`[1] Reactor manual\n${FACT}`)
+      const answer = res.body.data.messages.find((m: { role: string }) => m.role === 'assistant')
+      expect(answer.citations[0]).toMatchObject({ document_uuid: doc.uuid, document_name: 'Reactor manual' })
+      expect(answer.citations[0].chunk_uuid).toMatch(UUID)
+      const { events } = await readSse(`${t.url}/api/v1/runs/${res.body.data.run.uuid}/events`, { authorization: `Bearer ${alice.token}` })
+      expect(events.map((e) => e.event).slice(0, 2)).toEqual(['run.started', 'knowledge.retrieved'])
+      const retrieved = JSON.parse(events[1].data).data as { chunks: { document_uuid: string }[] }
+      expect(retrieved.chunks[0].document_uuid).toBe(doc.uuid)
+      const stored = await t.http('GET', `/api/v1/messages/${answer.uuid}`, { token: alice.token })
+      expect(stored.body.data.citations).toEqual(answer.citations)
+    })
+
+    it('a shared agent uses its knowledge for whoever runs it; knowledge: false sends none', async () => {
+      const agent = await makeAgent(t, alice, { metadata: { knowledge: true } })
+      await trained(alice, agent.uuid, [{ type: 'text', name: 'Reactor manual', text: FACT }])
+      await t.http('POST', `/api/v1/agents/${agent.uuid}/share`, { token: alice.token, body: { entity_type: 'user', entity_id: bob.id, permission: 'read' } })
+      upstream.reset()
+      const byBob = await t.http('POST', `/api/v1/agents/${agent.uuid}/run`, { token: bob.token, body: { input: 'What cools the Zorblax reactor?' } })
+      expect(byBob.status, JSON.stringify(byBob.body)).toBe(200)
+      expect(JSON.stringify(upstream.requests.at(-1)?.body.messages)).toContain('liquid argon')
+      await t.http('PUT', `/api/v1/agents/${agent.uuid}`, { token: alice.token, body: { metadata: { knowledge: false } } })
+      upstream.reset()
+      const off = await t.http('POST', `/api/v1/agents/${agent.uuid}/run`, { token: alice.token, body: { input: 'What cools the Zorblax reactor?' } })
+      expect(off.status).toBe(200)
+      expect(JSON.stringify(upstream.requests.at(-1)?.body.messages)).not.toContain('liquid argon')
+      expect(upstream.requests.some((r) => r.path === '/v1/embeddings')).toBe(false)
+      expect(off.body.data.messages.find((m: { role: string }) => m.role === 'assistant').citations).toEqual([])
+    })
+  })
+})
