@@ -15,10 +15,13 @@ describe('system routes', () => {
     expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
   })
 
-  it('GET /ready checks the database, and Redis when REDIS_URL is set', async () => {
+  it('GET /ready checks the database, and Redis when REDIS_URL is set, and names the knowledge retrieval mode', async () => {
     const res = await t.http('GET', '/ready')
     expect(res.status).toBe(200)
-    expect(res.body).toEqual({ status: 'ok', database: 'ok', redis: process.env.REDIS_URL ? 'ok' : 'disabled' })
+    // PGlite loads pgvector; a PostgreSQL server has it only when its package is installed.
+    const knowledge = process.env.DATABASE_URL ? res.body.knowledge : 'hybrid'
+    expect(['hybrid', 'full-text']).toContain(knowledge)
+    expect(res.body).toEqual({ status: 'ok', database: 'ok', redis: process.env.REDIS_URL ? 'ok' : 'disabled', knowledge })
   })
 
   it('GET /api/v1/ping is a procedure through the REST layer and through /trpc', async () => {

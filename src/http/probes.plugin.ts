@@ -8,7 +8,7 @@ import type { AppDeps } from '../trpc/context.ts'
 
 /** What the probes need from the host. */
 export interface ProbesOptions {
-  deps: Pick<AppDeps, 'orm' | 'redis'>
+  deps: Pick<AppDeps, 'orm' | 'redis' | 'knowledge'>
 }
 
 /** Seconds a client of a 503 from `/ready` is told to wait (`Retry-After`). */
@@ -19,10 +19,11 @@ const READY_RETRY_AFTER_SECONDS = 1
  * `{status: 'unavailable', database, redis}` with `Retry-After`, where `database` is `ok` or
  * `unreachable` (`select 1`) and `redis` is `ok`, `unreachable` (PING within the command deadline,
  * refused at once while Redis is known down: src/platform/redis.ts) or `disabled` (no REDIS_URL).
- * A dependency that is configured is required.
+ * A dependency that is configured is required. `knowledge` names the retrieval mode of this
+ * database, `hybrid` or `full-text` (docs/api/knowledge.md, "Retrieval"): a fact, not a check.
  */
 export async function probesPlugin(scope: FastifyInstance, options: ProbesOptions): Promise<void> {
-  const { orm, redis } = options.deps
+  const { orm, redis, knowledge } = options.deps
   scope.get('/health', () => ({ status: 'ok' }))
   scope.get('/ready', async (request, reply) => {
     const [database, cache] = await Promise.all([
@@ -46,10 +47,10 @@ export async function probesPlugin(scope: FastifyInstance, options: ProbesOption
           )
         : ('disabled' as const),
     ])
-    if (database === 'ok' && cache !== 'unreachable') return { status: 'ok', database, redis: cache }
+    if (database === 'ok' && cache !== 'unreachable') return { status: 'ok', database, redis: cache, knowledge: knowledge.mode }
     return reply
       .status(503)
       .header('retry-after', String(READY_RETRY_AFTER_SECONDS))
-      .send({ status: 'unavailable', database, redis: cache })
+      .send({ status: 'unavailable', database, redis: cache, knowledge: knowledge.mode })
   })
 }
