@@ -125,8 +125,9 @@ export async function createRuntime(
   const inFlight = new InFlight()
   const runs = await RunManager.create({ orm, config, log, readCache, redis })
   const jobs = new JobQueue(orm, config, log)
-  const workflows = await WorkflowEngine.create({ orm, config, log, readCache, jobs })
+  // Before the workflow engine, whose start-up recovery may start the queue: jobs register first.
   const knowledge = await KnowledgeEngine.create({ orm, config, log, jobs })
+  const workflows = await WorkflowEngine.create({ orm, config, log, readCache, jobs })
   const runtime: Runtime = {
     orm,
     config,

@@ -176,7 +176,14 @@ describe('bad input on every REST endpoint (docs/api/conventions.md)', () => {
          returning uuid`,
         [workflow.uuid],
       )
+      // A trained document of the agent, stored as ingestion would leave it.
+      const [document] = await t.sql(
+        `insert into knowledge_documents (uuid, agent_id, user_id, workspace_id, name, source_type, source_text, mime_type, size_bytes, status, created_at, updated_at)
+         select gen_random_uuid(), a.id, a.user_id, a.workspace_id, ?, 'text', ?, 'text/plain', 5, 'ready', now(), now() from agents a where a.uuid = ? returning uuid`,
+        [`${tag} notes`, `${tag} knows things`, agent.uuid],
+      )
       return {
+        document_uuid: String(document.uuid),
         execution_uuid: String(execution.uuid),
         thread_uuid: thread.uuid as string,
         message_uuid: message.uuid as string,

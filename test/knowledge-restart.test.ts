@@ -12,7 +12,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
 import { freshDatabase } from './helpers/database.ts'
 import { TEST_APP_KEY } from './helpers/app.ts'
-import { startServer, stopProcess, until, type ServiceProcess } from './helpers/processes.ts'
+import { startServer, stopProcess, until, type ServerProcess, type ServiceProcess } from './helpers/processes.ts'
 
 const DOCUMENTS = 4
 
@@ -67,7 +67,7 @@ describe('npm start killed while documents are being ingested', () => {
     expect(trained.status, JSON.stringify(trained.body)).toBe(202)
     // Two at a time per process: two documents are mid-fetch, the others wait in the queue.
     await until(async () => seen.size, (count) => count >= 2, 20_000)
-    const list = async (proc: ServiceProcess) => (await proc.http('GET', `/api/v1/agents/${agent.uuid}/knowledge?per_page=50`, { token })).body.data as { status: string; chunks_count: number }[]
+    const list = async (proc: ServerProcess) => (await proc.http('GET', `/api/v1/agents/${agent.uuid}/knowledge?per_page=50`, { token })).body.data as { status: string; chunks_count: number }[]
     expect((await list(first)).filter((doc) => doc.status === 'processing').length).toBeGreaterThanOrEqual(1)
 
     await stopProcess(first, 'SIGKILL')

@@ -331,7 +331,7 @@ describe('upstream: other routes', () => {
   })
 
   it('answers 404 for an unknown path and 400 for a body that is not JSON', async () => {
-    const missing = await fetch(`${up.url}/embeddings`, { method: 'POST', body: '{}' })
+    const missing = await fetch(`${up.url}/audio/speech`, { method: 'POST', body: '{}' })
     expect(missing.status).toBe(404)
     const missingBody: any = await missing.json()
     expect(missingBody.error.code).toBe('unknown_url')
@@ -339,6 +339,23 @@ describe('upstream: other routes', () => {
     expect(broken.status).toBe(400)
     const brokenBody: any = await broken.json()
     expect(brokenBody.error.type).toBe('invalid_request_error')
+  })
+
+  it('answers embeddings with deterministic normalised vectors, near for texts that share words; queued errors first', async () => {
+    const ask = (input: unknown) => fetch(`${up.url}/embeddings`, { method: 'POST', body: JSON.stringify({ model: 'text-embedding-3-small', input }) })
+    const res = await ask(['liquid argon cools the reactor', 'the reactor is cooled by liquid argon', 'lunch at noon'])
+    expect(res.status).toBe(200)
+    const body: any = await res.json()
+    const [a, b, c] = body.data.map((d: { embedding: number[] }) => d.embedding)
+    expect(a).toHaveLength(64)
+    const dot = (x: number[], y: number[]) => x.reduce((sum, v, i) => sum + v * y[i], 0)
+    expect(dot(a, a)).toBeCloseTo(1, 6)
+    expect(dot(a, b)).toBeGreaterThan(dot(a, c))
+    const again: any = await (await ask('liquid argon cools the reactor')).json()
+    expect(again.data[0].embedding).toEqual(a)
+    up.enqueueEmbeddings({ kind: 'status', status: 500 })
+    expect((await ask('x')).status).toBe(500)
+    expect((await ask('x')).status).toBe(200)
   })
 
   it('closes while a slow reply is waiting', async () => {

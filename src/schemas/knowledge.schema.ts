@@ -20,8 +20,7 @@ export const KnowledgeSource = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('text'),
     name: name(255),
-    text: z
-      .string()
+    text: text(KNOWLEDGE_TEXT_MAX_BYTES, 1)
       .refine((value) => value.trim().length > 0, 'must not be blank')
       .refine((value) => Buffer.byteLength(value, 'utf8') <= KNOWLEDGE_TEXT_MAX_BYTES, `must not exceed ${KNOWLEDGE_TEXT_MAX_BYTES} bytes`),
   }),
