@@ -60,7 +60,7 @@ describe('knowledge', () => {
     until(
       () => t.http('GET', `/api/v1/knowledge/${uuid}`, { token: user.token }),
       (res) => res.status !== 200 || ['ready', 'failed'].includes(res.body.data.status),
-      20_000,
+      30_000,
       (res) => res.body,
     ).then((res) => res.body.data)
   const trained = async (user: { token: string }, agentUuid: string, sources: unknown[]) => {
@@ -133,6 +133,19 @@ describe('knowledge', () => {
       expect(retried.body.data).toMatchObject({ uuid: missing.uuid, status: 'queued', error: null })
       expect((await settled(alice, missing.uuid)).status).toBe('failed')
     })
+
+    it('retries a failing embedding upstream with backoff, and fails the document with the reason after the last attempt (hybrid mode)', async () => {
+      if (t.runtime.knowledge.mode !== 'hybrid') return
+      const agent = await makeAgent(t, alice)
+      upstream.enqueueEmbeddings({ kind: 'status', status: 500 })
+      const [recovered] = await trained(alice, agent.uuid, [{ type: 'text', name: 'Recovered', text: 'The second attempt embeds this.' }])
+      expect(recovered.status).toBe('ready')
+      upstream.enqueueEmbeddings(...Array.from({ length: 4 }, () => ({ kind: 'status' as const, status: 503 })))
+      const [failed] = await trained(alice, agent.uuid, [{ type: 'text', name: 'Unlucky', text: 'No attempt embeds this.' }])
+      expect(failed).toMatchObject({ status: 'failed', chunks_count: 0 })
+      expect(failed.error).toBe('Ingestion failed after 4 attempts: the embedding model answered 503')
+      expect(upstream.requests.filter((r) => r.path === '/v1/embeddings')).toHaveLength(6)
+    }, 60_000)
 
     it('refuses bad sources with 400s naming the field, storing nothing', async () => {
       const agent = await makeAgent(t, alice)
@@ -279,6 +292,8 @@ describe('knowledge', () => {
       const chat = upstream.requests.find((r) => r.path === '/v1/chat/completions')
       const system = chat?.body.messages.find((m: { role: string }) => m.role === 'system')?.content as string
       expect(system).toContain('<knowledge>')
+      // Hybrid where the database has pgvector (PGlite always): the input was embedded too.
+      expect(upstream.requests.some((r) => r.path === '/v1/embeddings')).toBe(t.runtime.knowledge.mode === 'hybrid')
       expect(system).toContain(`[1] Reactor manual\n${FACT}`)
       const answer = res.body.data.messages.find((m: { role: string }) => m.role === 'assistant')
       expect(answer.citations[0]).toMatchObject({ document_uuid: doc.uuid, document_name: 'Reactor manual' })

@@ -32,7 +32,7 @@ import { prepareVectorStore, type RetrievalMode } from './vector-store.ts'
 export const INGEST_JOB = 'knowledge.ingest'
 /** Attempts of one job after a failed one (transient faults), with backoff from {@link RETRY_DELAY_SECONDS}. */
 const RETRY_LIMIT = 3
-const RETRY_DELAY_SECONDS = 2
+const RETRY_DELAY_SECONDS = 1
 /** Claims of a document, across jobs and sweeps, before it fails for good (a document that kills its worker). */
 export const MAX_ATTEMPTS = 5
 /** Milliseconds between the heartbeats of a document being processed (its `updated_at`). */
