@@ -1,10 +1,12 @@
 /**
- * Text extraction for agent knowledge (src/knowledge/extract.ts; docs/api/knowledge.md,
- * "Extraction and chunking"). Every document is made here by a real writer
- * (test/helpers/documents.ts) or written as a string; the extracted text must hold the facts put
- * in, and every failure must be an ExtractionError a user can act on.
+ * Text extraction and chunking for agent knowledge (src/knowledge/extract.ts,
+ * src/knowledge/chunk.ts; docs/api/knowledge.md, "Extraction and chunking"). Every document is
+ * made here by a real writer (test/helpers/documents.ts) or written as a string; the extracted
+ * text must hold the facts put in, and every failure must be an ExtractionError a user can act on.
  */
+import { countTokens as cl100k } from 'gpt-tokenizer/encoding/cl100k_base'
 import { describe, expect, it } from 'vitest'
+import { CHUNK_TOKENS, chunkText, countTokens, OVERLAP_TOKENS, type Chunk } from '../src/knowledge/chunk.ts'
 import { ExtractionError, extractHtml, extractText, isTrainable, TRAINABLE_TYPES } from '../src/knowledge/extract.ts'
 import { makeDocx, makePdf } from './helpers/documents.ts'
 
@@ -279,4 +281,161 @@ describe('isTrainable', () => {
     expect(isTrainable('Text/HTML; charset=utf-8')).toBe(true)
     for (const type of ['image/png', 'application/zip', 'application/msword', 'text/xml', '', 'text']) expect(isTrainable(type)).toBe(false)
   })
+})
+
+/** Paragraphs of made-up prose, some short, some long, with headings, in order: "Fact N" marks each sentence. */
+function prose(paragraphs: number): string {
+  const words = 'the harbour office opens early and ships every parcel within two working days to any address in the region'.split(' ')
+  let fact = 0
+  const out: string[] = []
+  for (let p = 0; p < paragraphs; p++) {
+    const sentences = [1, 3, 8, 2, 14, 5][p % 6]
+    const body = Array.from({ length: sentences }, (_, s) => `Fact ${fact++}: ${words.slice(0, 6 + ((p + s) % 12)).join(' ')}.`)
+    out.push((p % 7 === 0 ? `## Section ${p}\n` : '') + body.join(' '))
+  }
+  return out.join('\n\n')
+}
+
+/** The text without whitespace: chunks keep every other character, and reduce the whitespace where an overlap meets a body. */
+const ink = (text: string) => text.replace(/\s+/g, '')
+
+/** The longest end of `a` that `b` starts with. */
+function overlapOf(a: string, b: string): string {
+  for (let length = Math.min(a.length, b.length); length > 0; length--) {
+    if (a.endsWith(b.slice(0, length))) return b.slice(0, length)
+  }
+  return ''
+}
+
+/** Checks the chunk rules: order and indexes, sizes, overlaps within bounds, and the whole text covered. */
+function expectChunksOf(text: string, chunks: Chunk[], chunkTokens: number, overlapTokens: number): void {
+  expect(chunks.map((chunk) => chunk.index)).toEqual(chunks.map((_, i) => i))
+  let rebuilt = ''
+  for (const [i, chunk] of chunks.entries()) {
+    expect(chunk.text.trim()).toBe(chunk.text)
+    expect(chunk.text.length).toBeGreaterThan(0)
+    expect(chunk.tokens).toBe(countTokens(chunk.text))
+    expect(chunk.tokens).toBeLessThanOrEqual(chunkTokens)
+    if (i === 0) {
+      rebuilt = chunk.text
+      continue
+    }
+    const shared = overlapOf(chunks[i - 1].text, chunk.text)
+    if (overlapTokens > 0) {
+      expect(shared.length, `chunks ${i - 1} and ${i} share nothing`).toBeGreaterThan(0)
+      expect(countTokens(shared)).toBeLessThanOrEqual(overlapTokens)
+    }
+    rebuilt += chunk.text.slice(shared.length)
+  }
+  expect(ink(rebuilt)).toBe(ink(text))
+}
+
+describe('countTokens', () => {
+  it('counts cl100k_base tokens, special tokens as plain text', () => {
+    expect(countTokens('')).toBe(0)
+    expect(countTokens('hello world')).toBe(2)
+    const text = prose(20)
+    expect(countTokens(text)).toBe(cl100k(text))
+    expect(countTokens('a <|endoftext|> b')).toBeGreaterThan(3)
+  })
+
+  it('counts a run without spaces in linear time, a little over the exact count at most', () => {
+    const run = 'ACGT'.repeat(50_000)
+    const started = performance.now()
+    const counted = countTokens(run)
+    expect(performance.now() - started).toBeLessThan(5_000)
+    const exact = cl100k(run.slice(0, 12_800)) * (run.length / 12_800)
+    expect(counted).toBeGreaterThanOrEqual(exact * 0.95)
+    expect(counted).toBeLessThanOrEqual(exact * 1.1)
+  })
+})
+
+describe('chunkText', () => {
+  it('has the documented defaults', () => {
+    expect([CHUNK_TOKENS, OVERLAP_TOKENS]).toEqual([400, 60])
+  })
+
+  it('gives a short text one chunk, and whitespace none', async () => {
+    expect(await chunkText('  A short note.\n')).toEqual([{ index: 0, text: 'A short note.', tokens: countTokens('A short note.') }])
+    expect(await chunkText(' \n\n\t ')).toEqual([])
+  })
+
+  it('cuts prose into chunks of at most 400 tokens, in order, each overlapping the one before, covering it all', async () => {
+    const text = prose(80)
+    const chunks = await chunkText(text)
+    expect(chunks.length).toBeGreaterThan(5)
+    expectChunksOf(text, chunks, 400, 60)
+    // Fact numbers only grow: the order is kept.
+    const firsts = chunks.map((chunk) => Number(/Fact (\d+)/.exec(chunk.text)?.[1]))
+    expect(firsts).toEqual([...firsts].sort((a, b) => a - b))
+    // Chunks are filled, not cut needlessly small (a body ends early rather than split a paragraph).
+    const full = chunks.slice(0, -1).map((chunk) => chunk.tokens)
+    expect(full.reduce((sum, tokens) => sum + tokens, 0) / full.length).toBeGreaterThan(300)
+  })
+
+  it('prefers paragraph breaks: a chunk ends at the end of a sentence when paragraphs fit', async () => {
+    const text = Array.from({ length: 40 }, (_, i) => `Paragraph ${i} says one short thing about shipping.`).join('\n\n')
+    const chunks = await chunkText(text, { chunkTokens: 64, overlapTokens: 16 })
+    expectChunksOf(text, chunks, 64, 16)
+    for (const chunk of chunks) expect(chunk.text).toMatch(/^Paragraph \d+ says .*shipping\.$/s)
+  })
+
+  it('takes other sizes, and no overlap at all', async () => {
+    const text = prose(30)
+    expectChunksOf(text, await chunkText(text, { chunkTokens: 100, overlapTokens: 20 }), 100, 20)
+    const plain = await chunkText(text, { chunkTokens: 120, overlapTokens: 0 })
+    expectChunksOf(text, plain, 120, 0)
+    expect(ink(plain.map((chunk) => chunk.text).join(''))).toBe(ink(text))
+  })
+
+  it('cuts inside words only when a word is too long, never between the halves of an emoji', async () => {
+    const emoji = ['😀', '🚢', '📦', 'a', '👍🏽']
+    // Drawn at random (seeded): in a periodic run the overlap could not be told from a repeat.
+    let seed = 7
+    const next = () => (seed = (seed * 16_807) % 2_147_483_647)
+    const run = Array.from({ length: 3_000 }, () => emoji[next() % emoji.length]).join('')
+    const word = Array.from({ length: 20_000 }, () => String.fromCharCode(97 + (next() % 26))).join('')
+    const text = `Intro line.\n\n${run}\n\n${word} tail`
+    const chunks = await chunkText(text)
+    expectChunksOf(text, chunks, 400, 60)
+    for (const chunk of chunks) expect(chunk.text.isWellFormed()).toBe(true)
+  })
+
+  it('copes with text in scripts without spaces, special tokens, and long whitespace', async () => {
+    const sentence = '我们的退货政策允许在三十天内退款请保留收据客户服务中心的工作时间是早上九点到下午五点'
+    const chinese = Array.from({ length: 2_400 }, (_, i) => sentence[(i * 7 + ((i * i) % 13)) % sentence.length] + (i % 23 === 22 ? '。' : '')).join('')
+    const text = `${chinese}\n\nEnd of text marker <|endoftext|> inside.${' '.repeat(5_000)}Last words.`
+    expectChunksOf(text, await chunkText(text), 400, 60)
+  })
+
+  it('refuses sizes out of range', async () => {
+    await expect(chunkText('x', { chunkTokens: 10 })).rejects.toThrow(RangeError)
+    await expect(chunkText('x', { chunkTokens: 100, overlapTokens: 51 })).rejects.toThrow(RangeError)
+    await expect(chunkText('x', { chunkTokens: 100.5 })).rejects.toThrow(RangeError)
+    await expect(chunkText('x', { overlapTokens: -1 })).rejects.toThrow(RangeError)
+  })
+
+  it('lets the event loop run while it cuts a large text', async () => {
+    let ticks = 0
+    const timer = setInterval(() => ticks++, 5)
+    try {
+      await chunkText(prose(2_000))
+    } finally {
+      clearInterval(timer)
+    }
+    expect(ticks).toBeGreaterThan(2)
+  })
+
+  it('cuts 5 MB of prose in linear time', async () => {
+    const text = prose(11_500)
+    expect(text.length).toBeGreaterThan(5_000_000)
+    expect(text.length).toBeLessThan(5_500_000)
+    const started = performance.now()
+    const chunks = await chunkText(text)
+    const elapsed = performance.now() - started
+    expect(chunks.length).toBeGreaterThan(2_000)
+    expect(chunks.every((chunk) => chunk.tokens <= 400)).toBe(true)
+    // About 3 s on a 2-core machine; the bound only catches a quadratic slide.
+    expect(elapsed).toBeLessThan(60_000)
+  }, 120_000)
 })
