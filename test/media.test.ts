@@ -16,11 +16,13 @@ import { VALIDATION_MESSAGE } from '../src/trpc/errors.ts'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { readOnlyToken } from './helpers/agents.ts'
 import { ACME_KEY, expectErrorBody, expectIssues, UUID } from './helpers/expect.ts'
+import { makeDocx } from './helpers/documents.ts'
 import { GIF, JPEG, PDF, PNG, upload, WEBP, ZIP } from './helpers/media.ts'
 import { workspaceId } from './helpers/rows.ts'
 
 const LIMIT = 4096
 const KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\.[a-z]+$/
+const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'
 
 describe('media', () => {
   let t: TestApp
@@ -50,6 +52,8 @@ describe('media', () => {
       ['a Markdown file', Buffer.from('# Title\n\nÜmlauts and 😀\n'), 'README.markdown', 'text/markdown', 'md'],
       ['a CSV file', Buffer.from('a,b\n1,2\n'), 'data.CSV', 'text/csv', 'csv'],
       ['a JSON file', Buffer.from('{"a": [1, 2]}'), 'data.json', 'application/json', 'json'],
+      ['an HTML page', Buffer.from('<!doctype html><h1>Returns</h1><script>alert(1)</script>'), 'faq.html', 'text/html', 'html'],
+      ['an HTML page named .htm', Buffer.from('<p>Opening hours: 9 to 5</p>'), 'hours.HTM', 'text/html', 'html'],
     ])('answers 201 {data: {uuid, key, url, mime_type, size}} for %s, and stores the bytes', async (_label, bytes, filename, mime, ext) => {
       const res = await upload(t, { token: alice.token, files: [{ bytes, filename }] })
       expect(res.status, JSON.stringify(res.body)).toBe(201)
@@ -111,7 +115,6 @@ describe('media', () => {
 
     it.each([
       ['a ZIP archive', ZIP, 'archive.zip'],
-      ['an HTML page', Buffer.from('<!doctype html><script>alert(1)</script>'), 'page.html'],
       ['an SVG image', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'), 'logo.svg'],
       ['text without an extension', Buffer.from('hello'), 'notes'],
       ['a .txt file that is not UTF-8', Buffer.from([0x68, 0x69, 0xff, 0xfe, 0x00]), 'latin.txt'],
@@ -123,6 +126,28 @@ describe('media', () => {
       expectErrorBody(await upload(t, { token: alice.token, files: [{ bytes, filename, type: 'image/png' }] }), 415, 'UNSUPPORTED_MEDIA_TYPE')
       expect(storedFiles()).toHaveLength(files)
       expect(await mediaRows()).toBe(rows)
+    })
+
+    describe('DOCX (larger than this app\'s limit: an app of its own)', () => {
+      let big: TestApp
+      beforeAll(async () => {
+        big = await createTestApp()
+      })
+      afterAll(async () => big?.close())
+
+      it('types a DOCX from its bytes, reading the whole ZIP archive, and serves it as an attachment', async () => {
+        const user = await big.make.user()
+        const bytes = await makeDocx({ heading: 'Handbook', paragraphs: ['Holidays: 25 days a year.'] })
+        const res = await upload(big, { token: user.token, files: [{ bytes, filename: 'handbook.bin', type: 'application/octet-stream' }] })
+        expect(res.status, JSON.stringify(res.body)).toBe(201)
+        expect(res.body.data).toMatchObject({ mime_type: DOCX, size: bytes.length })
+        expect(res.body.data.key).toMatch(/\.docx$/)
+        expect(readFileSync(path.join(big.config.dataDir, 'media', res.body.data.key))).toEqual(bytes)
+        const served = await fetch(res.body.data.url.replace(big.config.appUrl, big.url))
+        expect(served.headers.get('content-type')).toBe(DOCX)
+        expect(served.headers.get('content-disposition')).toMatch(/^attachment; /)
+        expect(Buffer.from(await served.arrayBuffer())).toEqual(bytes)
+      })
     })
 
     it('answers 413 past UPLOAD_MAX_BYTES (text and binary), accepting exactly the limit, storing nothing', async () => {
@@ -229,6 +254,13 @@ describe('media', () => {
       expect(mdRes.headers.get('content-type')).toBe('text/markdown; charset=utf-8')
       expect(mdRes.headers.get('content-disposition')).toMatch(/^attachment; /)
       expect(await mdRes.text()).toBe('# Hi')
+      // An HTML page is data: sent for download, under a CSP that would sandbox it if opened.
+      const html = await upload(t, { token: alice.token, files: [{ bytes: '<script>alert(1)</script>', filename: 'page.html' }] })
+      const htmlRes = await fetchUrl(html.body.data.url)
+      expect(htmlRes.headers.get('content-type')).toBe('text/html; charset=utf-8')
+      expect(htmlRes.headers.get('content-disposition')).toMatch(/^attachment; /)
+      expect(htmlRes.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox")
+      expect(htmlRes.headers.get('x-content-type-options')).toBe('nosniff')
     })
 
     it('answers 404 with the JSON error body for unknown, odd or hostile keys', async () => {

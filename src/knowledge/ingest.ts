@@ -17,14 +17,14 @@
 import { createHash } from 'node:crypto'
 import { embedMany } from 'ai'
 import { uuidv7 } from 'uuidv7'
-import type { FastifyBaseLogger as Logger } from 'fastify'
+import type { Logger } from '../platform/logger.ts'
 import type { Config } from '../platform/config.ts'
 import type { Em, Orm } from '../platform/db.ts'
 import type { JobInfo, JobQueue } from '../platform/queue.ts'
 import { createStorage, type MediaStorage } from '../platform/storage.ts'
 import { resolveModel, type KnowledgeEmbedding } from '../llm/registry.ts'
 import { sendToolRequest, ToolHttpError } from '../llm/tool-http.ts'
-import { chunkText } from './chunk.ts'
+import { chunkText, countTokens } from './chunk.ts'
 import { ExtractionError, extractText, isTrainable } from './extract.ts'
 import { prepareVectorStore, type RetrievalMode } from './vector-store.ts'
 
@@ -206,7 +206,7 @@ export class KnowledgeEngine {
     const source = await this.#read(doc)
     let text: string
     try {
-      text = await extractText(source.bytes, source.mimeType)
+      text = doc.sourceType === 'text' ? (doc.sourceText ?? '') : await extractText(source.bytes, source.contentType ?? source.mimeType)
     } catch (error) {
       throw new PermanentError(error instanceof ExtractionError ? error.message : `The ${source.mimeType} file could not be read`)
     }
@@ -215,11 +215,12 @@ export class KnowledgeEngine {
     if (chunks.length === 0) throw new PermanentError('The source contains no text')
     const embedding = this.mode === 'hybrid' ? await this.#embeddingFor(doc) : null
     const vectors = embedding ? await embedAll(embedding, chunks.map((chunk) => chunk.text)) : null
-    await this.#store(doc, { contentHash, sizeBytes: source.bytes.byteLength, mimeType: source.mimeType, chunks, vectors, embeddingKey: embedding?.key ?? null })
+    const tokens = countTokens(text)
+    await this.#store(doc, { contentHash, tokens, sizeBytes: source.bytes.byteLength, mimeType: source.mimeType, chunks, vectors, embeddingKey: embedding?.key ?? null })
   }
 
   /** The document's bytes and type. @throws PermanentError for a missing or unreadable source; ToolHttpError (retried) for a URL that failed. */
-  async #read(doc: Claimed): Promise<{ bytes: Uint8Array; mimeType: string }> {
+  async #read(doc: Claimed): Promise<{ bytes: Uint8Array; mimeType: string; contentType?: string }> {
     if (doc.sourceType === 'text') return { bytes: Buffer.from(doc.sourceText ?? ''), mimeType: doc.mimeType }
     if (doc.sourceType === 'file') {
       const [media] = await this.#em().execute<{ path: string; disk: string }[]>(`select path, disk from media where key = ?`, [doc.mediaKey])
@@ -241,7 +242,8 @@ export class KnowledgeEngine {
       }
       const mimeType = answer.contentType.split(';')[0]?.trim().toLowerCase() || 'text/html'
       if (!isTrainable(mimeType)) throw new PermanentError(`The URL answered ${mimeType}, which cannot be trained`)
-      return { bytes: answer.body, mimeType }
+      // The whole Content-Type: its charset decodes the page.
+      return { bytes: answer.body, mimeType, contentType: answer.contentType || mimeType }
     } catch (error) {
       if (error instanceof ToolHttpError && ['refused', 'too_large', 'redirect'].includes(error.reason)) throw new PermanentError(error.message)
       throw error
@@ -270,7 +272,7 @@ export class KnowledgeEngine {
   /** Writes the chunks and the `ready` document in one transaction, unless the document is gone or claimed again. */
   async #store(
     doc: Claimed,
-    o: { contentHash: string; sizeBytes: number; mimeType: string; chunks: { index: number; text: string; tokens: number }[]; vectors: number[][] | null; embeddingKey: string | null },
+    o: { contentHash: string; tokens: number; sizeBytes: number; mimeType: string; chunks: { index: number; text: string; tokens: number }[]; vectors: number[][] | null; embeddingKey: string | null },
   ): Promise<void> {
     const duplicate = await this.#em().execute<{ name: string }[]>(
       `select name from knowledge_documents where agent_id = ? and content_hash = ? and id <> ? limit 1`,
@@ -300,11 +302,10 @@ export class KnowledgeEngine {
           [doc.id, doc.agentId, o.vectors ? o.embeddingKey : null, JSON.stringify(rows)],
         )
       }
-      const tokens = o.chunks.reduce((sum, chunk) => sum + chunk.tokens, 0)
       await em.execute(
         `update knowledge_documents set status = 'ready', error = null, content_hash = ?, size_bytes = ?, mime_type = ?, chunks_count = ?, tokens_count = ?, updated_at = now()
          where id = ?`,
-        [o.contentHash, o.sizeBytes, o.mimeType, o.chunks.length, tokens, doc.id],
+        [o.contentHash, o.sizeBytes, o.mimeType, o.chunks.length, o.tokens, doc.id],
       )
     })
   }

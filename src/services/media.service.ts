@@ -5,7 +5,7 @@
  * (`<uuidv7>.<ext>`); client file names are kept as data only, never in paths.
  */
 import { Readable } from 'node:stream'
-import { fileTypeFromBuffer } from 'file-type'
+import { fileTypeFromBuffer, fileTypeFromStream } from 'file-type'
 import { uuidv7 } from 'uuidv7'
 import { Media } from '../../entities/index.ts'
 import type { Em } from '../platform/db.ts'
@@ -15,6 +15,8 @@ import { mediaUrl } from '../schemas/workspace.schema.ts'
 import type { ResourceCtx } from '../context.ts'
 import type { MediaStorage, StoredObject } from '../platform/storage.ts'
 
+const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'
+
 /** Binary types recognised from their bytes (file-type), with the extension of their keys. */
 const BINARY_TYPES: Record<string, string> = {
   'image/png': 'png',
@@ -22,9 +24,14 @@ const BINARY_TYPES: Record<string, string> = {
   'image/gif': 'gif',
   'image/webp': 'webp',
   'application/pdf': 'pdf',
+  [DOCX]: 'docx',
 }
 
-/** Text types, recognised by the file name's extension and then checked to be UTF-8 without NUL. */
+/**
+ * Text types, recognised by the file name's extension and then checked to be UTF-8 without NUL.
+ * HTML is stored as data to train agents on; downloads are attachments under a sandboxing CSP,
+ * so a browser never renders it (src/http/media.routes.ts).
+ */
 const TEXT_TYPES: Record<string, { mime: string; ext: string }> = {
   txt: { mime: 'text/plain', ext: 'txt' },
   text: { mime: 'text/plain', ext: 'txt' },
@@ -32,10 +39,12 @@ const TEXT_TYPES: Record<string, { mime: string; ext: string }> = {
   markdown: { mime: 'text/markdown', ext: 'md' },
   csv: { mime: 'text/csv', ext: 'csv' },
   json: { mime: 'application/json', ext: 'json' },
+  html: { mime: 'text/html', ext: 'html' },
+  htm: { mime: 'text/html', ext: 'html' },
 }
 
 /** What the allow-list says, for error messages. */
-const ALLOWED_UPLOADS = 'PNG, JPEG, GIF and WebP images, PDF, and UTF-8 text files (.txt, .md, .csv, .json)'
+const ALLOWED_UPLOADS = 'PNG, JPEG, GIF and WebP images, PDF, DOCX, and UTF-8 text files (.txt, .md, .csv, .json, .html)'
 
 /** Bytes file-type reads to recognise a format. */
 const HEAD_BYTES = 4100
@@ -55,9 +64,19 @@ function cleanName(name: string | undefined): string {
   return cleaned || 'upload'
 }
 
+/** A file's type as its head shows it; `wholeFile`: to be confirmed on the whole file once stored. */
+interface HeadType {
+  mime: string
+  ext: string
+  text: boolean
+  wholeFile?: boolean
+}
+
 /** The allowed type of a file from its first bytes and its name; null when not allowed. */
-async function typeOf(head: Buffer, filename: string): Promise<{ mime: string; ext: string; text: boolean } | null> {
+async function typeOf(head: Buffer, filename: string): Promise<HeadType | null> {
   const detected = await fileTypeFromBuffer(head)
+  // A DOCX is a ZIP archive; what makes it one may be its last part ([Content_Types].xml), past the head.
+  if (detected?.mime === 'application/zip') return { mime: DOCX, ext: 'docx', text: false, wholeFile: true }
   if (detected) {
     const ext = BINARY_TYPES[detected.mime]
     return ext ? { mime: detected.mime, ext, text: false } : null
@@ -70,7 +89,8 @@ async function typeOf(head: Buffer, filename: string): Promise<{ mime: string; e
 /**
  * Streams one uploaded file into the store: reads its head to type it, then writes it whole,
  * counting bytes and (for text) checking UTF-8 on the way. Nothing is left in the store on failure,
- * and the rest of `stream` is drained so the request can finish.
+ * and the rest of `stream` is drained so the request can finish. A ZIP archive is read once more
+ * from the store, whole, and kept only if it is a DOCX.
  * @param stream the file's bytes; may end early past `maxBytes` (the multipart parser stops there).
  * @throws UnsupportedMediaTypeError (415) off the allow-list or not UTF-8 text (an empty file
  *   too); PayloadTooLargeError (413) over `maxBytes`; ValidationError naming `file` when the
@@ -131,6 +151,10 @@ export async function storeFile(
     }
     const key = `${uuidv7()}.${type.ext}`
     const written = await storage.put(key, Readable.from(body()))
+    if (type.wholeFile && !(await storedAs(storage, key, type.mime))) {
+      await storage.delete(key)
+      throw new UnsupportedMediaTypeError(`Unsupported file type; allowed: ${ALLOWED_UPLOADS}`)
+    }
     return { key, mimeType: type.mime, size: written, originalName }
   } finally {
     // Read what is left of the part (the parser stops at the size limit), so the request can finish.
@@ -139,6 +163,22 @@ export async function storeFile(
     } catch {
       // The client went away or sent a broken body; the caller answers for the first error.
     }
+  }
+}
+
+/**
+ * Whether the stored object `key` is of type `mime`, read from its bytes in full (file-type
+ * reads a ZIP archive's entries, within its own bounds on their number and size).
+ */
+async function storedAs(storage: MediaStorage, key: string, mime: string): Promise<boolean> {
+  const object = await storage.get(key).catch(() => null)
+  if (!object) return false
+  try {
+    return (await fileTypeFromStream(object.body))?.mime === mime
+  } catch {
+    return false
+  } finally {
+    object.body.destroy()
   }
 }
 
