@@ -10,6 +10,7 @@ import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { makeAgent, readOnlyToken } from './helpers/agents.ts'
 import { expectErrorBody, expectInvalid, hiddenCheck, sha256, UUID } from './helpers/expect.ts'
 import { PNG, upload } from './helpers/media.ts'
+import { makeDocx, makePdf } from './helpers/documents.ts'
 import { startUpstream, type Upstream } from './helpers/upstream.ts'
 import { until } from './helpers/processes.ts'
 import { readSse } from './helpers/sse.ts'
@@ -115,6 +116,36 @@ describe('knowledge', () => {
       expect(hits.body.data[0]).toMatchObject({ document_uuid: page.uuid, document_name: page.name })
       expect(hits.body.data[0].text).toContain('liquid argon')
       expect(hits.body.data.map((hit: { text: string }) => hit.text).join(' ')).not.toContain('var secret')
+    })
+
+    it('trains an upload of each trainable type end to end (PDF, DOCX, HTML, CSV, JSON); an encrypted PDF fails with a reason to act on', async () => {
+      const agent = await makeAgent(t, alice)
+      const files = [
+        { filename: 'manual.pdf', type: 'application/pdf', bytes: await makePdf([['Pump P-100 runs on 48 volts.']]) },
+        { filename: 'memo.docx', type: 'application/octet-stream', bytes: await makeDocx({ paragraphs: ['The vault combination changes every Tuesday.'] }) },
+        { filename: 'page.html', type: 'text/html', bytes: Buffer.from('<html><body><h1>Hours</h1><p>The gym closes at 22:00.</p><script>var x = 1</script></body></html>') },
+        { filename: 'prices.csv', type: 'text/csv', bytes: Buffer.from('plan,price\nbasic,10\npro,25\n') },
+        { filename: 'config.json', type: 'application/json', bytes: Buffer.from(JSON.stringify({ server: { port: 8443 } })) },
+        { filename: 'locked.pdf', type: 'application/pdf', bytes: await makePdf([['Hidden.']], { userPassword: 'secret' }) },
+      ]
+      const keys: string[] = []
+      for (const file of files) {
+        const res = await upload(t, { token: alice.token, files: [file] })
+        expect(res.status, `${file.filename}: ${JSON.stringify(res.body)}`).toBe(201)
+        keys.push(res.body.data.key)
+      }
+      const docs = await trained(alice, agent.uuid, keys.map((key) => ({ type: 'file', key })))
+      expect(docs.map((d: { name: string; status: string }) => `${d.name} ${d.status}`)).toEqual([
+        'manual.pdf ready', 'memo.docx ready', 'page.html ready', 'prices.csv ready', 'config.json ready', 'locked.pdf failed',
+      ])
+      expect(docs[5].error).toBe('The PDF is encrypted with a password; upload an unencrypted copy')
+      const find = async (query: string) =>
+        (await t.http('POST', `/api/v1/agents/${agent.uuid}/knowledge/search`, { token: alice.token, body: { query, limit: 1 } })).body.data[0]
+      expect(await find('pump volts')).toMatchObject({ document_name: 'manual.pdf' })
+      expect((await find('vault combination')).text).toContain('every Tuesday')
+      expect((await find('gym closes')).text).not.toContain('var x')
+      expect((await find('pro plan price')).text).toContain('price: 25')
+      expect((await find('server port')).text).toContain('server.port: 8443')
     })
 
     it('fails a document whose URL answers 404 with a reason, leaving the others alone; retry queues it again (409 unless failed)', async () => {
