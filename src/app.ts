@@ -180,8 +180,8 @@ async function shutdown(runtime: Runtime, front: Frontend | undefined): Promise<
 
 /** Closes the queue, the engines' timers and buses, the caches, Redis and the database. */
 async function release({ jobs, runs, workflows, knowledge, authCache, readCache, redis, orm }: Runtime): Promise<void> {
-  knowledge.close()
   await jobs.stop(1_000)
+  await knowledge.close()
   await runs.close()
   await workflows.close()
   await authCache.close()

@@ -24,8 +24,8 @@ import type { JobInfo, JobQueue } from '../platform/queue.ts'
 import { createStorage, type MediaStorage } from '../platform/storage.ts'
 import { resolveModel, type KnowledgeEmbedding } from '../llm/registry.ts'
 import { sendToolRequest, ToolHttpError } from '../llm/tool-http.ts'
-import { chunkText, countTokens } from './chunk.ts'
-import { ExtractionError, extractText, isTrainable } from './extract.ts'
+import { isTrainable } from './extract.ts'
+import { ExtractFailure, ExtractPool } from './extract-pool.ts'
 import { prepareVectorStore, type RetrievalMode } from './vector-store.ts'
 
 /** The job's name in the queue. */
@@ -82,6 +82,8 @@ export interface KnowledgeDeps {
 export class KnowledgeEngine {
   #sweep: NodeJS.Timeout | undefined
   readonly #storage: MediaStorage
+  /** Extraction and chunking off the event loop (src/knowledge/extract-pool.ts). */
+  readonly #extractor = new ExtractPool()
 
   private constructor(
     private readonly deps: KnowledgeDeps,
@@ -150,10 +152,11 @@ export class KnowledgeEngine {
     return stale.length
   }
 
-  /** Stops the sweep. */
-  close(): void {
+  /** Stops the sweep and the extraction threads. */
+  async close(): Promise<void> {
     clearInterval(this.#sweep)
     this.#sweep = undefined
+    await this.#extractor.close()
   }
 
   /** The job handler: see the module comment. Throws only to have the queue retry a transient fault. */
@@ -204,19 +207,20 @@ export class KnowledgeEngine {
 
   async #process(doc: Claimed): Promise<void> {
     const source = await this.#read(doc)
-    let text: string
+    const sizeBytes = source.bytes.byteLength
+    let extracted
     try {
-      text = doc.sourceType === 'text' ? (doc.sourceText ?? '') : await extractText(source.bytes, source.contentType ?? source.mimeType)
+      extracted = await this.#extractor.run(source.bytes, { contentType: source.contentType ?? source.mimeType, plain: doc.sourceType === 'text' })
     } catch (error) {
-      throw new PermanentError(error instanceof ExtractionError ? error.message : `The ${source.mimeType} file could not be read`)
+      if (error instanceof ExtractFailure) throw new PermanentError(error.message)
+      throw error
     }
+    const { text, chunks, tokens } = extracted
     const contentHash = createHash('sha256').update(text).digest('hex')
-    const chunks = await chunkText(text)
     if (chunks.length === 0) throw new PermanentError('The source contains no text')
     const embedding = this.mode === 'hybrid' ? await this.#embeddingFor(doc) : null
     const vectors = embedding ? await embedAll(embedding, chunks.map((chunk) => chunk.text)) : null
-    const tokens = countTokens(text)
-    await this.#store(doc, { contentHash, tokens, sizeBytes: source.bytes.byteLength, mimeType: source.mimeType, chunks, vectors, embeddingKey: embedding?.key ?? null })
+    await this.#store(doc, { contentHash, tokens, sizeBytes, mimeType: source.mimeType, chunks, vectors, embeddingKey: embedding?.key ?? null })
   }
 
   /** The document's bytes and type. @throws PermanentError for a missing or unreadable source; ToolHttpError (retried) for a URL that failed. */
