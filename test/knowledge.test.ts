@@ -57,17 +57,17 @@ describe('knowledge', () => {
 
   const train = (user: { token: string }, agentUuid: string, sources: unknown) =>
     t.http('POST', `/api/v1/agents/${agentUuid}/train`, { token: user.token, body: { sources } })
-  const settled = (user: { token: string }, uuid: string) =>
+  const settled = (user: { token: string }, uuid: string, timeoutMs = 30_000) =>
     until(
       () => t.http('GET', `/api/v1/knowledge/${uuid}`, { token: user.token }),
       (res) => res.status !== 200 || ['ready', 'failed'].includes(res.body.data.status),
-      30_000,
+      timeoutMs,
       (res) => res.body,
     ).then((res) => res.body.data)
-  const trained = async (user: { token: string }, agentUuid: string, sources: unknown[]) => {
+  const trained = async (user: { token: string }, agentUuid: string, sources: unknown[], timeoutMs?: number) => {
     const res = await train(user, agentUuid, sources)
     expect(res.status, JSON.stringify(res.body)).toBe(202)
-    return Promise.all(res.body.data.map((doc: { uuid: string }) => settled(user, doc.uuid)))
+    return Promise.all(res.body.data.map((doc: { uuid: string }) => settled(user, doc.uuid, timeoutMs)))
   }
 
   describe('training (POST /api/v1/agents/{agent_uuid}/train)', () => {
@@ -172,11 +172,12 @@ describe('knowledge', () => {
       const [recovered] = await trained(alice, agent.uuid, [{ type: 'text', name: 'Recovered', text: 'The second attempt embeds this.' }])
       expect(recovered.status).toBe('ready')
       upstream.enqueueEmbeddings(...Array.from({ length: 4 }, () => ({ kind: 'status' as const, status: 503 })))
-      const [failed] = await trained(alice, agent.uuid, [{ type: 'text', name: 'Unlucky', text: 'No attempt embeds this.' }])
+      // Three retries, each after its backoff and the queue's next poll.
+      const [failed] = await trained(alice, agent.uuid, [{ type: 'text', name: 'Unlucky', text: 'No attempt embeds this.' }], 60_000)
       expect(failed).toMatchObject({ status: 'failed', chunks_count: 0 })
       expect(failed.error).toBe('Ingestion failed after 4 attempts: the embedding model answered 503')
       expect(upstream.requests.filter((r) => r.path === '/v1/embeddings')).toHaveLength(6)
-    }, 60_000)
+    }, 100_000)
 
     it('refuses bad sources with 400s naming the field, storing nothing', async () => {
       const agent = await makeAgent(t, alice)

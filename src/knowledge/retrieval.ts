@@ -1,7 +1,8 @@
 /**
  * Knowledge retrieval (docs/api/knowledge.md, "Retrieval"): the best chunks of one agent for a
- * query. Full-text: the query's lexemes (English stemming, stop words dropped) joined with OR
- * against the chunks' `tsv` (GIN index), ranked by `ts_rank_cd`. Vector, in hybrid mode when the
+ * query. Full-text: the query's lexemes (English stemming, stop words dropped) against the
+ * chunks' `tsv` (GIN index), ranked by `ts_rank_cd`: chunks holding all of them first, then,
+ * when those are too few, chunks holding any of them. Vector, in hybrid mode when the
  * query could be embedded: cosine distance to the chunks embedded by the same model. The two
  * rankings are fused by reciprocal rank fusion, `score = Σ 1 / (60 + rank)` over the rankings a
  * chunk appears in (rank from 1); with one ranking the score is that one term. Ties: the lower
@@ -46,21 +47,35 @@ export async function retrieve(
 ): Promise<Retrieval> {
   const candidates = o.limit * CANDIDATES_PER_RESULT
   const vector = o.mode === 'hybrid' && o.embedding ? await embedQuery(o.embedding, o.query, o.onEmbeddingError) : null
-  const ranked = `with q as (
-      select to_tsquery('simple', coalesce((select string_agg('''' || replace(lexeme, '''', '''''') || '''', ' | ')
-        from unnest(to_tsvector('english', ?::text))), '')) as query),
+  // Chunks holding every term of the query rank first; chunks holding any of them are ranked only
+  // when those are too few (a gated CTE: PostgreSQL skips its scan otherwise), so a question with
+  // a common word does not score a large share of the agent's chunks.
+  const ranked = `with terms as (
+      select string_agg(term, ' & ') as all_terms, string_agg(term, ' | ') as any_term
+      from (select '''' || replace(lexeme, '''', '''''') || '''' as term from unnest(to_tsvector('english', ?::text))) t),
+    q as (select to_tsquery('simple', coalesce(all_terms, '')) as all_q, to_tsquery('simple', coalesce(any_term, '')) as any_q from terms),
+    all_hits as (
+      select c.id, ts_rank_cd(c.tsv, q.all_q) as r from knowledge_chunks c, q where c.agent_id = ? and c.tsv @@ q.all_q
+      order by r desc, c.id limit ?),
+    any_hits as (
+      select c.id, ts_rank_cd(c.tsv, q.any_q) as r from knowledge_chunks c, q
+      where c.agent_id = ? and c.tsv @@ q.any_q and (select count(*) from all_hits) < ?
+      order by r desc, c.id limit ?),
     text_ranked as (
-      select c.id, row_number() over (order by ts_rank_cd(c.tsv, q.query) desc, c.id) as rank
-      from knowledge_chunks c, q where c.agent_id = ? and c.tsv @@ q.query
+      select id, row_number() over (order by tier, r desc, id) as rank
+      from (select id, r, 0 as tier from all_hits
+            union all select id, r, 1 as tier from any_hits where id not in (select id from all_hits)) hits
       order by rank limit ?)`
-  const params: unknown[] = [o.query, o.agentId, candidates]
+  const params: unknown[] = [o.query, o.agentId, candidates, o.agentId, candidates, candidates, candidates]
   let fused: string
   if (vector) {
+    // The nearest few first, then numbered: the sort never ranks every chunk of the agent.
     fused = `${ranked},
     vector_ranked as (
-      select c.id, row_number() over (order by c.embedding <=> ?::vector, c.id) as rank
-      from knowledge_chunks c where c.agent_id = ? and c.embedding_model = ? and c.embedding is not null
-      order by rank limit ?),
+      select id, row_number() over (order by distance, id) as rank from (
+        select c.id, c.embedding <=> ?::vector as distance
+        from knowledge_chunks c where c.agent_id = ? and c.embedding_model = ? and c.embedding is not null
+        order by distance, c.id limit ?) nearest),
     fused as (
       select id, sum(1.0 / (${RRF_K} + rank)) as score from (select * from text_ranked union all select * from vector_ranked) r group by id)`
     params.push(`[${vector.join(',')}]`, o.agentId, o.embedding?.key, candidates)

@@ -80,7 +80,15 @@ interface Registration {
  * NOTIFY wakes the workers when a job is sent; polling is only the backstop (each local worker
  * polls, so a fast poll costs an idle process real CPU, most on PGlite). Seconds.
  */
-const POLLING = { batchSize: 1, pollingIntervalSeconds: 2, notifyPollingIntervalSeconds: 10 }
+const POLLING = {
+  batchSize: 1,
+  pollingIntervalSeconds: 2,
+  // Also how long a retry waits past its delay at most (nothing notifies when a retry comes due).
+  notifyPollingIntervalSeconds: 5,
+  // A backlog (more ready jobs than a worker holds) is fetched without pause: without it, a worker
+  // done with a job waited for the next poll, and 1,000 queued jobs took over 40 minutes to drain.
+  burstWhenReadyExceeds: 1,
+}
 
 /**
  * Seconds between pg-boss's supervision passes, which (among other upkeep) fail active jobs whose
@@ -159,6 +167,8 @@ export class JobQueue {
       application_name: 'agent-workspace-queue',
       superviseIntervalSeconds: SUPERVISE_SECONDS,
       monitorIntervalSeconds: SUPERVISE_SECONDS,
+      // The ready counts the burst mode of POLLING reads are refreshed this often.
+      queueCacheIntervalSeconds: SUPERVISE_SECONDS,
       // Jobs are small and their outcome lives in the owners' tables: keep pg-boss's tables lean.
       persistWarnings: false,
       monitorVacuum: false,
