@@ -30,11 +30,16 @@ describe('knowledge', () => {
   let siteUrl: string
   let alice: TestUser
   let bob: TestUser
+  /** Answers of `/held/...` requests, waiting for the test to send them. */
+  const held: (() => void)[] = []
 
   beforeAll(async () => {
     upstream = await startUpstream()
     site = createServer((req, res) => {
-      if (req.url === '/page.html') {
+      if (req.url?.startsWith('/held/')) {
+        // Answers once the test lets it go: its document stays `processing` meanwhile.
+        held.push(() => res.writeHead(200, { 'content-type': 'text/plain' }).end(`Held page ${req.url} about the lighthouse keeper.`))
+      } else if (req.url === '/page.html') {
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
         res.end(`<html><head><title>Ops</title><script>var secret = 1</script></head><body><h1>Ops manual</h1><p>${FACT.replace('Zorblax', 'Quixotl')}</p></body></html>`)
       } else {
@@ -294,6 +299,30 @@ describe('knowledge', () => {
       expect((await t.http('DELETE', `/api/v1/agents/${agent.uuid}`, { token: alice.token })).status).toBe(204)
       const [{ count }] = await t.sql('select count(*)::int as count from knowledge_chunks c join agents a on a.id = c.agent_id where a.uuid = ?', [agent.uuid])
       expect(count).toBe(0)
+    })
+
+    it('deleting a document, or its agent, while it is processing leaves no chunks behind', async () => {
+      const chunksOf = async (agentUuid: string) =>
+        (await t.sql('select count(*)::int as count from knowledge_chunks c join agents a on a.id = c.agent_id where a.uuid = ?', [agentUuid]))[0].count
+      for (const target of ['document', 'agent'] as const) {
+        const agent = await makeAgent(t, alice)
+        const res = await train(alice, agent.uuid, [{ type: 'url', url: `${siteUrl}/held/${target}` }])
+        const doc = res.body.data[0]
+        await until(async () => held.length, (count) => count > 0, 10_000)
+        expect((await t.http('GET', `/api/v1/knowledge/${doc.uuid}`, { token: alice.token })).body.data.status).toBe('processing')
+        const path = target === 'document' ? `/api/v1/knowledge/${doc.uuid}` : `/api/v1/agents/${agent.uuid}`
+        expect((await t.http('DELETE', path, { token: alice.token })).status).toBe(204)
+        held.shift()?.()
+        // The job ends (its id is the document's uuid) without writing anything.
+        await until(
+          () => t.sql(`select state from pgboss.job where name = 'knowledge.ingest' and id = ?`, [doc.uuid]),
+          (rows) => rows[0]?.state === 'completed',
+          15_000,
+        )
+        expect(await chunksOf(agent.uuid)).toBe(0)
+        const [{ count }] = await t.sql('select count(*)::int as count from knowledge_documents where uuid = ?', [doc.uuid])
+        expect(count).toBe(0)
+      }
     })
 
     it("the agent update's file.keys trains the files it names and untrains those it drops", async () => {
