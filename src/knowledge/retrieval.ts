@@ -48,8 +48,8 @@ export async function retrieve(
   const candidates = o.limit * CANDIDATES_PER_RESULT
   const vector = o.mode === 'hybrid' && o.embedding ? await embedQuery(o.embedding, o.query, o.onEmbeddingError) : null
   // Chunks holding every term of the query rank first; chunks holding any of them are ranked only
-  // when those are too few (a gated CTE: PostgreSQL skips its scan otherwise), so a question with
-  // a common word does not score a large share of the agent's chunks.
+  // when fewer than `limit` hold them all (a gated CTE: PostgreSQL skips its scan otherwise), so a
+  // question with a common word does not score a large share of the agent's chunks.
   const ranked = `with terms as (
       select string_agg(term, ' & ') as all_terms, string_agg(term, ' | ') as any_term
       from (select '''' || replace(lexeme, '''', '''''') || '''' as term from unnest(to_tsvector('english', ?::text))) t),
@@ -66,7 +66,8 @@ export async function retrieve(
       from (select id, r, 0 as tier from all_hits
             union all select id, r, 1 as tier from any_hits where id not in (select id from all_hits)) hits
       order by rank limit ?)`
-  const params: unknown[] = [o.query, o.agentId, candidates, o.agentId, candidates, candidates, candidates]
+  // The any-term ranking runs only when fewer chunks than asked for hold every term.
+  const params: unknown[] = [o.query, o.agentId, candidates, o.agentId, o.limit, candidates, candidates]
   let fused: string
   if (vector) {
     // The nearest few first, then numbered: the sort never ranks every chunk of the agent.
