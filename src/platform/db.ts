@@ -13,12 +13,44 @@ import { PostgreSqlConnection, PostgreSqlDriver } from '@mikro-orm/postgresql'
 import { type AbstractSqlDriver, type EntityManager, MikroORM, defineConfig } from '@mikro-orm/sql'
 import { entities } from '../../entities/index.ts'
 import { migrationsList } from '../migrations/index.ts'
+import { DATABASE_CONNECT_TIMEOUT_MS, DATABASE_STATEMENT_TIMEOUT_MS } from './config.ts'
 
 /** The SQL EntityManager both drivers hand out. */
 export type Em = EntityManager
 
-/** Where the database lives. */
-export type DatabaseTarget = { kind: 'postgres'; url: string; poolMax?: number } | { kind: 'pglite'; dir: string | null }
+/**
+ * Where the database lives. PostgreSQL's deadlines (docs/operations.md, "Database deadlines"), in
+ * milliseconds: `connectTimeoutMs` to open a connection or get a free one from the pool (default
+ * {@link DATABASE_CONNECT_TIMEOUT_MS}), `statementTimeoutMs` for one statement (default
+ * {@link DATABASE_STATEMENT_TIMEOUT_MS}; 0 for none).
+ */
+export type DatabaseTarget =
+  | { kind: 'postgres'; url: string; poolMax?: number; connectTimeoutMs?: number; statementTimeoutMs?: number }
+  | { kind: 'pglite'; dir: string | null }
+
+/**
+ * Milliseconds a pooled PostgreSQL connection stays silent before TCP keepalive probes start, so
+ * a connection whose server host or network is gone is noticed (and dropped by the pool); `pg`'s
+ * default of 0 would leave it to the system's (two hours).
+ */
+export const KEEPALIVE_INITIAL_DELAY_MS = 10_000
+
+/**
+ * The `pg` Pool options of a PostgreSQL target besides the URL and the pool size (MikroORM hands
+ * them to `new Pool()` as overrides): the connect deadline (which also bounds the wait for a free
+ * pooled connection: pg-pool fails it with "timeout exceeded when trying to connect"), TCP
+ * keepalive, and the statement deadline, sent as a startup parameter so the server enforces it
+ * on every statement of the connection, prepared ones included.
+ */
+export function pgPoolOptions(target: Extract<DatabaseTarget, { kind: 'postgres' }>) {
+  const statementTimeout = target.statementTimeoutMs ?? DATABASE_STATEMENT_TIMEOUT_MS
+  return {
+    connectionTimeoutMillis: target.connectTimeoutMs ?? DATABASE_CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_INITIAL_DELAY_MS,
+    ...(statementTimeout > 0 ? { statement_timeout: statementTimeout } : {}),
+  }
+}
 
 const shared = {
   entities,
@@ -33,14 +65,32 @@ const shared = {
 /** MikroORM options for a target, without connecting (also used by mikro-orm.config.ts). */
 export function ormOptions(target: DatabaseTarget) {
   return target.kind === 'postgres'
-    ? defineConfig<AbstractSqlDriver>({ ...shared, driver: PostgreSqlDriver, clientUrl: target.url, pool: { max: target.poolMax ?? 10 } })
+    ? defineConfig<AbstractSqlDriver>({
+        ...shared,
+        driver: PostgreSqlDriver,
+        clientUrl: target.url,
+        pool: { max: target.poolMax ?? 10 },
+        driverOptions: pgPoolOptions(target),
+      })
     : defineConfig<AbstractSqlDriver>({ ...shared, driver: PgliteDriver, dbName: target.dir ?? 'memory://' })
 }
 
 /** The target a configuration names: PostgreSQL when DATABASE_URL is set, else PGlite in DATA_DIR. */
-export function targetFromConfig(config: { databaseUrl?: string; dataDir: string; databasePoolMax?: number }): DatabaseTarget {
+export function targetFromConfig(config: {
+  databaseUrl?: string
+  dataDir: string
+  databasePoolMax?: number
+  databaseConnectTimeoutMs?: number
+  databaseStatementTimeoutMs?: number
+}): DatabaseTarget {
   return config.databaseUrl
-    ? { kind: 'postgres', url: config.databaseUrl, poolMax: config.databasePoolMax }
+    ? {
+        kind: 'postgres',
+        url: config.databaseUrl,
+        poolMax: config.databasePoolMax,
+        connectTimeoutMs: config.databaseConnectTimeoutMs,
+        statementTimeoutMs: config.databaseStatementTimeoutMs,
+      }
     : { kind: 'pglite', dir: path.join(config.dataDir, 'pglite') }
 }
 
@@ -52,9 +102,22 @@ export async function openOrm(target: DatabaseTarget): Promise<Orm> {
 /** The ORM of either mode; both drivers are SQL drivers with PostgreSQL semantics. */
 export type Orm = MikroORM
 
-/** Applies every pending committed migration; returns the names applied. */
+/**
+ * Applies every pending committed migration, all in one transaction; returns the names applied.
+ * On PostgreSQL that transaction has no statement deadline (`set local statement_timeout = 0`):
+ * the pool's deadline is for requests, and a migration may rewrite a large table.
+ * @throws the database's error when a migration fails (none is applied then).
+ */
 export async function migrate(orm: Orm): Promise<string[]> {
-  const applied = await orm.migrator.up()
+  const connection = orm.em.getConnection()
+  if (!(connection instanceof PostgreSqlConnection)) return (await orm.migrator.up()).map((migration) => migration.name)
+  // getPending creates the migrations table and reads it on a connection of its own, before the
+  // transaction holds one (a pool of one connection would wait for itself otherwise).
+  if ((await orm.migrator.getPending()).length === 0) return []
+  const applied = await connection.transactional(async (trx) => {
+    await connection.execute('set local statement_timeout = 0', [], 'run', trx)
+    return orm.migrator.up({ transaction: trx })
+  })
   return applied.map((migration) => migration.name)
 }
 
