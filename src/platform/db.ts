@@ -40,7 +40,9 @@ export const KEEPALIVE_INITIAL_DELAY_MS = 10_000
  * them to `new Pool()` as overrides): the connect deadline (which also bounds the wait for a free
  * pooled connection: pg-pool fails it with "timeout exceeded when trying to connect"), TCP
  * keepalive, and the statement deadline, sent as a startup parameter so the server enforces it
- * on every statement of the connection, prepared ones included.
+ * on every statement of the connection, prepared ones included. `onPoolCreated` is MikroORM's
+ * hook (PostgreSqlConnection.createKyselyDialect calls it with the pool before any connection is
+ * made): see {@link releaseEndedConnections}.
  */
 export function pgPoolOptions(target: Extract<DatabaseTarget, { kind: 'postgres' }>) {
   const statementTimeout = target.statementTimeoutMs ?? DATABASE_STATEMENT_TIMEOUT_MS
@@ -49,7 +51,48 @@ export function pgPoolOptions(target: Extract<DatabaseTarget, { kind: 'postgres'
     keepAlive: true,
     keepAliveInitialDelayMillis: KEEPALIVE_INITIAL_DELAY_MS,
     ...(statementTimeout > 0 ? { statement_timeout: statementTimeout } : {}),
+    onPoolCreated: releaseEndedConnections,
   }
+}
+
+/** A pooled `pg` client as {@link releaseEndedConnections} sees it. */
+interface PooledClient {
+  on(event: 'end', listener: () => void): unknown
+  release?: (error?: Error) => void
+}
+
+/**
+ * Gives a pooled connection back to `pool`, which drops it, as soon as the connection ends while
+ * it is checked out (the server ended it, or the network did), and makes giving it back twice
+ * harmless.
+ *
+ * Why: Kysely, which MikroORM runs every statement through, never gives back the connection of a
+ * transaction whose BEGIN, COMMIT or ROLLBACK fails (its ControlledTransaction releases it only
+ * after they succeed). A connection that ends in the middle of a transaction fails both the
+ * statement and the ROLLBACK that follows, so it stayed checked out for good: once
+ * `DATABASE_POOL_MAX` of them had, every request waited out the connect deadline and answered 503
+ * until the process restarted (test/faults-postgres.test.ts found it). pg-pool assigns a
+ * client's `release` at every checkout; the accessor below wraps each one so that a second call
+ * (Kysely's, after this one) does nothing instead of throwing.
+ */
+function releaseEndedConnections(pool: { on(event: 'connect', listener: (client: PooledClient) => void): unknown }): void {
+  pool.on('connect', (client) => {
+    let release: ((error?: Error) => void) | undefined
+    let released = true
+    Object.defineProperty(client, 'release', {
+      configurable: true,
+      get: () => release,
+      set: (poolRelease: (error?: Error) => void) => {
+        released = false
+        release = (error) => {
+          if (released) return
+          released = true
+          poolRelease(error)
+        }
+      },
+    })
+    client.on('end', () => release?.(new Error('The connection ended while checked out')))
+  })
 }
 
 const shared = {
