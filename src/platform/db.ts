@@ -14,6 +14,7 @@ import { type AbstractSqlDriver, type EntityManager, MikroORM, defineConfig } fr
 import { entities } from '../../entities/index.ts'
 import { migrationsList } from '../migrations/index.ts'
 import { DATABASE_CONNECT_TIMEOUT_MS, DATABASE_STATEMENT_TIMEOUT_MS } from './config.ts'
+import { databaseUnavailable } from './errors.ts'
 
 /** The SQL EntityManager both drivers hand out. */
 export type Em = EntityManager
@@ -162,6 +163,32 @@ export async function migrate(orm: Orm): Promise<string[]> {
     return orm.migrator.up({ transaction: trx })
   })
   return applied.map((migration) => migration.name)
+}
+
+/** Milliseconds before the first retry of {@link retryOnConnectionLoss}; each next one waits twice as long, up to 2 s. */
+const RETRY_FIRST_DELAY_MS = 100
+const RETRY_MAX_DELAY_MS = 2_000
+
+/**
+ * Runs `work`, and again after a pause (100 ms, doubling up to 2 s) as long as it fails because the
+ * database connection was lost or could not be had (`databaseUnavailable` of src/platform/errors.ts)
+ * and less than `forMs` milliseconds have passed: a statement whose connection PostgreSQL ended
+ * runs on a new one. Only for work that may run twice: a read, or a write whose own condition
+ * makes a second run change nothing (it cannot know whether the first one committed). Background
+ * work that nobody retries otherwise uses it (the end of a workflow execution is stored this way);
+ * requests answer 503 instead and leave retrying to their client.
+ * @throws the last error, once it is not a lost connection or `forMs` has passed.
+ */
+export async function retryOnConnectionLoss<T>(work: () => Promise<T>, forMs = 10_000): Promise<T> {
+  const deadline = Date.now() + forMs
+  for (let delay = RETRY_FIRST_DELAY_MS; ; delay = Math.min(delay * 2, RETRY_MAX_DELAY_MS)) {
+    try {
+      return await work()
+    } catch (error) {
+      if (!databaseUnavailable(error) || Date.now() + delay > deadline) throw error
+      await new Promise((resolve) => setTimeout(resolve, delay))
+    }
+  }
 }
 
 /** The part of `pg`'s Pool that {@link prepared} and {@link executeParameterised} use. */
