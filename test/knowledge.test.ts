@@ -150,7 +150,7 @@ describe('knowledge', () => {
       expect((await find('vault combination')).text).toContain('every Tuesday')
       expect((await find('gym closes')).text).not.toContain('var x')
       expect((await find('pro plan price')).text).toContain('price: 25')
-      expect((await find('server port')).text).toContain('server.port: 8443')
+      expect((await find('What is server.port?')).text).toContain('server.port: 8443')
     })
 
     it('fails a document whose URL answers 404 with a reason, leaving the others alone; retry queues it again (409 unless failed)', async () => {

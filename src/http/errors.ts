@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Socket } from 'node:net'
 import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { AppError, TooManyRequestsError, ValidationError } from '../platform/errors.ts'
+import { AppError, databaseUnavailable, ServiceUnavailableError, TooManyRequestsError, ValidationError } from '../platform/errors.ts'
 import { VALIDATION_MESSAGE } from '../trpc/errors.ts'
 
 /** tRPC code for each status the host answers itself. */
@@ -77,9 +77,13 @@ export function errorBody(status: number, message: string, requestId: string, is
   return { message, code: CODE_BY_STATUS[status] ?? 'BAD_REQUEST', ...(issues ? { issues } : {}), request_id: requestId }
 }
 
-/** Fastify error handler: client faults keep their status, anything else is a logged 500 without details. */
+/**
+ * Fastify error handler: client faults keep their status, a lost database connection is a 503
+ * with Retry-After ({@link sendAppError}), anything else is a logged 500 without details.
+ */
 export function handleHostError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500
+  if (status === 500 && sendAppError(error, request, reply)) return reply
   if (status === 500) request.log.error({ err: error }, 'unhandled error')
   const message =
     status === 500
@@ -131,16 +135,23 @@ export function flattenRestError(request: FastifyRequest, reply: FastifyReply, p
 
 /**
  * Answers a service's named error (src/platform/errors.ts) thrown in a plain route with its status and
- * body, as the procedures would; false for any other error.
+ * body, as the procedures would, and a lost database connection as the 503 with Retry-After of
+ * `databaseUnavailable` (logged as a warning, never with the connection's details in the answer);
+ * false for any other error.
  */
 export function sendAppError(error: unknown, request: FastifyRequest, reply: FastifyReply): boolean {
-  if (!(error instanceof AppError)) return false
-  const issues = error instanceof ValidationError ? error.issues : undefined
-  if (error instanceof TooManyRequestsError) void reply.header('retry-after', String(error.retryAfterSeconds))
+  const unavailable = error instanceof AppError ? undefined : databaseUnavailable(error)
+  if (unavailable) request.log.warn({ err: error }, 'request unavailable')
+  const named = unavailable ?? error
+  if (!(named instanceof AppError)) return false
+  const issues = named instanceof ValidationError ? named.issues : undefined
+  if (named instanceof TooManyRequestsError || named instanceof ServiceUnavailableError) {
+    void reply.header('retry-after', String(named.retryAfterSeconds))
+  }
   void reply
-    .status(error.status)
+    .status(named.status)
     .header('x-request-id', request.id)
-    .send(errorBody(error.status, issues ? VALIDATION_MESSAGE : error.message, request.id, issues))
+    .send(errorBody(named.status, issues ? VALIDATION_MESSAGE : named.message, request.id, issues))
   return true
 }
 

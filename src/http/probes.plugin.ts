@@ -15,28 +15,42 @@ export interface ProbesOptions {
 const READY_RETRY_AFTER_SECONDS = 1
 
 /**
+ * Milliseconds the database gets to answer `/ready`'s `select 1`: a stalled database (or a pool
+ * whose connections are all taken) makes the probe answer 503 within about this, rather than
+ * after the pool's connect deadline or never.
+ */
+export const READY_DATABASE_DEADLINE_MS = 1_000
+
+/** Settles as `work` does, or rejects after `ms` milliseconds (the work goes on, unwatched). */
+function within<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
+  })
+  return Promise.race([work, late]).finally(() => clearTimeout(timer))
+}
+
+/**
  * Registers the two probes. `/ready` answers 200 `{status: 'ok', database: 'ok', redis}` or 503
  * `{status: 'unavailable', database, redis}` with `Retry-After`, where `database` is `ok` or
- * `unreachable` (`select 1`) and `redis` is `ok`, `unreachable` (PING within the command deadline,
- * refused at once while Redis is known down: src/platform/redis.ts) or `disabled` (no REDIS_URL).
- * A dependency that is configured is required. `knowledge` names the retrieval mode of this
- * database, `hybrid` or `full-text` (docs/api/knowledge.md, "Retrieval"): a fact, not a check.
+ * `unreachable` (`select 1`, answered within {@link READY_DATABASE_DEADLINE_MS}) and `redis` is
+ * `ok`, `unreachable` (PING within the command deadline, refused at once while Redis is known
+ * down: src/platform/redis.ts) or `disabled` (no REDIS_URL). A dependency that is configured is
+ * required. `knowledge` names the retrieval mode of this database, `hybrid` or `full-text`
+ * (docs/api/knowledge.md, "Retrieval"): a fact, not a check. docs/operations.md, "Health checks".
  */
 export async function probesPlugin(scope: FastifyInstance, options: ProbesOptions): Promise<void> {
   const { orm, redis, knowledge } = options.deps
   scope.get('/health', () => ({ status: 'ok' }))
   scope.get('/ready', async (request, reply) => {
     const [database, cache] = await Promise.all([
-      orm.em
-        .fork()
-        .execute('select 1')
-        .then(
-          () => 'ok' as const,
-          (error: unknown) => {
-            request.log.warn({ err: error }, 'database not reachable')
-            return 'unreachable' as const
-          },
-        ),
+      within(orm.em.fork().execute('select 1'), READY_DATABASE_DEADLINE_MS).then(
+        () => 'ok' as const,
+        (error: unknown) => {
+          request.log.warn({ err: error }, 'database not reachable')
+          return 'unreachable' as const
+        },
+      ),
       redis
         ? redis.ping().then(
             () => 'ok' as const,

@@ -31,6 +31,8 @@ export async function trpcPlugin(scope: FastifyInstance, options: TrpcOptions): 
         contextOfRequest(createContext, req, res, false, info.connectionParams),
       onError: ({ error }: { error: { code: string } & Error }) => {
         if (error.code === 'INTERNAL_SERVER_ERROR') deps.log.error({ err: error }, 'procedure failed')
+        // A lost database connection (a 503): worth a line, not a fault of the code.
+        else if (error.code === 'SERVICE_UNAVAILABLE') deps.log.warn({ err: error.cause ?? error }, 'procedure unavailable')
       },
     },
   })

@@ -10,6 +10,11 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { z } from 'zod'
 
+/** Default of `DATABASE_CONNECT_TIMEOUT_MS` (also of databases opened without a configuration: tests, CLIs). */
+export const DATABASE_CONNECT_TIMEOUT_MS = 10_000
+/** Default of `DATABASE_STATEMENT_TIMEOUT_MS` (idem). */
+export const DATABASE_STATEMENT_TIMEOUT_MS = 60_000
+
 const bool = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1')
 const int = (min: number, max: number) =>
   z
@@ -71,6 +76,13 @@ const EnvSchema = z.object({
   WORKER: bool.default(true),
   /** Size of the PostgreSQL connection pool per process. */
   DATABASE_POOL_MAX: int(1, 1000).default(10),
+  /**
+   * Longest wait for a PostgreSQL connection, in milliseconds: opening a new one, and waiting for
+   * a free one of the pool (a request answers 503 past it). docs/operations.md, "Database deadlines".
+   */
+  DATABASE_CONNECT_TIMEOUT_MS: int(100, 600_000).default(DATABASE_CONNECT_TIMEOUT_MS),
+  /** Longest a PostgreSQL statement may run, in milliseconds (PostgreSQL's `statement_timeout`); 0 for none. Migrations have none. */
+  DATABASE_STATEMENT_TIMEOUT_MS: int(0, 86_400_000).default(DATABASE_STATEMENT_TIMEOUT_MS),
   /** Server-wide OpenAI key, used when neither the caller nor the workspace has an account. */
   OPENAI_API_KEY: z.string().optional(),
   /** Base URL of the OpenAI API or of any OpenAI-compatible server (vLLM, LM Studio, a test server). */
@@ -143,6 +155,10 @@ export interface Config {
   trustProxy: boolean
   worker: boolean
   databasePoolMax: number
+  /** Milliseconds to open a PostgreSQL connection or get a free one from the pool (DATABASE_CONNECT_TIMEOUT_MS). */
+  databaseConnectTimeoutMs: number
+  /** Milliseconds a PostgreSQL statement may run, 0 for no limit (DATABASE_STATEMENT_TIMEOUT_MS). */
+  databaseStatementTimeoutMs: number
   /** Server-wide provider settings, by built-in provider driver. */
   llm: {
     openai: { apiKey?: string; baseUrl?: string }
@@ -249,6 +265,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY,
     worker: e.WORKER,
     databasePoolMax: e.DATABASE_POOL_MAX,
+    databaseConnectTimeoutMs: e.DATABASE_CONNECT_TIMEOUT_MS,
+    databaseStatementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
     llm: {
       openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
       anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },

@@ -14,12 +14,88 @@ import { PostgreSqlConnection, PostgreSqlDriver } from '@mikro-orm/postgresql'
 import { type AbstractSqlDriver, type EntityManager, MikroORM, defineConfig } from '@mikro-orm/sql'
 import { entities } from '../../entities/index.ts'
 import { migrationsList } from '../migrations/index.ts'
+import { DATABASE_CONNECT_TIMEOUT_MS, DATABASE_STATEMENT_TIMEOUT_MS } from './config.ts'
+import { databaseUnavailable } from './errors.ts'
 
 /** The SQL EntityManager both drivers hand out. */
 export type Em = EntityManager
 
-/** Where the database lives. */
-export type DatabaseTarget = { kind: 'postgres'; url: string; poolMax?: number } | { kind: 'pglite'; dir: string | null }
+/**
+ * Where the database lives. PostgreSQL's deadlines (docs/operations.md, "Database deadlines"), in
+ * milliseconds: `connectTimeoutMs` to open a connection or get a free one from the pool (default
+ * {@link DATABASE_CONNECT_TIMEOUT_MS}), `statementTimeoutMs` for one statement (default
+ * {@link DATABASE_STATEMENT_TIMEOUT_MS}; 0 for none).
+ */
+export type DatabaseTarget =
+  | { kind: 'postgres'; url: string; poolMax?: number; connectTimeoutMs?: number; statementTimeoutMs?: number }
+  | { kind: 'pglite'; dir: string | null }
+
+/**
+ * Milliseconds a pooled PostgreSQL connection stays silent before TCP keepalive probes start, so
+ * a connection whose server host or network is gone is noticed (and dropped by the pool); `pg`'s
+ * default of 0 would leave it to the system's (two hours).
+ */
+export const KEEPALIVE_INITIAL_DELAY_MS = 10_000
+
+/**
+ * The `pg` Pool options of a PostgreSQL target besides the URL and the pool size (MikroORM hands
+ * them to `new Pool()` as overrides): the connect deadline (which also bounds the wait for a free
+ * pooled connection: pg-pool fails it with "timeout exceeded when trying to connect"), TCP
+ * keepalive, and the statement deadline, sent as a startup parameter so the server enforces it
+ * on every statement of the connection, prepared ones included. `onPoolCreated` is MikroORM's
+ * hook (PostgreSqlConnection.createKyselyDialect calls it with the pool before any connection is
+ * made): see {@link releaseEndedConnections}.
+ */
+export function pgPoolOptions(target: Extract<DatabaseTarget, { kind: 'postgres' }>) {
+  const statementTimeout = target.statementTimeoutMs ?? DATABASE_STATEMENT_TIMEOUT_MS
+  return {
+    connectionTimeoutMillis: target.connectTimeoutMs ?? DATABASE_CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_INITIAL_DELAY_MS,
+    ...(statementTimeout > 0 ? { statement_timeout: statementTimeout } : {}),
+    onPoolCreated: releaseEndedConnections,
+  }
+}
+
+/** A pooled `pg` client as {@link releaseEndedConnections} sees it. */
+interface PooledClient {
+  on(event: 'end', listener: () => void): unknown
+  release?: (error?: Error) => void
+}
+
+/**
+ * Gives a pooled connection back to `pool`, which drops it, as soon as the connection ends while
+ * it is checked out (the server ended it, or the network did), and makes giving it back twice
+ * harmless.
+ *
+ * Why: Kysely, which MikroORM runs every statement through, never gives back the connection of a
+ * transaction whose BEGIN, COMMIT or ROLLBACK fails (its ControlledTransaction releases it only
+ * after they succeed). A connection that ends in the middle of a transaction fails both the
+ * statement and the ROLLBACK that follows, so it stayed checked out for good: once
+ * `DATABASE_POOL_MAX` of them had, every request waited out the connect deadline and answered 503
+ * until the process restarted (test/faults-postgres.test.ts found it). pg-pool assigns a
+ * client's `release` at every checkout; the accessor below wraps each one so that a second call
+ * (Kysely's, after this one) does nothing instead of throwing.
+ */
+function releaseEndedConnections(pool: { on(event: 'connect', listener: (client: PooledClient) => void): unknown }): void {
+  pool.on('connect', (client) => {
+    let release: ((error?: Error) => void) | undefined
+    let released = true
+    Object.defineProperty(client, 'release', {
+      configurable: true,
+      get: () => release,
+      set: (poolRelease: (error?: Error) => void) => {
+        released = false
+        release = (error) => {
+          if (released) return
+          released = true
+          poolRelease(error)
+        }
+      },
+    })
+    client.on('end', () => release?.(new Error('The connection ended while checked out')))
+  })
+}
 
 const shared = {
   entities,
@@ -34,15 +110,33 @@ const shared = {
 /** MikroORM options for a target, without connecting (also used by mikro-orm.config.ts). */
 export function ormOptions(target: DatabaseTarget) {
   return target.kind === 'postgres'
-    ? defineConfig<AbstractSqlDriver>({ ...shared, driver: PostgreSqlDriver, clientUrl: target.url, pool: { max: target.poolMax ?? 10 } })
+    ? defineConfig<AbstractSqlDriver>({
+        ...shared,
+        driver: PostgreSqlDriver,
+        clientUrl: target.url,
+        pool: { max: target.poolMax ?? 10 },
+        driverOptions: pgPoolOptions(target),
+      })
     : // pgvector, loaded into PGlite for knowledge embeddings (src/knowledge/vector-store.ts).
       defineConfig<AbstractSqlDriver>({ ...shared, driver: PgliteDriver, dbName: target.dir ?? 'memory://', driverOptions: { extensions: { vector } } })
 }
 
 /** The target a configuration names: PostgreSQL when DATABASE_URL is set, else PGlite in DATA_DIR. */
-export function targetFromConfig(config: { databaseUrl?: string; dataDir: string; databasePoolMax?: number }): DatabaseTarget {
+export function targetFromConfig(config: {
+  databaseUrl?: string
+  dataDir: string
+  databasePoolMax?: number
+  databaseConnectTimeoutMs?: number
+  databaseStatementTimeoutMs?: number
+}): DatabaseTarget {
   return config.databaseUrl
-    ? { kind: 'postgres', url: config.databaseUrl, poolMax: config.databasePoolMax }
+    ? {
+        kind: 'postgres',
+        url: config.databaseUrl,
+        poolMax: config.databasePoolMax,
+        connectTimeoutMs: config.databaseConnectTimeoutMs,
+        statementTimeoutMs: config.databaseStatementTimeoutMs,
+      }
     : { kind: 'pglite', dir: path.join(config.dataDir, 'pglite') }
 }
 
@@ -54,10 +148,49 @@ export async function openOrm(target: DatabaseTarget): Promise<Orm> {
 /** The ORM of either mode; both drivers are SQL drivers with PostgreSQL semantics. */
 export type Orm = MikroORM
 
-/** Applies every pending committed migration; returns the names applied. */
+/**
+ * Applies every pending committed migration, all in one transaction; returns the names applied.
+ * On PostgreSQL that transaction has no statement deadline (`set local statement_timeout = 0`):
+ * the pool's deadline is for requests, and a migration may rewrite a large table.
+ * @throws the database's error when a migration fails (none is applied then).
+ */
 export async function migrate(orm: Orm): Promise<string[]> {
-  const applied = await orm.migrator.up()
+  const connection = orm.em.getConnection()
+  if (!(connection instanceof PostgreSqlConnection)) return (await orm.migrator.up()).map((migration) => migration.name)
+  // getPending creates the migrations table and reads it on a connection of its own, before the
+  // transaction holds one (a pool of one connection would wait for itself otherwise).
+  if ((await orm.migrator.getPending()).length === 0) return []
+  const applied = await connection.transactional(async (trx) => {
+    await connection.execute('set local statement_timeout = 0', [], 'run', trx)
+    return orm.migrator.up({ transaction: trx })
+  })
   return applied.map((migration) => migration.name)
+}
+
+/** Milliseconds before the first retry of {@link retryOnConnectionLoss}; each next one waits twice as long, up to 2 s. */
+const RETRY_FIRST_DELAY_MS = 100
+const RETRY_MAX_DELAY_MS = 2_000
+
+/**
+ * Runs `work`, and again after a pause (100 ms, doubling up to 2 s) as long as it fails because the
+ * database connection was lost or could not be had (`databaseUnavailable` of src/platform/errors.ts)
+ * and less than `forMs` milliseconds have passed: a statement whose connection PostgreSQL ended
+ * runs on a new one. Only for work that may run twice: a read, or a write whose own condition
+ * makes a second run change nothing (it cannot know whether the first one committed). Background
+ * work that nobody retries otherwise uses it (the end of a workflow execution is stored this way);
+ * requests answer 503 instead and leave retrying to their client.
+ * @throws the last error, once it is not a lost connection or `forMs` has passed.
+ */
+export async function retryOnConnectionLoss<T>(work: () => Promise<T>, forMs = 10_000): Promise<T> {
+  const deadline = Date.now() + forMs
+  for (let delay = RETRY_FIRST_DELAY_MS; ; delay = Math.min(delay * 2, RETRY_MAX_DELAY_MS)) {
+    try {
+      return await work()
+    } catch (error) {
+      if (!databaseUnavailable(error) || Date.now() + delay > deadline) throw error
+      await new Promise((resolve) => setTimeout(resolve, delay))
+    }
+  }
 }
 
 /** The part of `pg`'s Pool that {@link prepared} and {@link executeParameterised} use. */

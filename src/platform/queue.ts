@@ -17,7 +17,7 @@ import { fromPglite, PgBoss, type Job, type PGliteLike, type Queue, type WorkOpt
 import { PgliteConnection } from '@mikro-orm/pglite'
 import type { FastifyBaseLogger as Logger } from 'fastify'
 import type { Config } from './config.ts'
-import type { Orm } from './db.ts'
+import { KEEPALIVE_INITIAL_DELAY_MS, type Orm } from './db.ts'
 
 /** pg-boss's schema name. */
 const SCHEMA = 'pgboss'
@@ -181,7 +181,7 @@ export class JobQueue {
             backend: 'pglite',
             useListenNotify: true,
           })
-        : new PgBoss({ ...common, connectionString: this.config.databaseUrl, max: 4, useListenNotify: true })
+        : new PgBoss({ ...common, connectionString: this.config.databaseUrl, max: 4, useListenNotify: true, ...this.#poolDeadlines() })
     boss.on('error', (error) => this.log.error({ err: error }, 'job queue error'))
     await boss.start()
     for (const [name, { options }] of this.#jobs) {
@@ -192,6 +192,17 @@ export class JobQueue {
     this.#boss = boss
     if (this.#working) await this.#workAll(boss)
     return boss
+  }
+
+  /**
+   * The deadlines of pg-boss's own pool, as the service's (docs/operations.md, "Database
+   * deadlines"): the connect deadline, which also bounds the wait for a free connection of the
+   * pool (a request that queues a job answers 503 past it rather than hanging), and TCP keepalive.
+   * pg-boss hands its options to `pg`'s Pool as they are; its types name only the first. No
+   * statement deadline: pg-boss's own maintenance and schema upgrades may take long.
+   */
+  #poolDeadlines(): { connectionTimeoutMillis: number; keepAlive: boolean; keepAliveInitialDelayMillis: number } {
+    return { connectionTimeoutMillis: this.config.databaseConnectTimeoutMs, keepAlive: true, keepAliveInitialDelayMillis: KEEPALIVE_INITIAL_DELAY_MS }
   }
 
   /**

@@ -10,7 +10,7 @@ import { TRPCError, type TRPCDefaultErrorShape } from '@trpc/server'
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc'
 import { ZodError, ZodRealError } from 'zod'
 import { DriverException, UniqueConstraintViolationException } from '@mikro-orm/core'
-import { AppError, TooManyRequestsError, ValidationError } from '../platform/errors.ts'
+import { AppError, databaseUnavailable, ServiceUnavailableError, TooManyRequestsError, ValidationError } from '../platform/errors.ts'
 
 const CODES: Record<AppError['status'], TRPC_ERROR_CODE_KEY> = {
   400: 'BAD_REQUEST',
@@ -22,6 +22,7 @@ const CODES: Record<AppError['status'], TRPC_ERROR_CODE_KEY> = {
   415: 'UNSUPPORTED_MEDIA_TYPE',
   429: 'TOO_MANY_REQUESTS',
   502: 'BAD_GATEWAY',
+  503: 'SERVICE_UNAVAILABLE',
   504: 'GATEWAY_TIMEOUT',
 }
 
@@ -31,15 +32,23 @@ export const VALIDATION_MESSAGE = 'Input validation failed'
 /**
  * Maps a thrown error to the TRPCError that decides the response, or undefined to leave it as
  * tRPC made it. PostgreSQL data exceptions (SQLSTATE class 22: bad unicode, out of range) are a
- * 400, since only input can cause them; a unique violation that a service did not foresee is a 409.
+ * 400, since only input can cause them; a unique violation that a service did not foresee is a
+ * 409; a lost or unobtainable database connection (`databaseUnavailable`) is a 503 with
+ * Retry-After (docs/operations.md, "Database deadlines"), never a 500.
  */
 export function toTRPCError(cause: unknown, setHeader: (name: string, value: string) => void): TRPCError | undefined {
+  const unavailable = cause instanceof AppError ? undefined : databaseUnavailable(cause)
+  if (unavailable) {
+    setHeader('Retry-After', String(unavailable.retryAfterSeconds))
+    return new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: unavailable.message, cause })
+  }
   if (cause instanceof ValidationError) {
     // ZodRealError, not ZodError: zod 4's ZodError is no Error subclass, so TRPCError would copy
     // it into an UnknownCauseError and drop the non-enumerable `issues` (both surfaces lost them).
     return new TRPCError({ code: 'BAD_REQUEST', message: VALIDATION_MESSAGE, cause: new ZodRealError(cause.issues) })
   }
-  if (cause instanceof TooManyRequestsError) setHeader('Retry-After', String(cause.retryAfterSeconds))
+  if (cause instanceof TooManyRequestsError || cause instanceof ServiceUnavailableError)
+    setHeader('Retry-After', String(cause.retryAfterSeconds))
   if (cause instanceof AppError) return new TRPCError({ code: CODES[cause.status], message: cause.message, cause })
   if (cause instanceof UniqueConstraintViolationException) {
     return new TRPCError({ code: 'CONFLICT', message: 'The resource conflicts with an existing one', cause })

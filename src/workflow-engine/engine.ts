@@ -31,7 +31,7 @@ import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from '../platform/logger.ts'
 import type { Config } from '../platform/config.ts'
-import type { Em, Orm } from '../platform/db.ts'
+import { retryOnConnectionLoss, type Em, type Orm } from '../platform/db.ts'
 import type { JobOptions, JobQueue } from '../platform/queue.ts'
 import { isRecord, jsonRecordOf, jsonValueOf, storableJson } from '../schemas/wire.ts'
 import type { ReadCache } from '../platform/read-cache.ts'
@@ -523,7 +523,9 @@ export class WorkflowEngine {
       createdAt: toDate(claimed.createdAt as Date | string),
       attempts: Number(claimed.attempts),
     }
-    const workflow = await loadRunnable(em, record.workflowId, 'and w.deleted_at is null')
+    // Claimed and not started: a lost connection here would leave it `running` without a
+    // heartbeat until the sweep failed it as abandoned; a read may run again.
+    const workflow = await retryOnConnectionLoss(() => loadRunnable(em, record.workflowId, 'and w.deleted_at is null'))
     if (!workflow) {
       const error = { code: 'not_found', message: 'The workflow was deleted', node_id: null }
       await this.#settle(record, { status: 'failed', output: null, error, nodes: [] }, 0)

@@ -10,13 +10,14 @@
  * pays one commit per batch instead of one per call, and its workflow's `trigger_count` row is
  * locked once per batch instead of once per call (per-call locking serialised every trigger of a
  * workflow behind the previous one's commit). A batch that fails is retried one write at a time,
- * so one bad write never fails the others.
+ * so one bad write never fails the others; one that lost its database connection is not (its
+ * inserts fail, a settle runs again on a new connection: docs/operations.md, "Database deadlines").
  */
 import DataLoader from 'dataloader'
 import type { ExecutionMode } from '../../entities/index.ts'
 import { uuidv7 } from 'uuidv7'
-import { prepared, type Orm } from '../platform/db.ts'
-import { NotFoundError } from '../platform/errors.ts'
+import { prepared, retryOnConnectionLoss, type Orm } from '../platform/db.ts'
+import { databaseUnavailable, NotFoundError } from '../platform/errors.ts'
 import { storableJson } from '../schemas/wire.ts'
 import { toDate } from '../platform/sql.ts'
 import type { ExecutionResult } from './executor.ts'
@@ -166,7 +167,8 @@ function settleItem({ id, attempts, result, durationMs }: Settled): string {
 /**
  * A DataLoader that dispatches a batch as soon as fewer than {@link IN_FLIGHT} batches are in
  * flight, so writes that arrive meanwhile wait and go together (a group commit). A batch whose
- * statement fails is retried one write at a time.
+ * statement fails is retried one write at a time, unless it failed because the database
+ * connection was lost.
  */
 function groupCommit<K, V>(maxBatchSize: number, write: (keys: readonly K[]) => Promise<(V | Error)[]>): DataLoader<K, V> {
   let inFlight = 0
@@ -177,7 +179,9 @@ function groupCommit<K, V>(maxBatchSize: number, write: (keys: readonly K[]) => 
       try {
         return await write(keys)
       } catch (error) {
-        if (keys.length === 1) return [error as Error]
+        // A lost connection is no bad write: every write of the batch fails with it (an insert
+        // that may have committed before the connection ended must not run again).
+        if (keys.length === 1 || databaseUnavailable(error)) return keys.map(() => error as Error)
         const single: (V | Error)[] = []
         for (const key of keys) single.push(await write([key]).then((answer) => answer[0], (e: unknown) => e as Error))
         return single
@@ -229,7 +233,12 @@ export class ExecutionStore {
       })
     })
     this.#settles = groupCommit(MAX_SETTLE_BATCH, async (batch) => {
-      await settleStatement(orm, em, [`[${batch.map(settleItem).join(',')}]`])
+      // Runs again on a new connection when the server ended this one: the statement settles
+      // only rows still running under the same claim, so a second run after a commit whose
+      // answer was lost stores nothing twice (an execution whose end is not stored would be
+      // failed as abandoned once its heartbeat stops).
+      const json = `[${batch.map(settleItem).join(',')}]`
+      await retryOnConnectionLoss(() => settleStatement(orm, em, [json]))
       return batch.map(() => undefined)
     })
   }
