@@ -6,28 +6,18 @@
  * died: runs end `interrupted` with their final event, executions are resumed or failed per
  * their workflow's `on_interrupt`, within seconds, and nothing runs twice.
  */
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
 import { freshDatabase } from './helpers/database.ts'
 import { TEST_APP_KEY } from './helpers/app.ts'
 import { readSse } from './helpers/sse.ts'
 import { startUpstream, type Upstream } from './helpers/upstream.ts'
-import { startHitCounter, startProcess, startServer, stopProcess, until, type HitCounter, type ServiceProcess } from './helpers/processes.ts'
+import { startHitCounter, startProcess, startServer, stopProcess, until, type HitCounter, type ServiceProcess, processStorage } from './helpers/processes.ts'
 import type { Orm } from '../src/platform/db.ts'
 
 /** The environment every process of a test shares: the test defaults, and a database of its own. */
 async function baseEnv(): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
-  const env: Record<string, string> = { NODE_ENV: 'test', LOG_LEVEL: 'info', APP_KEY: TEST_APP_KEY }
-  if (!process.env.DATABASE_URL) {
-    env.DATA_DIR = mkdtempSync(path.join(tmpdir(), 'aw-recovery-'))
-    return { env, drop: async () => {} }
-  }
-  const database = await freshDatabase()
-  await database.orm.close()
-  env.DATABASE_URL = database.url!
-  return { env, drop: database.drop }
+  const storage = await processStorage('aw-recovery')
+  return { env: { NODE_ENV: 'test', LOG_LEVEL: 'info', APP_KEY: TEST_APP_KEY, ...storage.env }, drop: storage.drop }
 }
 
 describe('npm start killed with background agent runs in flight', () => {

@@ -5,14 +5,10 @@
  * `processing`, none is stored twice. Real processes on the mode the suite runs in (a PGlite data
  * folder, or a fresh PostgreSQL database), as test/crash-recovery.test.ts starts them.
  */
-import { mkdtempSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
-import { tmpdir } from 'node:os'
-import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
-import { freshDatabase } from './helpers/database.ts'
 import { TEST_APP_KEY } from './helpers/app.ts'
-import { startServer, stopProcess, until, type ServerProcess, type ServiceProcess } from './helpers/processes.ts'
+import { startServer, stopProcess, until, type ServerProcess, type ServiceProcess, processStorage } from './helpers/processes.ts'
 
 const DOCUMENTS = 4
 
@@ -37,15 +33,9 @@ describe('npm start killed while documents are being ingested', () => {
     await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve))
     const address = site.address()
     siteUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
-    env = { NODE_ENV: 'test', LOG_LEVEL: 'info', APP_KEY: TEST_APP_KEY, TOOL_ALLOW_PRIVATE_NETWORK: 'true', TOOL_TIMEOUT_MS: '120000' }
-    if (process.env.DATABASE_URL) {
-      const database = await freshDatabase()
-      await database.orm.close()
-      env.DATABASE_URL = database.url!
-      drop = database.drop
-    } else {
-      env.DATA_DIR = mkdtempSync(path.join(tmpdir(), 'aw-knowledge-restart-'))
-    }
+    const storage = await processStorage('aw-knowledge-restart')
+    drop = storage.drop
+    env = { NODE_ENV: 'test', LOG_LEVEL: 'info', APP_KEY: TEST_APP_KEY, TOOL_ALLOW_PRIVATE_NETWORK: 'true', TOOL_TIMEOUT_MS: '120000', ...storage.env }
   }, 60_000)
   afterAll(async () => {
     for (const proc of processes) await stopProcess(proc)

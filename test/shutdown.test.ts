@@ -10,16 +10,12 @@
  * executions resume from their last finished node.
  */
 import { request } from 'node:http'
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
 import { WebSocket } from 'ws'
-import { freshDatabase } from './helpers/database.ts'
 import { TEST_APP_KEY, type HttpResult } from './helpers/app.ts'
 import { readSse } from './helpers/sse.ts'
 import { startUpstream, type Upstream } from './helpers/upstream.ts'
-import { startHitCounter, startServer, stopProcess, until, type HitCounter, type ServerProcess } from './helpers/processes.ts'
+import { startHitCounter, startServer, stopProcess, until, type HitCounter, type ServerProcess, processStorage } from './helpers/processes.ts'
 
 /** Milliseconds of grace the server gets; long work takes far more, quick work far less. */
 const GRACE_MS = 3_000
@@ -78,14 +74,9 @@ describe('SIGTERM with requests, runs and executions in flight', () => {
       const text = JSON.stringify(req.body?.messages ?? [])
       return { kind: 'slow', delayMs: text.includes('long') ? 50_000 : 1_500 }
     })
-    if (process.env.DATABASE_URL) {
-      const database = await freshDatabase()
-      await database.orm.close()
-      env.DATABASE_URL = database.url!
-      drop = database.drop
-    } else {
-      env.DATA_DIR = mkdtempSync(path.join(tmpdir(), 'aw-shutdown-'))
-    }
+    const storage = await processStorage('aw-shutdown')
+    drop = storage.drop
+    Object.assign(env, storage.env)
   }, 60_000)
   afterAll(async () => {
     for (const server of servers) await stopProcess(server)

@@ -11,10 +11,9 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { freshDatabase } from './helpers/database.ts'
 import { NODE_FLAGS } from '../src/node-flags.ts'
 import { freePort } from './helpers/ports.ts'
-import { startProcess } from './helpers/processes.ts'
+import { startProcess, processStorage } from './helpers/processes.ts'
 import { httpClient, TEST_APP_KEY } from './helpers/app.ts'
 
 /** Starts `script` and answers its process (test/helpers/processes.ts starts it). */
@@ -43,14 +42,9 @@ describe('a process killed mid-execution', () => {
   const distributed = Boolean(process.env.DATABASE_URL)
 
   beforeAll(async () => {
-    if (distributed) {
-      const database = await freshDatabase()
-      await database.orm.close()
-      env.DATABASE_URL = database.url!
-      drop = database.drop
-    } else {
-      env.DATA_DIR = mkdtempSync(path.join(tmpdir(), 'aw-crash-'))
-    }
+    const storage = await processStorage('aw-crash')
+    drop = storage.drop
+    Object.assign(env, storage.env)
     delete env.REDIS_URL
   }, 60_000)
   afterAll(async () => {

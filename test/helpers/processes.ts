@@ -5,10 +5,26 @@
  * not reach), the same way as test/workflow-crash.test.ts.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import { createServer } from 'node:http'
 import { NODE_FLAGS } from '../../src/node-flags.ts'
 import { freePort } from './ports.ts'
 import { httpClient, type TestApp } from './app.ts'
+import { freshDatabase } from './database.ts'
+
+/**
+ * The storage of the processes of one test, in the mode the suite runs in: a fresh PostgreSQL
+ * database (`DATABASE_URL` set; `drop` removes it), else a new PGlite data folder named after
+ * `prefix`. Answers the environment variable that points a process at it.
+ */
+export async function processStorage(prefix: string): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
+  if (!process.env.DATABASE_URL) return { env: { DATA_DIR: mkdtempSync(path.join(tmpdir(), `${prefix}-`)) }, drop: async () => {} }
+  const database = await freshDatabase()
+  await database.orm.close()
+  return { env: { DATABASE_URL: database.url! }, drop: database.drop }
+}
 
 /** A started process, what it printed so far, and how it ended. */
 export interface ServiceProcess {
