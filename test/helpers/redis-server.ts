@@ -19,6 +19,11 @@ export interface RedisServer {
   start: () => Promise<void>
   /** Runs one command on a connection of its own (e.g. `CLIENT PAUSE 1500 WRITE`), answers the reply. */
   command: (...args: string[]) => Promise<unknown>
+  /**
+   * Sends `signal` to the running server: SIGSTOP stalls it (its port still accepts connections,
+   * nothing is answered), SIGCONT lets it go on (bench/redis-outage.ts).
+   */
+  signal: (signal: NodeJS.Signals) => void
 }
 
 /**
@@ -79,6 +84,8 @@ export async function startRedisServer(password: string): Promise<RedisServer> {
     }
   }
 
+  const signal = (name: NodeJS.Signals) => void child?.kill(name)
+
   await start()
-  return { url, port, start, stop, command }
+  return { url, port, start, stop, command, signal }
 }
