@@ -3,7 +3,7 @@
  * docs/api/conventions.md and docs/api/tenancy.md): the list rule, every filter, sorting, the paginator, `with`, and the
  * number of SQL statements a list and a single read send.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createTestApp, type HttpResult, type TestApp } from './helpers/app.ts'
 import { AGENT_KEYS, AGENT_LIST_KEYS, bindables, countQueries, expectNamed, makeAgent, member, type Member } from './helpers/agents.ts'
 import { expectStatus } from './helpers/expect.ts'
@@ -176,6 +176,12 @@ describe('agents lists', () => {
           category_uuids: [categories[i % 5].uuid],
         })
       }
+      // The file trains each agent (docs/api/knowledge.md): let that background work end first, so
+      // only the requests' own statements are counted.
+      await vi.waitFor(
+        async () => expect(await t.sql(`select uuid, status from knowledge_documents where status in ('queued', 'processing')`)).toEqual([]),
+        { timeout: 60_000, interval: 200 },
+      )
       const all = 'user,workspace,tools,workflows,shares,categories,files'
       const counts: Record<string, number> = {}
       for (const query of ['?per_page=1', '?per_page=30', `?per_page=1&with=${all}`, `?per_page=30&with=${all}`, `?per_page=30&with=tools,workflows&favorite=true&search=many`]) {
@@ -199,7 +205,7 @@ describe('agents lists', () => {
         expect(a.files).toHaveLength(1)
         expect(a.categories).toHaveLength(1)
       }
-    })
+    }, 90_000)
   })
 
   describe('the single read', () => {
