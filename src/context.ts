@@ -67,8 +67,8 @@ export type WorkflowsPort = Pick<WorkflowEngine, 'runHere' | 'runQueued' | 'abor
 /** What services call on the knowledge engine (src/knowledge/ingest.ts): queue documents, read the retrieval mode. */
 export type KnowledgePort = Pick<KnowledgeEngine, 'queue' | 'mode'>
 
-/** What services call on the command room scheduler (src/command-room/scheduler.ts): send a firing's job. */
-export type CommandRoomPort = Pick<CommandRoomEngine, 'send'>
+/** What services call on the command room scheduler (src/command-room/scheduler.ts): send a firing's job, wake it for a new due time. */
+export type CommandRoomPort = Pick<CommandRoomEngine, 'send' | 'wake'>
 
 /** Long-lived dependencies of one process that services use. */
 export interface ServiceDeps {

@@ -2,7 +2,8 @@
  * The command room scheduler (docs/api/command-room.md, "Timing guarantees"): fires each due
  * time of each task exactly once, across any number of processes.
  *
- * - **The tick** (every {@link TICK_MS}, in each process that works the queue): one transaction
+ * - **The tick** (at the earliest due time it knows of, and at least every {@link LOOK_MS}, in
+ *   each process that works the queue): one transaction
  *   takes the active tasks whose `next_run_at` has come (`for update skip locked`, so two
  *   processes never take the same task), inserts one firing per task and due time (the unique key
  *   on both, `on conflict do nothing`, so a due time is recorded once even if a lock were lost),
@@ -31,8 +32,13 @@ import { dueAfterFiring } from './schedule.ts'
 
 /** The fire job's name in the queue: `{firing_uuid}`, sent with the firing's uuid as its id. */
 export const FIRE_JOB = 'command-room.fire'
-/** Milliseconds between ticks: how late a firing may start past its due time, at most, plus the queue's hand-over. */
-export const TICK_MS = 1_000
+/**
+ * Longest wait between two looks at the tasks, in milliseconds. A scheduler sleeps until the
+ * earliest `next_run_at` it read (or it is woken by a task stored in its own process), and looks
+ * again at least this often for tasks stored through other processes; idle, it sends one cheap
+ * statement per look instead of one per second.
+ */
+export const LOOK_MS = 2_000
 /** Tasks one tick transaction takes at most; a tick loops while batches come back full. */
 const BATCH = 500
 /** Milliseconds between sweeps. */
@@ -86,8 +92,11 @@ const UNBOUND: FiringActor = { fire: () => Promise.reject(new Error('The command
 export class CommandRoomEngine {
   #actor: FiringActor = UNBOUND
   #tick: NodeJS.Timeout | undefined
+  /** When the pending tick runs (epoch milliseconds), if one is pending. */
+  #wakeAt: number | undefined
   #sweep: NodeJS.Timeout | undefined
   #ticking: Promise<unknown> | undefined
+  #started = false
   #closed = false
 
   private constructor(
@@ -116,22 +125,55 @@ export class CommandRoomEngine {
 
   /** Starts the tick and the sweep in this process (one that works the queue). Later calls do nothing. */
   start(): void {
-    if (this.#tick || this.#closed) return
-    this.#tick = setInterval(() => {
-      if (this.#ticking) return
-      this.#ticking = this.tick()
-        .catch((error: unknown) => this.log.warn({ err: error }, 'command room tick failed'))
-        .finally(() => (this.#ticking = undefined))
-    }, TICK_MS)
-    this.#tick.unref()
+    if (this.#started || this.#closed) return
+    this.#started = true
+    this.#wakeIn(0)
     this.#sweep = setInterval(() => void this.sweep().catch((error: unknown) => this.log.warn({ err: error }, 'command room sweep failed')), SWEEP_MS)
     this.#sweep.unref()
+  }
+
+  /**
+   * Tells a started scheduler that a task of this process is now due at `at` (stored, updated or
+   * resumed here), so it ticks then rather than at its next look; a no-op elsewhere. Tasks stored
+   * through another process are seen at the next look, within {@link LOOK_MS}.
+   */
+  wake(at: Date | null): void {
+    if (!this.#started || this.#closed || !at) return
+    const delay = Math.max(0, at.getTime() - Date.now())
+    if (this.#wakeAt === undefined || Date.now() + delay < this.#wakeAt) this.#wakeIn(delay)
+  }
+
+  #wakeIn(delayMs: number): void {
+    clearTimeout(this.#tick)
+    this.#wakeAt = Date.now() + delayMs
+    this.#tick = setTimeout(() => void this.#tickAndWait(), delayMs)
+    this.#tick.unref()
+  }
+
+  /** One tick, then a wait until the earliest due time or the next look, whichever comes first. */
+  async #tickAndWait(): Promise<void> {
+    this.#wakeAt = undefined
+    if (this.#closed) return
+    let delay = LOOK_MS
+    this.#ticking = this.tick()
+      .then(async () => {
+        const [row] = await this.orm.em
+          .fork()
+          .execute<{ at: Date | string | null }[]>(`select min(next_run_at) as at from command_room_tasks where is_active and deleted_at is null`)
+        if (row?.at) delay = Math.min(LOOK_MS, Math.max(0, toDate(row.at).getTime() - Date.now()))
+      })
+      .catch((error: unknown) => this.log.warn({ err: error }, 'command room tick failed'))
+    await this.#ticking
+    this.#ticking = undefined
+    if (this.#closed) return
+    // A wake that came during the tick may already want an earlier one.
+    if (this.#wakeAt === undefined || Date.now() + delay < this.#wakeAt) this.#wakeIn(delay)
   }
 
   /** Stops the tick and the sweep, waiting for a tick under way. */
   async close(): Promise<void> {
     this.#closed = true
-    clearInterval(this.#tick)
+    clearTimeout(this.#tick)
     clearInterval(this.#sweep)
     await this.#ticking
   }

@@ -195,6 +195,7 @@ export async function store(ctx: ResourceCtx, input: TStoreCommandRoomTaskInput)
       next,
     ],
   )
+  ctx.deps.commandRoom.wake(next)
   return readTask(ctx, ctx.em, Number(row.id))
 }
 
@@ -235,7 +236,7 @@ export async function update(ctx: ResourceCtx, input: TUpdateCommandRoomTaskInpu
     : input.workflow_uuid
       ? await resolveTarget(ctx, 'workflow', input.workflow_uuid)
       : null
-  const id = await ctx.em.transactional(async (em) => {
+  const updated = await ctx.em.transactional(async (em) => {
     const task = await requireTask(ctx, em, input.task_uuid, true)
     const schedule = input.schedule?.trim() ?? task.schedule
     const timezone = input.timezone ?? task.timezone
@@ -269,9 +270,10 @@ export async function update(ctx: ResourceCtx, input: TUpdateCommandRoomTaskInpu
         task.id,
       ],
     )
-    return task.id
+    return { id: task.id, next }
   })
-  return readTask(ctx, ctx.em, id)
+  ctx.deps.commandRoom.wake(updated.next ?? null)
+  return readTask(ctx, ctx.em, updated.id)
 }
 
 /**
