@@ -12,7 +12,7 @@ const FASTIFY = refuse(['fastify', '@fastify/*'], 'Only the HTTP host knows Fast
 const SERVICES = refuse(['**/services/**'], 'Services sit above this layer.')
 const ACCESS = refuse(['**/access/**'], 'Access rules sit above this layer.')
 const SCHEMAS = refuse(['**/schemas/**'], 'Wire shapes sit above this layer.')
-const ENGINES = refuse(['**/llm/**', '**/workflow-engine/**', '**/knowledge/**'], 'Engines sit above this layer.')
+const ENGINES = refuse(['**/llm/**', '**/workflow-engine/**', '**/knowledge/**', '**/command-room/**'], 'Engines sit above this layer.')
 const CONTEXT = refuse(['**/context.ts', '!**/trpc/context.ts'], 'The service context sits above this layer.')
 const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] })
 
@@ -42,13 +42,13 @@ export default tseslint.config(
   { files: ['src/schemas/**/*.ts'], rules: restrict(ROUTERS, HTTP, TRPC, FASTIFY, SERVICES, ACCESS, ENGINES, CONTEXT) },
   { files: ['src/access/**/*.ts'], rules: restrict(ROUTERS, HTTP, TRPC, FASTIFY, SERVICES, ENGINES) },
   { files: ['src/services/**/*.ts'], rules: restrict(ROUTERS, HTTP, TRPC, FASTIFY) },
-  { files: ['src/llm/**/*.ts', 'src/workflow-engine/**/*.ts', 'src/knowledge/**/*.ts'], rules: restrict(ROUTERS, HTTP, TRPC, FASTIFY, SERVICES, ACCESS, CONTEXT) },
+  { files: ['src/llm/**/*.ts', 'src/workflow-engine/**/*.ts', 'src/knowledge/**/*.ts', 'src/command-room/**/*.ts'], rules: restrict(ROUTERS, HTTP, TRPC, FASTIFY, SERVICES, ACCESS, CONTEXT) },
   { files: ['src/trpc/**/*.ts'], rules: restrict(ROUTERS, HTTP) },
   {
     files: ['routers/**/*.ts'],
     rules: restrict(
       refuse(['@mikro-orm/*', '**/entities/**'], 'Routers declare procedures and call a service; no queries of their own.'),
-      refuse(['**/access/**', '**/llm/**', '**/workflow-engine/**', '**/knowledge/**', '**/platform/db.ts'], 'Routers reach access rules and engines through a service.'),
+      refuse(['**/access/**', '**/llm/**', '**/workflow-engine/**', '**/knowledge/**', '**/command-room/**', '**/platform/db.ts'], 'Routers reach access rules and engines through a service.'),
     ),
   },
 )

@@ -4,6 +4,7 @@ import { Account } from './account.entity.ts'
 import { AgentCategory, AgentFile, AgentTool, AgentWorkflow, WorkflowCategory } from './agent-links.entity.ts'
 import { Agent } from './agent.entity.ts'
 import { Category } from './category.entity.ts'
+import { CommandRoomTask, CommandRoomTaskFiring } from './command-room.entity.ts'
 import { Favorite } from './favorite.entity.ts'
 import { KnowledgeChunk, KnowledgeDocument } from './knowledge.entity.ts'
 import { LargeLanguageModel } from './large-language-model.entity.ts'
@@ -31,6 +32,8 @@ export {
   AgentTool,
   AgentWorkflow,
   Category,
+  CommandRoomTask,
+  CommandRoomTaskFiring,
   Favorite,
   KnowledgeChunk,
   KnowledgeDocument,
@@ -59,6 +62,7 @@ export * from './agent-links.entity.ts'
 export * from './agent.entity.ts'
 export * from './category.entity.ts'
 export * from './columns.ts'
+export * from './command-room.entity.ts'
 export * from './favorite.entity.ts'
 export * from './knowledge.entity.ts'
 export * from './large-language-model.entity.ts'
@@ -107,4 +111,6 @@ export const entities = [
   WorkflowExecutionData,
   KnowledgeDocument,
   KnowledgeChunk,
+  CommandRoomTask,
+  CommandRoomTaskFiring,
 ]

@@ -23,6 +23,7 @@ import { messagesRouter } from './messages.router.ts'
 import { memoriesRouter } from './memories.router.ts'
 import { runsRouter } from './runs.router.ts'
 import { knowledgeRouter } from './knowledge.router.ts'
+import { commandRoomRouter } from './command-room.router.ts'
 
 export const appRouter = router({
   system: systemRouter,
@@ -46,6 +47,7 @@ export const appRouter = router({
   memories: memoriesRouter,
   runs: runsRouter,
   knowledge: knowledgeRouter,
+  commandRoom: commandRoomRouter,
 })
 
 export type AppRouter = typeof appRouter

@@ -17,6 +17,8 @@ import type { AppDeps } from './trpc/context.ts'
 import { RunManager } from './llm/run-manager.ts'
 import { WorkflowEngine } from './workflow-engine/engine.ts'
 import { KnowledgeEngine } from './knowledge/ingest.ts'
+import { CommandRoomEngine } from './command-room/scheduler.ts'
+import { createCommandRoomActor } from './services/command-room-firing.ts'
 import { createWorkflowNodeServices } from './services/workflow-node-services.ts'
 import { InFlight } from './trpc/in-flight.ts'
 import { hashServiceKeys } from './trpc/init.ts'
@@ -56,6 +58,8 @@ export interface Runtime extends AppDeps {
   workflows: WorkflowEngine
   /** The whole knowledge engine (services see its port, `KnowledgePort`). */
   knowledge: KnowledgeEngine
+  /** The command room scheduler (services see its port, `CommandRoomPort`). */
+  commandRoom: CommandRoomEngine
   /** The durable job queue (pg-boss) the engines register their jobs with. */
   jobs: JobQueue
   /**
@@ -127,6 +131,7 @@ export async function createRuntime(
   const jobs = new JobQueue(orm, config, log)
   // Before the workflow engine, whose start-up recovery may start the queue: jobs register first.
   const knowledge = await KnowledgeEngine.create({ orm, config, log, jobs })
+  const commandRoom = CommandRoomEngine.create({ orm, config, log, jobs })
   const workflows = await WorkflowEngine.create({ orm, config, log, readCache, jobs })
   const runtime: Runtime = {
     orm,
@@ -142,25 +147,30 @@ export async function createRuntime(
     runs,
     workflows,
     knowledge,
+    commandRoom,
     jobs,
     close: (front) => shutdown(runtime, front),
   }
   workflows.bind(createWorkflowNodeServices(runtime))
+  commandRoom.bind(createCommandRoomActor(runtime))
   // Every job is registered by now (the engines register theirs when they are created).
   if (options.worker ?? config.worker) {
     await jobs.work()
     knowledge.startSweep()
+    // Only processes that work the queue tick: the firings they record are theirs to work.
+    commandRoom.start()
   }
   return runtime
 }
 
 /** {@link Runtime.close}: the steps of docs/operations.md, "Shutdown", each bounded. */
 async function shutdown(runtime: Runtime, front: Frontend | undefined): Promise<void> {
-  const { config, log, inFlight, runs, workflows, jobs } = runtime
+  const { config, log, inFlight, runs, workflows, jobs, commandRoom } = runtime
   const deadline = Date.now() + config.shutdownTimeoutMs
   // 1. Take no new work: requests get 503, streams reconnect elsewhere, no job is fetched.
   front?.drain()
   workflows.drain()
+  await within(RELEASE_MS, commandRoom.close(), log, 'stopping the command room scheduler')
   await within(RELEASE_MS, jobs.drain(), log, 'draining the queue')
   // 2. The grace period: requests, calls (their clients may have left), runs and executions in
   //    flight may finish. A call may start a run meanwhile: look again until all is quiet.

@@ -5,9 +5,9 @@
  * never on tRPC or HTTP: the tRPC context (src/trpc/context.ts) extends {@link ServiceCtx}, and a
  * workflow execution builds one of its own to act as its user (src/services/acting-context.ts).
  * The runtime's engines appear here as ports: the few methods services call on the run manager
- * (src/llm/run-manager.ts), the workflow engine (src/workflow-engine/engine.ts) and the knowledge
- * engine (src/knowledge/ingest.ts). This module
- * imports types only, from the platform, entities, wire shapes and those two engine classes,
+ * (src/llm/run-manager.ts), the workflow engine (src/workflow-engine/engine.ts), the knowledge
+ * engine (src/knowledge/ingest.ts) and the command room scheduler (src/command-room/scheduler.ts).
+ * This module imports types only, from the platform, entities, wire shapes and those engine classes,
  * none of which imports it back.
  */
 import type { IncomingHttpHeaders } from 'node:http'
@@ -22,6 +22,7 @@ import type { WorkspaceRow } from './schemas/workspace.schema.ts'
 import type { RunManager } from './llm/run-manager.ts'
 import type { WorkflowEngine } from './workflow-engine/engine.ts'
 import type { KnowledgeEngine } from './knowledge/ingest.ts'
+import type { CommandRoomEngine } from './command-room/scheduler.ts'
 
 /** The authenticated caller, attached to the context by `authedProcedure`. */
 export interface AuthContext {
@@ -66,6 +67,9 @@ export type WorkflowsPort = Pick<WorkflowEngine, 'runHere' | 'runQueued' | 'abor
 /** What services call on the knowledge engine (src/knowledge/ingest.ts): queue documents, read the retrieval mode. */
 export type KnowledgePort = Pick<KnowledgeEngine, 'queue' | 'mode'>
 
+/** What services call on the command room scheduler (src/command-room/scheduler.ts): send a firing's job, wake it for a new due time. */
+export type CommandRoomPort = Pick<CommandRoomEngine, 'send' | 'wake'>
+
 /** Long-lived dependencies of one process that services use. */
 export interface ServiceDeps {
   orm: Orm
@@ -78,6 +82,7 @@ export interface ServiceDeps {
   runs: RunsPort
   workflows: WorkflowsPort
   knowledge: KnowledgePort
+  commandRoom: CommandRoomPort
 }
 
 /** What a transport knows about one request (an HTTP request, a WebSocket call, a workflow node). */

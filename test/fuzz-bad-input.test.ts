@@ -182,7 +182,10 @@ describe('bad input on every REST endpoint (docs/api/conventions.md)', () => {
          select gen_random_uuid(), a.id, a.user_id, a.workspace_id, ?, 'text', ?, 'text/plain', 5, 'ready', now(), now() from agents a where a.uuid = ? returning uuid`,
         [`${tag} notes`, `${tag} knows things`, agent.uuid],
       )
+      // A paused command room task of the agent (paused: it never fires during the fuzzing).
+      const task = await post('/api/v1/command-room/tasks', { name: `${tag} task`, agent_uuid: agent.uuid, input: `${tag} asks`, schedule: 'daily', is_active: false })
       return {
+        task_uuid: task.uuid as string,
         document_uuid: String(document.uuid),
         execution_uuid: String(execution.uuid),
         thread_uuid: thread.uuid as string,

@@ -12,6 +12,7 @@ import { Migration20261121224447_messages_run_id_index } from './Migration202611
 import { Migration20261125144244_run_heartbeats } from './Migration20261125144244_run_heartbeats.ts'
 import { Migration20261125145020_execution_resume } from './Migration20261125145020_execution_resume.ts'
 import { Migration20261125170000_knowledge } from './Migration20261125170000_knowledge.ts'
+import { Migration20261126090000_command_room } from './Migration20261126090000_command_room.ts'
 
 export const migrationsList: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261121093927', class: Migration20261121093927 },
@@ -25,4 +26,5 @@ export const migrationsList: { name: string; class: Constructor<Migration> }[] =
   { name: 'Migration20261125144244_run_heartbeats', class: Migration20261125144244_run_heartbeats },
   { name: 'Migration20261125145020_execution_resume', class: Migration20261125145020_execution_resume },
   { name: 'Migration20261125170000_knowledge', class: Migration20261125170000_knowledge },
+  { name: 'Migration20261126090000_command_room', class: Migration20261126090000_command_room },
 ]
