@@ -323,10 +323,11 @@ export class CommandRoomEngine {
       [LOST_SECONDS],
     )
     for (const { uuid } of lost) await this.send(uuid)
-    // Running firings whose run or execution has ended: the outcome is theirs.
+    // Running firings whose run or execution has ended: the outcome is theirs. A run's error is
+    // `{code, message}` (jsonb), an execution's its message (text).
     const ended = await em.execute<{ id: number; taskId: number; status: string; error: string | null }[]>(
       `select f.id::float8 as id, f.task_id::float8 as "taskId", coalesce(r.status, e.status) as status,
-         coalesce(r.error->>'message', e.error->>'message') as error
+         coalesce(r.error->>'message', e.error) as error
        from command_room_task_firings f
        left join runs r on r.uuid = f.run_uuid left join workflow_executions e on e.uuid = f.execution_uuid
        where f.status = 'running' and f.updated_at < now() - interval '5 seconds'
