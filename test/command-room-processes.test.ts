@@ -81,7 +81,7 @@ describe.runIf(Boolean(process.env.DATABASE_URL))('two workers and an API proces
     await drop?.()
   })
 
-  it('fires each task once, every firing succeeds, none is left queued or running; each within 5 s of its due time', async () => {
+  it('fires each task once, every firing succeeds, none is left queued or running (their lateness is reported)', async () => {
     dumpOnFailure(processes)
     const [api, ...workers] = await Promise.all([
       startServer({ ...env, WORKER: 'false' }),
