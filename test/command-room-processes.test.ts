@@ -17,19 +17,12 @@
  */
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
-import { TEST_APP_KEY } from './helpers/app.ts'
 import { startUpstream, type Upstream } from './helpers/upstream.ts'
-import { processStorage, startProcess, startServer, stopProcess, until, type ServerProcess, type ServiceProcess } from './helpers/processes.ts'
+import { processEnv, startProcess, startServer, stopProcess, until, type ServerProcess, type ServiceProcess } from './helpers/processes.ts'
 import { openOrm, type Orm } from '../src/platform/db.ts'
 
 const TASKS = '/api/v1/command-room/tasks'
 const PASSWORD = 'correct horse battery staple'
-
-/** The environment every process of a test shares: the test defaults, and storage of its own. */
-async function baseEnv(prefix: string): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
-  const storage = await processStorage(prefix)
-  return { env: { NODE_ENV: 'test', LOG_LEVEL: 'info', APP_KEY: TEST_APP_KEY, ...storage.env }, drop: storage.drop }
-}
 
 /**
  * Runs `sql` on the processes' storage. On PGlite only while no process has the data folder open
@@ -72,7 +65,7 @@ describe.runIf(Boolean(process.env.DATABASE_URL))('two workers and an API proces
   const processes: ServiceProcess[] = []
 
   beforeAll(async () => {
-    const base = await baseEnv('aw-command-room')
+    const base = await processEnv('aw-command-room')
     env = base.env
     drop = base.drop
   }, 60_000)
@@ -154,7 +147,7 @@ describe('a process killed during a firing, then started again', () => {
     upstream = await startUpstream()
     // The model never answers in time: the firing waits for its run when the process dies.
     upstream.respondWith(() => ({ kind: 'slow', delayMs: 60_000 }))
-    const base = await baseEnv('aw-command-room-kill')
+    const base = await processEnv('aw-command-room-kill')
     drop = base.drop
     env = { ...base.env, OPENAI_API_KEY: 'sk-upstream-test', OPENAI_BASE_URL: upstream.url }
   }, 60_000)
@@ -206,7 +199,7 @@ describe('a restart after due times were missed while no process ran', () => {
   const processes: ServiceProcess[] = []
 
   beforeAll(async () => {
-    const base = await baseEnv('aw-command-room-missed')
+    const base = await processEnv('aw-command-room-missed')
     env = base.env
     drop = base.drop
   }, 60_000)

@@ -11,14 +11,8 @@ import { freshDatabase } from './helpers/database.ts'
 import { TEST_APP_KEY } from './helpers/app.ts'
 import { readSse } from './helpers/sse.ts'
 import { startUpstream, type Upstream } from './helpers/upstream.ts'
-import { startHitCounter, startProcess, startServer, stopProcess, until, type HitCounter, type ServiceProcess, processStorage } from './helpers/processes.ts'
+import { startHitCounter, startProcess, startServer, stopProcess, until, type HitCounter, type ServiceProcess, processEnv } from './helpers/processes.ts'
 import type { Orm } from '../src/platform/db.ts'
-
-/** The environment every process of a test shares: the test defaults, and a database of its own. */
-async function baseEnv(): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
-  const storage = await processStorage('aw-recovery')
-  return { env: { NODE_ENV: 'test', LOG_LEVEL: 'info', APP_KEY: TEST_APP_KEY, ...storage.env }, drop: storage.drop }
-}
 
 describe('npm start killed with background agent runs in flight', () => {
   const RUNS = 20
@@ -31,7 +25,7 @@ describe('npm start killed with background agent runs in flight', () => {
     upstream = await startUpstream()
     // The model never answers in time: every run is mid-call when its process dies.
     upstream.respondWith(() => ({ kind: 'slow', delayMs: 60_000 }))
-    const base = await baseEnv()
+    const base = await processEnv('aw-recovery')
     drop = base.drop
     env = { ...base.env, OPENAI_API_KEY: 'sk-upstream-test', OPENAI_BASE_URL: upstream.url }
   }, 60_000)

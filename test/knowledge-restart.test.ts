@@ -7,8 +7,7 @@
  */
 import { createServer, type Server } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
-import { TEST_APP_KEY } from './helpers/app.ts'
-import { startServer, stopProcess, until, type ServerProcess, type ServiceProcess, processStorage } from './helpers/processes.ts'
+import { startServer, stopProcess, until, type ServerProcess, type ServiceProcess, processEnv } from './helpers/processes.ts'
 
 const DOCUMENTS = 4
 
@@ -33,9 +32,9 @@ describe('npm start killed while documents are being ingested', () => {
     await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve))
     const address = site.address()
     siteUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
-    const storage = await processStorage('aw-knowledge-restart')
-    drop = storage.drop
-    env = { NODE_ENV: 'test', LOG_LEVEL: 'info', APP_KEY: TEST_APP_KEY, TOOL_ALLOW_PRIVATE_NETWORK: 'true', TOOL_TIMEOUT_MS: '120000', ...storage.env }
+    const base = await processEnv('aw-knowledge-restart')
+    drop = base.drop
+    env = { ...base.env, TOOL_ALLOW_PRIVATE_NETWORK: 'true', TOOL_TIMEOUT_MS: '120000' }
   }, 60_000)
   afterAll(async () => {
     for (const proc of processes) await stopProcess(proc)

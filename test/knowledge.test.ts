@@ -227,7 +227,15 @@ describe('knowledge', () => {
       const agent = await makeAgent(t, alice, { name: 'Secret Reactor Agent' })
       const [doc] = await trained(alice, agent.uuid, [{ type: 'text', name: 'Secret doc', text: FACT }])
       expectErrorBody(await t.http('POST', `/api/v1/agents/${agent.uuid}/train`, { body: { sources: [{ type: 'text', name: 'x', text: 'x' }] } }), 401, 'UNAUTHORIZED')
-      expectErrorBody(await t.http('GET', `/api/v1/knowledge/${doc.uuid}`), 401, 'UNAUTHORIZED')
+      for (const [method, path, body] of [
+        ['GET', `/api/v1/knowledge/${doc.uuid}`],
+        ['DELETE', `/api/v1/knowledge/${doc.uuid}`],
+        ['POST', `/api/v1/knowledge/${doc.uuid}/retry`],
+        ['GET', `/api/v1/agents/${agent.uuid}/knowledge`],
+        ['POST', `/api/v1/agents/${agent.uuid}/knowledge/search`, { query: 'reactor' }],
+      ] as const) {
+        expectErrorBody(await t.http(method, path, { body }), 401, 'UNAUTHORIZED')
+      }
       expectHidden(await train(bob, agent.uuid, [{ type: 'text', name: 'x', text: 'x' }]), agent)
       expectHidden(await t.http('GET', `/api/v1/agents/${agent.uuid}/knowledge`, { token: bob.token }), agent)
       expectHidden(await t.http('POST', `/api/v1/agents/${agent.uuid}/knowledge/search`, { token: bob.token, body: { query: 'reactor' } }), agent)
@@ -266,6 +274,19 @@ describe('knowledge', () => {
   })
 
   describe('documents', () => {
+    it('search refuses a blank or too long query and a limit out of 1..50 with 400s naming the field', async () => {
+      const agent = await makeAgent(t, alice)
+      const search = (body: unknown) => t.http('POST', `/api/v1/agents/${agent.uuid}/knowledge/search`, { token: alice.token, body })
+      expectInvalid(await search({}), 'query')
+      expectInvalid(await search({ query: '   ' }), 'query')
+      expectInvalid(await search({ query: 'x'.repeat(2001) }), 'query')
+      expectInvalid(await search({ query: 'reactor', limit: 0 }), 'limit')
+      expectInvalid(await search({ query: 'reactor', limit: 51 }), 'limit')
+      expectInvalid(await search({ query: 'reactor', limit: '5' }), 'limit')
+      expectInvalid(await t.http('POST', `/api/v1/agents/not-a-uuid/knowledge/search`, { token: alice.token, body: { query: 'x' } }), 'agent_uuid')
+      expect((await search({ query: 'reactor' })).body).toEqual({ data: [] })
+    })
+
     it('lists with status and name filters, paginated; 400 for a bad status', async () => {
       const agent = await makeAgent(t, alice)
       await trained(alice, agent.uuid, [

@@ -155,19 +155,29 @@ export class CommandRoomEngine {
     this.#wakeAt = undefined
     if (this.#closed) return
     let delay = LOOK_MS
-    this.#ticking = this.tick()
-      .then(async () => {
-        const [row] = await this.orm.em
-          .fork()
-          .execute<{ at: Date | string | null }[]>(`select min(next_run_at) as at from command_room_tasks where is_active and deleted_at is null`)
-        if (row?.at) delay = Math.min(LOOK_MS, Math.max(0, toDate(row.at).getTime() - Date.now()))
-      })
-      .catch((error: unknown) => this.log.warn({ err: error }, 'command room tick failed'))
+    this.#ticking = (async () => {
+      // The earliest due time says both whether to tick now and how long to sleep after: an idle
+      // look is this one statement.
+      let at = await this.#earliestDue()
+      if (at !== null && at.getTime() <= Date.now()) {
+        await this.tick()
+        at = await this.#earliestDue()
+      }
+      if (at !== null) delay = Math.min(LOOK_MS, Math.max(0, at.getTime() - Date.now()))
+    })().catch((error: unknown) => this.log.warn({ err: error }, 'command room tick failed'))
     await this.#ticking
     this.#ticking = undefined
     if (this.#closed) return
     // A wake that came during the tick may already want an earlier one.
     if (this.#wakeAt === undefined || Date.now() + delay < this.#wakeAt) this.#wakeIn(delay)
+  }
+
+  /** The earliest `next_run_at` of the active tasks; null when none is scheduled. */
+  async #earliestDue(): Promise<Date | null> {
+    const [row] = await this.orm.em
+      .fork()
+      .execute<{ at: Date | string | null }[]>(`select min(next_run_at) as at from command_room_tasks where is_active and deleted_at is null`)
+    return row?.at ? toDate(row.at) : null
   }
 
   /** Stops the tick and the sweep, waiting for a tick under way. */

@@ -12,12 +12,11 @@
  * member, the agent or workflow deleted or no longer visible to them) fails with the reason and
  * stops the task; any other failure (the model call failed, no credential) fails this firing only.
  */
-import { requireResource } from '../access/resource-access.ts'
-import { AppError, ForbiddenError, NotFoundError } from '../platform/errors.ts'
+import { ForbiddenError, NotFoundError } from '../platform/errors.ts'
 import type { FiringActor, FiringLinks, FiringOutcome, FiringTarget } from '../command-room/scheduler.ts'
-import { loadRunnable } from '../workflow-engine/engine.ts'
 import { actingContext } from './acting-context.ts'
 import { events, retrieve, runAgent } from './runs.service.ts'
+import { runnableWorkflow } from './workflow-runs.service.ts'
 import type { ResourceCtx, ServiceDeps } from '../context.ts'
 
 /** A failure that means the owner may no longer make this firing. */
@@ -29,7 +28,7 @@ function failure(error: unknown, what: string): FiringOutcome {
     const reason = error instanceof Error ? error.message : 'not found'
     return { status: 'failed', error: `The task's owner may no longer run this ${what} (${reason}); the task was deactivated`, deactivate: true }
   }
-  if (error instanceof AppError || error instanceof Error) return { status: 'failed', error: error.message }
+  if (error instanceof Error) return { status: 'failed', error: error.message }
   return { status: 'failed', error: 'The firing failed' }
 }
 
@@ -52,15 +51,12 @@ async function fireAgent(ctx: ResourceCtx, target: FiringTarget, link: (links: F
 
 /** Runs the workflow here as the owner and waits for the execution's end. */
 async function fireWorkflow(ctx: ResourceCtx, target: FiringTarget, link: (links: FiringLinks) => Promise<void>): Promise<FiringOutcome> {
-  let workflowId
+  let workflow
   try {
-    workflowId = (await requireResource(ctx, 'workflows', 'Workflow', target.workflowUuid as string, 'read')).id
+    workflow = await runnableWorkflow(ctx, target.workflowUuid as string)
   } catch (error) {
     return failure(error, 'workflow')
   }
-  const workflow = await loadRunnable(ctx.em, workflowId, 'and w.deleted_at is null')
-  if (!workflow) return failure(new NotFoundError('Workflow'), 'workflow')
-  if (!workflow.nodes.length) return { status: 'failed', error: 'The workflow has no nodes to run' }
   const started = await ctx.deps.workflows.runHere(workflow, {
     mode: target.manual ? 'manual' : 'schedule',
     userId: ctx.auth.user.id,

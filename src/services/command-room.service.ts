@@ -146,6 +146,11 @@ function checkInput(kind: 'agent' | 'workflow', input: unknown): string | Record
   return input
 }
 
+/** Refuses a body naming both targets. @throws ValidationError naming `workflow_uuid`. */
+function refuseBothTargets(input: { agent_uuid?: string; workflow_uuid?: string }): void {
+  if (input.agent_uuid && input.workflow_uuid) throw new ValidationError(['workflow_uuid'], 'A task runs an agent or a workflow: give agent_uuid or workflow_uuid, not both')
+}
+
 /** The start of the next whole minute after `now`. */
 const nextWholeMinute = (now: Date) => new Date(Math.floor(now.getTime() / 60_000) * 60_000 + 60_000)
 
@@ -166,7 +171,7 @@ function nextRunAt(spec: ScheduleSpec, isActive: boolean, now: Date): Date | nul
  *   cannot run), `timezone`, `schedule`, `run_at` or `input`.
  */
 export async function store(ctx: ResourceCtx, input: TStoreCommandRoomTaskInput): Promise<{ data: TCommandRoomTask }> {
-  if (input.agent_uuid && input.workflow_uuid) throw new ValidationError(['workflow_uuid'], 'A task runs an agent or a workflow: give agent_uuid or workflow_uuid, not both')
+  refuseBothTargets(input)
   if (!input.agent_uuid && !input.workflow_uuid) throw new ValidationError(['agent_uuid'], 'A task runs an agent or a workflow: give agent_uuid or workflow_uuid')
   const kind = input.agent_uuid ? 'agent' : 'workflow'
   checkSchedule(input.schedule, input.timezone)
@@ -215,8 +220,14 @@ export async function list(ctx: ResourceCtx, input: TCommandRoomTaskListInput) {
 
 /** `GET /api/v1/command-room/tasks/{task_uuid}`. @throws NotFoundError. */
 export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<{ data: TCommandRoomTask }> {
-  const task = await requireTask(ctx, ctx.em, uuid)
-  return readTask(ctx, ctx.em, task.id)
+  // One statement: the caller's scope is the read's own condition.
+  const scope = taskScopeSql('t', ctx)
+  const [row] = await ctx.em.execute<Record<string, unknown>[]>(`select ${SOURCE.columns} from ${SOURCE.from} where t.uuid = ? and ${scope.sql}`, [
+    uuid,
+    ...scope.params,
+  ])
+  if (!row) throw new NotFoundError('Command room task')
+  return { data: toTask(ctx, row) }
 }
 
 /**
@@ -228,7 +239,7 @@ export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<{ data: 
  * @throws NotFoundError; ValidationError as {@link store}.
  */
 export async function update(ctx: ResourceCtx, input: TUpdateCommandRoomTaskInput): Promise<{ data: TCommandRoomTask }> {
-  if (input.agent_uuid && input.workflow_uuid) throw new ValidationError(['workflow_uuid'], 'A task runs an agent or a workflow: give agent_uuid or workflow_uuid, not both')
+  refuseBothTargets(input)
   // Resolved before the transaction: every reference is known usable before anything is written
   // (and on PGlite a statement outside the transaction would wait for it).
   const retargetId = input.agent_uuid

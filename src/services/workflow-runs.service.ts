@@ -16,14 +16,23 @@ import { retrieve } from './workflow-executions.service.ts'
 import type { ResourceCtx } from '../context.ts'
 
 /**
- * Runs a workflow by hand (module comment).
+ * The workflow `uuid` as the engine runs it, if the caller may run it (`read`).
  * @throws NotFoundError (not visible), ConflictError (the workflow has no nodes).
  */
-export async function run(ctx: ResourceCtx, input: TRunWorkflowInput): Promise<{ data: TWorkflowExecutionDetail }> {
-  const { id } = await requireResource(ctx, 'workflows', 'Workflow', input.workflow_uuid, 'read')
+export async function runnableWorkflow(ctx: ResourceCtx, uuid: string) {
+  const { id } = await requireResource(ctx, 'workflows', 'Workflow', uuid, 'read')
   const workflow = await loadRunnable(ctx.em, id)
   if (!workflow) throw new NotFoundError('Workflow')
   if (!workflow.nodes.length) throw new ConflictError('The workflow has no nodes to run')
+  return workflow
+}
+
+/**
+ * Runs a workflow by hand (module comment).
+ * @throws as {@link runnableWorkflow}.
+ */
+export async function run(ctx: ResourceCtx, input: TRunWorkflowInput): Promise<{ data: TWorkflowExecutionDetail }> {
+  const workflow = await runnableWorkflow(ctx, input.workflow_uuid)
   const engine = ctx.deps.workflows
   const trigger = { mode: 'manual' as const, userId: ctx.auth.user.id, input: input.input ?? null }
   if (input.background) {

@@ -11,7 +11,7 @@ import path from 'node:path'
 import { createServer } from 'node:http'
 import { NODE_FLAGS } from '../../src/node-flags.ts'
 import { freePort } from './ports.ts'
-import { httpClient, type TestApp } from './app.ts'
+import { httpClient, TEST_APP_KEY, type TestApp } from './app.ts'
 import { freshDatabase } from './database.ts'
 
 /**
@@ -24,6 +24,15 @@ export async function processStorage(prefix: string): Promise<{ env: Record<stri
   const database = await freshDatabase()
   await database.orm.close()
   return { env: { DATABASE_URL: database.url! }, drop: database.drop }
+}
+
+/**
+ * The environment every process of one test shares: the test defaults (`NODE_ENV=test`, info
+ * logs, the tests' APP_KEY) and {@link processStorage}'s storage of its own.
+ */
+export async function processEnv(prefix: string): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
+  const storage = await processStorage(prefix)
+  return { env: { NODE_ENV: 'test', LOG_LEVEL: 'info', APP_KEY: TEST_APP_KEY, ...storage.env }, drop: storage.drop }
 }
 
 /** A started process, what it printed so far, and how it ended. */
