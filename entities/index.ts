@@ -20,7 +20,7 @@ import { Tool } from './tool.entity.ts'
 import { User } from './user.entity.ts'
 import { WorkflowExecution, WorkflowExecutionData } from './workflow-execution.entity.ts'
 import { WorkspaceMember } from './workspace-member.entity.ts'
-import { Workflow } from './workflow.entity.ts'
+import { Workflow, WorkflowSchedule } from './workflow.entity.ts'
 import { Workspace } from './workspace.entity.ts'
 
 export {
@@ -53,6 +53,7 @@ export {
   WorkflowCategory,
   WorkflowExecution,
   WorkflowExecutionData,
+  WorkflowSchedule,
   Workspace,
   WorkspaceMember,
 }
@@ -109,6 +110,7 @@ export const entities = [
   LargeLanguageModel,
   WorkflowExecution,
   WorkflowExecutionData,
+  WorkflowSchedule,
   KnowledgeDocument,
   KnowledgeChunk,
   CommandRoomTask,

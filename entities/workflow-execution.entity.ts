@@ -32,6 +32,14 @@ export const WorkflowExecution = defineEntity({
         `create index "workflow_executions_unfinished_index" on "workflow_executions" ("heartbeat_at") where "status" in ('queued', 'running')`,
     },
   ],
+  uniques: [
+    // One execution per scheduled workflow and due time, whichever process fires it.
+    {
+      name: 'workflow_executions_workflow_id_due_at_unique',
+      expression:
+        `create unique index "workflow_executions_workflow_id_due_at_unique" on "workflow_executions" ("workflow_id", "due_at") where "due_at" is not null`,
+    },
+  ],
   properties: {
     ...resourceKeys(),
     workflow: () =>
@@ -65,6 +73,8 @@ export const WorkflowExecution = defineEntity({
     startedAt: p.datetime().nullable().fieldName('started_at'),
     finishedAt: p.datetime().nullable().fieldName('finished_at'),
     durationMs: p.integer().fieldName('duration_ms').nullable(),
+    /** The due time a schedule trigger fired it for (`mode` `schedule`); also its input's `scheduled_at`. */
+    dueAt: p.datetime().nullable().fieldName('due_at'),
     ...timestamps(),
     ...softDelete(),
   },

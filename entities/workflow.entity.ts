@@ -50,3 +50,30 @@ export const Workflow = defineEntity({
 })
 
 export type IWorkflow = InferEntity<typeof Workflow>
+
+/**
+ * When a workflow's schedule trigger is next due (`workflow_schedules`, docs/operations.md,
+ * "Scheduling"): one row per active workflow whose trigger is a `schedule_trigger`, written on
+ * every save (src/workflow-engine/schedules.ts) and moved on each time it fires.
+ */
+export const WorkflowSchedule = defineEntity({
+  name: 'WorkflowSchedule',
+  tableName: 'workflow_schedules',
+  indexes: [{ properties: ['nextRunAt'] }],
+  properties: {
+    workflow: () =>
+      p.oneToOne(Workflow)
+        .primary()
+        .owner()
+        .fieldName('workflow_id')
+        .deleteRule('cascade'),
+    /** The trigger's cron expression (five fields, or six with seconds first). */
+    cron: p.string().length(200),
+    /** The IANA time zone the expression is read in. */
+    timezone: p.string().length(100),
+    nextRunAt: p.datetime().fieldName('next_run_at'),
+    updatedAt: p.datetime().fieldName('updated_at'),
+  },
+})
+
+export type IWorkflowSchedule = InferEntity<typeof WorkflowSchedule>

@@ -11,13 +11,14 @@ import { migrate, openOrm, targetFromConfig, type Orm } from './platform/db.ts'
 import { AUTH_CACHE_TTL_MS, AuthCache } from './platform/auth-cache.ts'
 import { READ_CACHE_TTL_MS, ReadCache } from './platform/read-cache.ts'
 import { JobQueue } from './platform/queue.ts'
+import { DueScheduler } from './platform/scheduler.ts'
 import { RedisConnection } from './platform/redis.ts'
 import type { AuthContext } from './context.ts'
 import type { AppDeps } from './trpc/context.ts'
 import { RunManager } from './llm/run-manager.ts'
 import { WorkflowEngine } from './workflow-engine/engine.ts'
 import { KnowledgeEngine } from './knowledge/ingest.ts'
-import { CommandRoomEngine } from './command-room/scheduler.ts'
+import { CommandRoomEngine } from './command-room/engine.ts'
 import { createCommandRoomActor } from './services/command-room-firing.ts'
 import { createWorkflowNodeServices } from './services/workflow-node-services.ts'
 import { InFlight } from './trpc/in-flight.ts'
@@ -58,10 +59,12 @@ export interface Runtime extends AppDeps {
   workflows: WorkflowEngine
   /** The whole knowledge engine (services see its port, `KnowledgePort`). */
   knowledge: KnowledgeEngine
-  /** The command room scheduler (services see its port, `CommandRoomPort`). */
+  /** The command room engine (services see its port, `CommandRoomPort`). */
   commandRoom: CommandRoomEngine
   /** The durable job queue (pg-boss) the engines register their jobs with. */
   jobs: JobQueue
+  /** The one scheduler the engines register their due times with (src/platform/scheduler.ts). */
+  scheduler: DueScheduler
   /**
    * Shuts down (docs/operations.md, "Shutdown"), within `SHUTDOWN_TIMEOUT_MS` plus
    * {@link HAND_OVER_MS}, {@link ANSWER_MS} and {@link RELEASE_MS}: drains `front` and the queue,
@@ -129,10 +132,11 @@ export async function createRuntime(
   const inFlight = new InFlight()
   const runs = await RunManager.create({ orm, config, log, readCache, redis })
   const jobs = new JobQueue(orm, config, log)
+  const scheduler = new DueScheduler(log)
   // Before the workflow engine, whose start-up recovery may start the queue: jobs register first.
   const knowledge = await KnowledgeEngine.create({ orm, config, log, jobs })
-  const commandRoom = CommandRoomEngine.create({ orm, config, log, jobs })
-  const workflows = await WorkflowEngine.create({ orm, config, log, readCache, jobs })
+  const commandRoom = CommandRoomEngine.create({ orm, config, log, jobs, scheduler })
+  const workflows = await WorkflowEngine.create({ orm, config, log, readCache, jobs, scheduler })
   const runtime: Runtime = {
     orm,
     config,
@@ -149,6 +153,7 @@ export async function createRuntime(
     knowledge,
     commandRoom,
     jobs,
+    scheduler,
     close: (front) => shutdown(runtime, front),
   }
   workflows.bind(createWorkflowNodeServices(runtime))
@@ -157,20 +162,21 @@ export async function createRuntime(
   if (options.worker ?? config.worker) {
     await jobs.work()
     knowledge.startSweep()
-    // Only processes that work the queue tick: the firings they record are theirs to work.
+    // Only processes that work the queue fire due times: what they record is theirs to work.
     commandRoom.start()
+    scheduler.start()
   }
   return runtime
 }
 
 /** {@link Runtime.close}: the steps of docs/operations.md, "Shutdown", each bounded. */
 async function shutdown(runtime: Runtime, front: Frontend | undefined): Promise<void> {
-  const { config, log, inFlight, runs, workflows, jobs, commandRoom } = runtime
+  const { config, log, inFlight, runs, workflows, jobs, commandRoom, scheduler } = runtime
   const deadline = Date.now() + config.shutdownTimeoutMs
   // 1. Take no new work: requests get 503, streams reconnect elsewhere, no job is fetched.
   front?.drain()
   workflows.drain()
-  await within(RELEASE_MS, commandRoom.close(), log, 'stopping the command room scheduler')
+  await within(RELEASE_MS, Promise.all([scheduler.close(), commandRoom.close()]), log, 'stopping the scheduler')
   await within(RELEASE_MS, jobs.drain(), log, 'draining the queue')
   // 2. The grace period: requests, calls (their clients may have left), runs and executions in
   //    flight may finish. A call may start a run meanwhile: look again until all is quiet.

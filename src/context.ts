@@ -6,7 +6,7 @@
  * workflow execution builds one of its own to act as its user (src/services/acting-context.ts).
  * The runtime's engines appear here as ports: the few methods services call on the run manager
  * (src/llm/run-manager.ts), the workflow engine (src/workflow-engine/engine.ts), the knowledge
- * engine (src/knowledge/ingest.ts) and the command room scheduler (src/command-room/scheduler.ts).
+ * engine (src/knowledge/ingest.ts) and the command room engine (src/command-room/engine.ts).
  * This module imports types only, from the platform, entities, wire shapes and those engine classes,
  * none of which imports it back.
  */
@@ -22,7 +22,7 @@ import type { WorkspaceRow } from './schemas/workspace.schema.ts'
 import type { RunManager } from './llm/run-manager.ts'
 import type { WorkflowEngine } from './workflow-engine/engine.ts'
 import type { KnowledgeEngine } from './knowledge/ingest.ts'
-import type { CommandRoomEngine } from './command-room/scheduler.ts'
+import type { CommandRoomEngine } from './command-room/engine.ts'
 
 /** The authenticated caller, attached to the context by `authedProcedure`. */
 export interface AuthContext {
@@ -67,7 +67,7 @@ export type WorkflowsPort = Pick<WorkflowEngine, 'runHere' | 'runQueued' | 'abor
 /** What services call on the knowledge engine (src/knowledge/ingest.ts): queue documents, read the retrieval mode. */
 export type KnowledgePort = Pick<KnowledgeEngine, 'queue' | 'mode'>
 
-/** What services call on the command room scheduler (src/command-room/scheduler.ts): send a firing's job, wake it for a new due time. */
+/** What services call on the command room engine (src/command-room/engine.ts): send a firing's job, wake the scheduler for a new due time. */
 export type CommandRoomPort = Pick<CommandRoomEngine, 'send' | 'wake'>
 
 /** Long-lived dependencies of one process that services use. */

@@ -341,7 +341,10 @@ describe('command room tasks', () => {
     })
 
     it('due times missed while nothing ran fire once, and the schedule goes on from now', async () => {
-      const data = await store({ agent_uuid: agentUuid, schedule: 'hourly', input: 'catch up', is_active: true })
+      // run_at half an hour ago: the next regular due time is half an hour away (a run_at still to
+      // come would be a due time of its own, seconds from now).
+      const runAt = new Date(Date.now() - 1_800_000).toISOString()
+      const data = await store({ agent_uuid: agentUuid, schedule: 'hourly', run_at: runAt, input: 'catch up', is_active: true })
       // As if every process had been down for three days: next_run_at far in the past.
       await t.sql(`update command_room_tasks set next_run_at = now() - interval '3 days' where uuid = ?`, [data.uuid])
       const firing = await ended(data.uuid)
@@ -354,7 +357,9 @@ describe('command room tasks', () => {
     })
 
     it('a paused task does not fire; resumed, it fires from its next due time', async () => {
-      const data = await store({ agent_uuid: agentUuid, schedule: 'hourly', input: 'paused' })
+      // run_at half an hour ago, so the due time after resuming is half an hour away (the default
+      // run_at, the next whole minute, could come during the waits below).
+      const data = await store({ agent_uuid: agentUuid, schedule: 'hourly', run_at: new Date(Date.now() - 1_800_000).toISOString(), input: 'paused' })
       await t.http('PUT', `${TASKS}/${data.uuid}`, { token: alice.token, body: { is_active: false } })
       // Even a due time already past stays unfired while paused.
       await t.sql(`update command_room_tasks set next_run_at = now() - interval '1 minute' where uuid = ?`, [data.uuid])
@@ -418,12 +423,12 @@ describe('command room tasks', () => {
     })
   })
 
-  describe('the tick, directly', () => {
-    it('records one firing per task and due time, however many ticks run at once', async () => {
+  describe('firing due times, directly', () => {
+    it('records one firing per task and due time, however many processes fire at once', async () => {
       const data = await store({ agent_uuid: agentUuid, schedule: 'daily', input: 'tick', is_active: false })
       await t.sql(`update command_room_tasks set is_active = true, next_run_at = '2020-01-01T00:00:00Z' where uuid = ?`, [data.uuid])
       const engine = t.runtime.commandRoom
-      await Promise.all([engine.tick(), engine.tick(), engine.tick()])
+      await Promise.all([engine.fireDue(), engine.fireDue(), engine.fireDue()])
       const rows = await t.sql(`select f.due_at from command_room_task_firings f join command_room_tasks t on t.id = f.task_id where t.uuid = ?`, [data.uuid])
       expect(rows).toHaveLength(1)
       expect(new Date(rows[0].due_at as string).toISOString()).toBe('2020-01-01T00:00:00.000Z')

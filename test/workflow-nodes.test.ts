@@ -14,7 +14,7 @@ import { createWorkflowNodeServices } from '../src/services/workflow-node-servic
 import { evaluateDeep } from '../src/workflow-engine/expressions.ts'
 import { describeNodeTypes, NODE_TYPES, nodeType } from '../src/workflow-engine/node-types.ts'
 import { truthy } from '../src/workflow-engine/nodes/branching.ts'
-import { nextFireTime } from '../src/workflow-engine/nodes/schedule-trigger.ts'
+import { cronAfter } from '../src/platform/cron.ts'
 import { NodeError, type NodeContext, type NodeResult, type WebhookResponse } from '../src/workflow-engine/types.ts'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { workspaceId } from './helpers/rows.ts'
@@ -222,8 +222,8 @@ describe('workflow node types', () => {
       expect(schema.safeParse({ cron: '0 9 * * MON-FRI', timezone: 'America/New_York' }).success).toBe(true)
       expect(schema.safeParse({ cron: '*/30 * * * * *' }).success).toBe(true)
       // 09:00 in Paris is 08:00 UTC in winter and 07:00 UTC in summer.
-      expect(nextFireTime('0 9 * * *', 'Europe/Paris', new Date('2026-01-15T00:00:00Z')).toISOString()).toBe('2026-01-15T08:00:00.000Z')
-      expect(nextFireTime('0 9 * * *', 'Europe/Paris', new Date('2026-07-15T07:30:00Z')).toISOString()).toBe('2026-07-16T07:00:00.000Z')
+      expect(cronAfter('0 9 * * *', 'Europe/Paris', new Date('2026-01-15T00:00:00Z')).toISOString()).toBe('2026-01-15T08:00:00.000Z')
+      expect(cronAfter('0 9 * * *', 'Europe/Paris', new Date('2026-07-15T07:30:00Z')).toISOString()).toBe('2026-07-16T07:00:00.000Z')
     })
   })
 

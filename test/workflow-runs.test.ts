@@ -2,7 +2,7 @@
  * Workflows that run: the executor through the real endpoints, on the real
  * database and the real queue (pg-boss). Manual runs waited for and in the background, branches,
  * merges, pin data, static data, error policies, retries, timeouts, cancel, the webhook route
- * (responses, signatures, 404/401/409/413 without an execution), schedules through pg-boss, and
+ * (responses, signatures, 404/401/409/413 without an execution), schedules on the one scheduler, and
  * tenancy. Node types on their own: workflow-nodes.test.ts; the executions API:
  * workflow-executions.test.ts; a worker killed mid-execution: workflow-crash.test.ts.
  */
@@ -10,7 +10,6 @@ import { createHmac } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { SCHEDULE_JOB } from '../src/workflow-engine/engine.ts'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { readOnlyToken } from './helpers/agents.ts'
 
@@ -522,28 +521,90 @@ describe('workflow runs', () => {
   })
 
   describe('schedules', () => {
-    it('registers an active schedule trigger with pg-boss, fires it through the queue, and unregisters it', async () => {
-      const flow = await create(alice, {
-        ...graph([{ id: 'start', type: 'schedule_trigger', parameters: { cron: '*/5 * * * *', timezone: 'Europe/Paris' } }, { id: 'shape', type: 'set', parameters: { values: { fired: true } } }], [['start', 'shape']]),
+    const scheduled = (cron: string, timezone = 'UTC') =>
+      create(alice, {
+        ...graph([{ id: 'start', type: 'schedule_trigger', parameters: { cron, timezone } }, { id: 'shape', type: 'set', parameters: { values: { fired: true } } }], [['start', 'shape']]),
         is_active: true,
       })
-      const boss = await t.runtime.jobs.start()
-      const schedules = await boss.getSchedules(SCHEDULE_JOB, flow.uuid)
-      expect(schedules).toHaveLength(1)
-      expect(schedules[0]).toMatchObject({ cron: '*/5 * * * *', timezone: 'Europe/Paris', key: flow.uuid })
-      const [row] = await t.sql('select id::float8 as id from workflows where uuid = ?', [flow.uuid])
-      await boss.send(SCHEDULE_JOB, { workflow_id: Number(row.id) })
-      let list: { uuid: string; mode: string }[] = []
-      for (let i = 0; i < 100 && !list.length; i++) {
+    const scheduleOf = async (uuid: string) =>
+      (await t.sql(`select s.cron, s.timezone, s.next_run_at from workflow_schedules s join workflows w on w.id = s.workflow_id where w.uuid = ?`, [uuid]))[0]
+    const executionsOf = (uuid: string) =>
+      t.sql(
+        `select e.uuid, e.mode, e.input, e.due_at, e.created_at from workflow_executions e join workflows w on w.id = e.workflow_id where w.uuid = ? order by e.due_at`,
+        [uuid],
+      )
+
+    it('fires an active schedule trigger at its due time, records the due time as scheduled_at, and stops when deactivated', async () => {
+      const flow = await scheduled('*/2 * * * * *', 'Europe/Paris')
+      expect(await scheduleOf(flow.uuid)).toMatchObject({ cron: '*/2 * * * * *', timezone: 'Europe/Paris' })
+      let rows: Record<string, any>[] = []
+      for (let i = 0; i < 100 && !rows.length; i++) {
         await new Promise((resolve) => setTimeout(resolve, 50))
-        list = (await t.http('GET', `/api/v1/workflow-executions?workflow_uuid=${flow.uuid}`, { token: alice.token })).body.data
+        rows = await executionsOf(flow.uuid)
       }
-      expect(list).toHaveLength(1)
-      const done = await until(alice, list[0].uuid, ['succeeded'])
-      expect(done).toMatchObject({ mode: 'schedule', output: { fired: true } })
-      expect(done.output.scheduled_at).toMatch(/Z$/)
+      expect(rows.length).toBeGreaterThan(0)
+      const due = new Date(rows[0].due_at as string)
+      // A due time of `*/2` seconds, not the moment a process got to it.
+      expect(due.getUTCMilliseconds()).toBe(0)
+      expect(due.getUTCSeconds() % 2).toBe(0)
+      const done = await until(alice, rows[0].uuid, ['succeeded'])
+      expect(done).toMatchObject({ mode: 'schedule', output: { fired: true, scheduled_at: due.toISOString(), timezone: 'Europe/Paris' } })
       await t.http('PUT', `/api/v1/workflows/${flow.uuid}`, { token: alice.token, body: { is_active: false } })
-      expect(await boss.getSchedules(SCHEDULE_JOB, flow.uuid)).toHaveLength(0)
+      expect(await scheduleOf(flow.uuid)).toBeUndefined()
+      const stopped = (await executionsOf(flow.uuid)).length
+      await new Promise((resolve) => setTimeout(resolve, 2_500))
+      expect(await executionsOf(flow.uuid)).toHaveLength(stopped)
+    })
+
+    it('records one execution per due time however many processes fire at once, and goes on from now after missed due times', async () => {
+      const flow = await scheduled('0 * * * *')
+      const before = await scheduleOf(flow.uuid)
+      expect(new Date(before.next_run_at as string).getTime()).toBeGreaterThan(Date.now())
+      // Due three hours ago: every process was down since.
+      await t.sql(`update workflow_schedules s set next_run_at = date_trunc('hour', now()) - interval '3 hours' from workflows w where w.id = s.workflow_id and w.uuid = ?`, [flow.uuid])
+      const fired = await Promise.all([t.runtime.scheduler.fireDue(), t.runtime.scheduler.fireDue(), t.runtime.scheduler.fireDue()])
+      expect(fired.reduce((sum, n) => sum + n, 0)).toBeGreaterThanOrEqual(1)
+      const rows = await executionsOf(flow.uuid)
+      expect(rows).toHaveLength(1)
+      expect(rows[0].mode).toBe('schedule')
+      const next = new Date((await scheduleOf(flow.uuid)).next_run_at as string)
+      expect(next.getTime()).toBeGreaterThan(Date.now())
+      expect(next.getUTCMinutes()).toBe(0)
+      // The same due time again (a lost lock) records nothing more: the unique key on workflow and due time.
+      await t.sql(`update workflow_schedules s set next_run_at = ? from workflows w where w.id = s.workflow_id and w.uuid = ?`, [rows[0].due_at, flow.uuid])
+      await t.runtime.scheduler.fireDue()
+      expect(await executionsOf(flow.uuid)).toHaveLength(1)
+      expect(new Date((await scheduleOf(flow.uuid)).next_run_at as string).getTime()).toBeGreaterThan(Date.now())
+      await until(alice, String(rows[0].uuid), ['succeeded'])
+      const [{ trigger_count }] = await t.sql(`select trigger_count from workflows where uuid = ?`, [flow.uuid])
+      expect(Number(trigger_count)).toBe(1)
+    })
+
+    it('keeps the due time across saves that leave the schedule alone, and moves it when the cron changes', async () => {
+      const flow = await scheduled('0 9 * * *', 'America/New_York')
+      const first = await scheduleOf(flow.uuid)
+      await t.http('PUT', `/api/v1/workflows/${flow.uuid}`, { token: alice.token, body: { name: 'Renamed' } })
+      expect(await scheduleOf(flow.uuid)).toEqual(first)
+      const changed = graph([{ id: 'start', type: 'schedule_trigger', parameters: { cron: '30 9 * * *', timezone: 'America/New_York' } }, { id: 'shape', type: 'set', parameters: { values: {} } }], [['start', 'shape']])
+      expect((await t.http('PUT', `/api/v1/workflows/${flow.uuid}`, { token: alice.token, body: changed })).status).toBe(200)
+      const moved = await scheduleOf(flow.uuid)
+      expect(moved.cron).toBe('30 9 * * *')
+      expect(new Date(moved.next_run_at as string).toLocaleString('en-US', { timeZone: 'America/New_York', hour: 'numeric', minute: 'numeric', hour12: false })).toBe('09:30')
+      expect((await t.http('DELETE', `/api/v1/workflows/${flow.uuid}`, { token: alice.token })).status).toBe(204)
+      expect(await scheduleOf(flow.uuid)).toBeUndefined()
+    })
+
+    it('writes the due times of workflows saved before they had any, and drops the schedules pg-boss held', async () => {
+      const flow = await scheduled('15 * * * *')
+      await t.sql(`delete from workflow_schedules s using workflows w where w.id = s.workflow_id and w.uuid = ?`, [flow.uuid])
+      expect(await t.runtime.workflows.schedules.reconcile()).toBe(1)
+      expect(await scheduleOf(flow.uuid)).toMatchObject({ cron: '15 * * * *', timezone: 'UTC' })
+      const boss = await t.runtime.jobs.start()
+      await boss.createQueue('workflow-schedule')
+      await boss.schedule('workflow-schedule', '*/5 * * * *', { workflow_id: 1 }, { key: flow.uuid })
+      expect(await boss.getSchedules('workflow-schedule')).toHaveLength(1)
+      await t.runtime.jobs.dropSchedules('workflow-schedule')
+      expect(await boss.getSchedules('workflow-schedule')).toHaveLength(0)
     })
   })
 })

@@ -12,7 +12,9 @@
  * - a five-field cron expression: every time it matches, read in the task's zone, at or after
  *   `run_at`.
  */
-import { CronExpressionParser } from 'cron-parser'
+import { cronAfter } from '../platform/cron.ts'
+
+export { cronProblem, isTimeZone } from '../platform/cron.ts'
 
 /** The named schedules; anything else must be a five-field cron expression. */
 export const NAMED_SCHEDULES = ['once', 'hourly', 'daily', 'weekly'] as const
@@ -29,36 +31,6 @@ export interface ScheduleSpec {
 }
 
 const isNamed = (schedule: string): schedule is NamedSchedule => (NAMED_SCHEDULES as readonly string[]).includes(schedule)
-
-/**
- * True when `zone` is an IANA time zone name this runtime knows (`Europe/Paris`, `UTC`, and the
- * IANA aliases such as `US/Eastern`); fixed offsets (`+01:00`), which `Intl` also takes, are not
- * zone names.
- */
-export function isTimeZone(zone: string): boolean {
-  if (!/^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(zone)) return false
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone })
-    return true
-  } catch {
-    return false
-  }
-}
-
-/**
- * Why `expression` is not a usable five-field cron expression in `timezone`, or null when it is:
- * it must have five fields, parse, and match at least once (February 30th never does).
- */
-export function cronProblem(expression: string, timezone: string): string | null {
-  const fields = expression.trim().split(/\s+/)
-  if (fields.length !== 5) return `A cron expression has five fields (minute hour day month weekday), not ${fields.length}`
-  try {
-    CronExpressionParser.parse(expression, { tz: timezone, currentDate: new Date() }).next()
-    return null
-  } catch (error) {
-    return `Invalid cron expression: ${error instanceof Error ? error.message : 'it does not parse'}`
-  }
-}
 
 /** The wall-clock parts of `at` in `timezone`: second, minute, hour and weekday (0 = Sunday). */
 function wallClock(at: Date, timezone: string): { second: number; minute: number; hour: number; weekday: number } {
@@ -83,11 +55,6 @@ export function cronOf(spec: ScheduleSpec): string | null {
   if (spec.schedule === 'hourly') return `${second} ${minute} * * * *`
   if (spec.schedule === 'daily') return `${second} ${minute} ${hour} * * *`
   return `${second} ${minute} ${hour} * * ${weekday}`
-}
-
-/** The first time `cron` matches in `timezone` strictly after `after`. */
-function cronAfter(cron: string, timezone: string, after: Date): Date {
-  return CronExpressionParser.parse(cron, { tz: timezone, currentDate: after }).next().toDate()
 }
 
 /**

@@ -6,12 +6,12 @@
  *
  * It knows no job by name: the module that owns a kind of background work registers it
  * ({@link JobQueue.register}: a name, a handler and its retry and concurrency policy) before the
- * queue starts, then sends ({@link JobQueue.send}) or schedules ({@link JobQueue.schedule}) jobs
+ * queue starts, then sends ({@link JobQueue.send}) jobs
  * of that name. A process that works the queue ({@link JobQueue.work}) runs every registered job.
  *
  * Started lazily: a process that never sends a job nor works the queue (most test files, a
  * short-lived CLI) never installs pg-boss's schema. A worker starts it at once when pg-boss's
- * schema already exists (jobs may be waiting), else on the first send or schedule.
+ * schema already exists (jobs may be waiting), else on the first send.
  */
 import { fromPglite, PgBoss, type Job, type PGliteLike, type Queue, type WorkOptions } from 'pg-boss'
 import { PgliteConnection } from '@mikro-orm/pglite'
@@ -254,23 +254,16 @@ export class JobQueue {
   }
 
   /**
-   * Sends a job of `name` with `data` on `cron` (five fields) in IANA time zone `timezone`, under
-   * `key` (one schedule per name and key: scheduling it again replaces it). pg-boss fires each
-   * period once across every process.
-   * @throws UnknownJobError for a name nobody registered; pg-boss's error for a bad cron or zone.
+   * Removes every pg-boss schedule of `name` (schedules left by an earlier version; due times now
+   * live with the modules, src/platform/scheduler.ts). A no-op when the queue was never installed.
    */
-  async schedule<T extends object>(name: string, key: string, cron: string, timezone: string, data: T): Promise<void> {
-    this.#known(name)
-    const boss = await this.start()
-    await boss.schedule(name, cron, data, { tz: timezone, key })
-  }
-
-  /** Removes the schedule `key` of `name` (a no-op when there is none or the queue was never used). */
-  async unschedule(name: string, key: string): Promise<void> {
-    this.#known(name)
+  async dropSchedules(name: string): Promise<void> {
     if (!this.#boss && !(await this.installed())) return
+    // Read directly, so a process with nothing to drop (every one after the first start) does not start pg-boss for it.
+    const [left] = await this.orm.em.fork().execute(`select 1 as found from ${SCHEMA}.schedule where name = ? limit 1`, [name])
+    if (!left) return
     const boss = await this.start()
-    await boss.unschedule(name, key)
+    for (const schedule of await boss.getSchedules(name)) await boss.unschedule(name, schedule.key)
   }
 
   /**

@@ -1,6 +1,6 @@
 /**
  * What a command room firing does (docs/api/command-room.md, "Firing"): the scheduler's
- * {@link FiringActor} (src/command-room/scheduler.ts), which the runtime binds (src/app.ts), so the
+ * {@link FiringActor} (src/command-room/engine.ts), which the runtime binds (src/app.ts), so the
  * engine imports no service.
  *
  * A firing acts as the task's owner in the task's workspace with the owner's current role there
@@ -13,7 +13,7 @@
  * stops the task; any other failure (the model call failed, no credential) fails this firing only.
  */
 import { ForbiddenError, NotFoundError } from '../platform/errors.ts'
-import type { FiringActor, FiringLinks, FiringOutcome, FiringTarget } from '../command-room/scheduler.ts'
+import type { FiringActor, FiringLinks, FiringOutcome, FiringTarget } from '../command-room/engine.ts'
 import { actingContext } from './acting-context.ts'
 import { events, retrieve, runAgent } from './runs.service.ts'
 import { runnableWorkflow } from './workflow-runs.service.ts'

@@ -1,6 +1,6 @@
 /**
  * Command room tasks (docs/api/command-room.md): store, list, retrieve, update, remove and fire
- * now, and the firings of a task. The scheduler that fires them is src/command-room/scheduler.ts;
+ * now, and the firings of a task. The scheduler that fires them is src/command-room/engine.ts;
  * what a firing does is src/services/command-room-firing.ts.
  *
  * A task is its owner's alone, in the workspace it was stored in (the request's workspace

@@ -6,8 +6,9 @@
  *   others (background runs, webhooks without a response node, retries) go through the durable
  *   queue (src/platform/queue.ts, pg-boss) as {@link EXECUTION_JOB} jobs, so any worker (`npm run
  *   worker`, or `npm start` unless `WORKER=false`) runs them ({@link WorkflowEngine.enqueue}).
- *   Schedule triggers fire {@link SCHEDULE_JOB} jobs from pg-boss's scheduler, once per period
- *   across every process. The engine registers both jobs with the queue the runtime hands it.
+ *   Schedule triggers are due times of the process's one scheduler (./schedules.ts): each due time
+ *   records one queued execution (mode `schedule`, `scheduled_at` the due time) across every
+ *   process. The engine registers its job with the queue the runtime hands it.
  * - The process running an execution refreshes its `heartbeat_at` every `WORKFLOW_HEARTBEAT_MS`;
  *   the same statement tells it which of its executions were canceled meanwhile (by any process)
  *   so it stops them, and which it no longer holds (another process took them over) so it drops
@@ -49,6 +50,8 @@ import { changeStaticData, type StaticDataChanger } from './static-data.ts'
 import type { WebhookResponse, WorkflowServices } from './types.ts'
 import type { ExecutionMode } from '../../entities/index.ts'
 import { toDate } from '../platform/sql.ts'
+import type { DueScheduler } from '../platform/scheduler.ts'
+import { WorkflowSchedules } from './schedules.ts'
 
 /** Advisory lock namespace of the per-workspace concurrency check (the second key is the workspace id). */
 const CONCURRENCY_LOCK = 60_601
@@ -70,11 +73,14 @@ export const MAX_RESUMES = 3
  * {@link handOverJobId}.
  */
 export const EXECUTION_JOB = 'workflow-execution'
-/** The job a schedule trigger fires: `{workflow_id}`, scheduled under the workflow's uuid. */
-export const SCHEDULE_JOB = 'workflow-schedule'
+/**
+ * The job name pg-boss's own scheduler fired schedule triggers under before they moved to the
+ * one scheduler: its leftover schedules are dropped at start.
+ */
+const LEGACY_SCHEDULE_JOB = 'workflow-schedule'
 
 /**
- * Retries and time limits of both jobs (an execution's job is retried twice; a firing is not).
+ * Retries and time limits of an execution's job (retried twice).
  * The worker of an active job beats every 5 s; one silent for 10 s (its worker died) is failed by
  * the queue's supervision (src/platform/queue.ts) and retried, which frees its workspace's slot.
  */
@@ -242,6 +248,8 @@ export class WorkflowEngine {
   readonly store: ExecutionStore
   /** Workflows of recently called webhooks (see {@link WebhookCache}). */
   readonly webhooks = new WebhookCache()
+  /** The schedule triggers' due times (./schedules.ts). */
+  readonly schedules: WorkflowSchedules
   #services: WorkflowServices = UNBOUND
   /** Cancel switches of the executions running here, by execution id. */
   readonly #active = new Map<number, AbortController>()
@@ -261,19 +269,30 @@ export class WorkflowEngine {
     private readonly config: Config,
     private readonly log: Logger,
     private readonly readCache: ReadCache,
-    /** The process's job queue, which the engine's two jobs are registered with. */
+    /** The process's job queue, which the engine's job is registered with. */
     private readonly jobs: JobQueue,
+    scheduler: DueScheduler,
   ) {
     this.store = new ExecutionStore(orm)
+    this.schedules = new WorkflowSchedules(orm, log, scheduler, (execution) => this.enqueue(execution))
   }
 
   /**
-   * Registers {@link EXECUTION_JOB} and {@link SCHEDULE_JOB} with `jobs` (which the runtime
-   * starts working in a worker process), sweeps once and keeps sweeping every few heartbeats.
-   * @throws when the database cannot be reached; Error when `jobs` has started or holds either job.
+   * Registers {@link EXECUTION_JOB} with `jobs` (which the runtime starts working in a worker
+   * process) and the schedule triggers' due times with `scheduler`, writes the due times of
+   * workflows saved before they had any and drops pg-boss schedules left from before, sweeps
+   * once and keeps sweeping every few heartbeats.
+   * @throws when the database cannot be reached; Error when `jobs` has started or holds the job.
    */
-  static async create(o: { orm: Orm; config: Config; log: Logger; readCache: ReadCache; jobs: JobQueue }): Promise<WorkflowEngine> {
-    const engine = new WorkflowEngine(o.orm, o.config, o.log, o.readCache, o.jobs)
+  static async create(o: {
+    orm: Orm
+    config: Config
+    log: Logger
+    readCache: ReadCache
+    jobs: JobQueue
+    scheduler: DueScheduler
+  }): Promise<WorkflowEngine> {
+    const engine = new WorkflowEngine(o.orm, o.config, o.log, o.readCache, o.jobs, o.scheduler)
     o.jobs.register<{ execution_id: number }>(EXECUTION_JOB, ({ execution_id }) => engine.#runQueued(execution_id), {
       ...JOB_POLICY,
       localConcurrency: 10,
@@ -281,11 +300,8 @@ export class WorkflowEngine {
       // engine's claim enforces the limit exactly (#claim), this keeps most jobs from waiting.
       groupConcurrency: o.config.workflows.concurrency,
     })
-    o.jobs.register<{ workflow_id: number }>(SCHEDULE_JOB, ({ workflow_id }) => engine.#fireSchedule(workflow_id), {
-      ...JOB_POLICY,
-      retryLimit: 0,
-      localConcurrency: 2,
-    })
+    await engine.schedules.reconcile()
+    await o.jobs.dropSchedules(LEGACY_SCHEDULE_JOB)
     await engine.sweep()
     const beat = o.config.workflows.heartbeatMs
     engine.#heartbeat = setInterval(() => void engine.#beat(), beat)
@@ -352,29 +368,12 @@ export class WorkflowEngine {
   }
 
   /**
-   * Called after every save or delete of a workflow: drops it from the webhook cache, and
-   * registers, updates or removes its schedule (an active, not deleted workflow whose trigger is a
-   * `schedule_trigger` fires on its cron in its time zone; any other is unscheduled).
+   * Called after every save or delete of a workflow: drops it from the webhook cache, and writes
+   * or removes its schedule's due time (./schedules.ts).
    */
   async syncSchedule(workflowId: number): Promise<void> {
     this.webhooks.forget(workflowId)
-    const [row] = await this.orm.em
-      .fork()
-      .execute<Record<string, unknown>[]>(
-        `select w.uuid, w.nodes, w.is_active as "isActive", w.deleted_at as "deletedAt" from workflows w where w.id = ?`,
-        [workflowId],
-      )
-    if (!row) return
-    const nodes = jsonValueOf(row.nodes)
-    const trigger = triggerOf(Array.isArray(nodes) ? nodes : [])
-    const params = trigger?.type === 'schedule_trigger' ? trigger.parameters : undefined
-    const key = String(row.uuid)
-    if (row.isActive && !row.deletedAt && params && typeof params.cron === 'string') {
-      const timezone = typeof params.timezone === 'string' ? params.timezone : 'UTC'
-      await this.jobs.schedule(SCHEDULE_JOB, key, params.cron, timezone, { workflow_id: workflowId })
-    } else {
-      await this.jobs.unschedule(SCHEDULE_JOB, key)
-    }
+    await this.schedules.sync(workflowId)
   }
 
   /**
@@ -534,19 +533,6 @@ export class WorkflowEngine {
     const checkpoint = jsonValueOf(claimed.checkpoint)
     const resumption = record.attempts > 1 ? { checkpoint: isCheckpoint(checkpoint) ? checkpoint : null, elapsedMs: Number(claimed.elapsedMs) || 0 } : undefined
     const started = this.#start(workflow, record, jsonValueOf(claimed.input), resumption)
-    await started.done
-  }
-
-  /** A schedule fired: records and runs an execution of the workflow as its owner, if it still qualifies. */
-  async #fireSchedule(workflowId: number): Promise<void> {
-    if (this.#closing) throw new Error('This worker is shutting down')
-    const workflow = await loadRunnable(this.orm.em.fork(), workflowId, 'and w.deleted_at is null and w.is_active')
-    if (!workflow || triggerTypeOf(workflow) !== 'schedule_trigger') return
-    const started = await this.runHere(workflow, {
-      mode: 'schedule',
-      userId: workflow.userId,
-      input: { scheduled_at: new Date().toISOString() },
-    })
     await started.done
   }
 

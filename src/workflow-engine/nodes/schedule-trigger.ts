@@ -1,31 +1,13 @@
 /**
  * The schedule trigger (docs/api/workflows.md): a cron expression (5 fields, or 6 with
- * seconds first) read in an IANA time zone, parsed by the `cron-parser` package. The scheduler
- * fires it through {@link nextFireTime}; the executor passes the firing time as the node's input
+ * seconds first) read in an IANA time zone (src/platform/cron.ts). The workflow schedules
+ * (../schedules.ts) fire it at each due time and pass that due time as the node's input
  * `{scheduled_at}`.
  */
-import { CronExpressionParser } from 'cron-parser'
+import { cronProblem, isTimeZone } from '../../platform/cron.ts'
 import { z } from 'zod'
 import { isRecord } from '../../schemas/wire.ts'
 import type { NodeType } from '../types.ts'
-
-/** True when `zone` is a time zone this runtime knows (IANA names such as `Europe/Paris`, and `UTC`). */
-export function isTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone })
-    return true
-  } catch {
-    return false
-  }
-}
-
-/**
- * The first firing of `cron` in `timezone` strictly after `after`.
- * @throws Error (cron-parser's, with its message) when the expression is invalid or never fires.
- */
-export function nextFireTime(cron: string, timezone: string, after: Date = new Date()): Date {
-  return CronExpressionParser.parse(cron, { tz: timezone, currentDate: after }).next().toDate()
-}
 
 const ScheduleParams = z
   .strictObject({
@@ -38,25 +20,18 @@ const ScheduleParams = z
     input: z.record(z.string(), z.unknown()).optional().meta({ description: 'Members added to the output of every firing' }),
   })
   .superRefine((params, ctx) => {
-    const fields = params.cron.trim().split(/\s+/).length
-    if (fields !== 5 && fields !== 6) {
-      ctx.addIssue({ code: 'custom', path: ['cron'], message: `A cron expression has 5 or 6 fields, not ${fields}` })
+    // The field count first: an expression of the wrong length is the cron's fault whatever the zone.
+    const fields = cronProblem(params.cron, 'UTC', [5, 6])
+    if (fields?.startsWith('A cron expression has')) {
+      ctx.addIssue({ code: 'custom', path: ['cron'], message: fields })
       return
     }
     if (!isTimeZone(params.timezone)) {
       ctx.addIssue({ code: 'custom', path: ['timezone'], message: `Unknown time zone "${params.timezone.slice(0, 100)}"` })
       return
     }
-    try {
-      // Computing one firing also refuses expressions that parse but never fire (February 30th).
-      nextFireTime(params.cron, params.timezone)
-    } catch (error) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['cron'],
-        message: `Invalid cron expression: ${error instanceof Error ? error.message : 'it does not parse'}`,
-      })
-    }
+    const problem = cronProblem(params.cron, params.timezone, [5, 6])
+    if (problem) ctx.addIssue({ code: 'custom', path: ['cron'], message: problem })
   })
 type TScheduleParams = z.infer<typeof ScheduleParams>
 

@@ -1,16 +1,16 @@
 /**
- * The command room scheduler (docs/api/command-room.md, "Timing guarantees"): fires each due
- * time of each task exactly once, across any number of processes.
+ * The command room's due times (docs/api/command-room.md, "Timing guarantees"): fires each due
+ * time of each task exactly once, across any number of processes. It is a source of the
+ * process's one scheduler (src/platform/scheduler.ts), which decides when to look.
  *
- * - **The tick** (at the earliest due time it knows of, and at least every {@link LOOK_MS}, in
- *   each process that works the queue): one transaction
- *   takes the active tasks whose `next_run_at` has come (`for update skip locked`, so two
- *   processes never take the same task), inserts one firing per task and due time (the unique key
- *   on both, `on conflict do nothing`, so a due time is recorded once even if a lock were lost),
- *   and moves `next_run_at` on (src/command-room/schedule.ts): due times missed while every
- *   process was down collapse into the one firing, and the schedule goes on from now. After the
- *   commit, each new firing is sent to the durable queue as a {@link FIRE_JOB} job whose id is the
- *   firing's uuid.
+ * - **Firing what is due** ({@link CommandRoomEngine.fireDue}, when the scheduler finds a task
+ *   due): one transaction takes the active tasks whose `next_run_at` has come (`for update skip
+ *   locked`, so two processes never take the same task), inserts one firing per task and due time
+ *   (the unique key on both, `on conflict do nothing`, so a due time is recorded once even if a
+ *   lock were lost), and moves `next_run_at` on (src/command-room/schedule.ts): due times missed
+ *   while every process was down collapse into the one firing, and the schedule goes on from now.
+ *   After the commit, each new firing is sent to the durable queue as a {@link FIRE_JOB} job whose
+ *   id is the firing's uuid.
  * - **The fire job** claims its firing (`queued` to `running`, a conditional update: a job sent
  *   twice works once), skips it when the task was paused or removed since (a "run now" firing
  *   fires anyway), and hands it to the {@link FiringActor} the runtime binds (the services: an
@@ -28,18 +28,12 @@ import type { Config } from '../platform/config.ts'
 import type { Em, Orm } from '../platform/db.ts'
 import type { JobQueue } from '../platform/queue.ts'
 import { toDate } from '../platform/sql.ts'
+import type { DueScheduler, DueSource } from '../platform/scheduler.ts'
 import { dueAfterFiring } from './schedule.ts'
 
 /** The fire job's name in the queue: `{firing_uuid}`, sent with the firing's uuid as its id. */
 export const FIRE_JOB = 'command-room.fire'
-/**
- * Longest wait between two looks at the tasks, in milliseconds. A scheduler sleeps until the
- * earliest `next_run_at` it read (or it is woken by a task stored in its own process), and looks
- * again at least this often for tasks stored through other processes; idle, it sends one cheap
- * statement per look instead of one per second.
- */
-export const LOOK_MS = 2_000
-/** Tasks one tick transaction takes at most; a tick loops while batches come back full. */
+/** Tasks one transaction of {@link CommandRoomEngine.fireDue} takes at most; it loops while batches come back full. */
 const BATCH = 500
 /** Milliseconds between sweeps. */
 const SWEEP_MS = 10_000
@@ -89,13 +83,10 @@ export interface FiringActor {
 const UNBOUND: FiringActor = { fire: () => Promise.reject(new Error('The command room is not bound to the app')) }
 
 /** See the module comment. */
-export class CommandRoomEngine {
+export class CommandRoomEngine implements DueSource {
+  readonly name = 'command-room'
   #actor: FiringActor = UNBOUND
-  #tick: NodeJS.Timeout | undefined
-  /** When the pending tick runs (epoch milliseconds), if one is pending. */
-  #wakeAt: number | undefined
   #sweep: NodeJS.Timeout | undefined
-  #ticking: Promise<unknown> | undefined
   #started = false
   #closed = false
 
@@ -103,18 +94,21 @@ export class CommandRoomEngine {
     private readonly orm: Orm,
     private readonly log: Logger,
     private readonly jobs: JobQueue,
+    private readonly scheduler: DueScheduler,
   ) {}
 
   /**
-   * Registers {@link FIRE_JOB} with `jobs` (never retried).
+   * Registers {@link FIRE_JOB} with `jobs` (never retried) and the tasks' due times with
+   * `scheduler`.
    * @throws Error when `jobs` has started or holds the job already.
    */
-  static create(o: { orm: Orm; config: Config; log: Logger; jobs: JobQueue }): CommandRoomEngine {
-    const engine = new CommandRoomEngine(o.orm, o.log, o.jobs)
+  static create(o: { orm: Orm; config: Config; log: Logger; jobs: JobQueue; scheduler: DueScheduler }): CommandRoomEngine {
+    const engine = new CommandRoomEngine(o.orm, o.log, o.jobs, o.scheduler)
     o.jobs.register<{ firing_uuid: string }>(FIRE_JOB, ({ firing_uuid }) => engine.fire(firing_uuid), {
       retryLimit: 0,
       localConcurrency: LOCAL_CONCURRENCY,
     })
+    o.scheduler.register(engine)
     return engine
   }
 
@@ -123,76 +117,41 @@ export class CommandRoomEngine {
     this.#actor = actor
   }
 
-  /** Starts the tick and the sweep in this process (one that works the queue). Later calls do nothing. */
+  /** Starts the sweep in this process (one that works the queue). Later calls do nothing. */
   start(): void {
     if (this.#started || this.#closed) return
     this.#started = true
-    this.#wakeIn(0)
     this.#sweep = setInterval(() => void this.sweep().catch((error: unknown) => this.log.warn({ err: error }, 'command room sweep failed')), SWEEP_MS)
     this.#sweep.unref()
   }
 
   /**
-   * Tells a started scheduler that a task of this process is now due at `at` (stored, updated or
-   * resumed here), so it ticks then rather than at its next look; a no-op elsewhere. Tasks stored
-   * through another process are seen at the next look, within {@link LOOK_MS}.
+   * Tells the scheduler that a task of this process is now due at `at` (stored, updated or
+   * resumed here), so it fires then rather than at its next look (src/platform/scheduler.ts).
    */
   wake(at: Date | null): void {
-    if (!this.#started || this.#closed || !at) return
-    const delay = Math.max(0, at.getTime() - Date.now())
-    if (this.#wakeAt === undefined || Date.now() + delay < this.#wakeAt) this.#wakeIn(delay)
-  }
-
-  #wakeIn(delayMs: number): void {
-    clearTimeout(this.#tick)
-    this.#wakeAt = Date.now() + delayMs
-    this.#tick = setTimeout(() => void this.#tickAndWait(), delayMs)
-    this.#tick.unref()
-  }
-
-  /** One tick, then a wait until the earliest due time or the next look, whichever comes first. */
-  async #tickAndWait(): Promise<void> {
-    this.#wakeAt = undefined
-    if (this.#closed) return
-    let delay = LOOK_MS
-    this.#ticking = (async () => {
-      // The earliest due time says both whether to tick now and how long to sleep after: an idle
-      // look is this one statement.
-      let at = await this.#earliestDue()
-      if (at !== null && at.getTime() <= Date.now()) {
-        await this.tick()
-        at = await this.#earliestDue()
-      }
-      if (at !== null) delay = Math.min(LOOK_MS, Math.max(0, at.getTime() - Date.now()))
-    })().catch((error: unknown) => this.log.warn({ err: error }, 'command room tick failed'))
-    await this.#ticking
-    this.#ticking = undefined
-    if (this.#closed) return
-    // A wake that came during the tick may already want an earlier one.
-    if (this.#wakeAt === undefined || Date.now() + delay < this.#wakeAt) this.#wakeIn(delay)
+    this.scheduler.wake(at)
   }
 
   /** The earliest `next_run_at` of the active tasks; null when none is scheduled. */
-  async #earliestDue(): Promise<Date | null> {
+  async earliestDue(): Promise<Date | null> {
     const [row] = await this.orm.em
       .fork()
       .execute<{ at: Date | string | null }[]>(`select min(next_run_at) as at from command_room_tasks where is_active and deleted_at is null`)
     return row?.at ? toDate(row.at) : null
   }
 
-  /** Stops the tick and the sweep, waiting for a tick under way. */
+  /** Stops the sweep. */
   async close(): Promise<void> {
     this.#closed = true
-    clearTimeout(this.#tick)
     clearInterval(this.#sweep)
-    await this.#ticking
   }
 
   /**
    * Fires every task due at `now` (default: this process's clock): records the firings and sends
    * their jobs. Answers how many firings it recorded.
    */
-  async tick(now: Date = new Date()): Promise<number> {
+  async fireDue(now: Date = new Date()): Promise<number> {
     let recorded = 0
     for (;;) {
       const { firings, full } = await this.#takeDue(now)
@@ -202,7 +161,7 @@ export class CommandRoomEngine {
     }
   }
 
-  /** One batch of {@link tick}, in one transaction: the uuids of the firings it recorded. */
+  /** One batch of {@link fireDue}, in one transaction: the uuids of the firings it recorded. */
   async #takeDue(now: Date): Promise<{ firings: string[]; full: boolean }> {
     const em = this.orm.em.fork()
     // Cheap when nothing is due, which is almost always: no transaction, one index probe.
