@@ -4,7 +4,7 @@ import { Migration } from '@mikro-orm/migrations';
  * Command room tasks (docs/api/command-room.md): `command_room_tasks` and their firings,
  * `command_room_task_firings`, one per task and due time (the unique key that makes a due time
  * fire once across processes). The partial index on `next_run_at` is all the scheduler's tick
- * reads (src/command-room/scheduler.ts); the one on unfinished firings is all its sweep reads.
+ * reads (src/command-room/engine.ts); the one on unfinished firings is all its sweep reads.
  */
 export class Migration20261126090000_command_room extends Migration {
 
