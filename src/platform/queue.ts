@@ -220,6 +220,26 @@ export class JobQueue {
   }
 
   /**
+   * Queues many jobs of `name` in one statement (one round trip and one commit, however many): for
+   * a module that records a batch of work at once. A job whose `id` exists already is skipped, as
+   * by {@link send}.
+   * @throws as {@link send}.
+   */
+  async sendMany<T extends object>(name: string, jobs: readonly ({ data: T } & SendOptions)[]): Promise<void> {
+    this.#known(name)
+    if (jobs.length === 0) return
+    const boss = await this.start()
+    await boss.insert(
+      name,
+      jobs.map((job) => ({
+        data: job.data,
+        ...(job.id !== undefined ? { id: job.id } : {}),
+        ...(job.group !== undefined ? { group: { id: job.group } } : {}),
+      })),
+    )
+  }
+
+  /**
    * Queues a job of `name` with `data` under `options.id` unless a job with that id is waiting or
    * running: one that has ended (completed, failed, cancelled) is replaced. For a job whose work may
    * have been lost (its owner re-sends it after a while): it is queued again, never twice.

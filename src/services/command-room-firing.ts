@@ -5,8 +5,8 @@
  *
  * A firing acts as the task's owner in the task's workspace with the owner's current role there
  * (src/services/acting-context.ts), through the same services and access rules as a request of
- * theirs: an agent task is an ordinary background run (src/services/runs.service.ts) in a new
- * thread of the owner, a workflow task an ordinary execution (mode `schedule`, or `manual` for
+ * theirs: an agent task is an ordinary run (src/services/runs.service.ts) in a new thread of the
+ * owner, executed in this process, a workflow task an ordinary execution (mode `schedule`, or `manual` for
  * "run now") run in this process. Its run, thread or execution is linked as soon as it is
  * stored; the firing then waits for its end. A firing the owner may no longer make (no longer a
  * member, the agent or workflow deleted or no longer visible to them) fails with the reason and
@@ -15,7 +15,7 @@
 import { ForbiddenError, NotFoundError } from '../platform/errors.ts'
 import type { FiringActor, FiringLinks, FiringOutcome, FiringTarget } from '../command-room/engine.ts'
 import { actingContext } from './acting-context.ts'
-import { events, retrieve, runAgent } from './runs.service.ts'
+import { runAgent } from './runs.service.ts'
 import { runnableWorkflow } from './workflow-runs.service.ts'
 import type { ResourceCtx, ServiceDeps } from '../context.ts'
 
@@ -32,21 +32,32 @@ function failure(error: unknown, what: string): FiringOutcome {
   return { status: 'failed', error: 'The firing failed' }
 }
 
-/** Runs the agent in a new thread of the owner, in the background, and waits for the run's end. */
+/**
+ * Runs the agent in a new thread of the owner and waits for the run's end (linked as soon as it
+ * is stored). The run executes here, so its end is awaited in memory, not read from its events.
+ */
 async function fireAgent(ctx: ResourceCtx, target: FiringTarget, link: (links: FiringLinks) => Promise<void>): Promise<FiringOutcome> {
-  let started
+  let stored = false
+  let ended
   try {
-    started = await runAgent(ctx, { agent_uuid: target.agentUuid as string, input: typeof target.input === 'string' ? target.input : '', background: true })
+    ended = await runAgent(
+      ctx,
+      { agent_uuid: target.agentUuid as string, input: typeof target.input === 'string' ? target.input : '' },
+      {
+        onStored: async (run) => {
+          stored = true
+          await link({ runUuid: run.uuid, threadUuid: run.threadUuid })
+        },
+      },
+    )
   } catch (error) {
-    return failure(error, 'agent')
+    // Before the run was stored, the owner may have lost access; after, it is the run's own
+    // failure (the upstream's 502 or 504), recorded on the run too.
+    return stored ? { status: 'failed', error: error instanceof Error ? error.message : 'The run failed' } : failure(error, 'agent')
   }
-  const run = started.data.run
-  await link({ runUuid: run.uuid, threadUuid: run.thread_uuid })
-  // The run's event log ends after its final event, wherever the run executes.
-  for await (const event of await events(ctx, run.uuid, 0)) void event
-  const ended = (await retrieve(ctx, run.uuid)).data.run
-  if (ended.status === 'succeeded') return { status: 'succeeded' }
-  return { status: 'failed', error: ended.error?.message ?? `The run ended ${ended.status}` }
+  const run = ended.data.run
+  if (run.status === 'succeeded') return { status: 'succeeded' }
+  return { status: 'failed', error: run.error?.message ?? `The run ended ${run.status}` }
 }
 
 /** Runs the workflow here as the owner and waits for the execution's end. */

@@ -55,6 +55,12 @@ interface AgentForRun {
  */
 export interface RunOptions {
   signal?: AbortSignal
+  /**
+   * Called once the run is stored, before it ends (a caller that waits for the end but must name
+   * the run at once: a command room firing links it). A failure is the caller's: it is thrown to
+   * it, and the run goes on.
+   */
+  onStored?: (run: { uuid: string; threadUuid: string | null }) => Promise<void>
 }
 
 /** Most earlier thread messages read for a run's context (then trimmed to the model's window). */
@@ -252,7 +258,9 @@ async function launch(ctx: ResourceCtx, o: LaunchInput, call: ModelCall, memoryI
   )
   const execution = ctx.deps.runs.start(call, stored)
   const launched = await launching
-  return settle(ctx, await stored, launched, execution, o.background, memoryInput, options)
+  const plan = await stored
+  await options.onStored?.({ uuid: plan.run.uuid, threadUuid: plan.threadUuid })
+  return settle(ctx, plan, launched, execution, o.background, memoryInput, options)
 }
 
 /** The agent's tools; a bound secret that cannot be opened (its key is gone) is a 409 naming the account, not a 500. */
