@@ -264,6 +264,7 @@ await runBench('aw_bench_command_room', async (bench: Bench) => {
   const workers = await Promise.all(
     ['worker-1', 'worker-2'].map(async (name) => {
       const proc = await startProcess('src/worker.ts', { ...env, LOG_LEVEL: 'info' }, /worker started/)
+      if (process.env.BENCH_DEBUG_LOGS) bench.closers.push(async () => void (await import('node:fs')).writeFileSync(`/tmp/${name}.log`, proc.output()))
       bench.children.push({ name, url: '', process: proc.child })
       return { name, pid: proc.child.pid! }
     }),

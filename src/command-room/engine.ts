@@ -41,8 +41,13 @@ const SWEEP_MS = 10_000
 const LOST_SECONDS = 15
 /** Seconds a `running` firing may go without a linked run or execution before the sweep fails it. */
 const ORPHAN_SECONDS = 120
-/** Fire jobs worked at once per process. */
-const LOCAL_CONCURRENCY = 20
+/**
+ * Fire jobs worked at once per process: {@link FETCHERS} fetchers of {@link FIRE_BATCH} each. A
+ * firing mostly waits for its model, so many run at once; batches let a backlog of firings due
+ * together be fetched as fast as they are worked (src/platform/queue.ts, `batchSize`).
+ */
+const FETCHERS = 4
+const FIRE_BATCH = 10
 
 /** A claimed firing, with what its task asks. */
 export interface FiringTarget {
@@ -106,7 +111,8 @@ export class CommandRoomEngine implements DueSource {
     const engine = new CommandRoomEngine(o.orm, o.log, o.jobs, o.scheduler)
     o.jobs.register<{ firing_uuid: string }>(FIRE_JOB, ({ firing_uuid }) => engine.fire(firing_uuid), {
       retryLimit: 0,
-      localConcurrency: LOCAL_CONCURRENCY,
+      localConcurrency: FETCHERS,
+      batchSize: FIRE_BATCH,
     })
     o.scheduler.register(engine)
     return engine

@@ -53,8 +53,18 @@ export interface JobOptions {
    * handler runs); a job whose worker died fails then, and is retried. At least 10; default none.
    */
   heartbeatSeconds?: number
-  /** Jobs of this name worked at once in this process (default 1). */
+  /**
+   * Fetchers of this name in this process (default 1): each fetches up to {@link batchSize} jobs,
+   * works them, and fetches again.
+   */
   localConcurrency?: number
+  /**
+   * Jobs one fetcher takes at once and works concurrently (default 1), each completed or failed
+   * on its own. A fetch that came back full is followed by the next at once: a backlog (a
+   * thousand firings due together) drains at the speed of the handlers, where single-job fetchers
+   * waited for the queue's backlog count (refreshed every few seconds) or their next poll.
+   */
+  batchSize?: number
   /**
    * Jobs of one group (the `group` they were sent with) active at once across every process;
    * default no limit. pg-boss counts at each fetch, so two fetches at once may both see room.
@@ -135,12 +145,23 @@ export class JobQueue {
       ...(options.localConcurrency !== undefined ? { localConcurrency: options.localConcurrency } : {}),
       ...(options.groupConcurrency !== undefined ? { groupConcurrency: options.groupConcurrency } : {}),
     }
+    const info = (job: Job<T>): JobInfo => ({ id: job.id, name: job.name, retryCount: job.retryCount })
+    const batchSize = options.batchSize ?? 1
     this.#jobs.set(name, {
       options,
       work: (boss) =>
-        boss.work<T>(name, work, async (jobs: Job<T>[]) => {
-          for (const job of jobs) await handler(job.data, { id: job.id, name: job.name, retryCount: job.retryCount })
-        }),
+        batchSize > 1
+          ? boss.work<T>(name, { ...work, batchSize, burstWhenBatchFull: true, perJobResults: true }, async (jobs: Job<T>[]) => {
+              const settled = await Promise.allSettled(jobs.map((job) => handler(job.data, info(job))))
+              return settled.map((outcome, i) => ({
+                id: jobs[i].id,
+                status: outcome.status === 'fulfilled' ? ('completed' as const) : ('failed' as const),
+                ...(outcome.status === 'rejected' ? { output: { message: outcome.reason instanceof Error ? outcome.reason.message : String(outcome.reason) } } : {}),
+              }))
+            })
+          : boss.work<T>(name, work, async (jobs: Job<T>[]) => {
+              for (const job of jobs) await handler(job.data, info(job))
+            }),
     })
   }
 
