@@ -32,6 +32,7 @@ import { toMessage, type MessageRow, messageColumns } from '../schemas/message.s
 import { isRecord, jsonRecordOf, storableJson, storableText } from '../schemas/wire.ts'
 import { selectColumns, unprefix } from '../platform/sql.ts'
 import { requireThread } from './threads.service.ts'
+import { linkedWorkflowsSql, workflowToolBindings } from './run-workflow-tools.ts'
 import type { ResourceCtx } from '../context.ts'
 import type { ModelCall, RunOutcome, RunPlan } from '../llm/run-types.ts'
 import type { RunKind } from '../../entities/index.ts'
@@ -47,6 +48,8 @@ interface AgentForRun {
   toolRows: unknown
   /** Its model as read with it (src/llm/registry.ts, `modelBySlugSql`), for {@link resolveAgentModel}. */
   modelRow: unknown
+  /** Its linked workflows the caller may run, as read with it (./run-workflow-tools.ts, `linkedWorkflowsSql`). */
+  workflowRows: unknown
 }
 
 /**
@@ -174,7 +177,8 @@ function answerOf(run: RunRecord, rows: Record<string, unknown>[]): TRunResult {
 
 /** A run (`r`) with the uuids of its agent, thread (`t`; its messages' thread too) and prompt. */
 const RUN_FROM = 'runs r left join agents a on a.id = r.agent_id left join threads t on t.id = r.thread_id left join prompts p on p.id = r.prompt_id'
-const RUN_COLUMNS = `${selectColumns('r', '', RUN_FIELDS)}, a.uuid as "agentUuid", t.uuid as "threadUuid", p.uuid as "promptUuid"`
+const RUN_COLUMNS = `${selectColumns('r', '', RUN_FIELDS)}, a.uuid as "agentUuid", t.uuid as "threadUuid", p.uuid as "promptUuid",
+  (select json_agg(w.data order by w.seq) from run_events w where w.run_id = r.id and w.type = 'run.warning') as warnings`
 
 /**
  * The agent (by uuid, or by id for a thread's agent) with the columns a run needs, if the caller
@@ -189,16 +193,29 @@ async function requireAgent(ctx: ResourceCtx, key: string | { id: number }): Pro
     params: [ctx.config.llm.defaultModel],
   }
   const model = modelBySlugSql(slug, { workspaceId: ctx.workspace.workspace.id, userId: ctx.auth.user.id })
-  const access = await requireResourceWith<{ name: string; instruction: string; metadata: unknown; tools: unknown; model: unknown }>(
+  const workflows = linkedWorkflowsSql(ctx, 'r.id')
+  const access = await requireResourceWith<{ name: string; instruction: string; metadata: unknown; tools: unknown; model: unknown; workflows: unknown }>(
     ctx,
     'agents',
     'Agent',
     key,
     'read',
-    { sql: `r.name, r.instruction, r.metadata, ${agentToolsSql('r.id')} as tools, ${model.sql} as model`, params: model.params },
+    {
+      sql: `r.name, r.instruction, r.metadata, ${agentToolsSql('r.id')} as tools, ${model.sql} as model, ${workflows.sql} as workflows`,
+      params: [...model.params, ...workflows.params],
+    },
   )
   const { name, instruction, metadata, tools } = access.row
-  return { id: access.id, uuid: access.uuid, name, instruction, metadata: jsonRecordOf(metadata), toolRows: tools, modelRow: access.row.model }
+  return {
+    id: access.id,
+    uuid: access.uuid,
+    name,
+    instruction,
+    metadata: jsonRecordOf(metadata),
+    toolRows: tools,
+    modelRow: access.row.model,
+    workflowRows: access.row.workflows,
+  }
 }
 
 async function launchAgentRun(
@@ -211,7 +228,7 @@ async function launchAgentRun(
   options: RunOptions = {},
 ): Promise<TRunResult> {
   const model = await resolveAgentModel(ctx, agent.metadata, agent)
-  const tools = model.llm.supportsTools ? toolsOf(ctx, agent.toolRows) : []
+  const { tools, workflowTools, webSearch, warnings } = offeredTools(ctx, agent, model)
   const memoryOn = agent.metadata.memory === true
   const memories = memoryOn ? await memoriesFor(ctx.em, ctx.auth.user.id, agent.id) : []
   const knowledge = agent.metadata.knowledge === true ? await knowledgeForRun(ctx, agent.id, content, model) : null
@@ -223,9 +240,12 @@ async function launchAgentRun(
     system,
     messages: [...fitWindow(toModelMessages(history), model, system, content), { role: 'user', content }],
     tools,
+    workflowTools,
+    webSearch,
+    warnings,
     ...(knowledge ? { knowledge: { event: knowledge.event, citations: knowledge.citations } } : {}),
   }
-  const launchInput = { kind, agent: { id: agent.id, uuid: agent.uuid }, thread: existingThread ?? 'new', prompt: null, model, input: content, background } as const
+  const launchInput = { kind, agent: { id: agent.id, uuid: agent.uuid }, thread: existingThread ?? 'new', prompt: null, model, input: content, background, warnings } as const
   return launch(ctx, launchInput, call, memoryOn ? content : null, options)
 }
 
@@ -255,10 +275,39 @@ async function launch(ctx: ResourceCtx, o: LaunchInput, call: ModelCall, memoryI
   return settle(ctx, await stored, launched, execution, o.background, memoryInput, options)
 }
 
+/**
+ * What a run of `agent` on `model` offers the model (docs/api/runs.md, "Tool calls"): the agent's
+ * HTTP tools, its linked workflows the caller may run, and, with `metadata.web_search`, the
+ * provider's web search under `web_search` (no other tool takes that name). A model without tool
+ * support is offered nothing. Web search asked for but not available is a warning, never
+ * silently dropped.
+ * @throws ConflictError as {@link toolsOf}.
+ */
+function offeredTools(
+  ctx: ResourceCtx,
+  agent: AgentForRun,
+  model: ResolvedModel,
+): Required<Pick<ModelCall, 'tools' | 'workflowTools' | 'webSearch' | 'warnings'>> {
+  const wantsSearch = agent.metadata.web_search === true
+  if (!model.llm.supportsTools) {
+    const warnings = wantsSearch ? [{ code: 'web_search_unavailable', message: `${model.llm.name} cannot call tools, so it cannot search the web` }] : []
+    return { tools: [], workflowTools: [], webSearch: null, warnings }
+  }
+  const webSearch = wantsSearch ? model.webSearch() : null
+  const warnings =
+    wantsSearch && !webSearch
+      ? [{ code: 'web_search_unavailable', message: `${model.llm.name} has no web search through its provider; the run goes on without it` }]
+      : []
+  const reserved = new Set(webSearch ? [webSearch.name] : [])
+  const tools = toolsOf(ctx, agent.toolRows, reserved)
+  const workflowTools = workflowToolBindings(ctx, agent.workflowRows, new Set([...reserved, ...tools.map((tool) => tool.name)]))
+  return { tools, workflowTools, webSearch, warnings }
+}
+
 /** The agent's tools; a bound secret that cannot be opened (its key is gone) is a 409 naming the account, not a 500. */
-function toolsOf(ctx: ResourceCtx, toolRows: unknown): ToolBinding[] {
+function toolsOf(ctx: ResourceCtx, toolRows: unknown, reserved: ReadonlySet<string>): ToolBinding[] {
   try {
-    return agentToolBindings(ctx.config, toolRows)
+    return agentToolBindings(ctx.config, toolRows, reserved)
   } catch (error) {
     if (error instanceof ToolCredentialUnavailableError) throw new ConflictError(error.message)
     throw error
@@ -339,6 +388,8 @@ interface LaunchInput {
   model: ResolvedModel
   input: unknown
   background: boolean
+  /** The run's warnings, answered with it at once (its executor logs them as `run.warning` events). */
+  warnings?: ModelCall['warnings']
 }
 
 /**
@@ -398,7 +449,7 @@ async function insertRun(ctx: ResourceCtx, o: LaunchInput): Promise<LaunchedRun>
   )
   const row = rows[0]
   const threadId = row.threadId === null ? null : Number(row.threadId)
-  const record = { ...(row as unknown as RunRecord), agentUuid: o.agent?.uuid ?? null, threadUuid, promptUuid: o.prompt?.uuid ?? null }
+  const record = { ...(row as unknown as RunRecord), agentUuid: o.agent?.uuid ?? null, threadUuid, promptUuid: o.prompt?.uuid ?? null, warnings: o.warnings ?? [] }
   return { threadId, record, rows }
 }
 
