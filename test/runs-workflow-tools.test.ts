@@ -309,6 +309,48 @@ describe('runs with linked workflows and web search', () => {
       const background = await run(alice, bot.uuid, { input: 'Again', background: true })
       expect(background.status).toBe(202)
       expect(background.body.data.run.warnings).toEqual([warning])
+      // Its events end with the run, so it calls the upstream no more after this test.
+      expect((await eventsOf(alice, background.body.data.run.uuid)).map((event) => event.type)).toContain('run.warning')
+    })
+
+    it("offers OpenAI's web search through the Responses API; the provider's search is logged, not stored in the thread", async () => {
+      const flow = await workflow(alice, { name: 'Web search', ...chain('manual_trigger') })
+      const bot = await agent(alice, { name: 'Researcher', metadata: { web_search: true }, workflows: [{ workflow_uuid: flow.uuid }] })
+      upstream.enqueue({ kind: 'web_search', query: 'service news today', text: 'Here is the news.' })
+      const res = await run(alice, bot.uuid, { input: 'What is new today?' })
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+      expect(res.body.data.run).toMatchObject({ status: 'succeeded', output: 'Here is the news.', warnings: [] })
+
+      expect(upstream.requests.map((request) => request.path)).toEqual(['/v1/responses'])
+      const tools = upstream.requests[0].body.tools as { type: string; name?: string }[]
+      // The provider's tool keeps its name; the workflow named alike gives way.
+      expect(tools).toEqual([
+        expect.objectContaining({ type: 'function', name: 'web_search_2' }),
+        expect.objectContaining({ type: 'web_search' }),
+      ])
+
+      expect(res.body.data.messages.map((m: { role: string; parts: unknown[] }) => [m.role, m.parts.length])).toEqual([
+        ['user', 1],
+        ['assistant', 1],
+      ])
+      const events = await eventsOf(alice, res.body.data.run.uuid)
+      expect(events.find((event) => event.type === 'tool.call')?.data).toMatchObject({ tool_name: 'web_search', provider_executed: true })
+      expect(events.find((event) => event.type === 'tool.result')?.data).toMatchObject({
+        tool_name: 'web_search',
+        provider_executed: true,
+        is_error: false,
+      })
+
+      // The next run of the thread sends the earlier answer without the search in it.
+      upstream.reset()
+      const next = await t.http('POST', `/api/v1/agents/${bot.uuid}/run`, {
+        token: alice.token,
+        body: { input: 'And tomorrow?', thread_uuid: res.body.data.run.thread_uuid },
+      })
+      expect(next.status, JSON.stringify(next.body)).toBe(200)
+      expect(next.body.data.run.output).toBe('Echo: And tomorrow?')
+      const input = upstream.requests[0].body.input as { type?: string; role?: string }[]
+      expect(input.filter((item) => item.type === 'web_search_call' || item.type === 'function_call')).toEqual([])
     })
 
     it('warns when the model cannot call tools at all', async () => {
