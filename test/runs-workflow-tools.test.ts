@@ -284,6 +284,32 @@ describe('runs with linked workflows and web search', () => {
     })
   })
 
+  it('bounds a workflow that runs the agent that calls it: three nested executions, then the innermost run is offered none', async () => {
+    const bot = await agent(alice, { name: 'Recursive' })
+    const flow = await workflow(alice, {
+      name: 'Ask again',
+      ...chain('manual_trigger', { type: 'run_agent', parameters: { agent_uuid: bot.uuid, message: 'Once more' } }),
+    })
+    expect(
+      (await t.http('PUT', `/api/v1/agents/${bot.uuid}`, { token: alice.token, body: { workflows: [{ workflow_uuid: flow.uuid }] } }))
+        .status,
+    ).toBe(200)
+    // Every model call that is offered the tool calls it; once it has the result, it answers.
+    upstream.respondWith((request) => {
+      const messages = request.body.messages as { role: string }[]
+      if (!request.body.tools || messages.some((message) => message.role === 'tool')) return { kind: 'text', text: 'Done.' }
+      return { kind: 'tool_calls', calls: [{ name: 'ask_again', arguments: '{}' }] }
+    })
+    const res = await run(alice, bot.uuid, { input: 'Start' })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    const executions = await executionsOf(alice, flow.uuid)
+    expect(executions.map((execution) => execution.status)).toEqual(['succeeded', 'succeeded', 'succeeded'])
+    const offeredTo = upstream.requests.filter(
+      (request) => !(request.body.messages as { role: string }[]).some((message) => message.role === 'tool'),
+    )
+    expect(offeredTo.map((request) => (request.body.tools ?? []).length)).toEqual([1, 1, 1, 0])
+  })
+
   describe('web search', () => {
     it('warns, in an event and on the answer, when the provider has no web search (an OpenAI-compatible server); the run goes on without it', async () => {
       const bot = await agent(alice, {

@@ -27,6 +27,13 @@ import { runnableWorkflow } from './workflow-runs.service.ts'
 import type { ResourceCtx } from '../context.ts'
 
 /**
+ * Most linked-workflow calls nested in one another: a workflow that runs an agent whose run calls
+ * a workflow (perhaps the same one) nests, and without a bound such a loop would go on until
+ * every level timed out. A run this deep offers no linked workflows.
+ */
+export const MAX_TOOL_DEPTH = 3
+
+/**
  * A subquery answering, as a JSON array, the workflows linked to the agent whose id is the SQL
  * `agentId` (a column or a `?`) that the caller may run (module comment), for the agent's own
  * statement; {@link workflowToolBindings} reads it.
@@ -79,14 +86,20 @@ function triggerShape(type: string | undefined): TriggerShape {
  * The tools of the rows {@link linkedWorkflowsSql} read, named after their workflows
  * (lower-case letters, digits, `_` and `-`, at most 64 characters; `_2`, `_3`, ... after a name in
  * `taken` or an earlier workflow's), described by the workflow's `description` (its name when
- * empty). Each tool's `run` acts as the caller of `ctx` (module comment).
+ * empty). Each tool's `run` acts as the caller of `ctx` (module comment). None when the run is
+ * `o.toolDepth` (its execution's, 0 for a run no execution started) {@link MAX_TOOL_DEPTH} deep.
  */
-export function workflowToolBindings(ctx: ResourceCtx, rows: unknown, taken: ReadonlySet<string>): WorkflowToolBinding[] {
+export function workflowToolBindings(
+  ctx: ResourceCtx,
+  rows: unknown,
+  o: { taken: ReadonlySet<string>; toolDepth: number },
+): WorkflowToolBinding[] {
+  if (o.toolDepth >= MAX_TOOL_DEPTH) return []
   const parsed = jsonValueOf(rows)
   const list = Array.isArray(parsed) ? parsed.filter(isRecord) : []
   const names = functionNames(
     list.map((row) => String(row.name)),
-    taken,
+    o.taken,
   )
   return list.map((row, index): WorkflowToolBinding => {
     const nodes = jsonValueOf(row.nodes)
@@ -98,20 +111,20 @@ export function workflowToolBindings(ctx: ResourceCtx, rows: unknown, taken: Rea
       description: shape.note ? `${said}\n\n${shape.note}` : said,
       inputSchema: shape.schema,
       workflowUuid: uuid,
-      run: (args, signal) => runLinkedWorkflow(ctx, uuid, shape.input(args), signal),
+      run: (args, signal) => runLinkedWorkflow(ctx, { uuid, input: shape.input(args), toolDepth: o.toolDepth + 1 }, signal),
     }
   })
 }
 
 /**
- * One call of a workflow tool: a manual execution of workflow `uuid` with `input`, waited for;
+ * One call of a workflow tool: a manual execution of workflow `uuid` with `input` (`toolDepth`
+ * deep: a run it starts offers linked workflows only below {@link MAX_TOOL_DEPTH}), waited for;
  * `signal` cancels it. Never throws: a refusal (the workflow is gone, no longer visible or
  * empty) or a fault is an outcome the model is told about.
  */
 async function runLinkedWorkflow(
   ctx: ResourceCtx,
-  uuid: string,
-  input: unknown,
+  { uuid, input, toolDepth }: { uuid: string; input: unknown; toolDepth: number },
   signal: AbortSignal | undefined,
 ): Promise<WorkflowToolOutcome> {
   const refused = (code: string, message: string): WorkflowToolOutcome => ({
@@ -131,7 +144,7 @@ async function runLinkedWorkflow(
   if (signal?.aborted) return refused('canceled', 'The run ended before the workflow started')
   let started: Awaited<ReturnType<typeof ctx.deps.workflows.runHere>>
   try {
-    started = await ctx.deps.workflows.runHere(workflow, { mode: 'manual', userId: ctx.auth.user.id, input })
+    started = await ctx.deps.workflows.runHere(workflow, { mode: 'manual', userId: ctx.auth.user.id, input, toolDepth })
   } catch (error) {
     ctx.log.error({ err: error, workflow: uuid }, 'workflow tool not started')
     return refused('internal_error', 'The workflow execution could not be stored')

@@ -58,6 +58,8 @@ interface AgentForRun {
  */
 export interface RunOptions {
   signal?: AbortSignal
+  /** For a run a workflow execution starts: that execution's `toolDepth` (./run-workflow-tools.ts). */
+  toolDepth?: number
 }
 
 /** Most earlier thread messages read for a run's context (then trimmed to the model's window). */
@@ -228,7 +230,7 @@ async function launchAgentRun(
   options: RunOptions = {},
 ): Promise<TRunResult> {
   const model = await resolveAgentModel(ctx, agent.metadata, agent)
-  const { tools, workflowTools, webSearch, warnings } = offeredTools(ctx, agent, model)
+  const { tools, workflowTools, webSearch, warnings } = offeredTools(ctx, agent, model, options.toolDepth ?? 0)
   const memoryOn = agent.metadata.memory === true
   const memories = memoryOn ? await memoriesFor(ctx.em, ctx.auth.user.id, agent.id) : []
   const knowledge = agent.metadata.knowledge === true ? await knowledgeForRun(ctx, agent.id, content, model) : null
@@ -287,6 +289,7 @@ function offeredTools(
   ctx: ResourceCtx,
   agent: AgentForRun,
   model: ResolvedModel,
+  toolDepth: number,
 ): Required<Pick<ModelCall, 'tools' | 'workflowTools' | 'webSearch' | 'warnings'>> {
   const wantsSearch = agent.metadata.web_search === true
   if (!model.llm.supportsTools) {
@@ -300,7 +303,8 @@ function offeredTools(
       : []
   const reserved = new Set(webSearch ? [webSearch.name] : [])
   const tools = toolsOf(ctx, agent.toolRows, reserved)
-  const workflowTools = workflowToolBindings(ctx, agent.workflowRows, new Set([...reserved, ...tools.map((tool) => tool.name)]))
+  const taken = new Set([...reserved, ...tools.map((tool) => tool.name)])
+  const workflowTools = workflowToolBindings(ctx, agent.workflowRows, { taken, toolDepth })
   return { tools, workflowTools, webSearch, warnings }
 }
 
