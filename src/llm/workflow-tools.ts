@@ -3,7 +3,7 @@
  * the model is offered for each one, and the AI SDK tools that run them.
  *
  * The run executor knows no service, so each binding carries its own `run`, made by the runs
- * service (src/services/run-workflow-tools.ts): one call is one ordinary workflow execution,
+ * service (src/services/run-tools.ts): one call is one ordinary workflow execution,
  * stored and visible like a manual run. What this module adds is the tool's side: the input is
  * checked against the binding's schema before anything runs, a succeeded execution's output is
  * the tool result, anything else becomes a failed tool result naming the execution (the run

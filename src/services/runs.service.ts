@@ -23,7 +23,7 @@ import { modelBySlugSql, type ResolvedModel } from '../llm/registry.ts'
 import { resolveAgentModel, resolveFor } from './agent-model.ts'
 import { followRun } from '../llm/run-log.ts'
 import { composeSystemPrompt } from '../llm/system-prompt.ts'
-import { agentToolBindings, agentToolsSql, ToolCredentialUnavailableError, type ToolBinding } from '../llm/tools.ts'
+import { agentToolsSql } from '../llm/tools.ts'
 import { RUN_FIELDS, toRun, toUsage, type RunRecord, type TRunAgentInput, type TRunPromptInput, type TRunResult, type TRunThreadInput, type RunEventRecord } from '../schemas/run.schema.ts'
 import { extractMemories, memoriesFor } from './memory-extraction.ts'
 import { threadHistory } from './messages.service.ts'
@@ -32,7 +32,7 @@ import { toMessage, type MessageRow, messageColumns } from '../schemas/message.s
 import { isRecord, jsonRecordOf, storableJson, storableText } from '../schemas/wire.ts'
 import { selectColumns, unprefix } from '../platform/sql.ts'
 import { requireThread } from './threads.service.ts'
-import { linkedWorkflowsSql, workflowToolBindings } from './run-workflow-tools.ts'
+import { linkedWorkflowsSql, offeredTools } from './run-tools.ts'
 import type { ResourceCtx } from '../context.ts'
 import type { ModelCall, RunOutcome, RunPlan } from '../llm/run-types.ts'
 import type { RunKind } from '../../entities/index.ts'
@@ -48,7 +48,7 @@ interface AgentForRun {
   toolRows: unknown
   /** Its model as read with it (src/llm/registry.ts, `modelBySlugSql`), for {@link resolveAgentModel}. */
   modelRow: unknown
-  /** Its linked workflows the caller may run, as read with it (./run-workflow-tools.ts, `linkedWorkflowsSql`). */
+  /** Its linked workflows the caller may run, as read with it (./run-tools.ts, `linkedWorkflowsSql`). */
   workflowRows: unknown
 }
 
@@ -58,7 +58,7 @@ interface AgentForRun {
  */
 export interface RunOptions {
   signal?: AbortSignal
-  /** For a run a workflow execution starts: that execution's `toolDepth` (./run-workflow-tools.ts). */
+  /** For a run a workflow execution starts: that execution's `toolDepth` (./run-tools.ts). */
   toolDepth?: number
 }
 
@@ -275,47 +275,6 @@ async function launch(ctx: ResourceCtx, o: LaunchInput, call: ModelCall, memoryI
   const execution = ctx.deps.runs.start(call, stored)
   const launched = await launching
   return settle(ctx, await stored, launched, execution, o.background, memoryInput, options)
-}
-
-/**
- * What a run of `agent` on `model` offers the model (docs/api/runs.md, "Tool calls"): the agent's
- * HTTP tools, its linked workflows the caller may run, and, with `metadata.web_search`, the
- * provider's web search under `web_search` (no other tool takes that name). A model without tool
- * support is offered nothing. Web search asked for but not available is a warning, never
- * silently dropped.
- * @throws ConflictError as {@link toolsOf}.
- */
-function offeredTools(
-  ctx: ResourceCtx,
-  agent: AgentForRun,
-  model: ResolvedModel,
-  toolDepth: number,
-): Required<Pick<ModelCall, 'tools' | 'workflowTools' | 'webSearch' | 'warnings'>> {
-  const wantsSearch = agent.metadata.web_search === true
-  if (!model.llm.supportsTools) {
-    const warnings = wantsSearch ? [{ code: 'web_search_unavailable', message: `${model.llm.name} cannot call tools, so it cannot search the web` }] : []
-    return { tools: [], workflowTools: [], webSearch: null, warnings }
-  }
-  const webSearch = wantsSearch ? model.webSearch() : null
-  const warnings =
-    wantsSearch && !webSearch
-      ? [{ code: 'web_search_unavailable', message: `${model.llm.name} has no web search through its provider; the run goes on without it` }]
-      : []
-  const reserved = new Set(webSearch ? [webSearch.name] : [])
-  const tools = toolsOf(ctx, agent.toolRows, reserved)
-  const taken = new Set([...reserved, ...tools.map((tool) => tool.name)])
-  const workflowTools = workflowToolBindings(ctx, agent.workflowRows, { taken, toolDepth })
-  return { tools, workflowTools, webSearch, warnings }
-}
-
-/** The agent's tools; a bound secret that cannot be opened (its key is gone) is a 409 naming the account, not a 500. */
-function toolsOf(ctx: ResourceCtx, toolRows: unknown, reserved: ReadonlySet<string>): ToolBinding[] {
-  try {
-    return agentToolBindings(ctx.config, toolRows, reserved)
-  } catch (error) {
-    if (error instanceof ToolCredentialUnavailableError) throw new ConflictError(error.message)
-    throw error
-  }
 }
 
 /** Answers a started run at once in the background (the router answers 202), else when its `execution` ended. */

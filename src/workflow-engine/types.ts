@@ -71,7 +71,7 @@ export interface NodeContext<P = unknown> {
     userId: number
     /**
      * How many agent runs calling a linked workflow led to this execution (0 or absent: none); a
-     * run it starts offers linked workflows only below a limit (src/services/run-workflow-tools.ts).
+     * run it starts offers linked workflows only below a limit (src/services/run-tools.ts).
      */
     toolDepth?: number
   }

@@ -1,7 +1,9 @@
 /**
- * An agent's linked workflows as tools of its runs (docs/api/runs.md, "Linked workflows").
+ * The tools a run of an agent offers its model (docs/api/runs.md, "Tool calls"): its HTTP tools,
+ * its linked workflows and the provider's web search ({@link offeredTools}). Most of this module
+ * is the linked workflows (docs/api/runs.md, "Linked workflows").
  *
- * Offered: every workflow linked to the agent (`agent_workflows`, in the agent's order) that the
+ * Linked workflows offered: every workflow linked to the agent (`agent_workflows`, in the agent's order) that the
  * run's caller may run as `POST /api/v1/workflows/{workflow_uuid}/run` allows: visible to them
  * (`read`), not deleted, with nodes. Active or not, as a manual run: activation only governs
  * webhooks and schedules. A workflow the caller cannot see is simply not offered (the agent's
@@ -16,9 +18,11 @@
  */
 import { serviceScopeSql, viewerOf } from '../access/resource-access.ts'
 import { visibleSql } from '../access/visibility.ts'
-import { AppError } from '../platform/errors.ts'
+import { AppError, ConflictError } from '../platform/errors.ts'
 import type { SqlFragment } from '../platform/sql.ts'
-import { functionNames } from '../llm/tools.ts'
+import { agentToolBindings, functionNames, ToolCredentialUnavailableError, type ToolBinding } from '../llm/tools.ts'
+import type { ResolvedModel } from '../llm/registry.ts'
+import type { ModelCall } from '../llm/run-types.ts'
 import type { WorkflowToolBinding, WorkflowToolOutcome } from '../llm/workflow-tools.ts'
 import { isRecord, jsonValueOf } from '../schemas/wire.ts'
 import { triggerOf } from '../workflow-engine/node-types.ts'
@@ -32,6 +36,55 @@ import type { ResourceCtx } from '../context.ts'
  * every level timed out. A run this deep offers no linked workflows.
  */
 export const MAX_TOOL_DEPTH = 3
+
+/**
+ * What a run of `agent` on `model` offers the model (docs/api/runs.md, "Tool calls"): the agent's
+ * HTTP tools (its `toolRows`, src/llm/tools.ts `agentToolsSql`), its linked workflows the caller
+ * may run (its `workflowRows`, {@link linkedWorkflowsSql}; none at {@link MAX_TOOL_DEPTH}
+ * `toolDepth`), and, with `metadata.web_search`, the provider's web search under `web_search`
+ * (no other tool takes that name). A model without tool support is offered nothing. Web search
+ * asked for but not available is a warning (docs/api/runs.md, "Warnings"), never silently dropped.
+ * @throws ConflictError as {@link toolsOf}.
+ */
+export function offeredTools(
+  ctx: ResourceCtx,
+  agent: { metadata: Record<string, unknown>; toolRows: unknown; workflowRows: unknown },
+  model: ResolvedModel,
+  toolDepth: number,
+): Required<Pick<ModelCall, 'tools' | 'workflowTools' | 'webSearch' | 'warnings'>> {
+  const wantsSearch = agent.metadata.web_search === true
+  if (!model.llm.supportsTools) {
+    const warnings = wantsSearch
+      ? [{ code: 'web_search_unavailable', message: `${model.llm.name} cannot call tools, so it cannot search the web` }]
+      : []
+    return { tools: [], workflowTools: [], webSearch: null, warnings }
+  }
+  const webSearch = wantsSearch ? model.webSearch() : null
+  const warnings =
+    wantsSearch && !webSearch
+      ? [
+          {
+            code: 'web_search_unavailable',
+            message: `${model.llm.name} has no web search through its provider; the run goes on without it`,
+          },
+        ]
+      : []
+  const reserved = new Set(webSearch ? [webSearch.name] : [])
+  const tools = toolsOf(ctx, agent.toolRows, reserved)
+  const taken = new Set([...reserved, ...tools.map((tool) => tool.name)])
+  const workflowTools = workflowToolBindings(ctx, agent.workflowRows, { taken, toolDepth })
+  return { tools, workflowTools, webSearch, warnings }
+}
+
+/** The agent's tools; a bound secret that cannot be opened (its key is gone) is a 409 naming the account, not a 500. */
+function toolsOf(ctx: ResourceCtx, toolRows: unknown, reserved: ReadonlySet<string>): ToolBinding[] {
+  try {
+    return agentToolBindings(ctx.config, toolRows, reserved)
+  } catch (error) {
+    if (error instanceof ToolCredentialUnavailableError) throw new ConflictError(error.message)
+    throw error
+  }
+}
 
 /**
  * A subquery answering, as a JSON array, the workflows linked to the agent whose id is the SQL
