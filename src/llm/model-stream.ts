@@ -69,40 +69,14 @@ export async function* modelParts(call: ModelCall, o: { config: Config; signal: 
         yield { type: 'text', text: part.text }
         break
       case 'tool-call':
-        yield {
-          type: 'tool-call',
-          toolCallId: part.toolCallId,
-          toolName: part.toolName,
-          input: part.input,
-          providerExecuted: part.providerExecuted === true,
-        }
+        yield { type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, input: part.input, ...toolMeta(part) }
         break
-      case 'tool-result': {
-        const link = links.get(part.toolCallId)
-        const providerExecuted = part.providerExecuted === true
-        yield {
-          type: 'tool-result',
-          toolCallId: part.toolCallId,
-          toolName: part.toolName,
-          output: part.output,
-          providerExecuted,
-          ...(link ? { link } : {}),
-        }
+      case 'tool-result':
+        yield { type: 'tool-result', toolCallId: part.toolCallId, toolName: part.toolName, output: part.output, ...toolMeta(part, links) }
         break
-      }
-      case 'tool-error': {
-        const link = links.get(part.toolCallId)
-        const providerExecuted = part.providerExecuted === true
-        yield {
-          type: 'tool-error',
-          toolCallId: part.toolCallId,
-          toolName: part.toolName,
-          error: part.error,
-          providerExecuted,
-          ...(link ? { link } : {}),
-        }
+      case 'tool-error':
+        yield { type: 'tool-error', toolCallId: part.toolCallId, toolName: part.toolName, error: part.error, ...toolMeta(part, links) }
         break
-      }
       case 'finish-step':
         yield stepEnd(part.usage)
         break
@@ -126,6 +100,15 @@ function toolSetOf(call: ModelCall, o: { config: Config; signal: AbortSignal }, 
   const tools: ToolSet = { ...toToolSet(call.tools, o), ...toWorkflowToolSet(call.workflowTools ?? [], { signal: o.signal, links }) }
   if (call.webSearch) tools[call.webSearch.name] = call.webSearch.tool
   return Object.keys(tools).length > 0 ? tools : undefined
+}
+
+/** Whether the provider ran a tool part's call itself, and the workflow execution the call made (from `links`). */
+function toolMeta(
+  part: { toolCallId: string; providerExecuted?: boolean },
+  links?: WorkflowCallLinks,
+): { providerExecuted: boolean; link?: WorkflowLink } {
+  const link = links?.get(part.toolCallId)
+  return { providerExecuted: part.providerExecuted === true, ...(link ? { link } : {}) }
 }
 
 const stepEnd = (usage: { inputTokens: number | undefined; outputTokens: number | undefined }): ModelPart => ({
