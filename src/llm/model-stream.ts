@@ -3,25 +3,28 @@
  * of its answer as the run executor records them, from the Vercel AI SDK.
  *
  * A run whose model is offered tools goes through `streamText`, which runs the tool loop: it
- * executes each tool call ({@link toToolSet}), sends the results back and calls the model again,
+ * executes each tool call ({@link toToolSet}, {@link toWorkflowToolSet}; a provider's web search
+ * runs at the provider), sends the results back and calls the model again,
  * at most `LLM_MAX_STEPS` times. A run without tools has no loop, so it makes its one model call
  * through the SDK's `experimental_streamLanguageModelCall`: the same prompt conversion, provider
  * call and stream parsing that `streamText` runs for each step, without the multi-step
  * machinery around it. On this machine that saves about 1.3 ms of CPU per run (docs/benchmarks.md,
  * "Runs benchmark").
  */
-import { experimental_streamLanguageModelCall, stepCountIs, streamText } from 'ai'
+import { experimental_streamLanguageModelCall, stepCountIs, streamText, type ToolSet } from 'ai'
 import type { Config } from '../platform/config.ts'
 import type { ModelCall } from './run-types.ts'
 import { toToolSet } from './tools.ts'
+import { toWorkflowToolSet, type WorkflowCallLinks, type WorkflowLink } from './workflow-tools.ts'
 
 /** One part of a model's answer, as the run executor records it. */
 export type ModelPart =
   | { type: 'text'; text: string }
-  | { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown }
-  | { type: 'tool-result'; toolCallId: string; toolName: string; output: unknown }
-  /** A tool call that failed: invalid input, an unknown tool, or its HTTP call failed. */
-  | { type: 'tool-error'; toolCallId: string; toolName: string; error: unknown }
+  /** `providerExecuted`: a tool the provider ran itself (its web search), not one the run executed. */
+  | { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown; providerExecuted: boolean }
+  | { type: 'tool-result'; toolCallId: string; toolName: string; output: unknown; providerExecuted: boolean; link?: WorkflowLink }
+  /** A tool call that failed: invalid input, an unknown tool, its HTTP call failed or its workflow execution did not succeed. */
+  | { type: 'tool-error'; toolCallId: string; toolName: string; error: unknown; providerExecuted: boolean; link?: WorkflowLink }
   /** The end of one model call, with its token counts (0 when the provider sent none). */
   | { type: 'step-end'; inputTokens: number; outputTokens: number }
 
@@ -32,9 +35,11 @@ export type ModelPart =
  *   stream, or the abort reason.
  */
 export async function* modelParts(call: ModelCall, o: { config: Config; signal: AbortSignal }): AsyncGenerator<ModelPart> {
-  const tools = call.tools.length > 0 && call.model.llm.supportsTools ? toToolSet(call.tools, o) : undefined
+  const links: WorkflowCallLinks = new Map()
+  const tools = toolSetOf(call, o, links)
   const common = {
-    model: call.model.model,
+    // A provider's web search may need another API of the same model (OpenAI's: Responses).
+    model: call.webSearch?.model ?? call.model.model,
     system: call.system,
     messages: call.messages,
     allowSystemInMessages: true,
@@ -64,13 +69,13 @@ export async function* modelParts(call: ModelCall, o: { config: Config; signal: 
         yield { type: 'text', text: part.text }
         break
       case 'tool-call':
-        yield { type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, input: part.input }
+        yield { type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, input: part.input, ...toolMeta(part) }
         break
       case 'tool-result':
-        yield { type: 'tool-result', toolCallId: part.toolCallId, toolName: part.toolName, output: part.output }
+        yield { type: 'tool-result', toolCallId: part.toolCallId, toolName: part.toolName, output: part.output, ...toolMeta(part, links) }
         break
       case 'tool-error':
-        yield { type: 'tool-error', toolCallId: part.toolCallId, toolName: part.toolName, error: part.error }
+        yield { type: 'tool-error', toolCallId: part.toolCallId, toolName: part.toolName, error: part.error, ...toolMeta(part, links) }
         break
       case 'finish-step':
         yield stepEnd(part.usage)
@@ -83,6 +88,27 @@ export async function* modelParts(call: ModelCall, o: { config: Config; signal: 
         break
     }
   }
+}
+
+/**
+ * Every tool the run offers: the agent's HTTP tools, its linked workflows and the provider's web
+ * search (their names were made unique when the run was planned); undefined for none, or for a
+ * model without tool support.
+ */
+function toolSetOf(call: ModelCall, o: { config: Config; signal: AbortSignal }, links: WorkflowCallLinks): ToolSet | undefined {
+  if (!call.model.llm.supportsTools) return undefined
+  const tools: ToolSet = { ...toToolSet(call.tools, o), ...toWorkflowToolSet(call.workflowTools ?? [], { signal: o.signal, links }) }
+  if (call.webSearch) tools[call.webSearch.name] = call.webSearch.tool
+  return Object.keys(tools).length > 0 ? tools : undefined
+}
+
+/** Whether the provider ran a tool part's call itself, and the workflow execution the call made (from `links`). */
+function toolMeta(
+  part: { toolCallId: string; providerExecuted?: boolean },
+  links?: WorkflowCallLinks,
+): { providerExecuted: boolean; link?: WorkflowLink } {
+  const link = links?.get(part.toolCallId)
+  return { providerExecuted: part.providerExecuted === true, ...(link ? { link } : {}) }
 }
 
 const stepEnd = (usage: { inputTokens: number | undefined; outputTokens: number | undefined }): ModelPart => ({

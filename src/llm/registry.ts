@@ -23,7 +23,7 @@
 import { createAnthropic } from '@ai-sdk/anthropic'
 import { createOpenAI } from '@ai-sdk/openai'
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
-import type { EmbeddingModel, LanguageModel } from 'ai'
+import type { EmbeddingModel, LanguageModel, Tool } from 'ai'
 import type { ProviderDriver } from '../../entities/index.ts'
 import type { Config } from '../platform/config.ts'
 import type { Em } from '../platform/db.ts'
@@ -67,6 +67,25 @@ export interface ResolvedModel {
    * the local model): knowledge retrieval is then full-text only (docs/api/knowledge.md).
    */
   embedding: () => KnowledgeEmbedding | null
+  /**
+   * The provider's own web search for this model with the same credential, built on first call;
+   * null for a provider that offers none through the AI SDK (docs/api/runs.md, "Web search").
+   */
+  webSearch: () => WebSearchOffer | null
+}
+
+/** The function name a provider's web search is offered under. */
+export const WEB_SEARCH_TOOL = 'web_search'
+
+/**
+ * A provider's web search tool, executed by the provider itself, and the model to call with it
+ * (OpenAI's needs the Responses API, so the model differs from the run's usual one).
+ */
+export interface WebSearchOffer {
+  /** The key the tool is offered under; no other tool of the run may take it. */
+  name: typeof WEB_SEARCH_TOOL
+  model: LanguageModel
+  tool: Tool
 }
 
 /** An embedding model, and the key that says which vector space its vectors are in. */
@@ -335,6 +354,27 @@ function buildEmbedding(row: ModelRow, baseUrl: string | undefined, apiKey: stri
   }
 }
 
+/**
+ * The web search a driver's provider executes itself, through the AI SDK: OpenAI's `web_search`
+ * over the Responses API (`/responses` at the same base URL), Anthropic's `web_search` server
+ * tool on the usual model. Other drivers (OpenAI-compatible servers, Ollama, the local model)
+ * have none. Keys are passed as {@link buildModel} passes them.
+ */
+function buildWebSearch(row: ModelRow, baseUrl: string | undefined, apiKey: string | undefined): WebSearchOffer | null {
+  switch (row.driver) {
+    case 'openai': {
+      const openai = createOpenAI({ apiKey: apiKey ?? '', baseURL: baseUrl ?? OFFICIAL_BASE_URL.openai })
+      return { name: WEB_SEARCH_TOOL, model: openai.responses(row.modelId), tool: openai.tools.webSearch({}) }
+    }
+    case 'anthropic': {
+      const anthropic = createAnthropic({ apiKey: apiKey ?? '', baseURL: baseUrl ?? OFFICIAL_BASE_URL.anthropic })
+      return { name: WEB_SEARCH_TOOL, model: anthropic.languageModel(row.modelId), tool: anthropic.tools.webSearch_20250305({}) }
+    }
+    default:
+      return null
+  }
+}
+
 /** The AI SDK model of a driver. Keys are always passed (never undefined), so the SDK never reads process.env. */
 function buildModel(row: ModelRow, baseUrl: string | undefined, apiKey: string | undefined): LanguageModel {
   switch (row.driver) {
@@ -392,6 +432,7 @@ async function resolveFound(deps: ModelDeps, row: FoundModel | null, field: Fiel
     credential: plan.credential,
     model: buildModel(row, plan.baseUrl, apiKey),
     embedding: once(() => buildEmbedding(row, plan.baseUrl, apiKey, deps.config.llm.embeddingModel)),
+    webSearch: once(() => buildWebSearch(row, plan.baseUrl, apiKey)),
   }
 }
 

@@ -63,7 +63,8 @@ export async function executeRun(deps: ExecutorDeps, call: ModelCall, stored: Pr
   const started = performance.now()
   const answer: Answer = { steps: [], step: emptyStep(), firstEventMs: null }
 
-  // Before the answer, as it came before the model was asked.
+  // Before the answer, as they came before the model was asked.
+  for (const warning of call.warnings ?? []) log.append('run.warning', warning)
   if (call.knowledge) log.append('knowledge.retrieved', call.knowledge.event)
   let failure: Failure | null = null
   try {
@@ -108,8 +109,13 @@ async function streamAnswer(
         break
       case 'tool-call': {
         const called: Part = { type: 'tool-call', tool_call_id: part.toolCallId, tool_name: part.toolName, input: part.input }
-        answer.step.calls.push(called)
-        log.append('tool.call', called)
+        // A provider's own tool (its web search) is only logged: sent back to the model in a later
+        // run as an ordinary call, it would name a function the provider does not know.
+        if (part.providerExecuted) log.append('tool.call', { ...called, provider_executed: true })
+        else {
+          answer.step.calls.push(called)
+          log.append('tool.call', called)
+        }
         break
       }
       case 'tool-result':
@@ -123,8 +129,12 @@ async function streamAnswer(
           output: failed ? { error: errorText(part.error) } : part.output,
           is_error: failed,
         }
-        answer.step.results.push(result)
-        log.append('tool.result', result)
+        if (part.providerExecuted) log.append('tool.result', { ...result, provider_executed: true })
+        else {
+          answer.step.results.push(result)
+          // A workflow tool's event names its execution, so a client can open it.
+          log.append('tool.result', part.link ? { ...result, ...part.link } : result)
+        }
         break
       }
       case 'step-end':

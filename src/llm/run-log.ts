@@ -17,6 +17,7 @@ import type { RunBus } from './run-bus.ts'
 /** Event types, in the order a run emits them. */
 export const RUN_EVENT_TYPES = [
   'run.started',
+  'run.warning',
   'knowledge.retrieved',
   'text.delta',
   'tool.call',

@@ -10,6 +10,9 @@ import type { CacheLog } from '../platform/subscriber.ts'
 import type { ResolvedModel } from './registry.ts'
 import type { RunBus } from './run-bus.ts'
 import type { ToolBinding } from './tools.ts'
+import type { WorkflowToolBinding } from './workflow-tools.ts'
+import type { WebSearchOffer } from './registry.ts'
+import type { TRunWarning } from '../schemas/run.schema.ts'
 
 /** Everything a run needs, checked and loaded before it starts (src/services/runs.service.ts). */
 export interface RunPlan {
@@ -24,6 +27,12 @@ export interface RunPlan {
   system: string | undefined
   messages: ModelMessage[]
   tools: ToolBinding[]
+  /** The agent's linked workflows the caller may run, as tools (docs/api/runs.md, "Linked workflows"). */
+  workflowTools?: WorkflowToolBinding[]
+  /** The provider's web search, offered as the tool `web_search` (docs/api/runs.md, "Web search"). */
+  webSearch?: WebSearchOffer | null
+  /** What the run could not do as the agent asks, logged as `run.warning` events first and answered on the run. */
+  warnings?: TRunWarning[]
   /**
    * The agent's knowledge retrieved for the run (docs/api/knowledge.md, "In a run"): logged as
    * `knowledge.retrieved` before the answer, and stored as the answer's `citations`.
@@ -35,7 +44,7 @@ export interface RunPlan {
  * What the model call of a run needs. It is known before the run is stored, so the call starts
  * while the launch statement is still under way (src/services/runs.service.ts).
  */
-export type ModelCall = Pick<RunPlan, 'model' | 'system' | 'messages' | 'tools' | 'knowledge'>
+export type ModelCall = Pick<RunPlan, 'model' | 'system' | 'messages' | 'tools' | 'workflowTools' | 'webSearch' | 'warnings' | 'knowledge'>
 
 /** How a run ended. */
 export interface RunOutcome {

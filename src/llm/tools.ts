@@ -79,9 +79,12 @@ function baseName(name: string): string {
   return slug.slice(0, 64) || 'tool'
 }
 
-/** Unique function names for `names`, in order: a repeated name gets `_2`, `_3`, ... */
-function functionNames(names: string[]): string[] {
-  const used = new Set<string>()
+/**
+ * Unique function names for `names`, in order: a repeated name gets `_2`, `_3`, ...; a name in
+ * `taken` (the names already offered to the same run) counts as repeated.
+ */
+export function functionNames(names: string[], taken: ReadonlySet<string> = new Set()): string[] {
+  const used = new Set<string>(taken)
   return names.map((name) => {
     const base = baseName(name)
     let candidate = base
@@ -92,7 +95,7 @@ function functionNames(names: string[]): string[] {
 }
 
 /** The schema the model sees: a JSON-Schema object, `type` and `properties` filled in when absent. */
-function objectSchema(schema: Record<string, unknown>): Record<string, unknown> {
+export function objectSchema(schema: Record<string, unknown>): Record<string, unknown> {
   return { ...schema, type: 'object', properties: isRecord(schema.properties) ? schema.properties : {} }
 }
 
@@ -124,12 +127,13 @@ export const agentToolsSql = (agentId: string): string =>
 
 /**
  * The bindings of the rows {@link agentToolsSql} read, secrets opened as {@link loadAgentTools} says.
+ * @param reserved function names the run offers for something else (a provider's web search), which no tool may take.
  * @throws ToolCredentialUnavailableError as {@link loadAgentTools}.
  */
-export function agentToolBindings(config: Config, value: unknown): ToolBinding[] {
+export function agentToolBindings(config: Config, value: unknown, reserved: ReadonlySet<string> = new Set()): ToolBinding[] {
   const parsed = jsonValueOf(value)
   const rows = Array.isArray(parsed) ? parsed.filter(isRecord) : []
-  const names = functionNames(rows.map((row) => String(row.name)))
+  const names = functionNames(rows.map((row) => String(row.name)), reserved)
   const keyring = keyringOf(config)
   return rows.map((row, index): ToolBinding => {
     const stored = jsonValueOf(row.inputSchema)
@@ -362,7 +366,7 @@ export async function callTool(binding: ToolBinding, input: unknown, options: { 
 type Validation = { success: true; value: Record<string, unknown> } | { success: false; error: Error }
 
 /** Checks tool input against the tool's schema (src/platform/json-schema.ts: compiled once per schema). */
-function validatorFor(schema: Record<string, unknown>): (value: unknown) => Validation {
+export function validatorFor(schema: Record<string, unknown>): (value: unknown) => Validation {
   const problemOf = schemaValidator(schema)
   return (value) => {
     const problem = problemOf(value)

@@ -5,7 +5,7 @@
 import { z } from 'zod'
 import { RUN_KINDS, RUN_STATUSES, type IRun } from '../../entities/index.ts'
 import { Message } from './message.schema.ts'
-import { envelope, iso, isoOrNull, jsonBoolean, text, timestamp } from './wire.ts'
+import { envelope, iso, isoOrNull, isRecord, jsonBoolean, jsonValueOf, text, timestamp } from './wire.ts'
 
 /** Longest user input or message of a run, in characters (docs/api/resources.md bounds `instruction`/`content` alike). */
 export const RUN_INPUT_MAX = 100_000
@@ -62,6 +62,13 @@ export const Usage = z.object({
 })
 export type TUsage = z.infer<typeof Usage>
 
+/**
+ * Something a run could not do as its agent asks, and went on without (docs/api/runs.md,
+ * "Warnings"): `web_search_unavailable` when the model's provider offers no web search.
+ */
+export const RunWarning = z.object({ code: z.string(), message: z.string() })
+export type TRunWarning = z.infer<typeof RunWarning>
+
 /** A stored run. Times in milliseconds; `first_event_ms` is from start to the first text delta. */
 export const Run = z.object({
   uuid: z.uuid(),
@@ -81,6 +88,8 @@ export const Run = z.object({
   finished_at: timestamp().nullable(),
   latency_ms: z.number().int().nullable(),
   first_event_ms: z.number().int().nullable(),
+  /** The run's `run.warning` events' data, in order; empty for most runs. */
+  warnings: z.array(RunWarning),
   created_at: timestamp(),
   updated_at: timestamp(),
 })
@@ -119,7 +128,14 @@ export type RunRecord = Pick<
   | 'firstEventMs'
   | 'createdAt'
   | 'updatedAt'
-> & { id: number; agentUuid: string | null; threadUuid: string | null; promptUuid: string | null }
+> & {
+  id: number
+  agentUuid: string | null
+  threadUuid: string | null
+  promptUuid: string | null
+  /** The data of its `run.warning` events (JSON text or parsed); absent or null: none. */
+  warnings?: unknown
+}
 
 /** The stored columns of a {@link RunRecord} (camelCase; read through `selectColumns` of src/platform/sql.ts). */
 // prettier-ignore
@@ -148,9 +164,17 @@ export function toRun(row: RunRecord): TRun {
     finished_at: isoOrNull(row.finishedAt),
     latency_ms: row.latencyMs ?? null,
     first_event_ms: row.firstEventMs ?? null,
+    warnings: warningsOf(row.warnings),
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
   }
+}
+
+/** Stored warnings (a JSON array, as text or parsed) as the wire's list; anything malformed is left out. */
+function warningsOf(value: unknown): TRunWarning[] {
+  const parsed = jsonValueOf(value)
+  if (!Array.isArray(parsed)) return []
+  return parsed.flatMap((item) => (isRecord(item) && typeof item.code === 'string' && typeof item.message === 'string' ? [{ code: item.code, message: item.message }] : []))
 }
 
 /** The usage of a run row. */

@@ -23,7 +23,7 @@ import { modelBySlugSql, type ResolvedModel } from '../llm/registry.ts'
 import { resolveAgentModel, resolveFor } from './agent-model.ts'
 import { followRun } from '../llm/run-log.ts'
 import { composeSystemPrompt } from '../llm/system-prompt.ts'
-import { agentToolBindings, agentToolsSql, ToolCredentialUnavailableError, type ToolBinding } from '../llm/tools.ts'
+import { agentToolsSql } from '../llm/tools.ts'
 import { RUN_FIELDS, toRun, toUsage, type RunRecord, type TRunAgentInput, type TRunPromptInput, type TRunResult, type TRunThreadInput, type RunEventRecord } from '../schemas/run.schema.ts'
 import { extractMemories, memoriesFor } from './memory-extraction.ts'
 import { threadHistory } from './messages.service.ts'
@@ -32,6 +32,7 @@ import { toMessage, type MessageRow, messageColumns } from '../schemas/message.s
 import { isRecord, jsonRecordOf, storableJson, storableText } from '../schemas/wire.ts'
 import { selectColumns, unprefix } from '../platform/sql.ts'
 import { requireThread } from './threads.service.ts'
+import { linkedWorkflowsSql, offeredTools } from './run-tools.ts'
 import type { ResourceCtx } from '../context.ts'
 import type { ModelCall, RunOutcome, RunPlan } from '../llm/run-types.ts'
 import type { RunKind } from '../../entities/index.ts'
@@ -47,6 +48,8 @@ interface AgentForRun {
   toolRows: unknown
   /** Its model as read with it (src/llm/registry.ts, `modelBySlugSql`), for {@link resolveAgentModel}. */
   modelRow: unknown
+  /** Its linked workflows the caller may run, as read with it (./run-tools.ts, `linkedWorkflowsSql`). */
+  workflowRows: unknown
 }
 
 /**
@@ -61,6 +64,8 @@ export interface RunOptions {
    * it, and the run goes on.
    */
   onStored?: (run: { uuid: string; threadUuid: string | null }) => Promise<void>
+  /** For a run a workflow execution starts: that execution's `toolDepth` (./run-tools.ts). */
+  toolDepth?: number
 }
 
 /** Most earlier thread messages read for a run's context (then trimmed to the model's window). */
@@ -180,7 +185,8 @@ function answerOf(run: RunRecord, rows: Record<string, unknown>[]): TRunResult {
 
 /** A run (`r`) with the uuids of its agent, thread (`t`; its messages' thread too) and prompt. */
 const RUN_FROM = 'runs r left join agents a on a.id = r.agent_id left join threads t on t.id = r.thread_id left join prompts p on p.id = r.prompt_id'
-const RUN_COLUMNS = `${selectColumns('r', '', RUN_FIELDS)}, a.uuid as "agentUuid", t.uuid as "threadUuid", p.uuid as "promptUuid"`
+const RUN_COLUMNS = `${selectColumns('r', '', RUN_FIELDS)}, a.uuid as "agentUuid", t.uuid as "threadUuid", p.uuid as "promptUuid",
+  (select json_agg(w.data order by w.seq) from run_events w where w.run_id = r.id and w.type = 'run.warning') as warnings`
 
 /**
  * The agent (by uuid, or by id for a thread's agent) with the columns a run needs, if the caller
@@ -195,16 +201,29 @@ async function requireAgent(ctx: ResourceCtx, key: string | { id: number }): Pro
     params: [ctx.config.llm.defaultModel],
   }
   const model = modelBySlugSql(slug, { workspaceId: ctx.workspace.workspace.id, userId: ctx.auth.user.id })
-  const access = await requireResourceWith<{ name: string; instruction: string; metadata: unknown; tools: unknown; model: unknown }>(
+  const workflows = linkedWorkflowsSql(ctx, 'r.id')
+  const access = await requireResourceWith<{ name: string; instruction: string; metadata: unknown; tools: unknown; model: unknown; workflows: unknown }>(
     ctx,
     'agents',
     'Agent',
     key,
     'read',
-    { sql: `r.name, r.instruction, r.metadata, ${agentToolsSql('r.id')} as tools, ${model.sql} as model`, params: model.params },
+    {
+      sql: `r.name, r.instruction, r.metadata, ${agentToolsSql('r.id')} as tools, ${model.sql} as model, ${workflows.sql} as workflows`,
+      params: [...model.params, ...workflows.params],
+    },
   )
   const { name, instruction, metadata, tools } = access.row
-  return { id: access.id, uuid: access.uuid, name, instruction, metadata: jsonRecordOf(metadata), toolRows: tools, modelRow: access.row.model }
+  return {
+    id: access.id,
+    uuid: access.uuid,
+    name,
+    instruction,
+    metadata: jsonRecordOf(metadata),
+    toolRows: tools,
+    modelRow: access.row.model,
+    workflowRows: access.row.workflows,
+  }
 }
 
 async function launchAgentRun(
@@ -217,7 +236,7 @@ async function launchAgentRun(
   options: RunOptions = {},
 ): Promise<TRunResult> {
   const model = await resolveAgentModel(ctx, agent.metadata, agent)
-  const tools = model.llm.supportsTools ? toolsOf(ctx, agent.toolRows) : []
+  const { tools, workflowTools, webSearch, warnings } = offeredTools(ctx, agent, model, options.toolDepth ?? 0)
   const memoryOn = agent.metadata.memory === true
   const memories = memoryOn ? await memoriesFor(ctx.em, ctx.auth.user.id, agent.id) : []
   const knowledge = agent.metadata.knowledge === true ? await knowledgeForRun(ctx, agent.id, content, model) : null
@@ -229,9 +248,12 @@ async function launchAgentRun(
     system,
     messages: [...fitWindow(toModelMessages(history), model, system, content), { role: 'user', content }],
     tools,
+    workflowTools,
+    webSearch,
+    warnings,
     ...(knowledge ? { knowledge: { event: knowledge.event, citations: knowledge.citations } } : {}),
   }
-  const launchInput = { kind, agent: { id: agent.id, uuid: agent.uuid }, thread: existingThread ?? 'new', prompt: null, model, input: content, background } as const
+  const launchInput = { kind, agent: { id: agent.id, uuid: agent.uuid }, thread: existingThread ?? 'new', prompt: null, model, input: content, background, warnings } as const
   return launch(ctx, launchInput, call, memoryOn ? content : null, options)
 }
 
@@ -261,16 +283,6 @@ async function launch(ctx: ResourceCtx, o: LaunchInput, call: ModelCall, memoryI
   const plan = await stored
   await options.onStored?.({ uuid: plan.run.uuid, threadUuid: plan.threadUuid })
   return settle(ctx, plan, launched, execution, o.background, memoryInput, options)
-}
-
-/** The agent's tools; a bound secret that cannot be opened (its key is gone) is a 409 naming the account, not a 500. */
-function toolsOf(ctx: ResourceCtx, toolRows: unknown): ToolBinding[] {
-  try {
-    return agentToolBindings(ctx.config, toolRows)
-  } catch (error) {
-    if (error instanceof ToolCredentialUnavailableError) throw new ConflictError(error.message)
-    throw error
-  }
 }
 
 /** Answers a started run at once in the background (the router answers 202), else when its `execution` ended. */
@@ -347,6 +359,8 @@ interface LaunchInput {
   model: ResolvedModel
   input: unknown
   background: boolean
+  /** The run's warnings, answered with it at once (its executor logs them as `run.warning` events). */
+  warnings?: ModelCall['warnings']
 }
 
 /**
@@ -406,7 +420,7 @@ async function insertRun(ctx: ResourceCtx, o: LaunchInput): Promise<LaunchedRun>
   )
   const row = rows[0]
   const threadId = row.threadId === null ? null : Number(row.threadId)
-  const record = { ...(row as unknown as RunRecord), agentUuid: o.agent?.uuid ?? null, threadUuid, promptUuid: o.prompt?.uuid ?? null }
+  const record = { ...(row as unknown as RunRecord), agentUuid: o.agent?.uuid ?? null, threadUuid, promptUuid: o.prompt?.uuid ?? null, warnings: o.warnings ?? [] }
   return { threadId, record, rows }
 }
 

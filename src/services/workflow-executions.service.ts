@@ -221,17 +221,27 @@ export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
  */
 export async function cancel(ctx: ResourceCtx, uuid: string): Promise<{ data: TWorkflowExecution }> {
   const found = await requireExecution(ctx, uuid, 'read')
+  if (!(await cancelExecution(ctx, found.id))) throw new ConflictError('The workflow execution has already ended')
+  return { data: await loadExecution(ctx, found.id) }
+}
+
+/**
+ * Ends execution `executionId` `canceled` unless it has ended (as {@link cancel} does, without
+ * the access check: the caller already holds the execution) and stops it if it runs here;
+ * answers whether it was canceled.
+ */
+export async function cancelExecution(ctx: Pick<ResourceCtx, 'em' | 'deps'>, executionId: number): Promise<boolean> {
   const canceled = await ctx.em.execute(
     `update workflow_executions set status = 'canceled', error_code = 'canceled', error = 'Canceled', finished_at = now(),
        duration_ms = case when started_at is null then null
          else greatest(0, round(extract(epoch from (now() - started_at)) * 1000))::int end,
        updated_at = now()
      where id = ? and status in ('queued', 'running') returning id`,
-    [found.id],
+    [executionId],
   )
-  if (!canceled.length) throw new ConflictError('The workflow execution has already ended')
-  ctx.deps.workflows.abort(found.id)
-  return { data: await loadExecution(ctx, found.id) }
+  if (!canceled.length) return false
+  ctx.deps.workflows.abort(executionId)
+  return true
 }
 
 /**

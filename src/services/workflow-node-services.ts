@@ -44,7 +44,8 @@ async function accountCredential(deps: ServiceDeps, actor: Actor, uuid: string):
 export function createWorkflowNodeServices(deps: ServiceDeps): WorkflowServices {
   return {
     runPrompt: async (actor, input, signal) => runPrompt(await actingContext(deps, actor.userId, actor.workspaceId), input, { signal }),
-    runAgent: async (actor, input, signal) => runAgent(await actingContext(deps, actor.userId, actor.workspaceId), input, { signal }),
+    runAgent: async (actor, input, signal, o) =>
+      runAgent(await actingContext(deps, actor.userId, actor.workspaceId), input, { signal, toolDepth: o?.toolDepth }),
     accountCredential: (actor, uuid) => accountCredential(deps, actor, uuid),
   }
 }

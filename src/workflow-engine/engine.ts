@@ -179,6 +179,8 @@ export interface Trigger {
   input: unknown
   /** The id of the execution this one retries (mode `retry`). */
   retryOf?: number
+  /** Linked-workflow calls of agent runs above this execution (NodeContext's `execution.toolDepth`); runs here only. */
+  toolDepth?: number
 }
 
 /**
@@ -329,7 +331,7 @@ export class WorkflowEngine {
    * @param o.userId the user the execution acts as; `mode` what triggered it; `input` the trigger's input.
    */
   async runHere(workflow: RunnableWorkflow, o: Trigger): Promise<StartedExecution> {
-    return this.#start(workflow, await this.#record(workflow, o, 'running'), o.input)
+    return this.#start(workflow, await this.#record(workflow, o, 'running'), o.input, undefined, o.toolDepth)
   }
 
   /**
@@ -541,7 +543,7 @@ export class WorkflowEngine {
    * ends (`resumption`: it resumes an interrupted one). Its workflow's `on_interrupt: resume` makes
    * it store its progress as it goes, and hand itself back to the queue if the process shuts down.
    */
-  #start(workflow: RunnableWorkflow, record: ExecutionRecord, input: unknown, resumption?: Resumption): StartedExecution {
+  #start(workflow: RunnableWorkflow, record: ExecutionRecord, input: unknown, resumption?: Resumption, toolDepth = 0): StartedExecution {
     const controller = new AbortController()
     const began = performance.now() - (resumption?.elapsedMs ?? 0)
     this.#active.set(record.id, controller)
@@ -557,6 +559,7 @@ export class WorkflowEngine {
         workflowUuid: workflow.uuid,
         workspaceId: workflow.workspaceId,
         userId: record.userId,
+        toolDepth,
       },
       nodes: workflow.nodes,
       edges: workflow.edges,

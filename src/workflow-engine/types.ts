@@ -69,6 +69,11 @@ export interface NodeContext<P = unknown> {
     workspaceId: number
     /** The triggering user (the workflow's owner for webhooks and schedules). */
     userId: number
+    /**
+     * How many agent runs calling a linked workflow led to this execution (0 or absent: none); a
+     * run it starts offers linked workflows only below a limit (src/services/run-tools.ts).
+     */
+    toolDepth?: number
   }
   /**
    * The workflow's `static_data`. For a node whose type changes it ({@link NodeType.changesStaticData}):
@@ -151,10 +156,11 @@ export interface WorkflowServices {
   runPrompt(actor: Actor, input: TRunPromptInput, signal: AbortSignal): Promise<TRunResult>
   /**
    * Sends a message to an agent (`POST /api/v1/agents/{agent_uuid}/run` with `background:
-   * false`, in a new thread or `thread_uuid`) and waits for its answer; `signal` as {@link runPrompt}.
+   * false`, in a new thread or `thread_uuid`) and waits for its answer; `signal` as {@link runPrompt};
+   * `o.toolDepth` the {@link NodeContext} execution's `toolDepth`.
    * @throws as {@link runPrompt}.
    */
-  runAgent(actor: Actor, input: TRunAgentInput, signal: AbortSignal): Promise<TRunResult>
+  runAgent(actor: Actor, input: TRunAgentInput, signal: AbortSignal, o?: { toolDepth?: number }): Promise<TRunResult>
   /**
    * The opened credential of account `accountUuid`, when the actor may use it in the workspace
    * (SERVER-ONLY: the secret never goes into an output, a log line or an error).

@@ -8,6 +8,9 @@
  * - `POST /v1/embeddings`: deterministic vectors ({@link EMBEDDING_DIMENSIONS} numbers, each word
  *   of a text hashed into one of them, normalised), so texts that share words are near; replies
  *   queued with `enqueueEmbeddings` (an error status, a slow answer) come first.
+ * - `POST /v1/responses` (OpenAI's Responses API), streaming only: a text reply as
+ *   `response.*` events, optionally after a provider-executed web search (`web_search` reply).
+ *   The request is recorded like the others; the default reply is `Echo: <last user input>`.
  * - `GET /v1/models`: a model list.
  * - Anything else: 404 in OpenAI's error shape. Every request is recorded in `requests`.
  *
@@ -51,6 +54,8 @@ export type Reply =
   | { kind: 'drop'; afterChunks: number }
   /** Waits `delayMs` (stops waiting if the client goes away), then answers `then` (default reply). */
   | { kind: 'slow'; delayMs: number; then?: Reply }
+  /** Responses API only: a `web_search_call` the provider ran for `query`, then the text `text`. */
+  | { kind: 'web_search'; query: string; text: string }
 
 export interface Upstream {
   /** Base URL including `/v1`, e.g. `http://127.0.0.1:PORT/v1`. */
@@ -211,6 +216,40 @@ function chunks(reply: TextOrTools, ctx: Ctx, callId: () => string): string[] {
   return events
 }
 
+/** The last user input of a Responses API request: `input` as a string, or its last user item's text. */
+function responsesEcho(body: any): string {
+  if (typeof body?.input === 'string') return `Echo: ${body.input}`
+  const items: any[] = Array.isArray(body?.input) ? body.input : []
+  for (let i = items.length - 1; i >= 0; i--) {
+    if (items[i]?.role !== 'user') continue
+    const content = items[i].content
+    if (typeof content === 'string') return `Echo: ${content}`
+    if (Array.isArray(content)) return `Echo: ${content.map((part: any) => (typeof part?.text === 'string' ? part.text : '')).join('')}`
+  }
+  return 'Echo: '
+}
+
+/** The Server-Sent Events of a streamed Responses API reply: created, the output items, completed. */
+function responsesEvents(reply: { text: string; search?: string }, ctx: Ctx): string[] {
+  const events: string[] = []
+  const send = (value: Record<string, unknown>) => events.push(`event: ${String(value.type)}\ndata: ${JSON.stringify({ ...value, sequence_number: events.length })}\n\n`)
+  send({ type: 'response.created', response: { id: ctx.id, created_at: ctx.created, model: ctx.model, service_tier: null } })
+  let index = 0
+  if (reply.search !== undefined) {
+    const id = `ws_${ctx.id}`
+    send({ type: 'response.output_item.added', output_index: 0, item: { type: 'web_search_call', id, status: 'in_progress' } })
+    send({ type: 'response.output_item.done', output_index: 0, item: { type: 'web_search_call', id, status: 'completed', action: { type: 'search', query: reply.search } } })
+    index = 1
+  }
+  const item = { type: 'message', id: `msg_${ctx.id}` }
+  send({ type: 'response.output_item.added', output_index: index, item })
+  for (const piece of reply.text.split(/(?=\s)/)) if (piece) send({ type: 'response.output_text.delta', item_id: item.id, output_index: index, delta: piece, logprobs: [] })
+  send({ type: 'response.output_item.done', output_index: index, item })
+  const usage = { input_tokens: ctx.promptTokens, output_tokens: tokens(reply.text.length), input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } }
+  send({ type: 'response.completed', response: { incomplete_details: null, usage, service_tier: null } })
+  return events
+}
+
 const JSON_HEADERS = { 'content-type': 'application/json' }
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' }
 
@@ -245,6 +284,10 @@ export async function startUpstream(): Promise<Upstream> {
         res.once('close', stop)
         return
       }
+      case 'web_search':
+        // Chat completions have no provider-executed search: the text alone.
+        answer(res, { kind: 'text', text: reply.text }, body)
+        return
       case 'status': {
         const payload = reply.body === undefined ? errorBody(reply.status) : reply.body
         res.writeHead(reply.status, { ...JSON_HEADERS, ...reply.headers })
@@ -335,6 +378,17 @@ export async function startUpstream(): Promise<Upstream> {
       }
       const reply = chooser ? chooser(recorded) : (queue.shift() ?? { kind: 'text', text: echo(body) })
       answer(res, reply, body)
+      return
+    }
+    if (req.method === 'POST' && path === '/v1/responses') {
+      const reply = chooser ? chooser(recorded) : (queue.shift() ?? { kind: 'text', text: responsesEcho(body) })
+      if (reply.kind !== 'text' && reply.kind !== 'web_search') {
+        answer(res, reply, body)
+        return
+      }
+      const ctx = { ...context(body), id: nextId('resp_'), promptTokens: tokens(JSON.stringify(body?.input ?? '').length) }
+      res.writeHead(200, SSE_HEADERS)
+      res.end(responsesEvents(reply.kind === 'text' ? { text: reply.text } : { text: reply.text, search: reply.query }, ctx).join(''))
       return
     }
     if (req.method === 'POST' && path === '/v1/embeddings') {

@@ -92,7 +92,7 @@ export const runAgentNode: NodeType<TAgentParams> = {
   kind: 'action',
   parameters: AgentParams,
   outputs: () => null,
-  execute: async ({ params, services, actor, signal }) => {
+  execute: async ({ params, services, actor, signal, execution }) => {
     try {
       const result = await services.runAgent(
         actor,
@@ -103,6 +103,7 @@ export const runAgentNode: NodeType<TAgentParams> = {
           background: false,
         },
         signal,
+        { toolDepth: execution.toolDepth ?? 0 },
       )
       return { output: { ...summary(result), thread_uuid: result.data.run.thread_uuid } }
     } catch (error) {
