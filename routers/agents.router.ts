@@ -1,12 +1,14 @@
 /**
  * Agents (specification: "Agent (response shape)", "Update an Agent"; docs/api/tenancy.md and docs/api/resources.md):
- * list, create, retrieve, update, delete, share, favourite.
+ * list, create, generate, retrieve, update, delete, share, favourite.
  */
 import { z } from 'zod'
 import * as agents from '../src/services/agents.service.ts'
+import { generateAgent } from '../src/services/agent-generate.service.ts'
 import {
   AgentPathInput,
   CreateAgentInput,
+  GenerateAgentInput,
   ListAgentsInput,
   RetrieveAgentInput,
   ShareAgentInput,
@@ -32,6 +34,22 @@ export const agentsRouter = router({
     .input(CreateAgentInput)
     .output(AgentResponse)
     .mutation(({ ctx, input }) => agents.create(ctx, input)),
+
+  // A static path: declared before every `{agent_uuid}` procedure, so `generate` is never read as a uuid.
+  generate: workspaceProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/agents/generate',
+        tags,
+        summary: "Generate an agent from a description with a workspace's model",
+        protect: true,
+      },
+      successStatus: 201,
+    })
+    .input(GenerateAgentInput)
+    .output(AgentResponse)
+    .mutation(({ ctx, input }) => generateAgent(ctx, input)),
 
   retrieve: workspaceProcedure
     .meta({ openapi: { method: 'GET', path, tags, summary: 'Retrieve an agent with its tools, workflows and shares', protect: true } })

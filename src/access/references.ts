@@ -13,7 +13,7 @@
 import type { ResourceCtx } from '../context.ts'
 import { ValidationError, type FieldPath } from '../platform/errors.ts'
 import type { TCreateAgentInput } from '../schemas/agent-input.schema.ts'
-import { serviceScopeSql, viewerOf } from './resource-access.ts'
+import { listScopeSql, serviceScopeSql, viewerOf } from './resource-access.ts'
 import { visibleSql } from './visibility.ts'
 
 /** A stored upload as the resolvers answer it. */
@@ -143,6 +143,46 @@ async function resolveTools(ctx: ResourceCtx, links: NonNullable<LinkInput['tool
     }
     return { toolId: Number(tool.id), accountId: Number(account.id) }
   })
+}
+
+/** A tool an agent of the caller could be bound to, and the account it would be bound with. */
+export interface BindableTool {
+  uuid: string
+  name: string
+  description: string
+  /** Only for a tool whose provider needs an account (see {@link resolveTools}); null otherwise. */
+  accountUuid: string | null
+}
+
+/**
+ * Tools the caller may list in the request's workspace (the default scope of `GET /api/v1/tools`)
+ * that `tools` of an agent would accept as they are: a tool whose provider needs an account
+ * comes with one the caller may use (their own first, then the newest) and is left out when there
+ * is none. The most recently updated first, at most `limit`.
+ */
+export async function bindableTools(ctx: ResourceCtx, limit: number): Promise<BindableTool[]> {
+  const scope = listScopeSql('t', 'tools', ctx)
+  const visibleAccount = visibleSql('a', 'accounts', viewerOf(ctx))
+  const accountScope = serviceScopeSql('a', ctx)
+  const rows = await ctx.em.execute(
+    `select b.uuid, b.name, b.description, case when b."needsAccount" then b."accountUuid" end as "accountUuid" from (
+       select t.uuid, t.name, t.description, t.updated_at, t.id,
+         (t.provider_id is not null and not pv.is_builtin and pv.auth_scheme <> 'none') as "needsAccount",
+         (select a.uuid from accounts a
+           where a.provider_id = t.provider_id and a.deleted_at is null and ${visibleAccount.sql} and ${accountScope.sql}
+           order by (a.user_id = ?) desc, a.created_at desc, a.id desc limit 1) as "accountUuid"
+       from tools t left join providers pv on pv.id = t.provider_id
+       where ${scope.sql}) b
+     where not b."needsAccount" or b."accountUuid" is not null
+     order by b.updated_at desc, b.id desc limit ?`,
+    [...visibleAccount.params, ...accountScope.params, ctx.auth.user.id, ...scope.params, limit],
+  )
+  return rows.map((row) => ({
+    uuid: String(row.uuid),
+    name: String(row.name),
+    description: String(row.description ?? ''),
+    accountUuid: row.accountUuid === null || row.accountUuid === undefined ? null : String(row.accountUuid),
+  }))
 }
 
 /** Resolves `workflows`. @throws ValidationError naming `workflows.N.workflow_uuid`. */

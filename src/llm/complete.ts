@@ -1,9 +1,9 @@
 /**
  * One model call that answers text, for the service's own small tasks (thread names, memory
- * extraction, workflow generation): no provider retries, bounded by
- * `LLM_TIMEOUT_MS`, and a failure mapped to the named errors runs use (docs/api/conventions.md: 502 for a
- * provider that failed, 504 for one that did not answer in time). The messages never carry a
- * credential or the provider's own text.
+ * extraction): no provider retries, bounded by `LLM_TIMEOUT_MS`, and a failure mapped to the
+ * named errors runs use (docs/api/conventions.md: 502 for a provider that failed, 504 for one
+ * that did not answer in time). The messages never carry a credential or the provider's own text.
+ * Answers that must be a checked JSON object go through ./structured-generate.ts instead.
  */
 import { generateText, type ModelMessage } from 'ai'
 import type { Config } from '../platform/config.ts'
@@ -12,6 +12,18 @@ import type { ResolvedModel } from './registry.ts'
 
 /** What to ask: a system prompt and either one prompt or a conversation. */
 export type Completion = { system: string; maxOutputTokens?: number } & ({ prompt: string } | { messages: ModelMessage[] })
+
+/**
+ * The named error for a model call that failed: 504 when `LLM_TIMEOUT_MS` aborted it, else a
+ * 502 saying only what the call was for (the provider's text may quote the request or a key).
+ * @param task what the call was for, in the 502 message ("name the thread").
+ */
+export function modelCallError(error: unknown, task: string): UpstreamError | UpstreamTimeoutError {
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
+    return new UpstreamTimeoutError('The model did not answer in time')
+  }
+  return new UpstreamError(`The model provider failed to ${task}`)
+}
 
 /**
  * The model's text answer.
@@ -23,9 +35,6 @@ export async function completeText(model: ResolvedModel, config: Pick<Config, 'l
     const answer = await generateText({ ...ask, model: model.model, maxRetries: 0, abortSignal: AbortSignal.timeout(config.llm.timeoutMs) })
     return answer.text
   } catch (error) {
-    if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
-      throw new UpstreamTimeoutError('The model did not answer in time')
-    }
-    throw new UpstreamError(`The model provider failed to ${task}`)
+    throw modelCallError(error, task)
   }
 }

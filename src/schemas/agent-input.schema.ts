@@ -6,6 +6,7 @@ import { z } from 'zod'
 import { AGENT_RELATIONS, AGENT_SORTS, DISC_PERSONALITIES, OPENAI_VOICES } from './agent.schema.ts'
 import { CategoryUuids, checkMetadata, MediaKey, ProfilePhotoConfigInput, resourceListFilters, Visibility } from './resource.schema.ts'
 import { shareInput } from './share.schema.ts'
+import { ModelRef } from './model.schema.ts'
 import { jsonBoolean, name, pageQuery, sortParam, text, withParam } from './wire.ts'
 
 /** Largest `metadata`, serialized as JSON, in bytes (docs/api/resources.md: 64 KiB), also after an update's merge. */
@@ -143,6 +144,56 @@ export const UpdateAgentInput = z.strictObject({
   ...bodyFields(AgentMetadataPatch),
 })
 export type TUpdateAgentInput = z.infer<typeof UpdateAgentInput>
+
+/**
+ * `POST /api/v1/agents/generate` (docs/api/generate-and-leaderboard.md, "Generating an agent"):
+ * what the agent is for, the workspace it is created in, and the model that writes it (a
+ * catalog slug or uuid; the workspace's default when omitted).
+ */
+export const GenerateAgentInput = z.strictObject({
+  workspace_uuid: z.uuid().optional(),
+  description: name(2_000),
+  large_language_model: ModelRef.optional(),
+})
+export type TGenerateAgentInput = z.infer<typeof GenerateAgentInput>
+
+/** A create field that must also hold more than blanks. */
+const filled = (field: z.ZodString) => field.refine((value) => value.trim().length > 0, 'must not be blank')
+
+/**
+ * A generated agent as the model answers it (docs/api/generate-and-leaderboard.md): the fields
+ * of the create input a complete agent needs, each required and not blank, with the create
+ * input's bounds. `toolUuid` checks a tool's uuid: any string when judging an answer (a tool
+ * the caller cannot use is dropped, not repaired), the offered uuids in the JSON Schema the model
+ * is shown.
+ */
+export const generatedAgent = (toolUuid: z.ZodType<string> = z.string()) =>
+  z.strictObject({
+    name: name(255),
+    description: name(2_000),
+    instruction: name(100_000),
+    metadata: z.strictObject({
+      role: filled(metadataFields.role),
+      goal_statement: filled(metadataFields.goal_statement),
+      backstory: filled(metadataFields.backstory),
+      guardrails: filled(metadataFields.guardrails),
+      base_instructions: filled(metadataFields.base_instructions),
+      conversation_starters: z
+        .array(filled(text(500)))
+        .min(1)
+        .max(CONVERSATION_STARTERS_MAX),
+      greetings: filled(metadataFields.greetings),
+      tone_of_voice: filled(metadataFields.tone_of_voice),
+      disc_personality: metadataFields.disc_personality,
+      openai_voice: metadataFields.openai_voice,
+    }),
+    profile_photo_config: z.strictObject({
+      emoji: filled(text(32)),
+      background_color: z.string().regex(/^#[0-9A-Fa-f]{6}$/, 'must be a colour as #RRGGBB'),
+    }),
+    tools: z.array(z.strictObject({ tool_uuid: toolUuid })).max(AGENT_LINKS_MAX),
+  })
+export type TGeneratedAgent = z.infer<ReturnType<typeof generatedAgent>>
 
 /** `GET /api/v1/agents` query (specification: "Resource-specific filters", Agents). */
 export const ListAgentsInput = z.strictObject({
