@@ -23,7 +23,11 @@ export const Run = defineEntity({
   tableName: 'runs',
   indexes: [
     { properties: ['workspace', 'createdAt'] },
-    { properties: ['agent', 'createdAt'] },
+    // An agent's runs by time, carrying what the agent leaderboard aggregates (index-only scans).
+    {
+      name: 'runs_agent_id_created_at_index',
+      expression: `create index "runs_agent_id_created_at_index" on "runs" ("agent_id", "created_at") include ("user_id", "status", "latency_ms", "total_tokens")`,
+    },
     { properties: ['thread'] },
     { properties: ['status'] },
     // The recovery sweep's look-up: the few unfinished runs, oldest heartbeat first.

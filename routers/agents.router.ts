@@ -1,10 +1,12 @@
 /**
  * Agents (specification: "Agent (response shape)", "Update an Agent"; docs/api/tenancy.md and docs/api/resources.md):
- * list, create, generate, retrieve, update, delete, share, favourite.
+ * list, the leaderboard (docs/api/generate-and-leaderboard.md), create, generate, retrieve,
+ * update, delete, share, favourite.
  */
 import { z } from 'zod'
 import * as agents from '../src/services/agents.service.ts'
 import { generateAgent } from '../src/services/agent-generate.service.ts'
+import * as leaderboard from '../src/services/leaderboard.service.ts'
 import {
   AgentPathInput,
   CreateAgentInput,
@@ -15,7 +17,9 @@ import {
   UpdateAgentInput,
 } from '../src/schemas/agent-input.schema.ts'
 import { Agent } from '../src/schemas/agent.schema.ts'
+import { LeaderboardInput, LeaderboardResponse } from '../src/schemas/leaderboard.schema.ts'
 import { envelope, paginated } from '../src/schemas/wire.ts'
+import { cachedWorkspaceProcedure } from '../src/trpc/cache.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
 const AgentResponse = envelope(Agent)
@@ -28,6 +32,22 @@ export const agentsRouter = router({
     .input(ListAgentsInput)
     .output(paginated(Agent))
     .query(({ ctx, input }) => agents.list(ctx, input)),
+
+  // Before the `{agent_uuid}` routes: declared after them, `leaderboard` would be read as a uuid.
+  // Cached 5 minutes like the metrics (src/trpc/cache.ts): a hit runs neither parser nor resolver.
+  leaderboard: cachedWorkspaceProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/v1/agents/leaderboard',
+        tags,
+        summary: 'Agents ranked by their runs of a period (cached 5 minutes)',
+        protect: true,
+      },
+    })
+    .input(LeaderboardInput)
+    .output(LeaderboardResponse)
+    .query(({ ctx, input }) => leaderboard.leaderboard(ctx, input)),
 
   create: workspaceProcedure
     .meta({ openapi: { method: 'POST', path: '/api/v1/agents', tags, summary: 'Create an agent', protect: true }, successStatus: 201 })

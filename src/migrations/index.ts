@@ -14,6 +14,7 @@ import { Migration20261125145020_execution_resume } from './Migration20261125145
 import { Migration20261125170000_knowledge } from './Migration20261125170000_knowledge.ts'
 import { Migration20261126090000_command_room } from './Migration20261126090000_command_room.ts'
 import { Migration20261126100000_workflow_schedules } from './Migration20261126100000_workflow_schedules.ts'
+import { Migration20261126120000_leaderboard } from './Migration20261126120000_leaderboard.ts'
 
 export const migrationsList: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261121093927', class: Migration20261121093927 },
@@ -29,4 +30,5 @@ export const migrationsList: { name: string; class: Constructor<Migration> }[] =
   { name: 'Migration20261125170000_knowledge', class: Migration20261125170000_knowledge },
   { name: 'Migration20261126090000_command_room', class: Migration20261126090000_command_room },
   { name: 'Migration20261126100000_workflow_schedules', class: Migration20261126100000_workflow_schedules },
+  { name: 'Migration20261126120000_leaderboard', class: Migration20261126120000_leaderboard },
 ]

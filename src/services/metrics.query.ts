@@ -55,9 +55,10 @@ const round4 = (value: number): number => Math.round(value * 10_000) / 10_000
 
 /**
  * `cached_at`: now as ISO 8601 with microseconds and `Z` (specification: "Metrics endpoints");
- * the sub-millisecond digits come from the monotonic clock added to the process origin.
+ * the sub-millisecond digits come from the monotonic clock added to the process origin. The
+ * agent leaderboard stamps its answers with it too (./leaderboard.service.ts).
  */
-function nowMicros(): string {
+export function nowMicros(): string {
   const micros = Math.floor((performance.timeOrigin + performance.now()) * 1000)
   const iso = new Date(Math.floor(micros / 1000)).toISOString()
   return `${iso.slice(0, -1)}${String(micros % 1000).padStart(3, '0')}Z`

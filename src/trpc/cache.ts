@@ -1,6 +1,6 @@
 /**
  * The metrics cache (specification: "Limits"; docs/api/metrics.md): a tRPC middleware on the
- * metrics procedures, in the one level that first authenticates and resolves the workspace
+ * metrics procedures and the agent leaderboard (docs/api/generate-and-leaderboard.md), in the one level that first authenticates and resolves the workspace
  * context (so the caller's access to the workspace is checked on every request, hit or miss;
  * src/trpc/init.ts, `inWorkspace`), and before the input and output parsers. Answers are kept 5
  * minutes in the Keyv store of the app (memory, or Redis when REDIS_URL is set, shared by every
@@ -144,7 +144,14 @@ function fromStored(stored: string | undefined): object | undefined {
   } catch {
     return undefined
   }
-  return typeof value === 'object' && value !== null && 'cached_at' in value ? withText(value, stored) : undefined
+  return typeof value === 'object' && value !== null && isStamped(value) ? withText(value, stored) : undefined
+}
+
+/** An answer carries `cached_at` at its top (metrics) or in its `meta` (the agent leaderboard). */
+function isStamped(value: object): boolean {
+  if ('cached_at' in value) return true
+  const meta: unknown = 'meta' in value ? value.meta : undefined
+  return typeof meta === 'object' && meta !== null && 'cached_at' in meta
 }
 
 /**
