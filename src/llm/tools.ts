@@ -385,18 +385,33 @@ export function validatorFor(schema: Record<string, unknown>): (value: unknown) 
 export function toToolSet(bindings: ToolBinding[], options: { config: Config; signal?: AbortSignal }): ToolSet {
   const tools: ToolSet = {}
   for (const binding of bindings) {
-    const schema = objectSchema(binding.inputSchema)
-    tools[binding.name] = tool({
-      description: binding.description,
-      inputSchema: jsonSchema<Record<string, unknown>>(schema, { validate: validatorFor(schema) }),
-      execute: async (input, { abortSignal }) => {
-        const signals = [options.signal, abortSignal].filter((signal): signal is AbortSignal => signal !== undefined)
-        const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0]
-        const outcome = await callTool(binding, input, { config: options.config, signal })
-        if (!outcome.ok) throw new Error(outcome.error ?? 'The tool call failed')
-        return outcome.output
-      },
+    tools[binding.name] = objectTool(binding, options.signal, async (input, signal) => {
+      const outcome = await callTool(binding, input, { config: options.config, signal })
+      if (!outcome.ok) throw new Error(outcome.error ?? 'The tool call failed')
+      return outcome.output
     })
   }
   return tools
+}
+
+/**
+ * An AI SDK tool taking one JSON object that `inputSchema` validates (made an object schema by
+ * {@link objectSchema}), run by `execute` with one signal that aborts when the run's `runSignal`
+ * or the SDK's own does.
+ * What `execute` throws becomes a failed tool result for the model's next step.
+ */
+export function objectTool(
+  o: { description: string; inputSchema: Record<string, unknown> },
+  runSignal: AbortSignal | undefined,
+  execute: (input: Record<string, unknown>, signal: AbortSignal | undefined, toolCallId: string) => Promise<unknown>,
+): ToolSet[string] {
+  const schema = objectSchema(o.inputSchema)
+  return tool({
+    description: o.description,
+    inputSchema: jsonSchema<Record<string, unknown>>(schema, { validate: validatorFor(schema) }),
+    execute: (input, { abortSignal, toolCallId }) => {
+      const signals = [runSignal, abortSignal].filter((signal): signal is AbortSignal => signal !== undefined)
+      return execute(input, signals.length > 1 ? AbortSignal.any(signals) : signals[0], toolCallId)
+    },
+  })
 }

@@ -9,8 +9,8 @@
  * the tool result, anything else becomes a failed tool result naming the execution (the run
  * goes on), and the run's signal stops the execution.
  */
-import { jsonSchema, tool, type ToolSet } from 'ai'
-import { objectSchema, validatorFor } from './tools.ts'
+import type { ToolSet } from 'ai'
+import { objectTool } from './tools.ts'
 
 /** How one workflow tool call ended. `executionUuid` is null when no execution could be stored. */
 export interface WorkflowToolOutcome {
@@ -63,18 +63,11 @@ export function workflowFailureText(outcome: WorkflowToolOutcome): string {
 export function toWorkflowToolSet(bindings: WorkflowToolBinding[], o: { signal?: AbortSignal; links: WorkflowCallLinks }): ToolSet {
   const tools: ToolSet = {}
   for (const binding of bindings) {
-    const schema = objectSchema(binding.inputSchema)
-    tools[binding.name] = tool({
-      description: binding.description,
-      inputSchema: jsonSchema<Record<string, unknown>>(schema, { validate: validatorFor(schema) }),
-      execute: async (input, { abortSignal, toolCallId }) => {
-        const signals = [o.signal, abortSignal].filter((signal): signal is AbortSignal => signal !== undefined)
-        const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0]
-        const outcome = await binding.run(input, signal)
-        o.links.set(toolCallId, { workflow_uuid: binding.workflowUuid, execution_uuid: outcome.executionUuid })
-        if (outcome.status !== 'succeeded') throw new Error(workflowFailureText(outcome))
-        return outcome.output
-      },
+    tools[binding.name] = objectTool(binding, o.signal, async (input, signal, toolCallId) => {
+      const outcome = await binding.run(input, signal)
+      o.links.set(toolCallId, { workflow_uuid: binding.workflowUuid, execution_uuid: outcome.executionUuid })
+      if (outcome.status !== 'succeeded') throw new Error(workflowFailureText(outcome))
+      return outcome.output
     })
   }
   return tools
