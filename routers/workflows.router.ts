@@ -85,6 +85,7 @@ export const workflowsRouter = router({
         summary: 'Run a workflow by hand: 200 with the execution when it ended, or 202 at once with background: true',
         protect: true,
       },
+      backgroundStatus: 202,
     })
     .input(RunWorkflowInput)
     .output(WorkflowExecutionDetailResponse)
