@@ -45,6 +45,7 @@ export const workflowsRouter = router({
         protect: true,
       },
       successStatus: 201,
+      callsModel: true,
     })
     .input(GenerateWorkflowInput)
     .output(WorkflowResponse)

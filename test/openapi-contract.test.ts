@@ -108,7 +108,7 @@ describe('the OpenAPI document (GET /openapi.json)', () => {
       expect(Object.keys(operation('post', '/api/v1/agents/{agent_uuid}/run').responses)).toEqual(expect.arrayContaining(['200', '202']))
     })
 
-    it('declares every error status with the one Error schema, and 429 on the rate-limited operations', () => {
+    it('declares every error status with the one Error schema, 429 on the rate-limited operations and 502/504 where a model is awaited', () => {
       for (const item of Object.values(doc.paths)) {
         for (const op of Object.values(item)) {
           for (const [status, response] of Object.entries(op.responses)) {
@@ -122,6 +122,7 @@ describe('the OpenAPI document (GET /openapi.json)', () => {
       expect(Object.keys(doc.components.schemas).filter((name) => name.startsWith('error.'))).toEqual([])
       expect(Object.keys(operation('post', '/api/v1/auth/sign-in').responses)).toContain('429')
       expect(Object.keys(operation('post', '/api/v1/media').responses)).toEqual(expect.arrayContaining(['413', '415']))
+      expect(Object.keys(operation('post', '/api/v1/agents/generate').responses)).toEqual(expect.arrayContaining(['502', '504']))
     })
   })
 

@@ -85,7 +85,9 @@ const ERRORS: Record<number, { description: string; headers?: typeof retryAfter 
   415: { description: 'The body is not of the accepted content type' },
   429: { description: 'Rate limited', headers: retryAfter },
   500: { description: 'A server fault; the message carries no details' },
+  502: { description: "The language model's provider failed" },
   503: { description: 'The database cannot be reached in time, or the process is shutting down', headers: retryAfter },
+  504: { description: 'The language model did not answer in time (LLM_TIMEOUT_MS)' },
 }
 
 /** The procedure facts the declared statuses follow, by `METHOD path`. */
@@ -125,6 +127,7 @@ function procedureErrors(method: string, path: string, op: Operation, meta: Meta
   if (path.includes('{') || takesWorkspace(op, schemas)) statuses.add(404)
   if (isProtected && write && !meta.readOnlyAllowed && !meta.storesNothing) statuses.add(409)
   if (meta.rateLimited) statuses.add(429)
+  if (meta.callsModel) statuses.add(502).add(504)
   return [...statuses]
 }
 

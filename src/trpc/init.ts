@@ -24,6 +24,11 @@ export type Meta = OpenApiMeta & {
   backgroundStatus?: 202
   /** Rate limited (src/trpc/limits.ts): may answer 429. Declared in the OpenAPI document. */
   rateLimited?: boolean
+  /**
+   * Waits for a language model: may answer 502 when its provider fails and 504 when it does not
+   * answer in time (src/platform/errors.ts). Declared in the OpenAPI document.
+   */
+  callsModel?: boolean
   /** A read-only token may call this mutation too (logout, the metrics POSTs). */
   readOnlyAllowed?: boolean
   /**
