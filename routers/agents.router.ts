@@ -66,6 +66,7 @@ export const agentsRouter = router({
         protect: true,
       },
       successStatus: 201,
+      callsModel: true,
     })
     .input(GenerateAgentInput)
     .output(AgentResponse)

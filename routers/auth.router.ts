@@ -10,6 +10,7 @@ export const authRouter = router({
     .meta({
       openapi: { method: 'POST', path: '/api/v1/auth/sign-up', tags: ['Authentication'], summary: 'Create a user and their primary workspace', protect: false },
       successStatus: 201,
+      rateLimited: true,
     })
     .use(signUpLimit)
     .input(SignUpInput)
@@ -17,7 +18,7 @@ export const authRouter = router({
     .mutation(({ ctx, input }) => auth.signUp(ctx, input)),
 
   signIn: publicProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/v1/auth/sign-in', tags: ['Authentication'], summary: 'Exchange e-mail and password for a basic token', protect: false } })
+    .meta({ openapi: { method: 'POST', path: '/api/v1/auth/sign-in', tags: ['Authentication'], summary: 'Exchange e-mail and password for a basic token', protect: false }, rateLimited: true })
     .use(signInLimit)
     .input(SignInInput)
     .output(SignInResponse)

@@ -22,19 +22,19 @@ async function answered(ctx: Ctx, input: { background?: boolean }, run: Promise<
 
 export const runsRouter = router({
   agent: workspaceProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/v1/agents/{agent_uuid}/run', tags: ['Agents', ...tags], summary: summary('Run an agent'), protect: true } })
+    .meta({ openapi: { method: 'POST', path: '/api/v1/agents/{agent_uuid}/run', tags: ['Agents', ...tags], summary: summary('Run an agent'), protect: true }, backgroundStatus: 202, callsModel: true })
     .input(RunAgentInput)
     .output(RunResult)
     .mutation(({ ctx, input }) => answered(ctx, input, runs.runAgent(ctx, input))),
 
   thread: workspaceProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/v1/threads/{thread_uuid}/run', tags: ['Threads', ...tags], summary: summary('Run a thread'), protect: true } })
+    .meta({ openapi: { method: 'POST', path: '/api/v1/threads/{thread_uuid}/run', tags: ['Threads', ...tags], summary: summary('Run a thread'), protect: true }, backgroundStatus: 202, callsModel: true })
     .input(RunThreadInput)
     .output(RunResult)
     .mutation(({ ctx, input }) => answered(ctx, input, runs.runThread(ctx, input))),
 
   prompt: workspaceProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/v1/prompts/{prompt_uuid}/run', tags: ['Prompts', ...tags], summary: summary('Run a prompt'), protect: true } })
+    .meta({ openapi: { method: 'POST', path: '/api/v1/prompts/{prompt_uuid}/run', tags: ['Prompts', ...tags], summary: summary('Run a prompt'), protect: true }, backgroundStatus: 202, callsModel: true })
     .input(RunPromptInput)
     .output(RunResult)
     .mutation(({ ctx, input }) => answered(ctx, input, runs.runPrompt(ctx, input))),

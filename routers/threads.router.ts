@@ -28,6 +28,7 @@ export const threadsRouter = router({
   generateName: workspaceProcedure
     .meta({
       openapi: { method: 'POST', path: '/api/v1/threads/{thread_uuid}/generate-name', tags, summary: 'Name a thread from its first messages', protect: true },
+      callsModel: true,
     })
     .input(ThreadPathInput)
     .output(ThreadEnvelope)

@@ -45,6 +45,7 @@ export const workflowsRouter = router({
         protect: true,
       },
       successStatus: 201,
+      callsModel: true,
     })
     .input(GenerateWorkflowInput)
     .output(WorkflowResponse)
@@ -85,6 +86,7 @@ export const workflowsRouter = router({
         summary: 'Run a workflow by hand: 200 with the execution when it ended, or 202 at once with background: true',
         protect: true,
       },
+      backgroundStatus: 202,
     })
     .input(RunWorkflowInput)
     .output(WorkflowExecutionDetailResponse)

@@ -17,6 +17,18 @@ import { type AuthContext, type WorkspaceContext } from '../context.ts'
 /** Procedure metadata: the OpenAPI route plus the status of a success (201 for creates, 204 when bodiless). */
 export type Meta = OpenApiMeta & {
   successStatus?: 201 | 202 | 204
+  /**
+   * The status the procedure sets itself when asked to leave its work in the background
+   * (`background: true`); otherwise it answers 200. Declared in the OpenAPI document.
+   */
+  backgroundStatus?: 202
+  /** Rate limited (src/trpc/limits.ts): may answer 429. Declared in the OpenAPI document. */
+  rateLimited?: boolean
+  /**
+   * Waits for a language model: may answer 502 when its provider fails and 504 when it does not
+   * answer in time (src/platform/errors.ts). Declared in the OpenAPI document.
+   */
+  callsModel?: boolean
   /** A read-only token may call this mutation too (logout, the metrics POSTs). */
   readOnlyAllowed?: boolean
   /**
