@@ -429,7 +429,7 @@ describe('application access tokens', () => {
     })
 
     it('answers 400 naming token_uuid for a malformed uuid', async () => {
-      expectIssues(await t.http('DELETE', '/api/v1/access-tokens/not-a-uuid', { token: ada.token }), [['token_uuid']])
+      expectIssues(await t.http('DELETE', '/api/v1/access-tokens/0123-abcd', { token: ada.token }), [['token_uuid']])
       expect(issuePaths(await trpcError(t.as(ada).accessTokens.delete({ token_uuid: 'not-a-uuid' })))).toEqual([['token_uuid']])
     })
 

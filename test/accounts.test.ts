@@ -254,7 +254,7 @@ describe('accounts', () => {
     })
 
     it('answers 400 naming account_uuid for a malformed uuid, and with for an unknown relation', async () => {
-      expectInvalid(await t.http('GET', '/api/v1/accounts/not-a-uuid', { token: alice.token }), 'account_uuid')
+      expectInvalid(await t.http('GET', '/api/v1/accounts/0123-abcd', { token: alice.token }), 'account_uuid')
       const account = await teamAccount({ name: 'Queried' })
       expectInvalid(await t.http('GET', `/api/v1/accounts/${account.uuid}?with=secret`, { token: alice.token, headers: inTeam() }), 'with.0')
     })
@@ -363,7 +363,7 @@ describe('accounts', () => {
     })
 
     it('answers 400 naming account_uuid for a malformed uuid', async () => {
-      expectInvalid(await t.http('PUT', '/api/v1/accounts/not-a-uuid', { token: alice.token, body: { name: 'x' } }), 'account_uuid')
+      expectInvalid(await t.http('PUT', '/api/v1/accounts/0123-abcd', { token: alice.token, body: { name: 'x' } }), 'account_uuid')
     })
   })
 
@@ -388,7 +388,7 @@ describe('accounts', () => {
     })
 
     it('answers 400 naming account_uuid for a malformed uuid', async () => {
-      expectInvalid(await t.http('DELETE', '/api/v1/accounts/not-a-uuid', { token: alice.token }), 'account_uuid')
+      expectInvalid(await t.http('DELETE', '/api/v1/accounts/0123-abcd', { token: alice.token }), 'account_uuid')
     })
   })
 })

@@ -276,7 +276,7 @@ describe('agents.update (PUT /api/v1/agents/{agent_uuid})', () => {
       [{ deleted_at: null }, 'deleted_at'],
     ]
     for (const [body, field] of cases) expectNamed(await put(alice, a.uuid, body), field)
-    expectNamed(await t.http('PUT', '/api/v1/agents/not-a-uuid', { token: alice.token, body: { name: 'x' } }), 'agent_uuid')
+    expectNamed(await t.http('PUT', '/api/v1/agents/0123-abcd', { token: alice.token, body: { name: 'x' } }), 'agent_uuid')
     expect(stable(await get(a.uuid))).toEqual(stable(a))
   })
 

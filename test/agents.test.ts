@@ -363,7 +363,7 @@ describe('agents', () => {
 
     it('refuses a malformed uuid, an unknown `with` and unknown query parameters, and answers 401 without a token', async () => {
       const a = await agent(alice)
-      expectNamed(await http('GET', '/api/v1/agents/not-a-uuid', { token: alice.token }), 'agent_uuid')
+      expectNamed(await http('GET', '/api/v1/agents/0123-abcd', { token: alice.token }), 'agent_uuid')
       expectNamed(await http('GET', `/api/v1/agents/${a.uuid}?with=secrets`, { token: alice.token }), 'with.0')
       expectNamed(await http('GET', `/api/v1/agents/${a.uuid}?fields=all`, { token: alice.token }), 'fields')
       expectStatus(await http('GET', `/api/v1/agents/${a.uuid}`), 401, 'UNAUTHORIZED')
@@ -440,7 +440,7 @@ describe('agents', () => {
 
     it('refuses a malformed uuid and unknown parameters with a 400 naming them, and deletes nothing', async () => {
       const a = await agent(alice)
-      expectNamed(await http('DELETE', '/api/v1/agents/not-a-uuid', { token: alice.token }), 'agent_uuid')
+      expectNamed(await http('DELETE', '/api/v1/agents/0123-abcd', { token: alice.token }), 'agent_uuid')
       expectNamed(await http('DELETE', `/api/v1/agents/${a.uuid}?force=1`, { token: alice.token }), 'force')
       expectNamed(await http('DELETE', `/api/v1/agents/${a.uuid}?workspace_uuid=nope`, { token: alice.token }), 'workspace_uuid')
       const [row] = await t.sql('select deleted_at from agents where uuid = ?', [a.uuid])
@@ -489,7 +489,7 @@ describe('agents', () => {
     it('refuses a malformed uuid and unknown parameters with a 400 naming them, on both verbs', async () => {
       const a = await agent(alice)
       for (const method of ['POST', 'DELETE']) {
-        expectNamed(await http(method, '/api/v1/agents/not-a-uuid/favorite', { token: alice.token }), 'agent_uuid')
+        expectNamed(await http(method, '/api/v1/agents/0123-abcd/favorite', { token: alice.token }), 'agent_uuid')
       }
       // A DELETE's parameters come in the query, a POST's in the body.
       expectNamed(await http('DELETE', `/api/v1/agents/${a.uuid}/favorite?pin=1`, { token: alice.token }), 'pin')

@@ -174,10 +174,11 @@ describe('authentication', () => {
       expectErrorBody(form, 415, 'UNSUPPORTED_MEDIA_TYPE')
     })
 
-    it('answers 404 for GET on the sign-up path', async () => {
+    it('answers 405 with Allow: POST for GET on the sign-up path', async () => {
       const res = await t.http('GET', '/api/v1/auth/sign-up')
-      expect(res.status).toBe(404)
-      expect(res.body.code).toBe('NOT_FOUND')
+      expect(res.status).toBe(405)
+      expect(res.headers.get('allow')).toBe('POST')
+      expect(res.body.code).toBe('METHOD_NOT_SUPPORTED')
       expect(res.body.request_id).toBe(res.headers.get('x-request-id'))
     })
   })

@@ -283,7 +283,7 @@ describe('knowledge', () => {
       expectInvalid(await search({ query: 'reactor', limit: 0 }), 'limit')
       expectInvalid(await search({ query: 'reactor', limit: 51 }), 'limit')
       expectInvalid(await search({ query: 'reactor', limit: '5' }), 'limit')
-      expectInvalid(await t.http('POST', `/api/v1/agents/not-a-uuid/knowledge/search`, { token: alice.token, body: { query: 'x' } }), 'agent_uuid')
+      expectInvalid(await t.http('POST', `/api/v1/agents/0123-abcd/knowledge/search`, { token: alice.token, body: { query: 'x' } }), 'agent_uuid')
       expect((await search({ query: 'reactor' })).body).toEqual({ data: [] })
     })
 
@@ -302,7 +302,7 @@ describe('knowledge', () => {
       const beta = await t.http('GET', `/api/v1/agents/${agent.uuid}/knowledge?search=beta`, { token: alice.token })
       expect(beta.body.data.map((d: { name: string }) => d.name)).toEqual(['Beta guide'])
       expectInvalid(await t.http('GET', `/api/v1/agents/${agent.uuid}/knowledge?status=done`, { token: alice.token }), 'status')
-      expectInvalid(await t.http('GET', `/api/v1/knowledge/not-a-uuid`, { token: alice.token }), 'document_uuid')
+      expectInvalid(await t.http('GET', `/api/v1/knowledge/0123-abcd`, { token: alice.token }), 'document_uuid')
     })
 
     it('deletes a document with its chunks (204, then 404); deleting the agent deletes its knowledge', async () => {

@@ -126,7 +126,7 @@ describe('workspace members', () => {
     })
 
     it('answers 400 naming workspace_uuid for a malformed uuid, and 401 without a token', async () => {
-      expectInvalid(await t.http('GET', '/api/v1/workspaces/nope/members', { token: alice.token }), 'workspace_uuid')
+      expectInvalid(await t.http('GET', '/api/v1/workspaces/0123-abcd/members', { token: alice.token }), 'workspace_uuid')
       expectStatus(await t.http('GET', members({ uuid: alice.workspaceUuid })), 401, 'UNAUTHORIZED')
     })
   })
@@ -257,7 +257,7 @@ describe('workspace members', () => {
 
     it('answers 400 for a malformed workspace uuid, and 401 without a token', async () => {
       expectInvalid(
-        await t.http('POST', '/api/v1/workspaces/x/members', { token: alice.token, body: { user_id: nina.id } }),
+        await t.http('POST', '/api/v1/workspaces/0123-abcd/members', { token: alice.token, body: { user_id: nina.id } }),
         'workspace_uuid',
       )
       expectStatus(await t.http('POST', members({ uuid: alice.workspaceUuid }), { body: { user_id: nina.id } }), 401, 'UNAUTHORIZED')
@@ -383,7 +383,7 @@ describe('workspace members', () => {
 
     it('answers 400 naming workspace_uuid for a malformed workspace uuid', async () => {
       expectInvalid(
-        await t.http('PUT', '/api/v1/workspaces/nope/members/1', { token: alice.token, body: { role: 'admin' } }),
+        await t.http('PUT', '/api/v1/workspaces/0123-abcd/members/1', { token: alice.token, body: { role: 'admin' } }),
         'workspace_uuid',
       )
     })
@@ -522,7 +522,7 @@ describe('workspace members', () => {
     it('answers 400 naming user_id or workspace_uuid when malformed, and 401 without a token', async () => {
       const ws = await team()
       expectInvalid(await t.http('DELETE', member(ws, 'me'), { token: alice.token }), 'user_id')
-      expectInvalid(await t.http('DELETE', '/api/v1/workspaces/nope/members/1', { token: alice.token }), 'workspace_uuid')
+      expectInvalid(await t.http('DELETE', '/api/v1/workspaces/0123-abcd/members/1', { token: alice.token }), 'workspace_uuid')
       expectStatus(await t.http('DELETE', member(ws, mia)), 401, 'UNAUTHORIZED')
       expect(await rolesOf(ws)).toHaveLength(4)
     })

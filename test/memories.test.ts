@@ -201,17 +201,18 @@ describe('memories', () => {
       const mine = await remember(alice, 'Mine stays')
       expectErrorBody(await t.http('DELETE', `/api/v1/memories/${mine.uuid}`, { token: reader }), 403, 'FORBIDDEN')
       expectErrorBody(await t.http('DELETE', `/api/v1/memories/${mine.uuid}`), 401, 'UNAUTHORIZED')
-      expectInvalid(await t.http('DELETE', '/api/v1/memories/nope', { token: alice.token }), 'memory_uuid')
+      expectInvalid(await t.http('DELETE', '/api/v1/memories/0123-abcd', { token: alice.token }), 'memory_uuid')
       expect(await stored(carols.uuid)).toBeDefined()
       expect(await stored(mine.uuid)).toBeDefined()
     })
   })
 
   describe('no create endpoint (runs write memories)', () => {
-    it('answers 404 to POST /api/v1/memories and stores nothing', async () => {
+    it('answers 405 (Allow: GET) to POST /api/v1/memories and stores nothing', async () => {
       const before = await t.sql('select count(*)::int as n from memories')
       const res = await t.http('POST', '/api/v1/memories', { token: alice.token, body: { content: 'Injected' } })
-      expect(res.status).toBe(404)
+      expect(res.status).toBe(405)
+      expect(res.headers.get('allow')).toBe('GET')
       expect(await t.sql('select count(*)::int as n from memories')).toEqual(before)
     })
   })

@@ -398,7 +398,7 @@ describe('messages', () => {
       const mine = await add((await newThread()).uuid, 'Mine')
       expectErrorBody(await t.http('DELETE', `/api/v1/messages/${mine.uuid}`, { token: reader }), 403, 'FORBIDDEN')
       expectErrorBody(await t.http('DELETE', `/api/v1/messages/${mine.uuid}`), 401, 'UNAUTHORIZED')
-      expectInvalid(await t.http('DELETE', '/api/v1/messages/x', { token: alice.token }), 'message_uuid')
+      expectInvalid(await t.http('DELETE', '/api/v1/messages/0123-abcd', { token: alice.token }), 'message_uuid')
       const live = await t.sql('select count(*)::int as n from messages where uuid in (?, ?) and deleted_at is null', [message.uuid, mine.uuid])
       expect(live[0].n).toBe(2)
       expect((await threadRow(carols.uuid)).messages_count).toBe(1)

@@ -205,7 +205,7 @@ describe('workflow executions and workspace metrics', () => {
       expect(res.status).toBe(404)
       expect(JSON.stringify(res.body)).not.toContain('Erin')
       expect((await t.http('GET', `/api/v1/workspaces/${erin.workspaceUuid}/metrics`)).status).toBe(401)
-      expectNamed(await t.http('GET', '/api/v1/workspaces/not-a-uuid/metrics', { token: erin.token }), 'workspace_uuid')
+      expectNamed(await t.http('GET', '/api/v1/workspaces/0123-abcd/metrics', { token: erin.token }), 'workspace_uuid')
       expectNamed(
         await t.http('GET', `/api/v1/workspaces/${erin.workspaceUuid}/metrics?calculation=accumulated_count`, { token: erin.token }),
         'calculation',

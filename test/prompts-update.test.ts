@@ -215,7 +215,7 @@ describe('prompts.update (PUT /api/v1/prompts/{prompt_uuid})', () => {
   })
 
   it('answers 400 naming prompt_uuid for a malformed uuid and 401 without a token', async () => {
-    expectInvalid(await put('nope', alice, { name: 'x' }), 'prompt_uuid')
+    expectInvalid(await put('0123-abcd', alice, { name: 'x' }), 'prompt_uuid')
     const prompt = await fullPrompt()
     expect((await t.http('PUT', `/api/v1/prompts/${prompt.uuid}`, { body: { name: 'x' } })).status).toBe(401)
   })

@@ -260,7 +260,7 @@ describe('prompts', () => {
     })
 
     it('answers 400 naming prompt_uuid for a malformed uuid, 401 without a token', async () => {
-      expectInvalid(await get('not-a-uuid', alice), 'prompt_uuid')
+      expectInvalid(await get('0123-abcd', alice), 'prompt_uuid')
       const prompt = await makePrompt(t, alice)
       expect((await http('GET', `/api/v1/prompts/${prompt.uuid}`)).status).toBe(401)
     })
@@ -449,7 +449,7 @@ describe('prompts', () => {
     })
 
     it('answers 400 naming prompt_uuid for a malformed uuid', async () => {
-      expectInvalid(await del('not-a-uuid', alice), 'prompt_uuid')
+      expectInvalid(await del('0123-abcd', alice), 'prompt_uuid')
     })
 
     it('answers 403 for a read-only token and 401 without a token, deleting nothing', async () => {

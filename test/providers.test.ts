@@ -273,7 +273,7 @@ describe('providers', () => {
       const hidden = await teamProvider({ name: 'Hidden Team Provider', visibility: 'workspace' })
       expectHidden(await t.http('GET', `/api/v1/providers/${hidden.uuid}`, { token: bob.token }), hidden)
       expectHidden(await t.http('GET', `/api/v1/providers/${hidden.uuid}`, { token: bob.token, headers: { 'x-workspace-uuid': bob.workspaceUuid } }), hidden)
-      expectInvalid(await t.http('GET', '/api/v1/providers/not-a-uuid', { token: alice.token }), 'provider_uuid')
+      expectInvalid(await t.http('GET', '/api/v1/providers/0123-abcd', { token: alice.token }), 'provider_uuid')
     })
 
     it("answers 404 for a member's private provider to another member, and the workspace admin sees it", async () => {
@@ -392,7 +392,7 @@ describe('providers', () => {
     })
 
     it('answers 400 naming provider_uuid for a malformed uuid', async () => {
-      expectInvalid(await t.http('PUT', '/api/v1/providers/not-a-uuid', { token: alice.token, body: { name: 'x' } }), 'provider_uuid')
+      expectInvalid(await t.http('PUT', '/api/v1/providers/0123-abcd', { token: alice.token, body: { name: 'x' } }), 'provider_uuid')
     })
   })
 
@@ -417,7 +417,7 @@ describe('providers', () => {
     })
 
     it('answers 400 naming provider_uuid for a malformed uuid', async () => {
-      expectInvalid(await t.http('DELETE', '/api/v1/providers/not-a-uuid', { token: alice.token }), 'provider_uuid')
+      expectInvalid(await t.http('DELETE', '/api/v1/providers/0123-abcd', { token: alice.token }), 'provider_uuid')
     })
 
     it('answers 403 for a built-in provider', async () => {

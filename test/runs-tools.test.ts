@@ -180,7 +180,7 @@ describe('runs with tools, memory and names', () => {
       expectErrorBody(await t.http('POST', path, { token: bob.token }), 404, 'NOT_FOUND', 'Thread not found')
       expectErrorBody(await t.http('POST', path, { token: (await readOnlyToken(t, alice)).token }), 403, 'FORBIDDEN')
       expectErrorBody(await t.http('POST', path), 401, 'UNAUTHORIZED')
-      expectInvalid(await t.http('POST', '/api/v1/threads/nope/generate-name', { token: alice.token }), 'thread_uuid')
+      expectInvalid(await t.http('POST', '/api/v1/threads/0123-abcd/generate-name', { token: alice.token }), 'thread_uuid')
       const thread = (await run(alice, agent.uuid, { input: 'Hi' })).body.data.run.thread_uuid
       upstream.enqueue({ kind: 'status', status: 500 })
       expectErrorBody(await t.http('POST', `/api/v1/threads/${thread}/generate-name`, { token: alice.token }), 502, 'BAD_GATEWAY')

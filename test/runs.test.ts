@@ -133,7 +133,7 @@ describe('runs', () => {
       expectInvalid(await run(alice, agent.uuid, { input: 'x', thread_uuid: 'nope' }), 'thread_uuid')
       expectInvalid(await run(alice, agent.uuid, { input: 'x', extra: 1 }), '')
       expectInvalid(await run(alice, agent.uuid, { input: 'bad \u0000 char' }), 'input')
-      expectInvalid(await t.http('POST', '/api/v1/agents/not-a-uuid/run', { token: alice.token, body: { input: 'x' } }), 'agent_uuid')
+      expectInvalid(await t.http('POST', '/api/v1/agents/0123-abcd/run', { token: alice.token, body: { input: 'x' } }), 'agent_uuid')
       const other = await makeAgent(alice)
       const thread = (await run(alice, other.uuid, { input: 'x' })).body.data.run.thread_uuid
       expectInvalid(await run(alice, agent.uuid, { input: 'x', thread_uuid: thread }), 'thread_uuid')
@@ -172,7 +172,7 @@ describe('runs', () => {
       expectErrorBody(await post(await readOnlyToken(t, alice), { content: 'x' }), 403, 'FORBIDDEN')
       expectErrorBody(await post({ token: 'nope' }, { content: 'x' }), 401, 'UNAUTHORIZED')
       expectInvalid(await post(alice, { content: 'x', background: 'yes' }), 'background')
-      expectInvalid(await t.http('POST', '/api/v1/threads/nope/run', { token: alice.token, body: { content: 'x' } }), 'thread_uuid')
+      expectInvalid(await t.http('POST', '/api/v1/threads/0123-abcd/run', { token: alice.token, body: { content: 'x' } }), 'thread_uuid')
     })
 
     it('refuses a thread whose agent is deleted (404), storing nothing and calling no model', async () => {
@@ -374,7 +374,7 @@ describe('runs', () => {
       const uuid = (await run(alice, agent.uuid, { input: 'x' })).body.data.run.uuid
       expectErrorBody(await t.http('GET', `/api/v1/runs/${uuid}/events`), 401, 'UNAUTHORIZED')
       expectErrorBody(await t.http('GET', `/api/v1/runs/${uuid}/events`, { token: bob.token }), 404, 'NOT_FOUND', 'Run not found')
-      expectInvalid(await t.http('GET', '/api/v1/runs/nope/events', { token: alice.token }), 'run_uuid')
+      expectInvalid(await t.http('GET', '/api/v1/runs/0123-abcd/events', { token: alice.token }), 'run_uuid')
       expectInvalid(await t.http('GET', `/api/v1/runs/${uuid}/events`, { token: alice.token, headers: { 'last-event-id': 'x' } }), 'Last-Event-ID')
     })
   })
@@ -389,9 +389,9 @@ describe('runs', () => {
       expect((await t.http('GET', `/api/v1/runs/${uuid}`, reader)).body.data.run.uuid).toBe(uuid)
       expect((await readSse(`${t.url}/api/v1/runs/${uuid}/events`, { authorization: `Bearer ${reader.token}` })).events.at(-1)?.event).toBe('run.succeeded')
       expectErrorBody(await t.http('GET', `/api/v1/runs/${uuid}`, { token: bob.token }), 404, 'NOT_FOUND', 'Run not found')
-      expectInvalid(await t.http('GET', '/api/v1/runs/nope', { token: alice.token }), 'run_uuid')
+      expectInvalid(await t.http('GET', '/api/v1/runs/0123-abcd', { token: alice.token }), 'run_uuid')
       expectErrorBody(await t.http('GET', `/api/v1/runs/${uuid}`), 401, 'UNAUTHORIZED')
-      expectInvalid(await t.http('POST', '/api/v1/runs/nope/cancel', { token: alice.token }), 'run_uuid')
+      expectInvalid(await t.http('POST', '/api/v1/runs/0123-abcd/cancel', { token: alice.token }), 'run_uuid')
       expectErrorBody(await t.http('POST', `/api/v1/runs/${uuid}/cancel`), 401, 'UNAUTHORIZED')
       expect((await t.http('GET', `/api/v1/runs/${uuid}`, { token: alice.token })).body.data.run.status).toBe('succeeded')
     })
@@ -454,7 +454,7 @@ describe('runs', () => {
       expectInvalid(await post({ input: { topic: 'x' }, background: 1 }), 'background')
       expectInvalid(await post({ input: { topic: 'x' }, large_language_model: '' }), 'large_language_model')
       expectInvalid(await post({ input: 'x' }), 'input')
-      expectInvalid(await t.http('POST', '/api/v1/prompts/nope/run', { token: alice.token, body: { input: { topic: 'x' } } }), 'prompt_uuid')
+      expectInvalid(await t.http('POST', '/api/v1/prompts/0123-abcd/run', { token: alice.token, body: { input: { topic: 'x' } } }), 'prompt_uuid')
       expect(upstream.requests.length).toBe(before)
       expectErrorBody(await t.http('POST', `/api/v1/prompts/${prompt.uuid}/run`, { token: bob.token, body: { input: { topic: 'x' } } }), 404, 'NOT_FOUND')
       expectErrorBody(await t.http('POST', `/api/v1/prompts/${prompt.uuid}/run`, { token: 'nope', body: { input: { topic: 'x' } } }), 401, 'UNAUTHORIZED')

@@ -79,13 +79,20 @@ describe('system routes', () => {
     for (const [method, path] of [
       ['GET', '/nope'],
       ['POST', '/api/v1/nope'],
-      ['PATCH', '/api/v1/workspaces'],
+      ['PATCH', '/api/v1/nope'],
     ] as const) {
       const res = await t.http(method, path, method === 'GET' ? {} : { body: {} })
       expect(res.status, `${method} ${path}`).toBe(404)
       expect(res.body.code).toBe('NOT_FOUND')
       expect(typeof res.body.message).toBe('string')
     }
+  })
+
+  it('answers a method the path does not have with a JSON 405 and Allow (test/rest-bad-input.test.ts has more)', async () => {
+    const res = await t.http('PATCH', '/api/v1/workspaces', { body: {} })
+    expect(res.status).toBe(405)
+    expect(res.headers.get('allow')).toBe('GET, POST')
+    expect(res.body.code).toBe('METHOD_NOT_SUPPORTED')
   })
 
   it('never leaks a stack trace in tRPC errors', async () => {

@@ -370,7 +370,7 @@ describe('threads', () => {
       const mine = await newThread(alice, helper.uuid)
       expectErrorBody(await t.http('DELETE', `/api/v1/threads/${mine.uuid}`, { token: reader }), 403, 'FORBIDDEN')
       expectErrorBody(await t.http('DELETE', `/api/v1/threads/${mine.uuid}`), 401, 'UNAUTHORIZED')
-      expectInvalid(await t.http('DELETE', '/api/v1/threads/nope', { token: alice.token }), 'thread_uuid')
+      expectInvalid(await t.http('DELETE', '/api/v1/threads/0123-abcd', { token: alice.token }), 'thread_uuid')
       expect((await row(carols.uuid)).deleted_at).toBeNull()
       expect((await row(mine.uuid)).deleted_at).toBeNull()
     })

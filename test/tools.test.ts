@@ -393,7 +393,7 @@ describe('tools', () => {
     })
 
     it('answers 400 naming tool_uuid for a malformed uuid', async () => {
-      expectInvalid(await t.http('PUT', '/api/v1/tools/not-a-uuid', { token: alice.token, body: { name: 'x' } }), 'tool_uuid')
+      expectInvalid(await t.http('PUT', '/api/v1/tools/0123-abcd', { token: alice.token, body: { name: 'x' } }), 'tool_uuid')
     })
   })
 
@@ -423,7 +423,7 @@ describe('tools', () => {
     })
 
     it('answers 400 naming tool_uuid for a malformed uuid', async () => {
-      expectInvalid(await t.http('DELETE', '/api/v1/tools/not-a-uuid', { token: alice.token }), 'tool_uuid')
+      expectInvalid(await t.http('DELETE', '/api/v1/tools/0123-abcd', { token: alice.token }), 'tool_uuid')
     })
   })
 })

@@ -290,7 +290,7 @@ describe('workflow executions: list, counts, retrieve', () => {
     })
 
     it('refuses a malformed uuid or an unknown query parameter with a 400 naming it', async () => {
-      expectNamed(await get(alice, `${BASE}/not-a-uuid`), 'execution_uuid')
+      expectNamed(await get(alice, `${BASE}/0123-abcd`), 'execution_uuid')
       expectNamed(await get(alice, `${BASE}/${ex.e1.uuid}?fuzz=1`), 'fuzz')
     })
   })

@@ -266,7 +266,7 @@ describe('workflow runs', () => {
 
     it('answers 400 naming the field for a malformed uuid, an unknown field and unstorable input, running nothing', async () => {
       const flow = await create(alice, graph([manual], []))
-      const malformed = await run(alice, 'not-a-uuid')
+      const malformed = await run(alice, '0123-abcd')
       expect(malformed.status).toBe(400)
       expect(malformed.body.issues[0].path).toEqual(['workflow_uuid'])
       const unknown = await run(alice, flow.uuid, { fuzz: 1 })

@@ -304,7 +304,7 @@ describe('workflows', () => {
 
     it('answers 404 for an unknown uuid, 400 for a malformed one, 401 without a token', async () => {
       expectErrorBody(await http('GET', '/api/v1/workflows/01234567-89ab-4def-8123-456789abcdef', { token: alice.token }), 404, 'NOT_FOUND')
-      expectInvalid(await http('GET', '/api/v1/workflows/not-a-uuid', { token: alice.token }), 'workflow_uuid')
+      expectInvalid(await http('GET', '/api/v1/workflows/0123-abcd', { token: alice.token }), 'workflow_uuid')
       expectErrorBody(await http('GET', `/api/v1/workflows/${(await make(alice)).uuid}`), 401, 'UNAUTHORIZED')
     })
   })
@@ -469,7 +469,7 @@ describe('workflows', () => {
     })
 
     it('answers 400 naming workflow_uuid for a malformed uuid', async () => {
-      expectInvalid(await del(alice, 'not-a-uuid'), 'workflow_uuid')
+      expectInvalid(await del(alice, '0123-abcd'), 'workflow_uuid')
     })
   })
 
@@ -519,8 +519,8 @@ describe('workflows', () => {
     })
 
     it('answers 400 naming workflow_uuid for a malformed uuid, on both verbs', async () => {
-      expectInvalid(await http('POST', '/api/v1/workflows/not-a-uuid/favorite', { token: alice.token }), 'workflow_uuid')
-      expectInvalid(await http('DELETE', '/api/v1/workflows/not-a-uuid/favorite', { token: alice.token }), 'workflow_uuid')
+      expectInvalid(await http('POST', '/api/v1/workflows/0123-abcd/favorite', { token: alice.token }), 'workflow_uuid')
+      expectInvalid(await http('DELETE', '/api/v1/workflows/0123-abcd/favorite', { token: alice.token }), 'workflow_uuid')
     })
   })
 })

@@ -125,7 +125,7 @@ describe('resolveWorkspaceContext', () => {
         const error = await resolveWorkspaceContext(ctx, team.uuid).catch((caught: unknown) => caught)
         expect(error).toBeInstanceOf(ValidationError)
         if (!(error instanceof ValidationError)) throw new Error('unreachable')
-        expect(error.issues).toEqual([{ code: 'custom', path: ['X-Workspace-UUID'], message: 'must be a UUID' }])
+        expect(error.issues).toEqual([{ code: 'custom', path: ['X-Workspace-UUID'], message: 'X-Workspace-UUID must be a UUID' }])
       }
     })
 

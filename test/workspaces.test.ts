@@ -247,7 +247,7 @@ describe('workspaces', () => {
     })
 
     it('answers 400 naming workspace_uuid for a malformed uuid', async () => {
-      expectInvalid(await http('GET', '/api/v1/workspaces/not-a-uuid', { token: alice.token }), 'workspace_uuid')
+      expectInvalid(await http('GET', '/api/v1/workspaces/0123-abcd', { token: alice.token }), 'workspace_uuid')
     })
 
     it('answers 401 without a token', async () => {
@@ -480,7 +480,7 @@ describe('workspaces', () => {
     })
 
     it('answers 400 naming workspace_uuid for a malformed uuid, and 401 without a token', async () => {
-      expectInvalid(await http('DELETE', '/api/v1/workspaces/zzz', { token: alice.token }), 'workspace_uuid')
+      expectInvalid(await http('DELETE', '/api/v1/workspaces/0123-abcd', { token: alice.token }), 'workspace_uuid')
       expect((await http('DELETE', `/api/v1/workspaces/${alice.workspaceUuid}`)).status).toBe(401)
     })
   })

@@ -4,6 +4,7 @@
  */
 import type { WorkspaceRole } from '../../entities/index.ts'
 import { ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
+import { notUuidMessage } from '../schemas/issues.ts'
 import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
 import { unprefix, workspaceColumns } from '../platform/sql.ts'
 import type { AuthedCtx, WorkspaceContext } from '../context.ts'
@@ -91,7 +92,7 @@ export async function resolveWorkspaceContext(ctx: AuthedCtx, inputWorkspaceUuid
   const header = ctx.headers['x-workspace-uuid']
   const fromHeader = Array.isArray(header) ? header[0] : header
   if (fromHeader !== undefined && fromHeader !== '' && !UUID.test(fromHeader)) {
-    throw new ValidationError(['X-Workspace-UUID'], 'must be a UUID')
+    throw new ValidationError(['X-Workspace-UUID'], notUuidMessage(['X-Workspace-UUID']))
   }
   const requested = fromHeader || (typeof inputWorkspaceUuid === 'string' && UUID.test(inputWorkspaceUuid) ? inputWorkspaceUuid : null)
   const primary = primaryContext(ctx)

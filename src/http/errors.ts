@@ -6,6 +6,8 @@ import { randomUUID } from 'node:crypto'
 import type { Socket } from 'node:net'
 import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, databaseUnavailable, ServiceUnavailableError, TooManyRequestsError, ValidationError } from '../platform/errors.ts'
+import { isRecord } from '../schemas/wire.ts'
+import { publicIssue } from '../schemas/issues.ts'
 import { VALIDATION_MESSAGE } from '../trpc/errors.ts'
 
 /** tRPC code for each status the host answers itself. */
@@ -129,7 +131,9 @@ export function flattenRestError(request: FastifyRequest, reply: FastifyReply, p
   const body: unknown = JSON.parse(payload)
   if (typeof body !== 'object' || body === null || !('data' in body) || !('message' in body) || !('code' in body)) return payload
   const data = body.data as { issues?: unknown[] } | null
-  const issues = 'issues' in body && Array.isArray(body.issues) ? body.issues : data?.issues
+  // The formatter's issues (src/trpc/errors.ts) are the public ones; the adapter's copy is zod's own.
+  const raw = data?.issues ?? ('issues' in body && Array.isArray(body.issues) ? body.issues : undefined)
+  const issues = raw?.map((issue) => (isRecord(issue) ? publicIssue(issue) : issue))
   return JSON.stringify({ message: body.message, code: body.code, ...(issues ? { issues } : {}), request_id: request.id })
 }
 

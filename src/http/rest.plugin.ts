@@ -1,13 +1,16 @@
 /**
  * The REST surface: every procedure with an OpenAPI path under `/api/v1`, through
  * trpc-to-openapi (docs/architecture.md). Its own hooks hold it to docs/api/conventions.md:
- * paths read one way only, JSON object bodies ("Content types") and the flat error body ("Errors").
+ * paths read one way only, 404 and 405 by the document's paths, JSON object bodies ("Content
+ * types") and the flat error body ("Errors").
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi'
 import { appRouter } from '../../routers/index.ts'
 import type { AppDeps, Ctx } from '../trpc/context.ts'
+import { openApiDocument } from './docs.plugin.ts'
 import { errorBody, flattenRestError } from './errors.ts'
+import { restRoutes } from './rest-routes.ts'
 import { contextOfRequest, type CreateContext } from './request-context.ts'
 
 /** What the REST surface needs from the host. */
@@ -35,6 +38,25 @@ function refuseAmbiguousPath(request: FastifyRequest, reply: FastifyReply, done:
     return void reply.status(400).send(errorBody(400, 'Malformed request path', request.id))
   }
   done()
+}
+
+/**
+ * The paths of the OpenAPI document decide what reaches trpc-to-openapi (src/http/rest-routes.ts):
+ * a path none of them has is a 404 (so is a word where a uuid belongs), a method the path does not
+ * have a 405 with `Allow`. HEAD goes on as before (trpc-to-openapi answers 204).
+ */
+function refuseUnroutable(methodsOf: (path: string) => string[]) {
+  return (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+    if (request.method === 'HEAD') return done()
+    const methods = methodsOf((request.raw.url ?? '/').split('?')[0])
+    if (methods.includes(request.method)) return done()
+    if (methods.length === 0) return void reply.status(404).send(errorBody(404, 'Route not found', request.id))
+    const allow = methods.join(', ')
+    void reply
+      .status(405)
+      .header('allow', allow)
+      .send(errorBody(405, `${request.method} is not allowed on this path; it allows ${allow}`, request.id))
+  }
 }
 
 /** A body must be a JSON object; a bodiless POST (logout) needs no Content-Type. */
@@ -71,6 +93,8 @@ export async function restPlugin(scope: FastifyInstance, options: RestOptions): 
     },
   })
   scope.addHook('onRequest', refuseAmbiguousPath)
+  // The document's paths depend on no base URL.
+  scope.addHook('onRequest', refuseUnroutable(restRoutes(openApiDocument(''))))
   scope.addHook('preValidation', requireJsonObject)
   scope.addHook('onSend', async (request, reply, payload) => flattenRestError(request, reply, payload))
   await scope.register(fastifyTRPCOpenApiPlugin, {

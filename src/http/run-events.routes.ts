@@ -15,7 +15,9 @@ import { ValidationError } from '../platform/errors.ts'
 import { FINAL_EVENT_TYPES } from '../llm/run-log.ts'
 import { toRunEvent } from '../schemas/run.schema.ts'
 import * as runs from '../services/runs.service.ts'
-import { handleRouteError } from './errors.ts'
+import { notUuidMessage } from '../schemas/issues.ts'
+import { errorBody, handleRouteError } from './errors.ts'
+import { UUID_ATTEMPT } from './rest-routes.ts'
 import type { CreateContext } from './request-context.ts'
 import { authorize, contextOf } from './route-auth.ts'
 
@@ -37,8 +39,10 @@ export interface RunEventsRoutesOptions {
 export async function runEventsRoutes(scope: FastifyInstance, options: RunEventsRoutesOptions): Promise<void> {
   scope.setErrorHandler(handleRouteError)
   scope.get<{ Params: { run_uuid: string }; Querystring: { last_event_id?: string } }>('/api/v1/runs/:run_uuid/events', async (request, reply) => {
+    // The REST surface's rule for a uuid position (src/http/rest-routes.ts): a word is no route, a malformed uuid a 400.
+    if (!UUID_ATTEMPT.test(request.params.run_uuid)) return reply.status(404).send(errorBody(404, 'Route not found', request.id))
     const ctx = await authorize(contextOf(options.createContext, request, reply), false)
-    if (!z.uuid().safeParse(request.params.run_uuid).success) throw new ValidationError(['run_uuid'], 'Invalid UUID')
+    if (!z.uuid().safeParse(request.params.run_uuid).success) throw new ValidationError(['run_uuid'], notUuidMessage(['run_uuid']))
     const header = request.headers['last-event-id']
     const raw = (Array.isArray(header) ? header[0] : header) ?? request.query.last_event_id
     let after = 0

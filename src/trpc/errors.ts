@@ -11,6 +11,7 @@ import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc'
 import { ZodError, ZodRealError } from 'zod'
 import { DriverException, UniqueConstraintViolationException } from '@mikro-orm/core'
 import { AppError, databaseUnavailable, ServiceUnavailableError, TooManyRequestsError, ValidationError } from '../platform/errors.ts'
+import { publicIssue } from '../schemas/issues.ts'
 
 const CODES: Record<AppError['status'], TRPC_ERROR_CODE_KEY> = {
   400: 'BAD_REQUEST',
@@ -59,9 +60,9 @@ export function toTRPCError(cause: unknown, setHeader: (name: string, value: str
   return undefined
 }
 
-/** The issues of a validation error, or undefined. */
+/** The issues of a validation error as clients get them ({@link publicIssue}), or undefined. */
 function issuesOf(error: TRPCError) {
-  return error.code === 'BAD_REQUEST' && error.cause instanceof ZodError ? error.cause.issues : undefined
+  return error.code === 'BAD_REQUEST' && error.cause instanceof ZodError ? error.cause.issues.map(publicIssue) : undefined
 }
 
 interface FormatterInput {

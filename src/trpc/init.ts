@@ -6,6 +6,7 @@
  */
 import { initTRPC, type TRPCError } from '@trpc/server'
 import type { OpenApiMeta } from 'trpc-to-openapi'
+import { z } from 'zod'
 import { resolveWorkspaceContext } from '../access/workspace-access.ts'
 import { ForbiddenError } from '../platform/errors.ts'
 import { authenticate } from '../services/auth.service.ts'
@@ -13,6 +14,7 @@ import type { Ctx } from './context.ts'
 import { errorFormatter, toTRPCError } from './errors.ts'
 import { hashKey, serviceIdOf } from './service-scope.ts'
 import { type AuthContext, type WorkspaceContext } from '../context.ts'
+import { issueMessage } from '../schemas/issues.ts'
 
 /** Procedure metadata: the OpenAPI route plus the status of a success (201 for creates, 204 when bodiless). */
 export type Meta = OpenApiMeta & {
@@ -37,6 +39,9 @@ export type Meta = OpenApiMeta & {
    */
   storesNothing?: boolean
 }
+
+// Every input is parsed with the same messages on both surfaces ("agent_uuid must be a UUID").
+z.config({ customError: issueMessage })
 
 const t = initTRPC
   .context<Ctx>()

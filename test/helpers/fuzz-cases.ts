@@ -231,10 +231,12 @@ export function casesFor(op: Operation, t: FuzzTargets, resolve: Resolve): FuzzC
           status: [400, 404],
         })
     }
+    // A word where a uuid belongs names no route (404), or another operation's path: a 405 with Allow
+    // (`PUT large-language-models/{model_uuid}` beside `GET large-language-models/{model}`).
     for (const odd of oddPathValues(p.schema)) {
       add(`[${p.name}=${odd.value.slice(0, 40)}]`, {
         url: urlOf({ ...own, [p.name]: odd.value }),
-        status: [400, 404, 414],
+        status: [400, 404, 405, 414],
         ...(odd.named ? { field: [p.name] } : {}),
       })
     }

@@ -279,6 +279,7 @@ export function problemsOf(c: FuzzCase, res: RawResponse): string[] {
   else if (!c.status && !c.mayBeValid && (status < 400 || status >= 500)) problems.push(`status ${status}, expected a 4xx`)
   if (status < 400 && c.mayBeValid) return problems
   if (status < 400) return problems
+  if (status === 405 && !res.headers.allow) problems.push('405 without Allow')
   const contentType = String(res.headers['content-type'] ?? '')
   if (!contentType.startsWith('application/json')) problems.push(`content-type "${contentType}"`)
   const body = res.json
