@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi'
 import { appRouter } from '../../routers/index.ts'
 import type { AppDeps, Ctx } from '../trpc/context.ts'
-import { openApiDocument } from './docs.plugin.ts'
+import { openApiDocument } from './openapi-document.ts'
 import { errorBody, flattenRestError } from './errors.ts'
 import { restRoutes } from './rest-routes.ts'
 import { contextOfRequest, type CreateContext } from './request-context.ts'
