@@ -59,7 +59,7 @@ import {
   writeResults,
   type Bench,
 } from './harness.ts'
-import { agent, median, ok, request, timeInterleaved, timeIt } from './metrics-support.ts'
+import { agent, median, ok, request, seedSteps, timeInterleaved, timeIt } from './metrics-support.ts'
 import type { ResourceCtx } from '../src/context.ts'
 
 const settings = {
@@ -77,13 +77,7 @@ const LIMIT = 10
 
 /** Seeds runners, agents and runs with set-based SQL, then VACUUM ANALYZE; answers each step's seconds. */
 async function seed(db: pg.Client, userId: number, workspaceIds: number[]): Promise<Record<string, number>> {
-  const timings: Record<string, number> = {}
-  const step = async (name: string, sql: string, params: unknown[] = []) => {
-    const start = performance.now()
-    await db.query(sql, params)
-    timings[name] = (performance.now() - start) / 1000
-    console.log(`  ${name}: ${timings[name]!.toFixed(1)} s`)
-  }
+  const { timings, step } = seedSteps(db)
   await step(
     'runners',
     `insert into users (name, first_name, last_name, email, password_hash, created_at, updated_at)

@@ -76,12 +76,10 @@ export interface SeedSizes {
 }
 
 /**
- * Seeds with set-based SQL through `pg`: `rowsPerTable` agents and workflows (visibility
- * `workspace`), as many executions (one per workflow) and threads (one per agent), spread over the
- * workspaces and the 365 days before now, and `messages` over 365 days in the first
- * `messageThreads` threads; then VACUUM ANALYZE. Answers each step's seconds.
+ * Timed seeding: `step(name, sql, params)` runs one statement, prints how long it took and
+ * records it in `timings` (seconds by step name).
  */
-export async function seed(db: pg.Client, userId: number, workspaceIds: number[], sizes: SeedSizes): Promise<Record<string, number>> {
+export function seedSteps(db: pg.Client): { timings: Record<string, number>; step: (name: string, sql: string, params?: unknown[]) => Promise<void> } {
   const timings: Record<string, number> = {}
   const step = async (name: string, sql: string, params: unknown[] = []) => {
     const start = performance.now()
@@ -89,6 +87,17 @@ export async function seed(db: pg.Client, userId: number, workspaceIds: number[]
     timings[name] = (performance.now() - start) / 1000
     console.log(`  ${name}: ${timings[name]!.toFixed(1)} s`)
   }
+  return { timings, step }
+}
+
+/**
+ * Seeds with set-based SQL through `pg`: `rowsPerTable` agents and workflows (visibility
+ * `workspace`), as many executions (one per workflow) and threads (one per agent), spread over the
+ * workspaces and the 365 days before now, and `messages` over 365 days in the first
+ * `messageThreads` threads; then VACUUM ANALYZE. Answers each step's seconds.
+ */
+export async function seed(db: pg.Client, userId: number, workspaceIds: number[], sizes: SeedSizes): Promise<Record<string, number>> {
+  const { timings, step } = seedSteps(db)
   const n = sizes.rowsPerTable
   // Spread over 365 days before now; `ws[1 + i % 3]` spreads rows over the 3 workspaces.
   const spread = `now() - random() * interval '365 days'`

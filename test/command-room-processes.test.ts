@@ -16,9 +16,9 @@
  * slow test upstream (test/helpers/upstream.ts) so that the firing is under way when it dies.
  */
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startUpstream, type Upstream } from './helpers/upstream.ts'
-import { processEnv, startProcess, startServer, stopProcess, until, type ServerProcess, type ServiceProcess } from './helpers/processes.ts'
+import { processSuite, startProcess, startServer, stopProcess, until, type ServerProcess } from './helpers/processes.ts'
 import { openOrm, type Orm } from '../src/platform/db.ts'
 
 const TASKS = '/api/v1/command-room/tasks'
@@ -53,35 +53,18 @@ async function userWithAgent(server: ServerProcess, email: string, model: string
 /** Nearest-rank percentile of sorted `values`. */
 const percentile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]
 
-/** Prints the last output of every process when the running test fails. */
-function dumpOnFailure(processes: ServiceProcess[]): void {
-  onTestFailed(() => console.error(processes.map((proc) => proc.output().slice(-6000)).join('\n---- next process ----\n')))
-}
-
 describe.runIf(Boolean(process.env.DATABASE_URL))('two workers and an API process firing 200 due tasks', () => {
   const TASK_COUNT = 200
-  let env: Record<string, string>
-  let drop: (() => Promise<void>) | undefined
-  const processes: ServiceProcess[] = []
-
-  beforeAll(async () => {
-    const base = await processEnv('aw-command-room')
-    env = base.env
-    drop = base.drop
-  }, 60_000)
-  afterAll(async () => {
-    for (const proc of processes) await stopProcess(proc)
-    await drop?.()
-  })
+  const suite = processSuite('aw-command-room')
 
   it('fires each task once, every firing succeeds, none is left queued or running (their lateness is reported)', async () => {
-    dumpOnFailure(processes)
+    suite.dumpOnFailure()
     const [api, ...workers] = await Promise.all([
-      startServer({ ...env, WORKER: 'false' }),
-      startProcess('src/worker.ts', env, /worker started/),
-      startProcess('src/worker.ts', env, /worker started/),
+      startServer({ ...suite.env, WORKER: 'false' }),
+      startProcess('src/worker.ts', suite.env, /worker started/),
+      startProcess('src/worker.ts', suite.env, /worker started/),
     ])
-    processes.push(api, ...workers)
+    suite.processes.push(api, ...workers)
     const { token, agentUuid } = await userWithAgent(api as ServerProcess, 'two-workers@example.com')
 
     // Stored through the API process, which does not tick: the workers see them at their next look.
@@ -96,7 +79,7 @@ describe.runIf(Boolean(process.env.DATABASE_URL))('two workers and an API proces
     }
     expect(Date.now(), 'every task was stored before its due time').toBeLessThan(due.getTime())
 
-    await withStorage(env, async (orm) => {
+    await withStorage(suite.env, async (orm) => {
       const sql = <T>(statement: string) => orm.em.fork().execute<T[]>(statement)
       const counts = () =>
         sql<{ total: number; tasks: number; succeeded: number; open: number }>(
@@ -133,34 +116,24 @@ describe.runIf(Boolean(process.env.DATABASE_URL))('two workers and an API proces
       // How late they start is a benchmark's matter (bench/command-room.ts), not this test's.
       expect(lateness[0]).toBeGreaterThanOrEqual(0)
     })
-    for (const proc of processes) expect(await stopProcess(proc, 'SIGTERM')).toBe(0)
+    for (const proc of suite.processes) expect(await stopProcess(proc, 'SIGTERM')).toBe(0)
   }, 90_000)
 })
 
 describe('a process killed during a firing, then started again', () => {
   let upstream: Upstream
-  let env: Record<string, string>
-  let drop: (() => Promise<void>) | undefined
-  const processes: ServiceProcess[] = []
-
   beforeAll(async () => {
     upstream = await startUpstream()
     // The model never answers in time: the firing waits for its run when the process dies.
     upstream.respondWith(() => ({ kind: 'slow', delayMs: 60_000 }))
-    const base = await processEnv('aw-command-room-kill')
-    drop = base.drop
-    env = { ...base.env, OPENAI_API_KEY: 'sk-upstream-test', OPENAI_BASE_URL: upstream.url }
-  }, 60_000)
-  afterAll(async () => {
-    for (const proc of processes) await stopProcess(proc)
-    await upstream?.close()
-    await drop?.()
   })
+  afterAll(() => upstream?.close())
+  const suite = processSuite('aw-command-room-kill', () => ({ OPENAI_API_KEY: 'sk-upstream-test', OPENAI_BASE_URL: upstream.url }))
 
   it('ends the firing recorded once (failed: its run was interrupted); the model is not called again', async () => {
-    dumpOnFailure(processes)
-    const first = await startServer(env)
-    processes.push(first)
+    suite.dumpOnFailure()
+    const first = await startServer(suite.env)
+    suite.processes.push(first)
     const { token, agentUuid } = await userWithAgent(first, 'killed-firing@example.com', null)
     // A whole second: repeating schedules keep run_at's wall-clock second, not its milliseconds.
     const runAt = new Date(Math.ceil((Date.now() + 2_000) / 1000) * 1000)
@@ -174,8 +147,8 @@ describe('a process killed during a firing, then started again', () => {
 
     await stopProcess(first, 'SIGKILL')
     const killed = Date.now()
-    const second = await startServer(env)
-    processes.push(second)
+    const second = await startServer(suite.env)
+    suite.processes.push(second)
     const [firing] = await until(() => firings(second), (list) => list.length > 0 && !['queued', 'running'].includes(String(list[0].status)), 60_000)
     console.info(`the killed firing ended ${Date.now() - killed} ms after the kill`)
     expect(firing).toMatchObject({ status: 'failed', due_at: runAt.toISOString() })
@@ -194,24 +167,12 @@ describe('a process killed during a firing, then started again', () => {
 })
 
 describe('a restart after due times were missed while no process ran', () => {
-  let env: Record<string, string>
-  let drop: (() => Promise<void>) | undefined
-  const processes: ServiceProcess[] = []
-
-  beforeAll(async () => {
-    const base = await processEnv('aw-command-room-missed')
-    env = base.env
-    drop = base.drop
-  }, 60_000)
-  afterAll(async () => {
-    for (const proc of processes) await stopProcess(proc)
-    await drop?.()
-  })
+  const suite = processSuite('aw-command-room-missed')
 
   it('fires each task once, for its earliest missed due time, and its schedule goes on from now', async () => {
-    dumpOnFailure(processes)
-    const first = await startServer(env)
-    processes.push(first)
+    suite.dumpOnFailure()
+    const first = await startServer(suite.env)
+    suite.processes.push(first)
     const { token, agentUuid } = await userWithAgent(first, 'missed@example.com')
     const inAnHour = new Date(Math.ceil((Date.now() + 3_600_000) / 60_000) * 60_000).toISOString()
     // Two weeks is a whole number of each schedule's periods (UTC: no daylight-saving change).
@@ -228,7 +189,7 @@ describe('a restart after due times were missed while no process ran', () => {
 
     // As if every process had been down for two weeks: each task's next due time, and run_at with
     // it, two weeks back (a `once` task's only due time passed; the others missed many periods).
-    const missed = await withStorage(env, async (orm) => {
+    const missed = await withStorage(suite.env, async (orm) => {
       await orm.em.fork().execute(`update command_room_tasks set next_run_at = next_run_at - interval '14 days', run_at = run_at - interval '14 days'`)
       const rows = await orm.em.fork().execute<{ uuid: string; at: Date | string }[]>(`select uuid, next_run_at as at from command_room_tasks`)
       return new Map(rows.map((row) => [row.uuid, new Date(row.at).toISOString()]))
@@ -236,8 +197,8 @@ describe('a restart after due times were missed while no process ran', () => {
 
     // On PostgreSQL an API process and a worker come back together, both ticking at once.
     const restarted = Date.now()
-    const back = await Promise.all([startServer(env), ...(env.DATABASE_URL ? [startProcess('src/worker.ts', env, /worker started/)] : [])])
-    processes.push(...back)
+    const back = await Promise.all([startServer(suite.env), ...(suite.env.DATABASE_URL ? [startProcess('src/worker.ts', suite.env, /worker started/)] : [])])
+    suite.processes.push(...back)
     const server = back[0] as ServerProcess
     const firingsOf = async (uuid: string) => (await server.http('GET', `${TASKS}/${uuid}/firings?per_page=100`, { token })).body.data as Record<string, unknown>[]
     const all = () => Promise.all(stored.map(async (uuid) => ({ uuid, firings: await firingsOf(uuid) })))

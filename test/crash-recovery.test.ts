@@ -11,34 +11,24 @@ import { freshDatabase } from './helpers/database.ts'
 import { TEST_APP_KEY } from './helpers/app.ts'
 import { readSse } from './helpers/sse.ts'
 import { startUpstream, type Upstream } from './helpers/upstream.ts'
-import { startHitCounter, startProcess, startServer, stopProcess, until, type HitCounter, type ServiceProcess, processEnv } from './helpers/processes.ts'
+import { processSuite, startHitCounter, startProcess, startServer, stopProcess, until, type HitCounter, type ServiceProcess } from './helpers/processes.ts'
 import type { Orm } from '../src/platform/db.ts'
 
 describe('npm start killed with background agent runs in flight', () => {
   const RUNS = 20
   let upstream: Upstream
-  let env: Record<string, string>
-  let drop: (() => Promise<void>) | undefined
-  const processes: ServiceProcess[] = []
-
   beforeAll(async () => {
     upstream = await startUpstream()
     // The model never answers in time: every run is mid-call when its process dies.
     upstream.respondWith(() => ({ kind: 'slow', delayMs: 60_000 }))
-    const base = await processEnv('aw-recovery')
-    drop = base.drop
-    env = { ...base.env, OPENAI_API_KEY: 'sk-upstream-test', OPENAI_BASE_URL: upstream.url }
-  }, 60_000)
-  afterAll(async () => {
-    for (const proc of processes) await stopProcess(proc)
-    await upstream?.close()
-    await drop?.()
   })
+  afterAll(() => upstream?.close())
+  const suite = processSuite('aw-recovery', () => ({ OPENAI_API_KEY: 'sk-upstream-test', OPENAI_BASE_URL: upstream.url }))
 
   it('ends every run failed (interrupted) with its final event within 20 s of the restart; none stays running', async () => {
-    onTestFailed(() => console.error(processes.map((proc) => proc.output().slice(-6000)).join('\n---- next process ----\n')))
-    const first = await startServer(env)
-    processes.push(first)
+    suite.dumpOnFailure()
+    const first = await startServer(suite.env)
+    suite.processes.push(first)
     const signUp = await first.http('POST', '/api/v1/auth/sign-up', { body: { name: 'Crash', email: 'crash@example.com', password: 'correct horse battery staple' } })
     expect(signUp.status, JSON.stringify(signUp.body)).toBe(201)
     const token = String(signUp.body.data.access_token)
@@ -54,8 +44,8 @@ describe('npm start killed with background agent runs in flight', () => {
 
     await stopProcess(first, 'SIGKILL')
     const killed = Date.now()
-    const second = await startServer(env)
-    processes.push(second)
+    const second = await startServer(suite.env)
+    suite.processes.push(second)
     const ready = Date.now()
 
     // Followers on the new process: each stream ends with the run's final event.

@@ -183,8 +183,23 @@ function declareOperations(doc: OpenAPIObject): void {
   }
 }
 
-/** Builds the OpenAPI 3.1 document (once per process). */
+/** Documents built so far, by base URL (a process has one: its `APP_URL`). */
+const built = new Map<string, OpenAPIObject>()
+
+/**
+ * The OpenAPI 3.1 document served at `baseUrl`, built on first use and kept: the REST surface's
+ * method table, `GET /openapi.json` and `GET /docs` share one build. Callers must not change it.
+ */
 export function openApiDocument(baseUrl: string): OpenAPIObject {
+  let doc = built.get(baseUrl)
+  if (!doc) {
+    doc = buildDocument(baseUrl)
+    built.set(baseUrl, doc)
+  }
+  return doc
+}
+
+function buildDocument(baseUrl: string): OpenAPIObject {
   const doc = generateOpenApiDocument(appRouter, {
     title: 'Agent Workspace Service',
     version: '1.0.0',

@@ -15,8 +15,8 @@ import { contextOfRequest, type CreateContext } from './request-context.ts'
 
 /** What the REST surface needs from the host. */
 export interface RestOptions {
-  /** `log` for procedure faults. */
-  deps: Pick<AppDeps, 'log'>
+  /** `log` for procedure faults; `config.appUrl` names the OpenAPI document the routes are read from. */
+  deps: Pick<AppDeps, 'log' | 'config'>
   createContext: CreateContext
 }
 
@@ -93,8 +93,8 @@ export async function restPlugin(scope: FastifyInstance, options: RestOptions): 
     },
   })
   scope.addHook('onRequest', refuseAmbiguousPath)
-  // The document's paths depend on no base URL.
-  scope.addHook('onRequest', refuseUnroutable(restRoutes(openApiDocument(''))))
+  // The same build `GET /openapi.json` serves (its paths depend on no base URL).
+  scope.addHook('onRequest', refuseUnroutable(restRoutes(openApiDocument(deps.config.appUrl))))
   scope.addHook('preValidation', requireJsonObject)
   scope.addHook('onSend', async (request, reply, payload) => flattenRestError(request, reply, payload))
   await scope.register(fastifyTRPCOpenApiPlugin, {

@@ -9,6 +9,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { createServer } from 'node:http'
+import { afterAll, beforeAll, onTestFailed } from 'vitest'
 import { NODE_FLAGS } from '../../src/node-flags.ts'
 import { freePort } from './ports.ts'
 import { httpClient, TEST_APP_KEY, type TestApp } from './app.ts'
@@ -33,6 +34,41 @@ export async function processStorage(prefix: string): Promise<{ env: Record<stri
 export async function processEnv(prefix: string): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
   const storage = await processStorage(prefix)
   return { env: { NODE_ENV: 'test', LOG_LEVEL: 'info', APP_KEY: TEST_APP_KEY, ...storage.env }, drop: storage.drop }
+}
+
+/** What {@link processSuite} gives a describe block. */
+export interface ProcessSuite {
+  /** The processes' environment ({@link processEnv} plus the suite's own), set in `beforeAll`. */
+  env: Record<string, string>
+  /** Processes the tests started: stopped after the suite. */
+  processes: ServiceProcess[]
+  /** Prints the last output of every process if the running test fails (call it first in the test). */
+  dumpOnFailure: () => void
+}
+
+/**
+ * Registers the `beforeAll` and `afterAll` of a describe block whose tests start service
+ * processes: fresh storage ({@link processEnv}, `prefix` names it) with `extraEnv()` added (read
+ * after the block's earlier `beforeAll`s, so it may name a server they started), and after the
+ * block every process stopped and the storage dropped.
+ */
+export function processSuite(prefix: string, extraEnv: () => Record<string, string> = () => ({})): ProcessSuite {
+  const suite: ProcessSuite = {
+    env: {},
+    processes: [],
+    dumpOnFailure: () => onTestFailed(() => console.error(suite.processes.map((proc) => proc.output().slice(-6000)).join('\n---- next process ----\n'))),
+  }
+  let drop: (() => Promise<void>) | undefined
+  beforeAll(async () => {
+    const base = await processEnv(prefix)
+    drop = base.drop
+    suite.env = { ...base.env, ...extraEnv() }
+  }, 60_000)
+  afterAll(async () => {
+    for (const proc of suite.processes) await stopProcess(proc)
+    await drop?.()
+  })
+  return suite
 }
 
 /** A started process, what it printed so far, and how it ended. */
