@@ -1,15 +1,14 @@
 /**
- * The REST surface: every procedure with an OpenAPI path under `/api/v1`, through
- * trpc-to-openapi (docs/architecture.md). Its own hooks hold it to docs/api/conventions.md:
+ * The REST surface: every procedure with an OpenAPI path under `/api/v1`, through the handler
+ * of src/http/rest-handler.ts over trpc-to-openapi's procedure table (docs/architecture.md). Its own hooks hold it to docs/api/conventions.md:
  * paths read one way only, 404 and 405 by the document's paths, JSON object bodies ("Content
  * types") and the flat error body ("Errors").
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
-import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi'
-import { appRouter } from '../../routers/index.ts'
-import type { AppDeps, Ctx } from '../trpc/context.ts'
+import type { AppDeps } from '../trpc/context.ts'
 import { openApiDocument } from './openapi-document.ts'
 import { errorBody, flattenRestError } from './errors.ts'
+import { REST_METHODS, restHandler } from './rest-handler.ts'
 import { restRoutes } from './rest-routes.ts'
 import { contextOfRequest, type CreateContext } from './request-context.ts'
 
@@ -27,9 +26,10 @@ export interface RestOptions {
 const PLAIN_PATH = /^\/(?!\/)[\w\-~!$&'()*+,;=:@/]*$/
 
 /**
- * trpc-to-openapi finds the procedure again in the WHATWG-parsed URL, which resolves `.`, `..`
- * (also as %2e) and `\`: `DELETE .../members/..` would reach `DELETE /workspaces/{uuid}`.
- * A path that parser reads differently from the router's is refused.
+ * The WHATWG URL parser resolves `.`, `..` (also as %2e) and `\`: a client, proxy or tool that
+ * normalises URLs reads `DELETE .../members/..` as `DELETE /workspaces/{uuid}`. A path that parser
+ * reads differently from the raw path is refused, so the path the REST handler matches
+ * (src/http/rest-handler.ts) is the one every reader sees.
  */
 function refuseAmbiguousPath(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
   const raw = request.raw.url ?? '/'
@@ -82,31 +82,20 @@ function requireJsonObject(request: FastifyRequest, reply: FastifyReply, done: H
 /** Registers the REST surface in its own scope, so its hooks touch no other route. */
 export async function restPlugin(scope: FastifyInstance, options: RestOptions): Promise<void> {
   const { deps, createContext } = options
-  // trpc-to-openapi hands this reply to tRPC's incomingMessageToRequest as if it were a Node
-  // ServerResponse. Without `writableEnded` every finished response looked like a client gone
-  // away, and each request ended by aborting its signal (a DOMException and an abort event).
-  // Our patch of trpc-to-openapi (patches/trpc-to-openapi+3.3.0.patch) builds that Request only
-  // when something reads the call's signal, which nothing does today; this keeps it right if it is.
-  scope.decorateReply('writableEnded', {
-    getter(this: FastifyReply) {
-      return this.raw.writableEnded
-    },
-  })
   scope.addHook('onRequest', refuseAmbiguousPath)
   // The same build `GET /openapi.json` serves (its paths depend on no base URL).
   scope.addHook('onRequest', refuseUnroutable(restRoutes(openApiDocument(deps.config.appUrl))))
   scope.addHook('preValidation', requireJsonObject)
   scope.addHook('onSend', async (request, reply, payload) => flattenRestError(request, reply, payload))
-  await scope.register(fastifyTRPCOpenApiPlugin, {
-    router: appRouter,
+  const handler = restHandler({
     // One REST request is one procedure call.
-    createContext: ({ req, res }: { req: FastifyRequest; res: FastifyReply }) => contextOfRequest(createContext, req, res, true),
-    responseMeta: ({ ctx, errors }: { ctx?: Ctx; errors: unknown[] }) =>
-      errors.length === 0 && ctx?.successStatus ? { status: ctx.successStatus } : {},
-    onError: ({ error }: { error: { code: string } & Error }) => {
+    createContext: (request, reply) => contextOfRequest(createContext, request, reply, true),
+    onError: (error) => {
       if (error.code === 'INTERNAL_SERVER_ERROR') deps.log.error({ err: error }, 'procedure failed')
       // A lost database connection (a 503): worth a line, not a fault of the code.
       else if (error.code === 'SERVICE_UNAVAILABLE') deps.log.warn({ err: error.cause ?? error }, 'procedure unavailable')
     },
   })
+  // HEAD comes with GET (Fastify's exposeHeadRoutes).
+  scope.route({ method: [...REST_METHODS], url: '/*', handler })
 }

@@ -118,16 +118,25 @@ export function canonicalJson(value: unknown): string | undefined {
 }
 
 /**
- * The symbol under which an answer carries its own JSON text. Our patch of trpc-to-openapi
- * (docs/architecture.md, "The patched dependency") sends that text as the REST body instead of serialising the
- * answer again; it is not enumerable, so the answer is unchanged for every other reader.
+ * The symbol under which an answer carries its own JSON text. The REST handler
+ * (src/http/rest-handler.ts) sends that text as the body instead of serialising the answer again;
+ * it is not enumerable, so the answer is unchanged for every other reader.
  */
-const JSON_TEXT = Symbol.for('trpc-to-openapi.jsonText')
+const JSON_TEXT = Symbol('metrics cache: JSON text')
 
 /** `answer` carrying `text`, which must be `JSON.stringify(answer)` (see {@link JSON_TEXT}). */
 function withText(answer: object, text: string): object {
   if (!Object.isFrozen(answer)) Object.defineProperty(answer, JSON_TEXT, { value: text })
   return answer
+}
+
+/**
+ * The JSON text a cached answer carries: exactly `JSON.stringify(answer)`, so a transport may send
+ * it instead of serialising the answer; undefined for any other value.
+ */
+export function jsonTextOf(answer: object): string | undefined {
+  const text: unknown = Reflect.get(answer, JSON_TEXT)
+  return typeof text === 'string' ? text : undefined
 }
 
 /**

@@ -1,0 +1,191 @@
+/**
+ * The handler behind every REST path (docs/architecture.md, "The HTTP host"): finds the procedure
+ * of a method and path in the OpenAPI metadata of `appRouter`, forms its input from the path
+ * parameters and the JSON body (or the query string), calls it, and answers its JSON with the
+ * status the call chose (docs/api/conventions.md). It does what trpc-to-openapi's own Node
+ * handler does, built from the pieces that package exports, with three differences:
+ *
+ * - the call's `signal` (tRPC's `opts.signal`) aborts when the client disconnects before the
+ *   answer is written, and only then (trpc-to-openapi hands procedures no signal);
+ * - each procedure's input schema is unwrapped, and its fields marked coercible, once per
+ *   procedure rather than on every request;
+ * - an answer that carries its own JSON text (the metrics cache's, src/trpc/cache.ts) is sent as
+ *   that text instead of being serialised again.
+ */
+import { callTRPCProcedure, getTRPCErrorShape, TRPCError, type TRPCProcedureType as ProcedureType } from '@trpc/server'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import {
+  coerceSchema,
+  createProcedureCache,
+  getErrorFromUnknown,
+  getInputOutputParsers,
+  instanceofZodTypeKind,
+  instanceofZodTypeLikeVoid,
+  instanceofZodTypeObject,
+  instanceofZodTypeOptional,
+  normalizePath,
+  TRPC_ERROR_CODE_HTTP_STATUS,
+  unwrapZodType,
+  zodSupportsCoerce,
+  type OpenApiMethod,
+  type OpenApiProcedure,
+} from 'trpc-to-openapi'
+import { appRouter } from '../../routers/index.ts'
+import { jsonTextOf } from '../trpc/cache.ts'
+import type { Ctx } from '../trpc/context.ts'
+import { VALIDATION_MESSAGE } from '../trpc/errors.ts'
+
+/** What the handler needs from the REST plugin. */
+export interface RestHandlerOptions {
+  /** The context of one call (src/http/request-context.ts). */
+  createContext: (request: FastifyRequest, reply: FastifyReply) => Ctx
+  /** Told of every failed call, before its answer is written. */
+  onError: (error: TRPCError) => void
+}
+
+/** How a procedure reads its input, worked out on its first request. */
+interface InputPlan {
+  /** The procedure takes no input (`z.void()` and the like): the input stays undefined. */
+  none: boolean
+  /** Fields that are arrays: a query string that names one once still gives an array. */
+  arrayFields: string[]
+}
+
+/** A query string's values as trpc-to-openapi reads them: one value as itself, repeated ones as an array, empty ones left out. */
+function queryInput(query: unknown): Record<string, string | string[]> {
+  const input: Record<string, string | string[]> = {}
+  if (typeof query !== 'object' || query === null) return input
+  for (const [key, value] of Object.entries(query)) {
+    if (typeof value === 'string' && value) input[key] = value
+    else if (Array.isArray(value) && value.length > 0) {
+      const values = value.filter((item): item is string => typeof item === 'string')
+      input[key] = values.length === 1 ? values[0] : values
+    }
+  }
+  return input
+}
+
+/** The methods a procedure may have (trpc-to-openapi's `OpenApiMethod`); the REST route takes these and HEAD. */
+export const REST_METHODS: readonly OpenApiMethod[] = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE']
+
+const isRestMethod = (method: string): method is OpenApiMethod => (REST_METHODS as readonly string[]).includes(method)
+
+/** True for GET and DELETE, whose input comes from the query string (trpc-to-openapi's rule). */
+const readsQuery = (method: string): boolean => method === 'GET' || method === 'DELETE'
+
+/**
+ * An AbortSignal that aborts when the client disconnects before the answer is written: the
+ * response closes without having ended. A response that ended normally never aborts it.
+ */
+export function disconnectSignal(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController()
+  const res = reply.raw
+  if (res.destroyed && !res.writableEnded) controller.abort()
+  else res.once('close', () => res.writableEnded || controller.abort())
+  return controller.signal
+}
+
+/** Input plans by procedure (see {@link inputPlanOf}). */
+const plans = new WeakMap<OpenApiProcedure, InputPlan>()
+
+/**
+ * How `procedure` reads its input. Unwrapping its schema builds new schemas for some kinds, and
+ * marking fields coercible sets the same flags every time: both once per procedure, on its first
+ * REST request (as trpc-to-openapi marks them on each).
+ */
+function inputPlanOf(procedure: OpenApiProcedure): InputPlan {
+  let plan = plans.get(procedure)
+  if (plan) return plan
+  const schema = unwrapZodType(getInputOutputParsers(procedure).inputParser, true)
+  const arrayFields: string[] = []
+  if (zodSupportsCoerce && instanceofZodTypeObject(schema)) {
+    for (const [key, field] of Object.entries(schema.shape)) {
+      const inner = instanceofZodTypeOptional(field) ? field.unwrap() : field
+      if (instanceofZodTypeKind(inner, 'array')) arrayFields.push(key)
+    }
+    coerceSchema(schema)
+  }
+  plan = { none: instanceofZodTypeLikeVoid(schema), arrayFields }
+  plans.set(procedure, plan)
+  return plan
+}
+
+/** Writes `body` as JSON with `status`; a cached answer as the JSON text it carries. */
+function send(reply: FastifyReply, status: number, body: unknown): FastifyReply {
+  if (reply.sent) return reply
+  const text = typeof body === 'object' && body !== null ? jsonTextOf(body) : undefined
+  return reply
+    .status(status)
+    .header('content-type', 'application/json')
+    .send(text ?? JSON.stringify(body))
+}
+
+/**
+ * The body of a failed call as trpc-to-openapi writes it: the error formatter's shape with the
+ * code, and zod's issues with the fixed message for invalid input.
+ */
+function errorBodyOf(error: TRPCError, call: { procedure?: { type: ProcedureType; path: string }; input: unknown; ctx: Ctx | undefined }) {
+  const shape = getTRPCErrorShape({
+    config: appRouter._def._config,
+    error,
+    type: call.procedure?.type ?? 'unknown',
+    path: call.procedure?.path,
+    input: call.input,
+    ctx: call.ctx,
+  })
+  const invalidInput = error.code === 'BAD_REQUEST' && error.cause instanceof Error && error.cause.name === 'ZodError'
+  const issues = invalidInput && error.cause && 'issues' in error.cause ? error.cause.issues : undefined
+  return { ...shape, message: invalidInput ? VALIDATION_MESSAGE : shape.message, code: error.code, issues }
+}
+
+/**
+ * The Fastify handler of the REST surface (module comment). Answers `HEAD` on any path with 204
+ * and a path no procedure has with a 404 error body; every other error of a call is answered
+ * with its tRPC code's status and the error formatter's shape (flattened by the REST plugin's
+ * `onSend` hook, src/http/errors.ts).
+ */
+export function restHandler(options: RestHandlerOptions) {
+  const procedureAt = createProcedureCache(appRouter)
+  return async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const method = request.method
+    // HEAD is nothing's method: trpc-to-openapi answers it 204 on any path (a warm-up).
+    if (method === 'HEAD') return send(reply, 204, undefined)
+    const found = isRestMethod(method) ? procedureAt(method, normalizePath(request.url.split('?')[0])) : undefined
+    const procedure = found?.procedure
+    let input: Record<string, unknown> | undefined
+    let ctx: Ctx | undefined
+    try {
+      if (!procedure || !found) throw new TRPCError({ code: 'NOT_FOUND', message: 'Not found' })
+      const plan = inputPlanOf(procedure.procedure)
+      if (!plan.none) {
+        if (readsQuery(method)) {
+          input = { ...queryInput(request.query), ...found.pathInput }
+          for (const key of plan.arrayFields) {
+            const value = input[key]
+            if (value !== undefined && !Array.isArray(value)) input[key] = [value]
+          }
+        } else {
+          const body = request.body
+          input = { ...(typeof body === 'object' && body !== null ? body : {}), ...found.pathInput }
+        }
+      }
+      ctx = options.createContext(request, reply)
+      const given = input
+      const data: unknown = await callTRPCProcedure({
+        router: appRouter,
+        path: procedure.path,
+        getRawInput: async () => given,
+        ctx,
+        type: procedure.type,
+        signal: disconnectSignal(reply),
+        batchIndex: 0,
+      })
+      return send(reply, ctx.successStatus ?? 200, data)
+    } catch (cause) {
+      const error = getErrorFromUnknown(cause)
+      options.onError(error)
+      const body = errorBodyOf(error, { procedure, input, ctx })
+      return send(reply, TRPC_ERROR_CODE_HTTP_STATUS[error.code] ?? 500, body)
+    }
+  }
+}
