@@ -70,7 +70,8 @@ export const agentsRouter = router({
     })
     .input(GenerateAgentInput)
     .output(AgentResponse)
-    .mutation(({ ctx, input }) => generateAgent(ctx, input)),
+    // A client that disconnects stops the model call: nothing is stored (docs/api/generate-and-leaderboard.md).
+    .mutation(({ ctx, input, signal }) => generateAgent(ctx, input, signal)),
 
   retrieve: workspaceProcedure
     .meta({ openapi: { method: 'GET', path, tags, summary: 'Retrieve an agent with its tools, workflows and shares', protect: true } })

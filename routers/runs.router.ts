@@ -20,6 +20,8 @@ async function answered(ctx: Ctx, input: { background?: boolean }, run: Promise<
   return result
 }
 
+// The run procedures leave the call's `signal` alone: a run is detached from its request
+// (docs/api/runs.md), so a REST client that disconnects does not stop it and its answer is stored.
 export const runsRouter = router({
   agent: workspaceProcedure
     .meta({ openapi: { method: 'POST', path: '/api/v1/agents/{agent_uuid}/run', tags: ['Agents', ...tags], summary: summary('Run an agent'), protect: true }, backgroundStatus: 202, callsModel: true })

@@ -49,7 +49,8 @@ export const workflowsRouter = router({
     })
     .input(GenerateWorkflowInput)
     .output(WorkflowResponse)
-    .mutation(({ ctx, input }) => generateWorkflow(ctx, input)),
+    // A client that disconnects stops the model call: nothing is stored (docs/api/generate-and-leaderboard.md).
+    .mutation(({ ctx, input, signal }) => generateWorkflow(ctx, input, signal)),
 
   retrieve: workspaceProcedure
     .meta({ openapi: { method: 'GET', path, tags, summary: 'Retrieve a workflow', protect: true } })

@@ -122,7 +122,8 @@ export function handleClientError(error: ConnectionError, socket: Socket): void 
 }
 
 /**
- * REST error bodies: trpc-to-openapi writes `{...formatterShape, message, code, issues}`; this
+ * REST error bodies: the REST handler (src/http/rest-handler.ts) writes, as trpc-to-openapi does,
+ * `{...formatterShape, message, code, issues}`; this
  * flattens the formatter's tRPC `data` into the documented `{message, code, issues, request_id}`.
  * Success bodies pass untouched, so the cost is paid by errors only.
  */

@@ -110,6 +110,33 @@ function inputPlanOf(procedure: OpenApiProcedure): InputPlan {
   return plan
 }
 
+/**
+ * The raw input of a call: the query string (GET, DELETE) or the JSON body, with the path
+ * parameters over it; undefined for a procedure without input.
+ * @throws TRPCError UNSUPPORTED_MEDIA_TYPE for a body method whose Content-Type does not start
+ *   with `application/json`, case-sensitively as trpc-to-openapi checks it (the REST plugin's hook
+ *   has refused other types already).
+ */
+function inputOf(request: FastifyRequest, method: string, pathInput: Record<string, string>, plan: InputPlan) {
+  if (!readsQuery(method)) {
+    const type = request.headers['content-type']
+    if (!type?.startsWith('application/json')) {
+      throw new TRPCError({ code: 'UNSUPPORTED_MEDIA_TYPE', message: `Unsupported content-type "${type ?? ''}` })
+    }
+  }
+  if (plan.none) return undefined
+  if (!readsQuery(method)) {
+    const body = request.body
+    return { ...(typeof body === 'object' && body !== null ? body : {}), ...pathInput }
+  }
+  const input: Record<string, unknown> = { ...queryInput(request.query), ...pathInput }
+  for (const key of plan.arrayFields) {
+    const value = input[key]
+    if (value !== undefined && !Array.isArray(value)) input[key] = [value]
+  }
+  return input
+}
+
 /** Writes `body` as JSON with `status`; a cached answer as the JSON text it carries. */
 function send(reply: FastifyReply, status: number, body: unknown): FastifyReply {
   if (reply.sent) return reply
@@ -156,19 +183,7 @@ export function restHandler(options: RestHandlerOptions) {
     let ctx: Ctx | undefined
     try {
       if (!procedure || !found) throw new TRPCError({ code: 'NOT_FOUND', message: 'Not found' })
-      const plan = inputPlanOf(procedure.procedure)
-      if (!plan.none) {
-        if (readsQuery(method)) {
-          input = { ...queryInput(request.query), ...found.pathInput }
-          for (const key of plan.arrayFields) {
-            const value = input[key]
-            if (value !== undefined && !Array.isArray(value)) input[key] = [value]
-          }
-        } else {
-          const body = request.body
-          input = { ...(typeof body === 'object' && body !== null ? body : {}), ...found.pathInput }
-        }
-      }
+      input = inputOf(request, method, found.pathInput, inputPlanOf(procedure.procedure))
       ctx = options.createContext(request, reply)
       const given = input
       const data: unknown = await callTRPCProcedure({

@@ -1,6 +1,6 @@
 /**
- * The REST surface: every procedure with an OpenAPI path under `/api/v1`, through the handler
- * of src/http/rest-handler.ts over trpc-to-openapi's procedure table (docs/architecture.md). Its own hooks hold it to docs/api/conventions.md:
+ * The REST surface: every procedure with an OpenAPI path under `/api/v1`, through the handler of
+ * src/http/rest-handler.ts (docs/architecture.md). Its hooks hold it to docs/api/conventions.md:
  * paths read one way only, 404 and 405 by the document's paths, JSON object bodies ("Content
  * types") and the flat error body ("Errors").
  */
@@ -41,9 +41,9 @@ function refuseAmbiguousPath(request: FastifyRequest, reply: FastifyReply, done:
 }
 
 /**
- * The paths of the OpenAPI document decide what reaches trpc-to-openapi (src/http/rest-routes.ts):
+ * The paths of the OpenAPI document decide what reaches the REST handler (src/http/rest-routes.ts):
  * a path none of them has is a 404 (so is a word where a uuid belongs), a method the path does not
- * have a 405 with `Allow`. HEAD goes on as before (trpc-to-openapi answers 204).
+ * have a 405 with `Allow`. HEAD goes on (the handler answers 204, as trpc-to-openapi's does).
  */
 function refuseUnroutable(methodsOf: (path: string) => string[]) {
   return (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {

@@ -62,6 +62,11 @@ export interface StructuredAsk<T> {
   task: string
   /** The request field that chose the model, named when it is the local test model. */
   modelField: FieldPath
+  /**
+   * The caller's call signal: when it aborts (a client that disconnected), the model call under
+   * way is aborted too and fails as a timeout would, so nothing is stored.
+   */
+  signal?: AbortSignal
 }
 
 /** Most problems listed to the model in a repair, and in the caller's error. */
@@ -169,7 +174,7 @@ async function askOnce<T>(
       providerOptions: { openai: { strictJsonSchema: false } },
       maxOutputTokens: Math.min(model.llm.maxOutputTokens || ask.maxOutputTokens, ask.maxOutputTokens),
       maxRetries: 0,
-      abortSignal: AbortSignal.timeout(config.llm.timeoutMs),
+      abortSignal: ask.signal ? AbortSignal.any([AbortSignal.timeout(config.llm.timeoutMs), ask.signal]) : AbortSignal.timeout(config.llm.timeoutMs),
     })
   } catch (error) {
     // Not JSON at all (prose, a fenced block): kept for the tolerant parse and the repair.
@@ -197,7 +202,8 @@ function checkAnswer<T>(ask: StructuredAsk<T>, answer: Answer): Checked<T> {
  * Asks `model` for one JSON object and checks it, repairing once (module comment).
  * @returns the checked value, or the problems of the repaired answer (the caller decides the error).
  * @throws ValidationError naming `ask.modelField` for the local test model; UpstreamError (502)
- *   when the provider fails, UpstreamTimeoutError (504) past `LLM_TIMEOUT_MS`, on either call.
+ *   when the provider fails, UpstreamTimeoutError (504) past `LLM_TIMEOUT_MS` or once
+ *   `ask.signal` aborted, on either call.
  */
 export async function generateStructured<T>(model: ResolvedModel, config: Pick<Config, 'llm'>, ask: StructuredAsk<T>): Promise<Checked<T>> {
   if (model.driver === 'local') {

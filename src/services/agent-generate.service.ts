@@ -111,9 +111,10 @@ function shownShape(offered: BindableTool[]) {
  * @throws ValidationError naming `large_language_model` (unknown, without a credential, or the
  *   local test model); UpstreamError (502) when the provider fails or the repaired answer is still
  *   not a valid agent (the problems in the message); UpstreamTimeoutError (504) past
- *   `LLM_TIMEOUT_MS`.
+ *   `LLM_TIMEOUT_MS`, or once `signal` aborted (the client disconnected: no one reads the answer,
+ *   and nothing is stored).
  */
-export async function generateAgent(ctx: ResourceCtx, input: TGenerateAgentInput): Promise<{ data: TAgent }> {
+export async function generateAgent(ctx: ResourceCtx, input: TGenerateAgentInput, signal?: AbortSignal): Promise<{ data: TAgent }> {
   const model = await resolveFor(ctx, input.large_language_model ?? null, ['large_language_model'])
   const offered = await bindableTools(ctx, MAX_OFFERED_TOOLS)
   const checked = await generateStructured(model, ctx.config, {
@@ -125,6 +126,7 @@ export async function generateAgent(ctx: ResourceCtx, input: TGenerateAgentInput
     maxOutputTokens: MAX_OUTPUT_TOKENS,
     task: 'design an agent',
     modelField: ['large_language_model'],
+    signal,
   })
   if (!checked.ok) {
     throw new UpstreamError(`The model did not produce a valid agent, also after one repair:\n${issueLines(checked.issues)}`)

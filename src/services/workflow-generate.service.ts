@@ -95,9 +95,11 @@ function textOf(value: unknown, max: number): string | null {
  * `{data: Workflow}`.
  * @throws ValidationError naming `model` (unknown, without a credential, or the local test
  *   model) or `description` (the model's graph failed its checks twice, the problems in the
- *   message); UpstreamError (502) / UpstreamTimeoutError (504) when the provider fails.
+ *   message); UpstreamError (502) / UpstreamTimeoutError (504) when the provider fails, and the
+ *   504 also once `signal` aborted (the client disconnected: no one reads the answer, and nothing
+ *   is stored).
  */
-export async function generateWorkflow(ctx: ResourceCtx, input: TGenerateWorkflowInput): Promise<{ data: TWorkflow }> {
+export async function generateWorkflow(ctx: ResourceCtx, input: TGenerateWorkflowInput, signal?: AbortSignal): Promise<{ data: TWorkflow }> {
   const model = await resolveModel(
     { em: ctx.em, config: ctx.config },
     { workspaceId: ctx.workspace.workspace.id, userId: ctx.auth.user.id, slug: input.model ?? null, field: ['model'] },
@@ -111,6 +113,7 @@ export async function generateWorkflow(ctx: ResourceCtx, input: TGenerateWorkflo
     maxOutputTokens: MAX_OUTPUT_TOKENS,
     task: 'design a workflow',
     modelField: ['model'],
+    signal,
   })
   if (!checked.ok) {
     throw new ValidationError(

@@ -1,7 +1,7 @@
 /**
  * The tRPC context: the service context (src/context.ts) plus what only the transport needs.
  *
- * Both surfaces (tRPC over HTTP and WebSocket, REST through trpc-to-openapi) and the tests'
+ * Both surfaces (tRPC over HTTP and WebSocket, REST through src/http/rest-handler.ts) and the tests'
  * `appRouter.createCaller` build it with {@link createContextFactory}. Services take it as the
  * narrower `ServiceCtx`, which it satisfies.
  *
