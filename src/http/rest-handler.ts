@@ -68,14 +68,17 @@ function queryInput(query: unknown): Record<string, string | string[]> {
 /** The methods a procedure may have (trpc-to-openapi's `OpenApiMethod`); the REST route takes these and HEAD. */
 export const REST_METHODS: readonly OpenApiMethod[] = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE']
 
-const isRestMethod = (method: string): method is OpenApiMethod => (REST_METHODS as readonly string[]).includes(method)
+const restMethods: ReadonlySet<string> = new Set(REST_METHODS)
+const isRestMethod = (method: string): method is OpenApiMethod => restMethods.has(method)
 
 /** True for GET and DELETE, whose input comes from the query string (trpc-to-openapi's rule). */
 const readsQuery = (method: string): boolean => method === 'GET' || method === 'DELETE'
 
 /**
- * An AbortSignal that aborts when the client disconnects before the answer is written: the
- * response closes without having ended. A response that ended normally never aborts it.
+ * The signal of one REST call (docs/architecture.md, "The REST handler"): it aborts when the
+ * client disconnects before the answer is written (the response closes without having ended, or
+ * had closed already), never after a normal answer. One controller and one listener, where
+ * trpc-to-openapi would build a whole WHATWG Request to get a signal.
  */
 export function disconnectSignal(reply: FastifyReply): AbortSignal {
   const controller = new AbortController()
