@@ -90,6 +90,66 @@ const ERRORS: Record<number, { description: string; headers?: typeof retryAfter 
   504: { description: 'The language model did not answer in time (LLM_TIMEOUT_MS)' },
 }
 
+/** What a 404 names (`NotFoundError`), by the path parameter an operation's resource is found by. */
+const NOT_FOUND_LABELS: Record<string, string> = {
+  account_uuid: 'Account',
+  agent_uuid: 'Agent',
+  document_uuid: 'Knowledge document',
+  execution_uuid: 'Workflow execution',
+  key: 'Media',
+  memory_uuid: 'Memory',
+  message_uuid: 'Message',
+  model_uuid: 'Large language model',
+  prompt_uuid: 'Prompt',
+  provider_uuid: 'Provider',
+  run_uuid: 'Run',
+  task_uuid: 'Command room task',
+  thread_uuid: 'Thread',
+  token_uuid: 'Access token',
+  tool_uuid: 'Tool',
+  user_id: 'Member',
+  webhook_token: 'Webhook',
+  workflow_uuid: 'Workflow',
+  workspace_uuid: 'Workspace',
+}
+
+const EXAMPLE_REQUEST_ID = '0193f0c2-6a4e-7c1d-9b2a-5e8f3d2c1b0a'
+
+/**
+ * An example answer of `status` for the operation at `path`, shown beside the error in the
+ * reference: each message is one the service really sends for that status.
+ */
+function errorExample(status: number, path: string): Schema | undefined {
+  const parameters = [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] ?? '')
+  const answer = (code: string, message: string, extra: Schema = {}) => ({ message, code, ...extra, request_id: EXAMPLE_REQUEST_ID })
+  switch (status) {
+    case 400: {
+      const uuid = parameters.find((name) => name.endsWith('_uuid'))
+      const issue = uuid
+        ? { code: 'invalid_format', format: 'uuid', path: [uuid], message: `${uuid} must be a UUID` }
+        : { code: 'unrecognized_keys', keys: ['extra'], path: [], message: 'Unrecognized key: "extra"' }
+      return answer('BAD_REQUEST', 'Input validation failed', { issues: [issue] })
+    }
+    case 401:
+      return answer('UNAUTHORIZED', 'Missing bearer token')
+    case 403:
+      return answer('FORBIDDEN', 'This token is read-only')
+    case 404: {
+      // The innermost resource of the path is the one not found; a path without one names the input's workspace.
+      const label = parameters.length ? parameters.map((name) => NOT_FOUND_LABELS[name]).findLast(Boolean) : 'Workspace'
+      return label ? answer('NOT_FOUND', `${label} not found`) : undefined
+    }
+    case 415:
+      return answer('UNSUPPORTED_MEDIA_TYPE', 'Unsupported Content-Type; send application/json')
+    case 429:
+      return answer('TOO_MANY_REQUESTS', 'Too many attempts, try again later')
+    case 500:
+      return answer('INTERNAL_SERVER_ERROR', 'Internal server error')
+    default:
+      return undefined
+  }
+}
+
 /** The procedure facts the declared statuses follow, by `METHOD path`. */
 function proceduresByRoute(): Map<string, Meta> {
   const metas = new Map<string, Meta>()
@@ -142,8 +202,13 @@ function successResponses(responses: Responses, meta: Meta): Responses {
   return responses
 }
 
-/** Declares `statuses` (and any error status already declared) with the shared error body. */
-function errorResponses(responses: Responses, statuses: number[]): Responses {
+const exampleOf = (status: number, path: string) => {
+  const example = errorExample(status, path)
+  return example ? { example } : {}
+}
+
+/** Declares `statuses` (and any error status already declared) with the shared error body and an example. */
+function errorResponses(responses: Responses, statuses: number[], path: string): Responses {
   const out: Responses = {}
   for (const [status, response] of Object.entries(responses)) if (Number(status) < 400) out[status] = response
   const declared = Object.keys(responses)
@@ -156,7 +221,7 @@ function errorResponses(responses: Responses, statuses: number[]): Responses {
     out[status] = {
       description,
       ...(known?.headers ? { headers: known.headers } : {}),
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, ...exampleOf(status, path) } },
     }
   }
   return out
@@ -177,10 +242,43 @@ function declareOperations(doc: OpenAPIObject): void {
       op.responses = errorResponses(
         meta ? Object.fromEntries(Object.entries(responses).filter(([status]) => Number(status) < 400)) : responses,
         statuses,
+        path,
       )
       op.security ??= []
     }
   }
+}
+
+/**
+ * The document's description, shown first in the reference at `/docs`: what the service is, then
+ * how to get a token, which every protected operation needs (docs/api/authentication.md).
+ */
+function describeService(baseUrl: string): string {
+  const api = `${baseUrl}/api/v1`
+  return `Multi-tenant backend for AI assistants in workspaces. Every operation is also a tRPC procedure at \`/trpc/<router>.<procedure>\`.
+
+## Getting a token
+
+Sign up (201) or, with an existing account, sign in (200). Both answer a token in \`data.access_token\` (a basic token, \`wst_...\`, valid for 30 days unless the server sets \`BASIC_TOKEN_TTL_DAYS\`):
+
+\`\`\`sh
+curl -X POST ${api}/auth/sign-up \\
+  -H 'Content-Type: application/json' \\
+  -d '{"name": "Ada Lovelace", "email": "ada@example.com", "password": "correct horse battery"}'
+
+curl -X POST ${api}/auth/sign-in \\
+  -H 'Content-Type: application/json' \\
+  -d '{"email": "ada@example.com", "password": "correct horse battery"}'
+# {"data": {"access_token": "wst_...", "token_type": "Bearer", "expires_at": "...", "user": {...}}}
+\`\`\`
+
+Send it on every other request as \`Authorization: Bearer <token>\` (on this page: paste it as the **Bearer Token** under **Authentication**, and the try-it client sends it):
+
+\`\`\`sh
+curl ${api}/user -H 'Authorization: Bearer wst_...'
+\`\`\`
+
+A password has 8 to 256 characters. For an integration, make an application token (\`wat_...\`, optionally read-only or bound to one workspace) with \`POST /api/v1/access-tokens\`. \`POST /api/v1/auth/logout\` revokes the token it is sent with. Every error answers \`{code, message, issues?, request_id}\`; the document itself is at \`/openapi.json\`.`
 }
 
 /** Documents built so far, by base URL (a process has one: its `APP_URL`). */
@@ -203,8 +301,7 @@ function buildDocument(baseUrl: string): OpenAPIObject {
   const doc = generateOpenApiDocument(appRouter, {
     title: 'Agent Workspace Service',
     version: '1.0.0',
-    description:
-      'Multi-tenant backend for AI assistants in workspaces. Every operation is also a tRPC procedure at /trpc/<router>.<procedure>.',
+    description: describeService(baseUrl),
     baseUrl,
     license: { name: 'MIT', identifier: 'MIT' },
     securitySchemes: {
