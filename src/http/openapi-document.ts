@@ -202,6 +202,7 @@ function successResponses(responses: Responses, meta: Meta): Responses {
   return responses
 }
 
+/** `{example}` for a media type when the status has one, else nothing. */
 const exampleOf = (status: number, path: string) => {
   const example = errorExample(status, path)
   return example ? { example } : {}
@@ -259,7 +260,7 @@ function describeService(baseUrl: string): string {
 
 ## Getting a token
 
-Sign up (201) or, with an existing account, sign in (200). Both answer a token in \`data.access_token\` (a basic token, \`wst_...\`, valid for 30 days unless the server sets \`BASIC_TOKEN_TTL_DAYS\`):
+Sign up (201, unless the server sets \`SIGN_UP_ENABLED=false\`) or, with an existing account, sign in (200). Both answer a token in \`data.access_token\` (a basic token, \`wst_...\`, valid for 30 days unless the server sets \`BASIC_TOKEN_TTL_DAYS\`):
 
 \`\`\`sh
 curl -X POST ${api}/auth/sign-up \\
@@ -272,7 +273,7 @@ curl -X POST ${api}/auth/sign-in \\
 # {"data": {"access_token": "wst_...", "token_type": "Bearer", "expires_at": "...", "user": {...}}}
 \`\`\`
 
-Send it on every other request as \`Authorization: Bearer <token>\` (on this page: paste it as the **Bearer Token** under **Authentication**, and the try-it client sends it):
+Send it on every other request as \`Authorization: Bearer <token>\` (in the reference at \`/docs\`: paste it as the **Bearer Token** under **Authentication**, and its try-it client sends it):
 
 \`\`\`sh
 curl ${api}/user -H 'Authorization: Bearer wst_...'
