@@ -82,7 +82,10 @@ if (!haveBrowser && !requireBrowser) {
 
     it('shows an operation with its body, its error answers and their examples', async () => {
       // Operations are listed by their summaries, grouped by tag in the sidebar.
-      await page.getByRole('button', { name: /Agents/ }).first().click()
+      await page
+        .getByRole('button', { name: /Agents/ })
+        .first()
+        .click()
       await page.getByText('Create an agent').first().click()
       await page.getByRole('heading', { name: 'Create an agent' }).waitFor()
       await expect.poll(() => page.url()).toContain('#tag/agents/POST/api/v1/agents')
@@ -106,8 +109,14 @@ if (!haveBrowser && !requireBrowser) {
       await page.getByText('Answer without touching the database').first().click()
       await expect.poll(() => page.url()).toContain('#tag/system/GET/api/v1/ping')
       const pinged = page.waitForResponse((response) => response.url() === `${t.url}/api/v1/ping`)
-      await page.getByRole('button', { name: /Test Request/ }).first().click()
-      await page.getByRole('button', { name: /Send get request to .*\/api\/v1\/ping/ }).first().click()
+      await page
+        .getByRole('button', { name: /Test Request/ })
+        .first()
+        .click()
+      await page
+        .getByRole('button', { name: /Send get request to .*\/api\/v1\/ping/ })
+        .first()
+        .click()
       expect((await pinged).status()).toBe(200)
       await expect.poll(() => page.getByText('200 OK').first().isVisible()).toBe(true)
       await expect.poll(() => page.getByText('"status"').first().isVisible()).toBe(true)

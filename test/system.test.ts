@@ -73,7 +73,10 @@ describe('system routes', () => {
     expect(res.headers.get('content-security-policy')).toContain("script-src 'self'")
     expect(res.headers.get('content-security-policy')).toContain("connect-src 'self'")
     const scripts = [...String(res.body).matchAll(/<script src="([^"]+)"><\/script>/g)].map((match) => match[1] ?? '')
-    expect(scripts).toEqual([expect.stringMatching(/^\/docs\/assets\/scalar-api-reference-[\d.]+\.js$/), expect.stringMatching(/^\/docs\/assets\/start-\w+\.js$/)])
+    expect(scripts).toEqual([
+      expect.stringMatching(/^\/docs\/assets\/scalar-api-reference-[\d.]+\.js$/),
+      expect.stringMatching(/^\/docs\/assets\/start-\w+\.js$/),
+    ])
     for (const script of scripts) {
       const asset = await t.http('GET', script)
       expect(asset.status, script).toBe(200)

@@ -34,14 +34,16 @@ export async function docsPlugin(scope: FastifyInstance, options: DocsOptions): 
   })
   scope.get('/docs', async (_request, reply) => {
     docsHtml ??= renderDocsPage(openApiDocument(options.config.appUrl).info.title, await loadAssets())
-    return reply
-      .type('text/html; charset=utf-8')
-      .header('content-security-policy', DOCS_CONTENT_SECURITY_POLICY)
-      .header('x-content-type-options', 'nosniff')
-      .header('referrer-policy', 'no-referrer')
-      // The page names the current assets, so it is checked on every visit.
-      .header('cache-control', 'no-cache')
-      .send(docsHtml)
+    return (
+      reply
+        .type('text/html; charset=utf-8')
+        .header('content-security-policy', DOCS_CONTENT_SECURITY_POLICY)
+        .header('x-content-type-options', 'nosniff')
+        .header('referrer-policy', 'no-referrer')
+        // The page names the current assets, so it is checked on every visit.
+        .header('cache-control', 'no-cache')
+        .send(docsHtml)
+    )
   })
   scope.get<{ Params: { file: string } }>('/docs/assets/:file', async (request, reply) => sendAsset(request, reply, await loadAssets()))
 }
