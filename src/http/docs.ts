@@ -1,52 +1,136 @@
 /**
- * `GET /docs`: a readable API reference rendered on the server from the generated OpenAPI
- * document, with no script and nothing fetched from elsewhere (works offline).
+ * `GET /docs`: the interactive API reference (docs/api/conventions.md, "The OpenAPI document").
+ * The page is Scalar's API reference (`@scalar/api-reference`, its standalone browser bundle)
+ * reading `/openapi.json`. The service serves the bundle itself from node_modules, and the
+ * reference is configured to load nothing from elsewhere (no telemetry, no web fonts, no request
+ * proxy, no hosted services), so the page works offline and behind a firewall, and its
+ * Content-Security-Policy can allow scripts from this origin only.
  */
-import type { OpenAPIObject } from 'trpc-to-openapi'
+import { createHash } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import { promisify } from 'node:util'
+import { gzip } from 'node:zlib'
 
-type Media = { content?: Record<string, { schema?: unknown }>; description?: string }
+const gzipAsync = promisify(gzip)
 
-const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
+/** One script the page loads from `/docs/assets/<name>`. */
+export interface DocsAsset {
+  /** The file name; it changes whenever the content does, so the asset may be cached for good. */
+  name: string
+  body: Buffer
+  /** The body gzipped, made on first use by {@link gzippedAsset}. */
+  gzipped?: Buffer
+}
 
-const escape = (value: string) =>
+/** The two scripts of the page, with versioned names. */
+export interface DocsAssets {
+  reference: DocsAsset
+  start: DocsAsset
+}
+
+/**
+ * The page's settings for Scalar (`@scalar/types`, `ApiReferenceConfiguration`). Every default
+ * that reaches another host is turned off: the test in test/docs-browser.test.ts fails when the
+ * page makes a request outside this origin.
+ */
+const SCALAR_SETTINGS = {
+  url: '/openapi.json',
+  telemetry: false,
+  // The default fonts come from fonts.scalar.com; the system's fonts do.
+  withDefaultFonts: false,
+  // Scalar's hosted services: its AI agent and its MCP integration. No request proxy is set, so
+  // try-it requests go straight to this origin.
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  showDeveloperTools: 'never',
+  // The button opens Scalar's hosted client app; the try-it client on the page needs no other.
+  hideClientButton: true,
+  documentDownloadType: 'json',
+  // The schemas are listed as what they are in OpenAPI terms.
+  modelsSectionLabel: 'Schemas',
+  authentication: { preferredSecurityScheme: 'bearerAuth' },
+  hiddenClients: { c: true, clojure: true, csharp: true, dart: true, fsharp: true, objc: true, ocaml: true, r: true },
+  defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
+}
+
+/**
+ * The script that starts the reference once the bundle has defined `window.Scalar`. The try-it
+ * client sends its requests to the origin the page came from, not to the document's server
+ * (`APP_URL`): the service sends no CORS headers, so this origin is the one a browser may call,
+ * and the one the reader is looking at.
+ */
+const START_SCRIPT = `// Starts Scalar's API reference on #app (see src/http/docs.ts).
+'use strict'
+window.Scalar.createApiReference('#app', Object.assign(${JSON.stringify(SCALAR_SETTINGS)}, {
+  servers: [{ url: window.location.origin, description: 'This service' }],
+}))
+`
+
+/** The directory of `@scalar/api-reference`'s built files, found the way Node resolves the package. */
+function scalarDist(): string {
+  return path.dirname(createRequire(import.meta.url).resolve('@scalar/api-reference'))
+}
+
+/** Reads the bundle and names both scripts after their content (the package version, a hash). */
+export async function loadDocsAssets(): Promise<DocsAssets> {
+  const dist = scalarDist()
+  const [bundle, packageJson] = await Promise.all([
+    readFile(path.join(dist, 'browser', 'standalone.js')),
+    readFile(path.join(dist, '..', 'package.json'), 'utf8'),
+  ])
+  const { version }: { version: string } = JSON.parse(packageJson)
+  const start = Buffer.from(START_SCRIPT)
+  const hash = createHash('sha256').update(start).digest('hex').slice(0, 12)
+  return {
+    reference: { name: `scalar-api-reference-${version}.js`, body: bundle },
+    start: { name: `start-${hash}.js`, body: start },
+  }
+}
+
+/** The asset's body gzipped, compressed once: the bundle is about 4 MB, about 1 MB gzipped. */
+export async function gzippedAsset(asset: DocsAsset): Promise<Buffer> {
+  asset.gzipped ??= await gzipAsync(asset.body)
+  return asset.gzipped
+}
+
+const escapeHtml = (value: string) =>
   value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c)
 
-const json = (value: unknown) => `<pre>${escape(JSON.stringify(value, null, 2))}</pre>`
+/**
+ * The page's policy: scripts from this origin only, requests (the document, try-it calls) to it
+ * only. Styles allow inline: Scalar injects its stylesheet and sets style attributes from script.
+ */
+export const DOCS_CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "worker-src 'self' blob:",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ')
 
-/** Renders the reference page. */
-export function renderDocs(doc: OpenAPIObject): string {
-  const byTag = new Map<string, string[]>()
-  for (const [path, item] of Object.entries(doc.paths ?? {})) {
-    for (const method of METHODS) {
-      const op = item[method]
-      if (!op) continue
-      const tag = op.tags?.[0] ?? 'Other'
-      const params = (op.parameters ?? [])
-        .flatMap((p) => ('name' in p ? [p] : []))
-        .map((p) => `<li><code>${escape(p.name)}</code> (${escape(p.in)}${p.required ? ', required' : ''})</li>`)
-        .join('')
-      const requestBody: Media | undefined = op.requestBody && 'content' in op.requestBody ? op.requestBody : undefined
-      const body = requestBody?.content?.['application/json']?.schema
-      const success = Object.entries<Media>(op.responses ?? {}).find(([status]) => status.startsWith('2'))
-      const html = `<section class="op"><h3><span class="m ${method}">${method.toUpperCase()}</span> <code>${escape(path)}</code>${op.security?.length ? ' 🔒' : ''}</h3>
-<p>${escape(op.summary ?? '')}</p>${params ? `<h4>Parameters</h4><ul>${params}</ul>` : ''}
-${body ? `<details><summary>Request body</summary>${json(body)}</details>` : ''}
-${success ? `<details><summary>Response ${escape(success[0])}</summary>${json(success[1].content?.['application/json']?.schema ?? success[1].description)}</details>` : ''}</section>`
-      byTag.set(tag, [...(byTag.get(tag) ?? []), html])
-    }
-  }
-  const toc = [...byTag.keys()].map((tag) => `<a href="#${escape(tag)}">${escape(tag)}</a>`).join(' · ')
-  const sections = [...byTag].map(([tag, ops]) => `<h2 id="${escape(tag)}">${escape(tag)}</h2>${ops.join('')}`).join('')
-  const schemas = Object.entries(doc.components?.schemas ?? {})
-    .map(([name, schema]) => `<details><summary><code>${escape(name)}</code></summary>${json(schema)}</details>`)
-    .join('')
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(doc.info.title)} API reference</title>
+/** The reference page: an empty mount point and the two scripts (and no icon, so no /favicon.ico 404). */
+export function renderDocsPage(title: string, assets: DocsAssets): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>body{font:15px/1.5 system-ui,sans-serif;max-width:960px;margin:2rem auto;padding:0 1rem;color:#1d232a}
-code,pre{font-family:ui-monospace,monospace}pre{background:#f4f5f7;padding:.75rem;overflow:auto;border-radius:6px}
-.op{border-top:1px solid #e3e6ea;padding:.5rem 0}.m{display:inline-block;min-width:4.5em;font-size:.8em;padding:.1em .4em;border-radius:4px;color:#fff;background:#555}
-.get{background:#2f7d32}.post{background:#1565c0}.put{background:#ef6c00}.delete{background:#c62828}.patch{background:#6a1b9a}</style></head>
-<body><h1>${escape(doc.info.title)} <small>${escape(doc.info.version)}</small></h1>
-<p>${escape(doc.info.description ?? '')}</p><p>Machine-readable: <a href="/openapi.json">/openapi.json</a>. Errors answer <code>{message, code, issues, request_id}</code>.</p>
-<nav>${toc}</nav>${sections}<h2>Schemas</h2>${schemas}</body></html>`
+<title>${escapeHtml(title)} API reference</title>
+<link rel="icon" href="data:,">
+</head>
+<body>
+<noscript>This reference needs JavaScript. The OpenAPI document it shows is at <a href="/openapi.json">/openapi.json</a>.</noscript>
+<div id="app"></div>
+<script src="/docs/assets/${assets.reference.name}"></script>
+<script src="/docs/assets/${assets.start.name}"></script>
+</body>
+</html>
+`
 }

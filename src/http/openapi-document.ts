@@ -11,6 +11,7 @@ import { forEachOpenApiProcedure, generateOpenApiDocument, type OpenAPIObject } 
 import { appRouter } from '../../routers/index.ts'
 import type { Meta } from '../trpc/init.ts'
 import { MEDIA_OPENAPI_PATHS } from './media.routes.ts'
+import { describeService, errorExample } from './openapi-examples.ts'
 import { RUN_EVENTS_OPENAPI_PATHS } from './run-events.routes.ts'
 import { WEBHOOK_OPENAPI_PATHS } from './webhook.routes.ts'
 
@@ -142,8 +143,14 @@ function successResponses(responses: Responses, meta: Meta): Responses {
   return responses
 }
 
-/** Declares `statuses` (and any error status already declared) with the shared error body. */
-function errorResponses(responses: Responses, statuses: number[]): Responses {
+/** `{example}` for a media type when the status has one, else nothing. */
+const exampleOf = (status: number, path: string) => {
+  const example = errorExample(status, path)
+  return example ? { example } : {}
+}
+
+/** Declares `statuses` (and any error status already declared) with the shared error body and an example. */
+function errorResponses(responses: Responses, statuses: number[], path: string): Responses {
   const out: Responses = {}
   for (const [status, response] of Object.entries(responses)) if (Number(status) < 400) out[status] = response
   const declared = Object.keys(responses)
@@ -156,7 +163,7 @@ function errorResponses(responses: Responses, statuses: number[]): Responses {
     out[status] = {
       description,
       ...(known?.headers ? { headers: known.headers } : {}),
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, ...exampleOf(status, path) } },
     }
   }
   return out
@@ -177,6 +184,7 @@ function declareOperations(doc: OpenAPIObject): void {
       op.responses = errorResponses(
         meta ? Object.fromEntries(Object.entries(responses).filter(([status]) => Number(status) < 400)) : responses,
         statuses,
+        path,
       )
       op.security ??= []
     }
@@ -203,8 +211,7 @@ function buildDocument(baseUrl: string): OpenAPIObject {
   const doc = generateOpenApiDocument(appRouter, {
     title: 'Agent Workspace Service',
     version: '1.0.0',
-    description:
-      'Multi-tenant backend for AI assistants in workspaces. Every operation is also a tRPC procedure at /trpc/<router>.<procedure>.',
+    description: describeService(baseUrl),
     baseUrl,
     license: { name: 'MIT', identifier: 'MIT' },
     securitySchemes: {
