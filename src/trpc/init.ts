@@ -38,6 +38,13 @@ export type Meta = OpenApiMeta & {
    * reads of src/platform/read-cache.ts in place, where every other mutation drops them.
    */
   storesNothing?: boolean
+  /**
+   * A second REST path of the same operation (the specification's `/v1/<resource>/metrics` beside
+   * `/api/v1/<resource>/metrics`). trpc-to-openapi gives a procedure one path, so the REST host
+   * rewrites this one to `openapi.path` and the OpenAPI document lists it as a copy of the
+   * operation (src/http/path-aliases.ts).
+   */
+  alsoAt?: `/${string}`
 }
 
 // Every input is parsed with the same messages on both surfaces ("agent_uuid must be a UUID").
