@@ -1,4 +1,5 @@
 /** Every entity, in one list for the ORM (docs/architecture.md, "Layers"). */
+import type { EntitySchema } from '@mikro-orm/core'
 import { AccessToken } from './access-token.entity.ts'
 import { Account } from './account.entity.ts'
 import { AgentCategory, AgentFile, AgentTool, AgentWorkflow, WorkflowCategory } from './agent-links.entity.ts'
@@ -82,7 +83,8 @@ export * from './workflow.entity.ts'
 export * from './workspace-member.entity.ts'
 export * from './workspace.entity.ts'
 
-export const entities = [
+/** Typed as the ORM takes them: the inferred tuple type is too long for declaration emit (docs/api/clients.md). */
+export const entities: EntitySchema[] = [
   User,
   Workspace,
   WorkspaceMember,

@@ -41,7 +41,7 @@ export const runsRouter = router({
     .output(RunResult)
     .mutation(({ ctx, input }) => answered(ctx, input, runs.runPrompt(ctx, input))),
 
-  get: workspaceProcedure
+  retrieve: workspaceProcedure
     .meta({ openapi: { method: 'GET', path: '/api/v1/runs/{run_uuid}', tags, summary: 'Retrieve a run with its stored messages and usage', protect: true } })
     .input(RunPathInput)
     .output(RunResult)

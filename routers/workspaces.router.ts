@@ -21,7 +21,7 @@ export const workspacesRouter = router({
         sort: sortParam(workspaces.WORKSPACE_SORTS, '-created_at'),
         with: withParam(workspaces.WORKSPACE_RELATIONS).optional(),
         search: text(255).optional(),
-      }),
+      }).prefault({}),
     )
     .output(paginated(Workspace))
     .query(({ ctx, input }) => workspaces.list(ctx, input)),

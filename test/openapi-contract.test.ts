@@ -16,6 +16,7 @@ interface Response {
 }
 interface Operation {
   operationId?: string
+  description?: string
   tags?: string[]
   security?: Record<string, string[]>[]
   responses: Record<string, Response>
@@ -83,6 +84,19 @@ describe('the OpenAPI document (GET /openapi.json)', () => {
       const used = new Set(Object.values(doc.paths).flatMap((item) => Object.values(item).flatMap((op) => op.tags ?? [])))
       const described = new Map(doc.tags.map((tag) => [tag.name, tag.description]))
       for (const tag of used) expect(described.get(tag), `tag ${tag}`).toMatch(/\w/)
+    })
+
+    it('lists each specified /v1 metrics path as a copy of the /api/v1 operation with its own operationId', () => {
+      for (const resource of ['agents', 'workflows', 'workflow-executions', 'threads', 'messages']) {
+        const { operationId, description, ...own } = operation('post', `/api/v1/${resource}/metrics`)
+        const { operationId: copyId, description: copyDescription, ...copy } = operation('post', `/v1/${resource}/metrics`)
+        expect(copy).toEqual(own)
+        expect(copyId).toBe(`${operationId}-v1`)
+        expect(copyDescription).toBe(`The same operation as \`POST /api/v1/${resource}/metrics\`.`)
+        expect(description).toBeUndefined()
+      }
+      const ids = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId))
+      expect(new Set(ids).size).toBe(ids.length)
     })
 
     it('says which operations are public (security: []) and which need a bearer token', () => {

@@ -379,7 +379,7 @@ describe('runs', () => {
     })
   })
 
-  describe('runs.get and runs.cancel', () => {
+  describe('runs.retrieve and runs.cancel', () => {
     it("answers 404 for another user's run, 400 for a malformed uuid, 401 without a token", async () => {
       const agent = await makeAgent(alice)
       const uuid = (await run(alice, agent.uuid, { input: 'x' })).body.data.run.uuid

@@ -170,6 +170,30 @@ describe('tRPC client (createTRPCClient<AppRouter>)', () => {
       expect(again.data.map((agent) => agent.uuid)).toEqual([created[0].data.uuid])
     })
 
+    it('calls every list whose filters are all optional with no input at all, and a metric by its one procedure', async () => {
+      const client = httpClient({ authorization: `Bearer ${ada.token}` })
+      const [agents, workspaces, workflows, prompts, threads, tokens, board, executions, counts] = await Promise.all([
+        client.agents.list.query(),
+        client.workspaces.list.query(),
+        client.workflows.list.query(),
+        client.prompts.list.query(),
+        client.threads.list.query(),
+        client.accessTokens.list.query(),
+        client.agents.leaderboard.query(),
+        client.workflowExecutions.list.query(),
+        client.workflowExecutions.counts.query(),
+      ])
+      // No input is the empty query: every default applies (page 1 of 15).
+      expect(agents.meta).toMatchObject({ current_page: 1, per_page: 15 })
+      expect(workspaces.data.map((workspace) => workspace.uuid)).toContain(ada.workspaceUuid)
+      for (const list of [workflows, prompts, threads, tokens, executions]) expect(list.meta).toMatchObject({ current_page: 1 })
+      expect(board.data).toBeInstanceOf(Array)
+      expect(counts.data).toBeDefined()
+      const metric = await client.metrics.agents.mutate({ calculation: 'accumulated_count' })
+      expectTypeOf(metric.total).toEqualTypeOf<number | null>()
+      expect(metric.total).toBeGreaterThanOrEqual(0)
+    })
+
     it('reports each failure of a batch separately', async () => {
       const recorder = recordingFetch()
       const client = httpClient({}, recorder.fetch)

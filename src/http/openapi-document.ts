@@ -12,6 +12,7 @@ import { appRouter } from '../../routers/index.ts'
 import type { Meta } from '../trpc/init.ts'
 import { MEDIA_OPENAPI_PATHS } from './media.routes.ts'
 import { describeService, errorExample } from './openapi-examples.ts'
+import { pathAliases } from './path-aliases.ts'
 import { RUN_EVENTS_OPENAPI_PATHS } from './run-events.routes.ts'
 import { WEBHOOK_OPENAPI_PATHS } from './webhook.routes.ts'
 
@@ -191,6 +192,23 @@ function declareOperations(doc: OpenAPIObject): void {
   }
 }
 
+/**
+ * Lists each procedure's second path (src/http/path-aliases.ts) as a copy of its operation, with
+ * the operationId `<id>-v1` so that generated clients name both. The REST host answers it with
+ * the same procedure.
+ */
+function declareAliases(doc: OpenAPIObject): void {
+  const paths = doc.paths ?? {}
+  for (const { alias, path, method } of pathAliases()) {
+    const op = paths[path]?.[method]
+    if (!op) continue
+    paths[alias] = {
+      ...paths[alias],
+      [method]: { ...op, operationId: `${op.operationId ?? `${method}-${path}`}-v1`, description: `The same operation as \`${method.toUpperCase()} ${path}\`.` },
+    }
+  }
+}
+
 /** Documents built so far, by base URL (a process has one: its `APP_URL`). */
 const built = new Map<string, OpenAPIObject>()
 
@@ -221,6 +239,7 @@ function buildDocument(baseUrl: string): OpenAPIObject {
     paths: { ...MEDIA_OPENAPI_PATHS, ...RUN_EVENTS_OPENAPI_PATHS, ...WEBHOOK_OPENAPI_PATHS },
   })
   declareOperations(doc)
+  declareAliases(doc)
   // trpc-to-openapi's own error shapes, replaced by Error everywhere above.
   const generated = Object.entries(doc.components?.schemas ?? {}).filter(([name]) => !name.startsWith('error.'))
   doc.components = { ...doc.components, schemas: { ...Object.fromEntries(generated), Error: errorSchema, ErrorIssue: issueSchema } }

@@ -9,6 +9,7 @@ import type { AppDeps } from '../trpc/context.ts'
 import { openApiDocument } from './openapi-document.ts'
 import { errorBody, flattenRestError } from './errors.ts'
 import { REST_METHODS, restHandler } from './rest-handler.ts'
+import { aliasRewriter, pathAliases } from './path-aliases.ts'
 import { restRoutes } from './rest-routes.ts'
 import { contextOfRequest, type CreateContext } from './request-context.ts'
 
@@ -38,6 +39,19 @@ function refuseAmbiguousPath(request: FastifyRequest, reply: FastifyReply, done:
     return void reply.status(400).send(errorBody(400, 'Malformed request path', request.id))
   }
   done()
+}
+
+/**
+ * A procedure's second path (the specification's `/v1/<resource>/metrics`, src/http/path-aliases.ts)
+ * becomes its own path before the other hooks and the REST handler read the URL: one procedure
+ * answers both. Fastify has already routed the request to this scope's catch-all route by then.
+ */
+function rewriteAliases(rewrite: (url: string) => string) {
+  return (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+    const url = request.raw.url
+    if (url !== undefined) request.raw.url = rewrite(url)
+    done()
+  }
 }
 
 /**
@@ -83,6 +97,7 @@ function requireJsonObject(request: FastifyRequest, reply: FastifyReply, done: H
 export async function restPlugin(scope: FastifyInstance, options: RestOptions): Promise<void> {
   const { deps, createContext } = options
   scope.addHook('onRequest', refuseAmbiguousPath)
+  scope.addHook('onRequest', rewriteAliases(aliasRewriter(pathAliases())))
   // The same build `GET /openapi.json` serves (its paths depend on no base URL).
   scope.addHook('onRequest', refuseUnroutable(restRoutes(openApiDocument(deps.config.appUrl))))
   scope.addHook('preValidation', requireJsonObject)

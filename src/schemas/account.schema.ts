@@ -78,7 +78,7 @@ export const AccountListInput = z.strictObject({
   provider_uuid: z.uuid().optional(),
   search: text(255).optional(),
   workspace_uuid: z.uuid().optional(),
-})
+}).prefault({})
 export type TAccountListInput = z.infer<typeof AccountListInput>
 
 /** The provider of an account, as embedded. */

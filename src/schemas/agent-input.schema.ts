@@ -201,7 +201,7 @@ export const ListAgentsInput = z.strictObject({
   sort: sortParam(AGENT_SORTS, '-created_at'),
   with: withParam(AGENT_RELATIONS).optional(),
   ...resourceListFilters,
-})
+}).prefault({})
 export type TListAgentsInput = z.infer<typeof ListAgentsInput>
 
 /** `{agent_uuid}` in the path, plus the optional workspace context. */

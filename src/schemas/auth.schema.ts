@@ -45,7 +45,7 @@ export const AccessTokenView = z
 
 export const AccessTokenResponse = envelope(AccessTokenView)
 export const AccessTokenList = paginated(AccessTokenView)
-export const AccessTokenListInput = z.strictObject({ ...pageQuery })
+export const AccessTokenListInput = z.strictObject({ ...pageQuery }).prefault({})
 
 export const CreateAccessTokenInput = z.strictObject({
   name: name(),

@@ -211,7 +211,7 @@ export const CommandRoomTaskListInput = z.strictObject({
   agent_uuid: z.uuid().optional(),
   workflow_uuid: z.uuid().optional(),
   is_active: queryBoolean().optional(),
-})
+}).prefault({})
 export type TCommandRoomTaskListInput = z.infer<typeof CommandRoomTaskListInput>
 
 /** Path of retrieve, delete and run. */

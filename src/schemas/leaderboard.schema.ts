@@ -18,7 +18,7 @@ export const LeaderboardInput = z.strictObject({
   scope: z.enum(LEADERBOARD_SCOPES).default('workspace'),
   limit: z.number().int().min(1).max(100).default(10),
   workspace_uuid: z.uuid().optional(),
-})
+}).prefault({})
 export type TLeaderboardInput = z.infer<typeof LeaderboardInput>
 
 /** The agent of an entry: who it is, not what it does (no instruction, metadata or relations). */

@@ -69,7 +69,7 @@ export const MemoryListInput = z.strictObject({
   agent_uuid: z.uuid().optional(),
   search: text(255).optional(),
   workspace_uuid: z.uuid().optional(),
-})
+}).prefault({})
 export type TMemoryListInput = z.infer<typeof MemoryListInput>
 
 /** `PUT /api/v1/memories/{memory_uuid}`: the new `content` (1..2,000 characters, not blank). */

@@ -93,7 +93,7 @@ export const ModelListInput = z.strictObject({
   /** `true`: only models with a usable credential for the caller here; `false`: only those without. */
   is_available: queryBoolean().optional(),
   workspace_uuid: z.uuid().optional(),
-})
+}).prefault({})
 export type TModelListInput = z.infer<typeof ModelListInput>
 
 /** The provider a model belongs to, as embedded. */

@@ -146,7 +146,7 @@ export const ListPromptsInput = z.strictObject({
   search: text(255).optional(),
   visibility: Visibility.optional(),
   workspace_uuid: z.uuid().optional(),
-})
+}).prefault({})
 export type TListPromptsInput = z.infer<typeof ListPromptsInput>
 
 /** One prompt input field as answered. */

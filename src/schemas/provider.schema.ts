@@ -101,7 +101,7 @@ export const ProviderListInput = z.strictObject({
   type: z.enum(PROVIDER_TYPES).optional(),
   search: text(255).optional(),
   workspace_uuid: z.uuid().optional(),
-})
+}).prefault({})
 export type TProviderListInput = z.infer<typeof ProviderListInput>
 
 /** A provider as answered. */

@@ -74,7 +74,7 @@ export const ListCategoriesInput = z.strictObject({
   ...pageQuery,
   sort: sortParam(CATEGORY_SORTS, 'position'),
   search: text(255).optional(),
-})
+}).prefault({})
 export type TListCategoriesInput = z.infer<typeof ListCategoriesInput>
 
 /** Most category uuids one request names (body or filter). */

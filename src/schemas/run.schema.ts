@@ -2,6 +2,7 @@
  * Wire shapes of runs (docs/api/runs.md): the three ways to start
  * one, the stored `Run`, the answer of a run request, and the events of its log.
  */
+import type { RunEventRecord } from './run-event.ts'
 import { z } from 'zod'
 import { RUN_KINDS, RUN_STATUSES, type IRun } from '../../entities/index.ts'
 import { Message } from './message.schema.ts'
@@ -187,12 +188,5 @@ export function toUsage(row: Pick<RunRecord, 'promptTokens' | 'completionTokens'
   }
 }
 
-/** One stored event as followers receive it. */
-export interface RunEventRecord {
-  /** Sequence number from 1 per run, no gaps: the SSE id and the tRPC tracked id. */
-  seq: number
-  type: string
-  data: unknown
-  /** ISO 8601 UTC. */
-  created_at: string
-}
+// In a file of its own that imports nothing: the runs.events subscription's declared output names it.
+export type { RunEventRecord } from './run-event.ts'

@@ -144,5 +144,5 @@ export const ThreadListInput = z.strictObject({
   agent_uuid: z.uuid().optional(),
   search: text(255).optional(),
   workspace_uuid: z.uuid().optional(),
-})
+}).prefault({})
 export type TThreadListInput = z.infer<typeof ThreadListInput>

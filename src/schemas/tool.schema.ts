@@ -238,5 +238,5 @@ export const ToolListInput = z.strictObject({
   visibility: Visibility.optional(),
   provider_uuid: z.uuid().optional(),
   workspace_uuid: z.uuid().optional(),
-})
+}).prefault({})
 export type TToolListInput = z.infer<typeof ToolListInput>

@@ -84,7 +84,12 @@ export const isoOrNull = (value: Date | string | null | undefined): string | nul
 /** `{data: T}`: the envelope of a single resource. */
 export const envelope = <T extends z.ZodType>(item: T) => z.object({ data: item })
 
-/** Query of every list: `page` from 1, `per_page` 1..100 (default 15). */
+/**
+ * Query of every list: `page` from 1, `per_page` 1..100 (default 15). A list query whose fields
+ * are all optional ends in `.prefault({})`, so a tRPC client may call it with no input at all
+ * (`trpc.agents.list.query()`): a missing input is parsed as `{}` and every default applies. REST
+ * always has an object (the query string), and trpc-to-openapi documents the inner object.
+ */
 export const pageQuery = {
   page: z.number().int().min(1).max(1_000_000).default(1),
   per_page: z.number().int().min(1).max(100).default(15),

@@ -33,10 +33,11 @@ export const ListWorkflowExecutionsInput = z
     ...executionFilters,
   })
   .superRefine(dateOrderRule)
+  .prefault({})
 export type TListWorkflowExecutionsInput = z.infer<typeof ListWorkflowExecutionsInput>
 
 /** `GET /api/v1/workflow-executions/counts` query: the list's filters without `status` and pagination. */
-export const WorkflowExecutionCountsInput = z.strictObject(executionFilters).superRefine(dateOrderRule)
+export const WorkflowExecutionCountsInput = z.strictObject(executionFilters).superRefine(dateOrderRule).prefault({})
 export type TWorkflowExecutionCountsInput = z.infer<typeof WorkflowExecutionCountsInput>
 
 /** `{execution_uuid}` of the execution paths (plus the optional workspace context). */

@@ -129,7 +129,7 @@ export const ListWorkflowsInput = z.strictObject({
   sort: sortParam(WORKFLOW_SORTS, '-created_at'),
   with: withParam(WORKFLOW_RELATIONS).optional(),
   ...resourceListFilters,
-})
+}).prefault({})
 export type TListWorkflowsInput = z.infer<typeof ListWorkflowsInput>
 
 /** A JSON object stored whole (`static_data`, `pin_data`). */

@@ -182,7 +182,8 @@ async function cached<R extends { ok: boolean; data?: unknown }>(
   getRawInput: () => Promise<unknown>,
   next: () => Promise<R>,
 ): Promise<R | Hit> {
-  const parameters = canonicalJson(await getRawInput())
+  // No input at all is `{}` to the parsers (the list queries' prefault), so it is the same entry.
+  const parameters = canonicalJson((await getRawInput()) ?? {})
   if (parameters === undefined) return next()
   // The workspace's uuid, not its id: unique across databases that might share one Redis.
   const workspaceUuid = ctx.workspace.workspace.uuid

@@ -40,6 +40,12 @@ export interface Ctx extends ServiceCtx<AppDeps> {
   successStatus?: number
 }
 
+declare module './root-types.ts' {
+  /** The tRPC root's context is this whole context on the server; front ends' declarations see only its request id. */
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging: the members come from Ctx
+  interface RootContext extends Ctx {}
+}
+
 /** Returns the function the adapters call once per request. */
 export function createContextFactory(deps: AppDeps) {
   return (meta: RequestMeta): Ctx => Object.assign(createServiceContext(deps, meta), { cache: deps.cache })

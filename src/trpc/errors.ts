@@ -12,6 +12,7 @@ import { ZodError, ZodRealError } from 'zod'
 import { DriverException, UniqueConstraintViolationException } from '@mikro-orm/core'
 import { AppError, databaseUnavailable, ServiceUnavailableError, TooManyRequestsError, ValidationError } from '../platform/errors.ts'
 import { publicIssue } from '../schemas/issues.ts'
+import type { ErrorIssue } from './root-types.ts'
 
 const CODES: Record<AppError['status'], TRPC_ERROR_CODE_KEY> = {
   400: 'BAD_REQUEST',
@@ -61,7 +62,7 @@ export function toTRPCError(cause: unknown, setHeader: (name: string, value: str
 }
 
 /** The issues of a validation error as clients get them ({@link publicIssue}), or undefined. */
-function issuesOf(error: TRPCError) {
+function issuesOf(error: TRPCError): ErrorIssue[] | undefined {
   return error.code === 'BAD_REQUEST' && error.cause instanceof ZodError ? error.cause.issues.map(publicIssue) : undefined
 }
 

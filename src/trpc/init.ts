@@ -11,40 +11,25 @@ import { resolveWorkspaceContext } from '../access/workspace-access.ts'
 import { ForbiddenError } from '../platform/errors.ts'
 import { authenticate } from '../services/auth.service.ts'
 import type { Ctx } from './context.ts'
+import type { Meta, RootContext } from './root-types.ts'
 import { errorFormatter, toTRPCError } from './errors.ts'
 import { hashKey, serviceIdOf } from './service-scope.ts'
 import { type AuthContext, type WorkspaceContext } from '../context.ts'
 import { issueMessage } from '../schemas/issues.ts'
 
-/** Procedure metadata: the OpenAPI route plus the status of a success (201 for creates, 204 when bodiless). */
-export type Meta = OpenApiMeta & {
-  successStatus?: 201 | 202 | 204
-  /**
-   * The status the procedure sets itself when asked to leave its work in the background
-   * (`background: true`); otherwise it answers 200. Declared in the OpenAPI document.
-   */
-  backgroundStatus?: 202
-  /** Rate limited (src/trpc/limits.ts): may answer 429. Declared in the OpenAPI document. */
-  rateLimited?: boolean
-  /**
-   * Waits for a language model: may answer 502 when its provider fails and 504 when it does not
-   * answer in time (src/platform/errors.ts). Declared in the OpenAPI document.
-   */
-  callsModel?: boolean
-  /** A read-only token may call this mutation too (logout, the metrics POSTs). */
-  readOnlyAllowed?: boolean
-  /**
-   * A mutation by its verb that stores nothing (the metrics POSTs): it leaves the cached
-   * reads of src/platform/read-cache.ts in place, where every other mutation drops them.
-   */
-  storesNothing?: boolean
+export type { Meta } from './root-types.ts'
+
+declare module './root-types.ts' {
+  /** The OpenAPI route of a procedure (trpc-to-openapi), merged here so that front ends' declarations need no trpc-to-openapi. */
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging: the members come from OpenApiMeta
+  interface Meta extends OpenApiMeta {}
 }
 
 // Every input is parsed with the same messages on both surfaces ("agent_uuid must be a UUID").
 z.config({ customError: issueMessage })
 
 const t = initTRPC
-  .context<Ctx>()
+  .context<RootContext>()
   .meta<Meta>()
   .create({ errorFormatter: (opts) => errorFormatter(opts) })
 
