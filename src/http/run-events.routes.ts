@@ -102,6 +102,9 @@ export const RUN_EVENTS_OPENAPI_PATHS = {
     get: {
       operationId: 'runs-events',
       summary: "Follow a run's events as Server-Sent Events (resume with Last-Event-ID)",
+      description:
+        "Follow a run's events as Server-Sent Events until the run ends (docs/api/runs.md); Last-Event-ID (header or " +
+        '`last_event_id`) resumes after that event. Needs a bearer token; a read-only token may call it.',
       tags: ['Runs'],
       security: [{ bearerAuth: [] }],
       requestParams: {
