@@ -90,7 +90,7 @@ const retryAfter = { 'Retry-After': { description: 'Seconds to wait before sendi
 const ERRORS: Record<number, { description: string; headers?: typeof retryAfter }> = {
   400: { description: 'The input fails its schema or a service check (`issues` names the field), or the body is no JSON object' },
   401: { description: 'Missing, unknown, expired or revoked token, or an unknown service key' },
-  403: { description: 'The caller sees the resource but may not do this to it (a read share, a read-only token)' },
+  403: { description: 'The caller sees the resource but may not do this to it (a read share, a read-only token), or the server turned this off' },
   404: { description: 'No such resource or workspace, or one the caller may not see' },
   409: { description: 'A state conflict, or a unique value already taken' },
   413: { description: 'The body is over its limit' },
@@ -144,14 +144,18 @@ function procedureErrors(method: string, path: string, op: Operation, facts: Pro
   const write = method !== 'get'
   const takesBody = method === 'post' || method === 'put' || method === 'patch'
   const statuses = new Set<number>([500, 503])
-  if (takesBody || (op.parameters ?? []).length > 0) statuses.add(400)
+  // The shared headers are references: a malformed X-Workspace-UUID is a 400, a wrong service key a 401.
+  const takesInput = (op.parameters ?? []).some((parameter) => !('$ref' in parameter))
+  if (takesBody || takesInput || facts.workspace) statuses.add(400)
   if (takesBody) statuses.add(413).add(415)
-  if (isProtected) statuses.add(401)
+  // A token is checked on protected operations, a service key (X-Service-Authorization) on all.
+  statuses.add(401)
   if (isProtected && write && !meta.readOnlyAllowed) statuses.add(403)
   if (path.includes('{') || facts.workspace || takesWorkspace(op, schemas)) statuses.add(404)
   if (isProtected && write && !meta.readOnlyAllowed && !meta.storesNothing) statuses.add(409)
   if (meta.rateLimited) statuses.add(429)
   if (meta.callsModel) statuses.add(502).add(504)
+  for (const status of meta.errorStatuses ?? []) statuses.add(status)
   return [...statuses]
 }
 

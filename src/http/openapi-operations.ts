@@ -23,6 +23,15 @@ export interface ProcedureFacts {
 
 /** The reusable header parameters and response headers, referenced from the operations. */
 export const COMPONENT_PARAMETERS: NonNullable<Components['parameters']> = {
+  ServiceAuthorization: {
+    name: 'X-Service-Authorization',
+    in: 'header',
+    required: false,
+    description:
+      "A trusted service's key (docs/api/authentication.md, \"Service keys\"): the request is scoped to that service's " +
+      'users and workspaces. An empty value is ignored; an unknown key is a 401, on public operations too.',
+    schema: { type: 'string' },
+  },
   WorkspaceUuid: {
     name: 'X-Workspace-UUID',
     in: 'header',
@@ -54,6 +63,8 @@ const ref = (kind: 'parameters' | 'headers', name: string) => ({ $ref: `#/compon
 /** Declares the request headers a procedure reads (see {@link COMPONENT_PARAMETERS}). */
 export function declareRequestHeaders(op: Operation, facts: ProcedureFacts): void {
   const headers = [
+    // Every procedure starts by resolving the service scope (src/trpc/init.ts).
+    ref('parameters', 'ServiceAuthorization'),
     ...(facts.workspace ? [ref('parameters', 'WorkspaceUuid')] : []),
     ...(facts.cached ? [ref('parameters', 'CacheControl')] : []),
   ]
