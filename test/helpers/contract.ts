@@ -67,6 +67,9 @@ function operationOf(method: string, pathname: string): Template | undefined {
   return matches.sort((a, b) => b.literals - a.literals)[0]
 }
 
+/** Statuses of a request line or headers the server could not read: no operation is reached. */
+const BEFORE_ROUTING = new Set([408, 431])
+
 /** Whether the answer is one of the REST surface (the paths the document describes). */
 const isRest = (pathname: string) => pathname.startsWith('/api/v1/') || pathname.startsWith('/v1/')
 
@@ -80,7 +83,8 @@ const isRest = (pathname: string) => pathname.startsWith('/api/v1/') || pathname
 export function checkAnswer(method: string, url: string, status: number, contentType: string | null, body: unknown): void {
   const pathname = new URL(url, 'http://localhost').pathname
   if (method === 'HEAD' || !isRest(pathname)) return
-  const op = operationOf(method, pathname)
+  // Node's HTTP parser answers these before there is a request to route (src/http/errors.ts, handleClientError).
+  const op = BEFORE_ROUTING.has(status) ? undefined : operationOf(method, pathname)
   if (!op) {
     if (status >= 400) validateJson(`${method} ${pathname}`, status, contentType, body, '#/components/schemas/Error')
     return
