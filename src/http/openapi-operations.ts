@@ -68,7 +68,7 @@ export function declareRequestHeaders(op: Operation, facts: ProcedureFacts): voi
     ...(facts.workspace ? [ref('parameters', 'WorkspaceUuid')] : []),
     ...(facts.cached ? [ref('parameters', 'CacheControl')] : []),
   ]
-  if (headers.length > 0) op.parameters = [...(op.parameters ?? []), ...headers]
+  op.parameters = [...(op.parameters ?? []), ...headers]
 }
 
 /** Every answer, success or error, carries X-Request-Id (src/http/app.ts sets it on every reply). */
@@ -152,7 +152,8 @@ export function mergeIdenticalPaths(doc: OpenAPIObject): void {
       if (typeof op !== 'object' || op === null || !('responses' in op)) continue
       for (const parameter of (op as Operation).parameters ?? []) {
         if ('$ref' in parameter || parameter.in !== 'path' || !renamed.has(parameter.name)) continue
-        parameter.description = `${parameter.description ? `${parameter.description} ` : ''}(\`${parameter.name}\` in the tRPC input and in error issues.)`
+        const note = `Named \`${parameter.name}\` in the tRPC input and in error issues.`
+        parameter.description = parameter.description ? `${parameter.description} ${note}` : note
         parameter.name = renamed.get(parameter.name) as string
       }
       ;(paths[kept] as Record<string, unknown>)[method] = op
