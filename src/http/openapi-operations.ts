@@ -154,6 +154,8 @@ export function mergeIdenticalPaths(doc: OpenAPIObject): void {
         if ('$ref' in parameter || parameter.in !== 'path' || !renamed.has(parameter.name)) continue
         const note = `Named \`${parameter.name}\` in the tRPC input and in error issues.`
         parameter.description = parameter.description ? `${parameter.description} ${note}` : note
+        // The name a 400's issues give, for tools that match issues to parameters.
+        parameter['x-input-name'] = parameter.name
         parameter.name = renamed.get(parameter.name) as string
       }
       ;(paths[kept] as Record<string, unknown>)[method] = op
