@@ -9,6 +9,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['./test/helpers/global-setup.ts'],
+    // Each test file records the OpenAPI operations it reached (test/helpers/contract-hits.ts).
+    setupFiles: ['./test/helpers/contract-hits.ts'],
     pool: 'forks',
     // The service's own Node flags (src/node-flags.ts): the tests run under what `npm start` runs.
     execArgv: [...NODE_FLAGS],

@@ -11,6 +11,8 @@ export const authRouter = router({
       openapi: { method: 'POST', path: '/api/v1/auth/sign-up', tags: ['Authentication'], summary: 'Create a user and their primary workspace', protect: false },
       successStatus: 201,
       rateLimited: true,
+      // SIGN_UP_ENABLED=false.
+      errorStatuses: [403],
     })
     .use(signUpLimit)
     .input(SignUpInput)

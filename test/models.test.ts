@@ -550,10 +550,14 @@ describe('large language models', () => {
     })
   })
 
-  it('documents the five operations in the OpenAPI document', async () => {
+  it('documents the five operations in the OpenAPI document, one path template for a model (a uuid or slug to read, a uuid to change)', async () => {
     const spec = (await t.http('GET', '/openapi.json')).body
     expect(Object.keys(spec.paths[PATH]).sort()).toEqual(['get', 'post'])
-    expect(Object.keys(spec.paths[`${PATH}/{model}`])).toEqual(['get'])
-    expect(Object.keys(spec.paths[`${PATH}/{model_uuid}`]).sort()).toEqual(['delete', 'put'])
+    expect(Object.keys(spec.paths[`${PATH}/{model}`]).sort()).toEqual(['delete', 'get', 'put'])
+    expect(spec.paths[`${PATH}/{model_uuid}`]).toBeUndefined()
+    const pathParameter = (method: string) => spec.paths[`${PATH}/{model}`][method].parameters.find((p: { in: string }) => p.in === 'path')
+    expect(pathParameter('get')).toMatchObject({ name: 'model', schema: { type: 'string' } })
+    expect(pathParameter('get').schema.format).toBeUndefined()
+    for (const method of ['put', 'delete']) expect(pathParameter(method)).toMatchObject({ name: 'model', schema: { format: 'uuid' } })
   })
 })

@@ -9,15 +9,19 @@ import formats from 'ajv-formats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type HttpResult, type TestApp, type TestUser } from './helpers/app.ts'
 import { makeAgent, readOnlyToken } from './helpers/agents.ts'
+import { checkAnswer } from './helpers/contract.ts'
 
 interface Response {
   description: string
+  headers?: Record<string, unknown>
   content?: Record<string, { schema?: Record<string, unknown> }>
 }
 interface Operation {
   operationId?: string
   description?: string
   tags?: string[]
+  parameters?: ({ $ref: string } | { name: string; in: string })[]
+  requestBody?: { required?: boolean }
   security?: Record<string, string[]>[]
   responses: Record<string, Response>
 }
@@ -116,7 +120,10 @@ describe('the OpenAPI document (GET /openapi.json)', () => {
     it('declares 201, 202 and 204 where the service answers them, with no 200 beside them and no body for a 204', () => {
       expect(Object.keys(operation('post', '/api/v1/agents').responses)).not.toContain('200')
       expect(operation('post', '/api/v1/agents').responses['201'].content?.['application/json']?.schema).toBeDefined()
-      expect(operation('delete', '/api/v1/agents/{agent_uuid}').responses['204']).toEqual({ description: expect.any(String) })
+      expect(operation('delete', '/api/v1/agents/{agent_uuid}').responses['204']).toEqual({
+        description: expect.any(String),
+        headers: { 'X-Request-Id': { $ref: '#/components/headers/RequestId' } },
+      })
       expect(Object.keys(operation('delete', '/api/v1/agents/{agent_uuid}').responses)).not.toContain('200')
       expect(Object.keys(operation('post', '/api/v1/agents/{agent_uuid}/train').responses)).not.toContain('200')
       expect(Object.keys(operation('post', '/api/v1/agents/{agent_uuid}/run').responses)).toEqual(expect.arrayContaining(['200', '202']))
@@ -138,9 +145,60 @@ describe('the OpenAPI document (GET /openapi.json)', () => {
       expect(Object.keys(operation('post', '/api/v1/media').responses)).toEqual(expect.arrayContaining(['413', '415']))
       expect(Object.keys(operation('post', '/api/v1/agents/generate').responses)).toEqual(expect.arrayContaining(['502', '504']))
     })
+
+    it('declares X-Workspace-UUID where a workspace context is resolved, Cache-Control on the cached reads, X-Request-Id on every answer', () => {
+      const refs = (op: Operation) => (op.parameters ?? []).flatMap((parameter) => ('$ref' in parameter ? [parameter.$ref] : []))
+      const workspaceHeader = '#/components/parameters/WorkspaceUuid'
+      expect(refs(operation('get', '/api/v1/agents'))).toContain(workspaceHeader)
+      expect(refs(operation('post', '/api/v1/media'))).toContain(workspaceHeader)
+      // Procedures outside any workspace (the user, their tokens, the workspaces list) do not read it.
+      expect(refs(operation('get', '/api/v1/user'))).not.toContain(workspaceHeader)
+      expect(refs(operation('post', '/api/v1/auth/sign-in'))).not.toContain(workspaceHeader)
+      const cached = ['/api/v1/agents/leaderboard']
+      for (const item of Object.entries(doc.paths)) {
+        const [path, methods] = item
+        for (const [method, op] of Object.entries(methods)) {
+          const isCached = refs(op).includes('#/components/parameters/CacheControl')
+          expect(isCached, `${method} ${path}`).toBe((method === 'post' && path.endsWith('/metrics')) || cached.includes(path))
+          expect(op.description, `${method} ${path}`).toMatch(/\w.*\./)
+          for (const [status, response] of Object.entries(op.responses)) {
+            expect(response.headers?.['X-Request-Id'], `${method} ${path} ${status}`).toEqual({ $ref: '#/components/headers/RequestId' })
+          }
+        }
+      }
+      expect(operation('get', '/api/v1/agents/leaderboard').description).toMatch(/no-cache/)
+      expect(operation('post', '/api/v1/agents').description).toMatch(/read-only token is refused/)
+    })
+
+    it('lets bodies with no required property be left out (logout, favourite, cancel), and requires the others', () => {
+      for (const [method, path] of [
+        ['post', '/api/v1/auth/logout'],
+        ['post', '/api/v1/agents/{agent_uuid}/favorite'],
+        ['post', '/api/v1/workflow-executions/{execution_uuid}/cancel'],
+        ['post', '/api/v1/threads/{thread_uuid}/generate-name'],
+        ['put', '/api/v1/agents/{agent_uuid}'],
+      ]) {
+        expect(operation(method, path).requestBody?.required, `${method} ${path}`).toBe(false)
+      }
+      expect(operation('post', '/api/v1/agents').requestBody?.required).toBe(true)
+    })
   })
 
   describe('real answers validate against it', () => {
+    it('the test helpers check every REST answer: an answer the document does not declare fails the calling test', () => {
+      expect(() => checkAnswer('GET', '/api/v1/ping', 200, 'application/json', { data: { status: 'ok' } })).not.toThrow()
+      expect(() => checkAnswer('GET', '/api/v1/ping', 200, 'application/json', { data: { status: 'down' } })).toThrow(/does not validate/)
+      expect(() => checkAnswer('GET', '/api/v1/ping', 404, 'application/json', { code: 'NOT_FOUND' })).toThrow(/does not declare 404/)
+      expect(() => checkAnswer('DELETE', '/api/v1/agents/0190f4a4-0000-7000-8000-000000000000', 204, null, { data: 1 })).toThrow(/with a body/)
+      expect(() => checkAnswer('GET', '/api/v1/agents', 200, 'text/html', '<p>')).toThrow(/declares application\/json/)
+      // A path no operation has still answers the Error body.
+      expect(() => checkAnswer('GET', '/api/v1/no-such-thing', 404, 'application/json', { message: 'x' })).toThrow(/does not validate/)
+      // A word where a uuid belongs reaches no operation: PUT on a model's slug is the path's 405.
+      expect(() =>
+        checkAnswer('PUT', '/api/v1/large-language-models/gpt-4o', 405, 'application/json', { code: 'METHOD_NOT_SUPPORTED', message: 'x', request_id: 'r' }),
+      ).not.toThrow()
+    })
+
     it('sign-up (201), ping, create (201), list, retrieve, a background run (202) and delete (204, no body)', async () => {
       const signUp = await t.http('POST', '/api/v1/auth/sign-up', {
         body: { name: 'Contract', email: 'contract@example.com', password: 'correct horse battery staple' },

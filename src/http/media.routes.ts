@@ -124,14 +124,20 @@ export const MEDIA_OPENAPI_PATHS = {
     post: {
       operationId: 'media-upload',
       summary: 'Upload a file (multipart/form-data, one field "file")',
+      description:
+        'Upload a file (multipart/form-data, one field "file"); its type is detected from its bytes and must be on the ' +
+        'allow-list. Answers 201 with the key other resources refer to (`profile_photo_key`, `file.keys`). Needs a ' +
+        'bearer token that may write; a read-only token is refused (403).',
       tags: ['Media'],
       security: [{ bearerAuth: [] }],
+      parameters: [{ $ref: '#/components/parameters/ServiceAuthorization' }, { $ref: '#/components/parameters/WorkspaceUuid' }],
       requestBody: { required: true, content: { 'multipart/form-data': { schema: MediaUploadForm } } },
       responses: {
         '201': { description: 'Stored', content: { 'application/json': { schema: MediaUploadResponse } } },
-        '400': { description: 'No file in the field "file", or a malformed body' },
-        '401': { description: 'No valid token' },
+        '400': { description: 'No file in the field "file", a malformed body, or a malformed X-Workspace-UUID' },
+        '401': { description: 'No valid token, or an unknown service key' },
         '403': { description: 'A read-only token' },
+        '404': { description: 'No such workspace, or one the caller is no member of (X-Workspace-UUID)' },
         '413': { description: 'Over UPLOAD_MAX_BYTES' },
         '415': { description: 'Not multipart, or a file type off the allow-list' },
       },
@@ -141,6 +147,7 @@ export const MEDIA_OPENAPI_PATHS = {
     get: {
       operationId: 'media-read',
       summary: 'Read an upload (public: keys are random)',
+      description: 'Read an upload by its key, with the Content-Type detected at upload. Public: no token needed (keys are random).',
       tags: ['Media'],
       requestParams: { path: z.object({ key: z.string() }) },
       responses: {

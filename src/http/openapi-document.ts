@@ -9,12 +9,24 @@
  */
 import { forEachOpenApiProcedure, generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi'
 import { appRouter } from '../../routers/index.ts'
-import type { Meta } from '../trpc/init.ts'
+import { cachedWorkspaceProcedure } from '../trpc/cache.ts'
+import { workspaceProcedure, type Meta } from '../trpc/init.ts'
 import { MEDIA_OPENAPI_PATHS } from './media.routes.ts'
 import { describeService, errorExample } from './openapi-examples.ts'
 import { pathAliases } from './path-aliases.ts'
 import { RUN_EVENTS_OPENAPI_PATHS } from './run-events.routes.ts'
 import { WEBHOOK_OPENAPI_PATHS } from './webhook.routes.ts'
+import {
+  COMPONENT_HEADERS,
+  COMPONENT_PARAMETERS,
+  declareRequestHeaders,
+  declareRequestIdHeader,
+  describeOperation,
+  mergeIdenticalPaths,
+  relaxOptionalBody,
+  typeableExtraProperties,
+  type ProcedureFacts,
+} from './openapi-operations.ts'
 
 type Operation = NonNullable<OpenAPIObject['paths']>[string]['get'] & object
 type Responses = NonNullable<Operation['responses']>
@@ -80,7 +92,7 @@ const retryAfter = { 'Retry-After': { description: 'Seconds to wait before sendi
 const ERRORS: Record<number, { description: string; headers?: typeof retryAfter }> = {
   400: { description: 'The input fails its schema or a service check (`issues` names the field), or the body is no JSON object' },
   401: { description: 'Missing, unknown, expired or revoked token, or an unknown service key' },
-  403: { description: 'The caller sees the resource but may not do this to it (a read share, a read-only token)' },
+  403: { description: 'The caller sees the resource but may not do this to it (a read share, a read-only token), or the server turned this off' },
   404: { description: 'No such resource or workspace, or one the caller may not see' },
   409: { description: 'A state conflict, or a unique value already taken' },
   413: { description: 'The body is over its limit' },
@@ -92,13 +104,24 @@ const ERRORS: Record<number, { description: string; headers?: typeof retryAfter 
   504: { description: 'The language model did not answer in time (LLM_TIMEOUT_MS)' },
 }
 
-/** The procedure facts the declared statuses follow, by `METHOD path`. */
-function proceduresByRoute(): Map<string, Meta> {
-  const metas = new Map<string, Meta>()
-  forEachOpenApiProcedure<Meta>(appRouter._def.procedures, ({ meta }) => {
-    metas.set(`${meta.openapi.method.toLowerCase()} ${meta.openapi.path}`, meta)
+/** The first middleware of a procedure: the one its kind starts with (src/trpc/init.ts, src/trpc/cache.ts). */
+const kindOf = (procedure: { _def: object }): unknown =>
+  'middlewares' in procedure._def && Array.isArray(procedure._def.middlewares) ? procedure._def.middlewares[0] : undefined
+
+/** The procedure facts the declared statuses, headers and descriptions follow, by `METHOD path`. */
+function proceduresByRoute(): Map<string, ProcedureFacts> {
+  const workspaceKind = kindOf(workspaceProcedure)
+  const cachedKind = kindOf(cachedWorkspaceProcedure)
+  const facts = new Map<string, ProcedureFacts>()
+  forEachOpenApiProcedure<Meta>(appRouter._def.procedures, ({ meta, procedure }) => {
+    const kind = kindOf(procedure)
+    facts.set(`${meta.openapi.method.toLowerCase()} ${meta.openapi.path}`, {
+      meta,
+      workspace: kind === workspaceKind || kind === cachedKind,
+      cached: kind === cachedKind,
+    })
   })
-  return metas
+  return facts
 }
 
 /** Whether the operation's input names a workspace (a workspace procedure: 404 for one the caller is no member of). */
@@ -117,19 +140,24 @@ function takesWorkspace(op: Operation, schemas: Record<string, unknown>): boolea
 }
 
 /** The error statuses a procedure's operation can answer (docs/api/conventions.md, "Errors"). */
-function procedureErrors(method: string, path: string, op: Operation, meta: Meta, schemas: Record<string, unknown>): number[] {
+function procedureErrors(method: string, path: string, op: Operation, facts: ProcedureFacts, schemas: Record<string, unknown>): number[] {
+  const { meta } = facts
   const isProtected = meta.openapi?.protect !== false
   const write = method !== 'get'
   const takesBody = method === 'post' || method === 'put' || method === 'patch'
   const statuses = new Set<number>([500, 503])
-  if (takesBody || (op.parameters ?? []).length > 0) statuses.add(400)
+  // The shared headers are references: a malformed X-Workspace-UUID is a 400, a wrong service key a 401.
+  const takesInput = (op.parameters ?? []).some((parameter) => !('$ref' in parameter))
+  if (takesBody || takesInput || facts.workspace) statuses.add(400)
   if (takesBody) statuses.add(413).add(415)
-  if (isProtected) statuses.add(401)
+  // A token is checked on protected operations, a service key (X-Service-Authorization) on all.
+  statuses.add(401)
   if (isProtected && write && !meta.readOnlyAllowed) statuses.add(403)
-  if (path.includes('{') || takesWorkspace(op, schemas)) statuses.add(404)
+  if (path.includes('{') || facts.workspace || takesWorkspace(op, schemas)) statuses.add(404)
   if (isProtected && write && !meta.readOnlyAllowed && !meta.storesNothing) statuses.add(409)
   if (meta.rateLimited) statuses.add(429)
   if (meta.callsModel) statuses.add(502).add(504)
+  for (const status of meta.errorStatuses ?? []) statuses.add(status)
   return [...statuses]
 }
 
@@ -170,23 +198,29 @@ function errorResponses(responses: Responses, statuses: number[], path: string):
   return out
 }
 
-/** Rewrites every operation's responses and security (see the file comment). */
+/** Rewrites every operation's parameters, body, responses, description and security (see the file comment). */
 function declareOperations(doc: OpenAPIObject): void {
-  const metas = proceduresByRoute()
+  const procedures = proceduresByRoute()
   const schemas = doc.components?.schemas ?? {}
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
     for (const method of METHODS) {
       const op = item[method]
       if (!op) continue
-      const meta = metas.get(`${method} ${path}`)
-      const responses = meta ? successResponses(op.responses ?? {}, meta) : (op.responses ?? {})
+      const facts = procedures.get(`${method} ${path}`)
+      if (facts) {
+        declareRequestHeaders(op, facts)
+        describeOperation(op, method, facts)
+      }
+      relaxOptionalBody(op, schemas)
+      const responses = facts ? successResponses(op.responses ?? {}, facts.meta) : (op.responses ?? {})
       // A procedure's errors follow its facts; a plain route's are written beside it, plus faults.
-      const statuses = meta ? procedureErrors(method, path, op, meta, schemas) : [500, 503]
+      const statuses = facts ? procedureErrors(method, path, op, facts, schemas) : [500, 503]
       op.responses = errorResponses(
-        meta ? Object.fromEntries(Object.entries(responses).filter(([status]) => Number(status) < 400)) : responses,
+        facts ? Object.fromEntries(Object.entries(responses).filter(([status]) => Number(status) < 400)) : responses,
         statuses,
         path,
       )
+      declareRequestIdHeader(op)
       op.security ??= []
     }
   }
@@ -240,9 +274,17 @@ function buildDocument(baseUrl: string): OpenAPIObject {
   })
   declareOperations(doc)
   declareAliases(doc)
+  mergeIdenticalPaths(doc)
   // trpc-to-openapi's own error shapes, replaced by Error everywhere above.
   const generated = Object.entries(doc.components?.schemas ?? {}).filter(([name]) => !name.startsWith('error.'))
-  doc.components = { ...doc.components, schemas: { ...Object.fromEntries(generated), Error: errorSchema, ErrorIssue: issueSchema } }
+  doc.components = {
+    ...doc.components,
+    schemas: { ...Object.fromEntries(generated), Error: errorSchema, ErrorIssue: issueSchema },
+    parameters: { ...doc.components?.parameters, ...COMPONENT_PARAMETERS },
+    headers: { ...doc.components?.headers, ...COMPONENT_HEADERS },
+  }
+  typeableExtraProperties(doc.paths)
+  typeableExtraProperties(doc.components)
   doc.servers = [{ url: baseUrl, description: 'This service (APP_URL)' }]
   const used = new Set(Object.values(doc.paths ?? {}).flatMap((item) => METHODS.flatMap((method) => item[method]?.tags ?? [])))
   doc.tags = [...used].map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name }))

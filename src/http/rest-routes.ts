@@ -28,7 +28,7 @@ interface Operation {
 }
 
 /** The uuid-format path parameters of one operation. */
-function uuidParams(operation: { parameters?: unknown[] }): Set<string> {
+export function uuidParams(operation: { parameters?: unknown[] }): Set<string> {
   const names = new Set<string>()
   for (const parameter of operation.parameters ?? []) {
     if (typeof parameter !== 'object' || parameter === null || !('in' in parameter) || parameter.in !== 'path') continue
@@ -40,7 +40,7 @@ function uuidParams(operation: { parameters?: unknown[] }): Set<string> {
 }
 
 /** The expression of a templated path: a parameter is one segment, uuid-shaped where its format is uuid. */
-function patternOf(template: string, uuids: Set<string>): RegExp {
+export function patternOf(template: string, uuids: Set<string>): RegExp {
   const parts = normalizePath(template)
     .split(/(\{\w+\})/)
     .map((part) => {

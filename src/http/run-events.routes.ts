@@ -102,8 +102,12 @@ export const RUN_EVENTS_OPENAPI_PATHS = {
     get: {
       operationId: 'runs-events',
       summary: "Follow a run's events as Server-Sent Events (resume with Last-Event-ID)",
+      description:
+        "Follow a run's events as Server-Sent Events until the run ends (docs/api/runs.md); Last-Event-ID (header or " +
+        '`last_event_id`) resumes after that event. Needs a bearer token; a read-only token may call it.',
       tags: ['Runs'],
       security: [{ bearerAuth: [] }],
+      parameters: [{ $ref: '#/components/parameters/ServiceAuthorization' }],
       requestParams: {
         path: z.object({ run_uuid: z.uuid() }),
         query: z.object({ last_event_id: z.string().optional() }),
@@ -112,7 +116,7 @@ export const RUN_EVENTS_OPENAPI_PATHS = {
       responses: {
         '200': { description: 'text/event-stream: id = sequence number, event = type, data = the event as JSON' },
         '400': { description: 'A malformed run uuid or event id' },
-        '401': { description: 'No valid token' },
+        '401': { description: 'No valid token, or an unknown service key' },
         '404': { description: 'No run of the caller has this uuid' },
       },
     },

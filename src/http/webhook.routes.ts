@@ -20,6 +20,10 @@ export const WEBHOOK_OPENAPI_PATHS = {
     post: {
       operationId: 'hooks-trigger',
       summary: "Trigger a workflow's webhook (the token is the secret; any content type)",
+      description:
+        "Trigger a workflow's webhook. Public: the token in the path is the secret; a workflow with a webhook secret " +
+        'also needs X-Signature (HMAC of the body). Any content type. Answers what a respond-to-webhook node responds, ' +
+        'or 202 when the graph has none.',
       tags: ['Workflows'],
       requestParams: {
         path: z.object({ webhook_token: z.string() }),
@@ -27,7 +31,14 @@ export const WEBHOOK_OPENAPI_PATHS = {
       },
       responses: {
         '200': { description: "The respond-to-webhook node's response, or the execution's output" },
-        '202': { description: 'Queued: `{data: {execution_uuid, status}}` (the graph has no respond-to-webhook node)' },
+        '202': {
+          description: 'Queued (the graph has no respond-to-webhook node, or the process stopped under it)',
+          content: {
+            'application/json': {
+              schema: z.object({ data: z.object({ execution_uuid: z.uuid(), status: z.literal('queued') }) }).meta({ id: 'WebhookQueued' }),
+            },
+          },
+        },
         '400': { description: 'A body its content type cannot be read as' },
         '401': { description: 'Missing or wrong X-Signature (workflows with a webhook secret)' },
         '404': { description: 'No workflow has this token' },

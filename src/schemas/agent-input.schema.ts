@@ -4,7 +4,7 @@
  */
 import { z } from 'zod'
 import { AGENT_RELATIONS, AGENT_SORTS, DISC_PERSONALITIES, OPENAI_VOICES } from './agent.schema.ts'
-import { CategoryUuids, checkMetadata, MediaKey, ProfilePhotoConfigInput, resourceListFilters, Visibility } from './resource.schema.ts'
+import { CategoryUuids, checkMetadata, extraStringsDocumented, MediaKey, ProfilePhotoConfigInput, resourceListFilters, Visibility } from './resource.schema.ts'
 import { shareInput } from './share.schema.ts'
 import { ModelRef } from './model.schema.ts'
 import { jsonBoolean, name, pageQuery, sortParam, text, withParam } from './wire.ts'
@@ -60,6 +60,7 @@ export const AgentMetadataInput = z
   .partial()
   .catchall(z.unknown())
   .superRefine(checkMetadata(AGENT_METADATA_KEYS, AGENT_METADATA_MAX_BYTES, false))
+  .meta(extraStringsDocumented(false))
 
 /** `metadata` on update: merged key by key; `null` removes a key. */
 export const AgentMetadataPatch = z
@@ -67,6 +68,7 @@ export const AgentMetadataPatch = z
   .partial()
   .catchall(z.unknown())
   .superRefine(checkMetadata(AGENT_METADATA_KEYS, AGENT_METADATA_MAX_BYTES, true))
+  .meta(extraStringsDocumented(true))
 
 /** An element of `tools`: the tool and the account it is called with (null or omitted: none). */
 export const AgentToolLink = z.strictObject({ tool_uuid: z.uuid(), account_uuid: z.uuid().nullable().optional() })

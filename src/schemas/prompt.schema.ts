@@ -4,6 +4,7 @@
 import { z } from 'zod'
 import {
   checkMetadata,
+  extraStringsDocumented,
   MediaKey,
   ProfilePhotoConfig,
   ProfilePhotoConfigInput,
@@ -68,28 +69,19 @@ const PromptInputList = z
     })
   })
 
-/** Documents the extra keys as strings (the schema checks them with {@link checkMetadata}). */
-const extraStrings = (nullable: boolean) => ({
-  override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
-    jsonSchema.additionalProperties = nullable
-      ? { type: ['string', 'null'], maxLength: 10_000 }
-      : { type: 'string', maxLength: 10_000 }
-  },
-})
-
 /** Prompt `metadata` on create: `input` plus extra string keys. */
 const PromptMetadataInput = z
   .object({ input: PromptInputList.optional() })
   .catchall(z.unknown())
   .superRefine(checkMetadata(['input'], PROMPT_METADATA_MAX_BYTES, false))
-  .meta(extraStrings(false))
+  .meta(extraStringsDocumented(false))
 
 /** Prompt `metadata` on update: merged key by key; `null` removes a key (`input: null` empties the list). */
 const PromptMetadataPatch = z
   .object({ input: PromptInputList.nullable().optional() })
   .catchall(z.unknown())
   .superRefine(checkMetadata(['input'], PROMPT_METADATA_MAX_BYTES, true))
-  .meta(extraStrings(true))
+  .meta(extraStringsDocumented(true))
 
 /** Prompt `content`: 1..100,000 characters, not blank. */
 const Content = text(100_000, 1).refine((value) => value.trim().length > 0, 'must not be blank')

@@ -128,6 +128,19 @@ const EXTRA_METADATA_KEY = /^[A-Za-z0-9_.-]{1,64}$/
 const ExtraMetadataValue = text(10_000)
 
 /**
+ * The JSON Schema meta of a `metadata` object checked by {@link checkMetadata}: its extra keys
+ * are documented as strings (`null` too when `nullable`), as that refinement checks them, where
+ * the zod object's `catchall(z.unknown())` alone would document any value.
+ */
+export const extraStringsDocumented = (nullable: boolean) => ({
+  override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
+    jsonSchema.additionalProperties = nullable
+      ? { type: ['string', 'null'], maxLength: 10_000 }
+      : { type: 'string', maxLength: 10_000 }
+  },
+})
+
+/**
  * A `metadata` refinement: keys other than `known` are extra keys (names 1..64 of `A-Za-z0-9_.-`,
  * string values; `null` too when `nullable`, for an update that removes the key), and the whole
  * object serializes to at most `maxBytes` of JSON. Extras are checked here rather than through

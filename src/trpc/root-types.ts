@@ -32,6 +32,11 @@ export interface Meta {
    * answer in time (src/platform/errors.ts). Declared in the OpenAPI document.
    */
   callsModel?: boolean
+  /**
+   * Error statuses the procedure answers beyond those its kind and facts imply (sign-up's 403
+   * when sign-up is turned off). Declared in the OpenAPI document.
+   */
+  errorStatuses?: readonly (400 | 401 | 403 | 404 | 409 | 422)[]
   /** A read-only token may call this mutation too (logout, the metrics POSTs). */
   readOnlyAllowed?: boolean
   /**

@@ -15,6 +15,7 @@ import { createLogger, REDACTED } from '../../src/platform/logger.ts'
 import { loadConfig, type Config } from '../../src/platform/config.ts'
 import { buildHttpApp } from '../../src/http/app.ts'
 import { freshDatabase } from './database.ts'
+import { checkAnswer } from './contract.ts'
 import type { z } from 'zod'
 import type { WorkspaceRole } from '../../entities/index.ts'
 import type { TWorkspace } from '../../src/schemas/user.schema.ts'
@@ -69,7 +70,11 @@ export interface TestApp {
   close: () => Promise<void>
 }
 
-/** HTTP requests against the server at `url` (a bearer token, a JSON or raw body, headers). */
+/**
+ * HTTP requests against the server at `url` (a bearer token, a JSON or raw body, headers). Every
+ * REST answer is checked against the OpenAPI document (./contract.ts): one it does not declare
+ * fails the calling test.
+ */
 export function httpClient(url: string): TestApp['http'] {
   return async (method, pathname, options = {}) => {
     const headers: Record<string, string> = { ...options.headers }
@@ -89,6 +94,7 @@ export function httpClient(url: string): TestApp['http'] {
         parsed = text
       }
     }
+    checkAnswer(method.toUpperCase(), pathname, response.status, response.headers.get('content-type'), parsed)
     return { status: response.status, headers: response.headers, body: parsed }
   }
 }

@@ -109,7 +109,7 @@ const fill = (template: string, params: Record<string, string>) => template.repl
 
 /** The operation's path with the caller's own resources (a missing one where none is given). */
 export function pathFor(op: Operation, own: Record<string, string>): string {
-  return fill(op.path, Object.fromEntries(op.pathParams.map((p) => [p.name, own[p.name] ?? missingValue(p.schema) ?? 'fuzz'])))
+  return fill(op.path, Object.fromEntries(op.pathParams.map((p) => [p.name, own[p.input] ?? missingValue(p.schema) ?? 'fuzz'])))
 }
 
 /** A real-looking value of a path parameter that names nothing. */
@@ -181,7 +181,7 @@ function oddQueryValues(name: string, schema: JsonSchema, resolve: Resolve): { q
 export function casesFor(op: Operation, t: FuzzTargets, resolve: Resolve): FuzzCase[] {
   const cases: FuzzCase[] = []
   const own: Record<string, string> = {}
-  for (const p of op.pathParams) own[p.name] = t.own[p.name] ?? missingValue(p.schema) ?? 'fuzz'
+  for (const p of op.pathParams) own[p.name] = t.own[p.input] ?? missingValue(p.schema) ?? 'fuzz'
   const auth = { authorization: `Bearer ${t.token}` }
   const jsonHeaders = { ...auth, 'content-type': 'application/json' }
   const base = (): Record<string, unknown> => {
@@ -214,7 +214,7 @@ export function casesFor(op: Operation, t: FuzzTargets, resolve: Resolve): FuzzC
 
   // Another tenant's resources and missing ones: 404, saying nothing about them.
   for (const p of op.pathParams) {
-    if (t.foreign[p.name]) add(`[another tenant's ${p.name}]`, { url: urlOf({ ...own, [p.name]: t.foreign[p.name] }), status: [404] })
+    if (t.foreign[p.input]) add(`[another tenant's ${p.name}]`, { url: urlOf({ ...own, [p.name]: t.foreign[p.input] }), status: [404] })
     const missing = missingValue(p.schema)
     if (missing) {
       add(`[missing ${p.name}]`, { url: urlOf({ ...own, [p.name]: missing }), status: [404] })
@@ -222,28 +222,28 @@ export function casesFor(op: Operation, t: FuzzTargets, resolve: Resolve): FuzzC
       if (op.body)
         add(`[${p.name} shadowed in the body]`, {
           url: urlOf({ ...own, [p.name]: missing }),
-          body: JSON.stringify({ ...base(), [p.name]: own[p.name] }),
+          body: JSON.stringify({ ...base(), [p.input]: own[p.name] }),
           status: [400, 404],
         })
       else
         add(`[${p.name} shadowed in the query]`, {
-          url: urlOf({ ...own, [p.name]: missing }, `${p.name}=${own[p.name]}`),
+          url: urlOf({ ...own, [p.name]: missing }, `${p.input}=${own[p.name]}`),
           status: [400, 404],
         })
     }
     // A word where a uuid belongs names no route (404), or another operation's path: a 405 with Allow
-    // (`PUT large-language-models/{model_uuid}` beside `GET large-language-models/{model}`).
+    // (`PUT large-language-models/{model}` with a slug, where only `GET` takes one).
     for (const odd of oddPathValues(p.schema)) {
       add(`[${p.name}=${odd.value.slice(0, 40)}]`, {
         url: urlOf({ ...own, [p.name]: odd.value }),
         status: [400, 404, 405, 414],
-        ...(odd.named ? { field: [p.name] } : {}),
+        ...(odd.named ? { field: [p.input] } : {}),
       })
     }
   }
-  if (op.pathParams.length > 1 && op.pathParams.every((p) => t.foreign[p.name])) {
+  if (op.pathParams.length > 1 && op.pathParams.every((p) => t.foreign[p.input])) {
     add("[every path parameter another tenant's]", {
-      url: urlOf(Object.fromEntries(op.pathParams.map((p) => [p.name, t.foreign[p.name]]))),
+      url: urlOf(Object.fromEntries(op.pathParams.map((p) => [p.name, t.foreign[p.input]]))),
       status: [404],
     })
   }

@@ -37,6 +37,8 @@ export interface JsonSchema {
 interface OpenApiParameter {
   in: string
   name: string
+  /** The input's name where the template's differs (src/http/openapi-operations.ts, mergeIdenticalPaths). */
+  'x-input-name'?: string
   required?: boolean
   schema?: JsonSchema
 }
@@ -63,7 +65,8 @@ export interface Operation {
   path: string
   /** Whether the document says a bearer token is required (`security`). */
   protected: boolean
-  pathParams: { name: string; schema: JsonSchema }[]
+  /** `name` in the template; `input` in the procedure's input and its issues. */
+  pathParams: { name: string; input: string; schema: JsonSchema }[]
   queryParams: { name: string; schema: JsonSchema; required: boolean }[]
   /** The JSON request body schema, resolved; undefined for GET and DELETE. */
   body: JsonSchema | undefined
@@ -127,7 +130,9 @@ export function operationsOf(doc: OpenApiDocument): Operation[] {
         method,
         path,
         protected: (operation.security?.length ?? 0) > 0,
-        pathParams: params.filter((p) => p.in === 'path').map((p) => ({ name: p.name, schema: resolve(p.schema) })),
+        pathParams: params
+          .filter((p) => p.in === 'path')
+          .map((p) => ({ name: p.name, input: p['x-input-name'] ?? p.name, schema: resolve(p.schema) })),
         queryParams: params.filter((p) => p.in === 'query').map((p) => ({ name: p.name, schema: resolve(p.schema), required: p.required === true })),
         body: operation.requestBody ? resolve(operation.requestBody.content?.['application/json']?.schema) : undefined,
       })

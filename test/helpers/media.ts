@@ -1,8 +1,9 @@
 /**
  * Uploads over real HTTP (`POST /api/v1/media`, multipart built by fetch's FormData) and sample
- * files whose bytes file-type recognises.
+ * files whose bytes file-type recognises. Answers are checked against the OpenAPI document (./contract.ts).
  */
 import type { HttpResult, TestApp } from './app.ts'
+import { checkAnswer } from './contract.ts'
 
 /** A 1x1 PNG. */
 export const PNG = Buffer.from(
@@ -49,6 +50,7 @@ export async function upload(
   } catch {
     body = text
   }
+  checkAnswer('POST', '/api/v1/media', response.status, response.headers.get('content-type'), body)
   return { status: response.status, headers: response.headers, body }
 }
 

@@ -1,7 +1,9 @@
 /**
  * Reads a Server-Sent Events response to its end (test/runs.test.ts): status, content type and
- * every event as `{id, event, data}`, comments skipped.
+ * every event as `{id, event, data}`, comments skipped. The answer is checked against the OpenAPI
+ * document (./contract.ts): an error's JSON body, a stream's status.
  */
+import { checkAnswer } from './contract.ts'
 
 /** One event of the stream. */
 export interface SseEvent {
@@ -14,6 +16,8 @@ export interface SseEvent {
 export async function readSse(url: string, headers: Record<string, string>): Promise<{ status: number; contentType: string; events: SseEvent[] }> {
   const res = await fetch(url, { headers: { accept: 'text/event-stream', ...headers } })
   const body = await res.text()
+  const contentType = res.headers.get('content-type')
+  checkAnswer('GET', url, res.status, contentType, contentType?.startsWith('application/json') ? JSON.parse(body) : body)
   const events: SseEvent[] = []
   for (const block of body.split('\n\n')) {
     const event: SseEvent = { id: undefined, event: 'message', data: '' }
