@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { readOnlyToken } from './helpers/agents.ts'
+import { checkAnswer } from './helpers/contract.ts'
 
 /** A manual trigger feeding `rest` (edges in order). */
 function graph(nodes: Record<string, unknown>[], edges: [string, string, string?][]) {
@@ -425,8 +426,14 @@ describe('workflow runs', () => {
         ['shape', 'reply'],
       ],
     )
-    const post = (url: string, body: string | Buffer, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
-      fetch(url, { method: 'POST', body, headers })
+    /** Posts to a webhook; its answer is held to the OpenAPI document like every REST answer (test/helpers/contract.ts). */
+    const post = async (url: string, body: string | Buffer, headers: Record<string, string> = { 'content-type': 'application/json' }) => {
+      const response = await fetch(url, { method: 'POST', body, headers })
+      const text = await response.clone().text()
+      const contentType = response.headers.get('content-type')
+      checkAnswer('POST', url, response.status, contentType, text === '' ? null : contentType?.startsWith('application/json') ? JSON.parse(text) : text)
+      return response
+    }
 
     it('answers with the respond node and records the execution with the request as the trigger input', async () => {
       const flow = await create(alice, { ...responding, is_active: true })

@@ -181,7 +181,8 @@ const exampleOf = (status: number, path: string) => {
 /** Declares `statuses` (and any error status already declared) with the shared error body and an example. */
 function errorResponses(responses: Responses, statuses: number[], path: string): Responses {
   const out: Responses = {}
-  for (const [status, response] of Object.entries(responses)) if (Number(status) < 400) out[status] = response
+  // Successes and `default` (an answer whose status the route leaves to the graph) stay as declared.
+  for (const [status, response] of Object.entries(responses)) if (!(Number(status) >= 400)) out[status] = response
   const declared = Object.keys(responses)
     .map(Number)
     .filter((status) => status >= 400)

@@ -30,7 +30,7 @@ export const WEBHOOK_OPENAPI_PATHS = {
         header: z.object({ 'x-signature': z.string().optional() }),
       },
       responses: {
-        '200': { description: "The respond-to-webhook node's response, or the execution's output" },
+        '200': { description: "The execution's output (a graph with no respond-to-webhook node that finishes in time)" },
         '202': {
           description: 'Queued (the graph has no respond-to-webhook node, or the process stopped under it)',
           content: {
@@ -46,6 +46,8 @@ export const WEBHOOK_OPENAPI_PATHS = {
         '413': { description: 'The body is larger than WEBHOOK_BODY_LIMIT_BYTES' },
         '502': { description: 'The execution failed before responding' },
         '504': { description: 'The execution ran past its timeout before responding' },
+        // The graph's respond-to-webhook node chooses the status, headers and body itself.
+        default: { description: "The respond-to-webhook node's response: the status, headers and body it sets" },
       },
     },
   },
