@@ -6,8 +6,6 @@ import { randomUUID } from 'node:crypto'
 import type { Socket } from 'node:net'
 import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, databaseUnavailable, ServiceUnavailableError, TooManyRequestsError, ValidationError } from '../platform/errors.ts'
-import { isRecord } from '../schemas/wire.ts'
-import { publicIssue } from '../schemas/issues.ts'
 import { VALIDATION_MESSAGE } from '../trpc/errors.ts'
 
 /** tRPC code for each status the host answers itself. */
@@ -119,23 +117,6 @@ export function handleClientError(error: ConnectionError, socket: Socket): void 
     )
   }
   socket.destroy(error)
-}
-
-/**
- * REST error bodies: the REST handler (src/http/rest-handler.ts) writes, as trpc-to-openapi does,
- * `{...formatterShape, message, code, issues}`; this
- * flattens the formatter's tRPC `data` into the documented `{message, code, issues, request_id}`.
- * Success bodies pass untouched, so the cost is paid by errors only.
- */
-export function flattenRestError(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
-  if (reply.statusCode < 400 || typeof payload !== 'string' || !payload.includes('"httpStatus"')) return payload
-  const body: unknown = JSON.parse(payload)
-  if (typeof body !== 'object' || body === null || !('data' in body) || !('message' in body) || !('code' in body)) return payload
-  const data = body.data as { issues?: unknown[] } | null
-  // The formatter's issues (src/trpc/errors.ts) are the public ones; the adapter's copy is zod's own.
-  const raw = data?.issues ?? ('issues' in body && Array.isArray(body.issues) ? body.issues : undefined)
-  const issues = raw?.map((issue) => (isRecord(issue) ? publicIssue(issue) : issue))
-  return JSON.stringify({ message: body.message, code: body.code, ...(issues ? { issues } : {}), request_id: request.id })
 }
 
 /**

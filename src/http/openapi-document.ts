@@ -72,7 +72,7 @@ const issueSchema: Schema = {
   additionalProperties: true,
 }
 
-/** The one error body of every route (src/http/errors.ts `errorBody`, `flattenRestError`). */
+/** The one error body of every route (src/http/errors.ts `errorBody`, src/http/rest-handler.ts `errorBodyOf`). */
 const errorSchema: Schema = {
   type: 'object',
   description: 'Every error answer, on every route (docs/api/conventions.md, "Errors").',

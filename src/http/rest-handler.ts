@@ -34,6 +34,8 @@ import { appRouter } from '../../routers/index.ts'
 import { jsonTextOf } from '../trpc/cache.ts'
 import type { Ctx } from '../trpc/context.ts'
 import { VALIDATION_MESSAGE } from '../trpc/errors.ts'
+import { publicIssue } from '../schemas/issues.ts'
+import { isRecord } from '../schemas/wire.ts'
 
 /** What the handler needs from the REST plugin. */
 export interface RestHandlerOptions {
@@ -151,10 +153,15 @@ function send(reply: FastifyReply, status: number, body: unknown): FastifyReply 
 }
 
 /**
- * The body of a failed call as trpc-to-openapi writes it: the error formatter's shape with the
- * code, and zod's issues with the fixed message for invalid input.
+ * The body of a failed call (docs/api/conventions.md, "Errors"): `{message, code, issues?,
+ * request_id}`, built once from the error formatter's shape (src/trpc/errors.ts). Invalid input
+ * gets the fixed message, and the formatter's public issues or else zod's own, made public.
  */
-function errorBodyOf(error: TRPCError, call: { procedure?: { type: ProcedureType; path: string }; input: unknown; ctx: Ctx | undefined }) {
+function errorBodyOf(
+  error: TRPCError,
+  requestId: string,
+  call: { procedure?: { type: ProcedureType; path: string }; input: unknown; ctx: Ctx | undefined },
+) {
   const shape = getTRPCErrorShape({
     config: appRouter._def._config,
     error,
@@ -164,15 +171,20 @@ function errorBodyOf(error: TRPCError, call: { procedure?: { type: ProcedureType
     ctx: call.ctx,
   })
   const invalidInput = error.code === 'BAD_REQUEST' && error.cause instanceof Error && error.cause.name === 'ZodError'
-  const issues = invalidInput && error.cause && 'issues' in error.cause ? error.cause.issues : undefined
-  return { ...shape, message: invalidInput ? VALIDATION_MESSAGE : shape.message, code: error.code, issues }
+  const zodIssues = invalidInput && error.cause && 'issues' in error.cause && Array.isArray(error.cause.issues) ? error.cause.issues : undefined
+  const issues = (shape.data.issues ?? zodIssues)?.map((issue: unknown) => (isRecord(issue) ? publicIssue(issue) : issue))
+  return {
+    message: invalidInput ? VALIDATION_MESSAGE : shape.message,
+    code: error.code,
+    ...(issues ? { issues } : {}),
+    request_id: requestId,
+  }
 }
 
 /**
  * The Fastify handler of the REST surface (module comment). Answers `HEAD` on any path with 204
  * and a path no procedure has with a 404 error body; every other error of a call is answered
- * with its tRPC code's status and the error formatter's shape (flattened by the REST plugin's
- * `onSend` hook, src/http/errors.ts).
+ * with its tRPC code's status and the flat error body ({@link errorBodyOf}).
  */
 export function restHandler(options: RestHandlerOptions) {
   const procedureAt = createProcedureCache(appRouter)
@@ -202,7 +214,7 @@ export function restHandler(options: RestHandlerOptions) {
     } catch (cause) {
       const error = getErrorFromUnknown(cause)
       options.onError(error)
-      const body = errorBodyOf(error, { procedure, input, ctx })
+      const body = errorBodyOf(error, request.id, { procedure, input, ctx })
       return send(reply, TRPC_ERROR_CODE_HTTP_STATUS[error.code] ?? 500, body)
     }
   }

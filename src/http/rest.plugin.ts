@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import type { AppDeps } from '../trpc/context.ts'
 import { openApiDocument } from './openapi-document.ts'
-import { errorBody, flattenRestError } from './errors.ts'
+import { errorBody } from './errors.ts'
 import { REST_METHODS, restHandler } from './rest-handler.ts'
 import { aliasRewriter, pathAliases } from './path-aliases.ts'
 import { restRoutes } from './rest-routes.ts'
@@ -30,46 +30,59 @@ const PLAIN_PATH = /^\/(?!\/)[\w\-~!$&'()*+,;=:@/]*$/
  * The WHATWG URL parser resolves `.`, `..` (also as %2e) and `\`: a client, proxy or tool that
  * normalises URLs reads `DELETE .../members/..` as `DELETE /workspaces/{uuid}`. A path that parser
  * reads differently from the raw path is refused, so the path the REST handler matches
- * (src/http/rest-handler.ts) is the one every reader sees.
+ * (src/http/rest-handler.ts) is the one every reader sees. True when it answered the request.
  */
-function refuseAmbiguousPath(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+function refuseAmbiguousPath(request: FastifyRequest, reply: FastifyReply): boolean {
   const raw = request.raw.url ?? '/'
   const path = raw.split('?')[0]
-  if (!PLAIN_PATH.test(path) && new URL(raw, 'http://localhost').pathname !== path) {
-    return void reply.status(400).send(errorBody(400, 'Malformed request path', request.id))
-  }
-  done()
+  if (PLAIN_PATH.test(path) || new URL(raw, 'http://localhost').pathname === path) return false
+  void reply.status(400).send(errorBody(400, 'Malformed request path', request.id))
+  return true
 }
 
 /**
  * A procedure's second path (the specification's `/v1/<resource>/metrics`, src/http/path-aliases.ts)
- * becomes its own path before the other hooks and the REST handler read the URL: one procedure
+ * becomes its own path before the route check and the REST handler read the URL: one procedure
  * answers both. Fastify has already routed the request to this scope's catch-all route by then.
  */
-function rewriteAliases(rewrite: (url: string) => string) {
-  return (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
-    const url = request.raw.url
-    if (url !== undefined) request.raw.url = rewrite(url)
-    done()
-  }
+function rewriteAlias(request: FastifyRequest, rewrite: (url: string) => string): void {
+  const url = request.raw.url
+  if (url !== undefined) request.raw.url = rewrite(url)
 }
 
 /**
  * The paths of the OpenAPI document decide what reaches the REST handler (src/http/rest-routes.ts):
  * a path none of them has is a 404 (so is a word where a uuid belongs), a method the path does not
  * have a 405 with `Allow`. HEAD goes on (the handler answers 204, as trpc-to-openapi's does).
+ * True when it answered the request.
  */
-function refuseUnroutable(methodsOf: (path: string) => string[]) {
+function refuseUnroutable(request: FastifyRequest, reply: FastifyReply, methodsOf: (path: string) => string[]): boolean {
+  if (request.method === 'HEAD') return false
+  const methods = methodsOf((request.raw.url ?? '/').split('?')[0])
+  if (methods.includes(request.method)) return false
+  if (methods.length === 0) {
+    void reply.status(404).send(errorBody(404, 'Route not found', request.id))
+    return true
+  }
+  const allow = methods.join(', ')
+  void reply
+    .status(405)
+    .header('allow', allow)
+    .send(errorBody(405, `${request.method} is not allowed on this path; it allows ${allow}`, request.id))
+  return true
+}
+
+/**
+ * The path checks of every REST request, in order, as one `onRequest` hook (each hook Fastify
+ * runs costs every request): an ambiguous path is refused, a second path rewritten, then an
+ * unroutable path or method refused.
+ */
+function checkPath(rewrite: (url: string) => string, methodsOf: (path: string) => string[]) {
   return (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
-    if (request.method === 'HEAD') return done()
-    const methods = methodsOf((request.raw.url ?? '/').split('?')[0])
-    if (methods.includes(request.method)) return done()
-    if (methods.length === 0) return void reply.status(404).send(errorBody(404, 'Route not found', request.id))
-    const allow = methods.join(', ')
-    void reply
-      .status(405)
-      .header('allow', allow)
-      .send(errorBody(405, `${request.method} is not allowed on this path; it allows ${allow}`, request.id))
+    if (refuseAmbiguousPath(request, reply)) return
+    rewriteAlias(request, rewrite)
+    if (refuseUnroutable(request, reply, methodsOf)) return
+    done()
   }
 }
 
@@ -96,12 +109,9 @@ function requireJsonObject(request: FastifyRequest, reply: FastifyReply, done: H
 /** Registers the REST surface in its own scope, so its hooks touch no other route. */
 export async function restPlugin(scope: FastifyInstance, options: RestOptions): Promise<void> {
   const { deps, createContext } = options
-  scope.addHook('onRequest', refuseAmbiguousPath)
-  scope.addHook('onRequest', rewriteAliases(aliasRewriter(pathAliases())))
-  // The same build `GET /openapi.json` serves (its paths depend on no base URL).
-  scope.addHook('onRequest', refuseUnroutable(restRoutes(openApiDocument(deps.config.appUrl))))
+  // The routes of the same build `GET /openapi.json` serves (its paths depend on no base URL).
+  scope.addHook('onRequest', checkPath(aliasRewriter(pathAliases()), restRoutes(openApiDocument(deps.config.appUrl))))
   scope.addHook('preValidation', requireJsonObject)
-  scope.addHook('onSend', async (request, reply, payload) => flattenRestError(request, reply, payload))
   const handler = restHandler({
     // One REST request is one procedure call.
     createContext: (request, reply) => contextOfRequest(createContext, request, reply, true),

@@ -4,7 +4,7 @@
  * Services throw the named errors of `src/platform/errors.ts`; {@link toTRPCError} turns them into tRPC
  * errors whose code fixes the HTTP status. {@link errorFormatter} gives both surfaces one shape
  * without a stack trace: tRPC clients read `data.code`, `data.issues` and `data.request_id`;
- * the REST layer flattens the same to `{message, code, issues, request_id}` (flattenRestError in src/http/errors.ts).
+ * the REST layer flattens the same to `{message, code, issues, request_id}` (`errorBodyOf` in src/http/rest-handler.ts).
  */
 import { TRPCError, type TRPCDefaultErrorShape } from '@trpc/server'
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc'
