@@ -12,7 +12,7 @@
  * - an answer that carries its own JSON text (the metrics cache's, src/trpc/cache.ts) is sent as
  *   that text instead of being serialised again.
  */
-import { callTRPCProcedure, getTRPCErrorShape, TRPCError, type TRPCProcedureType as ProcedureType } from '@trpc/server'
+import { getTRPCErrorShape, TRPCError, type TRPCProcedureType as ProcedureType } from '@trpc/server'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import {
   coerceSchema,
@@ -201,8 +201,10 @@ export function restHandler(options: RestHandlerOptions) {
       input = inputOf(request, method, found.pathInput, inputPlanOf(procedure.procedure))
       ctx = options.createContext(request, reply)
       const given = input
-      const data: unknown = await callTRPCProcedure({
-        router: appRouter,
+      // The procedure itself rather than callTRPCProcedure: that finds it again by path, and its
+      // `router` option would ride along in the copy tRPC makes of the options at every
+      // middleware level.
+      const data: unknown = await procedure.procedure({
         path: procedure.path,
         getRawInput: async () => given,
         ctx,
