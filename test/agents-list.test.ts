@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createTestApp, type HttpResult, type TestApp } from './helpers/app.ts'
 import { AGENT_KEYS, AGENT_LIST_KEYS, bindables, countQueries, expectNamed, makeAgent, member, type Member } from './helpers/agents.ts'
+import { insertAccount, insertTool, insertWorkflow } from './helpers/rows.ts'
 import { expectStatus } from './helpers/expect.ts'
 
 describe('agents lists', () => {
@@ -143,6 +144,63 @@ describe('agents lists', () => {
       expect(some.user).toBeNull()
     })
 
+    it('embeds tools and workflows that several agents share as each single read does: in order, live ones only, each link with its own account', async () => {
+      // The list reads each distinct tool, account and workflow of a page once and gives every
+      // agent its links' copies (src/services/agent-list.service.ts); the single read builds
+      // each agent's own. Both must answer the same agents.
+      const hana = await member(t, await t.make.user({ name: 'Hana Sharer' }))
+      const mine = { userId: hana.id, workspaceId: hana.wsId }
+      const stuff = await bindables(t, hana)
+      const second = await insertAccount(t, { ...mine, providerId: stuff.provider.id, name: 'Second key', secretHint: 'sk-…5678' })
+      const doomedAccount = await insertAccount(t, { ...mine, providerId: stuff.provider.id, name: 'Doomed key' })
+      const doomedTool = await insertTool(t, { ...mine, name: 'Doomed tool' })
+      const otherWorkflow = await insertWorkflow(t, { ...mine, name: 'Escalate' })
+      const doomedWorkflow = await insertWorkflow(t, { ...mine, name: 'Doomed workflow' })
+      await agent(hana, {
+        name: 'Shares one',
+        tools: [{ tool_uuid: stuff.tool.uuid, account_uuid: stuff.account.uuid }, { tool_uuid: doomedTool.uuid }, { tool_uuid: stuff.plainTool.uuid }],
+        workflows: [{ workflow_uuid: otherWorkflow.uuid }, { workflow_uuid: doomedWorkflow.uuid }, { workflow_uuid: stuff.workflow.uuid }],
+      })
+      await agent(hana, {
+        name: 'Shares two',
+        tools: [{ tool_uuid: stuff.plainTool.uuid }, { tool_uuid: stuff.tool.uuid, account_uuid: doomedAccount.uuid }],
+        workflows: [{ workflow_uuid: stuff.workflow.uuid }, { workflow_uuid: otherWorkflow.uuid }],
+      })
+      await agent(hana, { name: 'Shares three', tools: [{ tool_uuid: stuff.tool.uuid, account_uuid: second.uuid }], workflows: [{ workflow_uuid: doomedWorkflow.uuid }] })
+      await agent(hana, { name: 'Shares nothing' })
+      await t.sql('update tools set deleted_at = now() where id = ?', [doomedTool.id])
+      await t.sql('update workflows set deleted_at = now() where id = ?', [doomedWorkflow.id])
+      await t.sql('update accounts set deleted_at = now() where id = ?', [doomedAccount.id])
+
+      const all = 'user,workspace,tools,workflows,shares,categories,files'
+      const listed = (await list(`?with=${all}`, hana)).body.data
+      expect(listed.map((a: { name: string }) => a.name)).toEqual(['Shares nothing', 'Shares three', 'Shares two', 'Shares one'])
+      for (const a of listed) {
+        const single = await http('GET', `/api/v1/agents/${a.uuid}`, { token: hana.token })
+        expect(a).toEqual(single.body.data)
+      }
+      const [nothing, three, two, one] = listed
+      const summary = (a: { tools: { name: string; pivot_account: { name: string } | null }[]; workflows: { name: string }[] }) => ({
+        tools: a.tools.map((x) => [x.name, x.pivot_account?.name ?? null]),
+        workflows: a.workflows.map((x) => x.name),
+      })
+      expect(summary(one)).toEqual({ tools: [['Weather lookup', 'Production key'], ['Public holidays', null]], workflows: ['Escalate', 'Triage'] })
+      expect(summary(two)).toEqual({ tools: [['Public holidays', null], ['Weather lookup', null]], workflows: ['Triage', 'Escalate'] })
+      expect(summary(three)).toEqual({ tools: [['Weather lookup', 'Second key']], workflows: [] })
+      expect(summary(nothing)).toEqual({ tools: [], workflows: [] })
+      expect([one, two, three, nothing].map((a) => [a.tools_count, a.workflows_count])).toEqual([[2, 2], [2, 2], [1, 0], [0, 0]])
+      // Without `with`, the counts come from the count sub-selects: the same numbers.
+      const plain = (await list('', hana)).body.data
+      expect(plain.map((a: { tools_count: number; workflows_count: number }) => [a.tools_count, a.workflows_count])).toEqual([[0, 0], [1, 0], [2, 2], [2, 2]])
+      // Only one relation: the other is omitted, its count still answered.
+      const toolsOnly = (await list('?with=tools&per_page=2&page=2', hana)).body.data
+      expect(toolsOnly.map((a: { workflows?: unknown; workflows_count: number }) => [a.workflows, a.workflows_count])).toEqual([[undefined, 2], [undefined, 2]])
+      expect(toolsOnly.map((a: { tools: { name: string }[] }) => a.tools.map((x) => x.name))).toEqual([
+        ['Public holidays', 'Weather lookup'],
+        ['Weather lookup', 'Public holidays'],
+      ])
+    })
+
     it('refuses invalid filters with a 400 naming them', async () => {
       const cases: [string, string][] = [
         ['?with=user,secrets', 'with.1'],
@@ -163,7 +221,7 @@ describe('agents lists', () => {
       expectStatus(await list(`?workspace_uuid=${bob.workspaceUuid}`), 404, 'NOT_FOUND')
     })
 
-    it('answers in the same number of SQL statements whatever the page size and `with`: two for the list itself', async () => {
+    it('answers in the same number of SQL statements whatever the page size and `with`: one for the list itself (page and total)', async () => {
       // Enough agents that a page of 30 is full.
       const grace = await member(t, await t.make.user({ name: 'Grace Many' }))
       const stuff = await bindables(t, grace)
@@ -193,10 +251,10 @@ describe('agents lists', () => {
         counts[query] = statements.filter((sql) => /\bfrom agents a\b/.test(sql)).length
         counts[`${query} (all)`] = statements.length
       }
-      expect(new Set(Object.entries(counts).filter(([key]) => !key.endsWith('(all)')).map(([, n]) => n))).toEqual(new Set([2]))
+      expect(new Set(Object.entries(counts).filter(([key]) => !key.endsWith('(all)')).map(([, n]) => n))).toEqual(new Set([1]))
       const totals = Object.entries(counts).filter(([key]) => key.endsWith('(all)')).map(([, n]) => n)
-      // Authentication (unless cached) and the workspace context come on top of the two.
-      expect(Math.max(...totals), JSON.stringify(counts)).toBeLessThanOrEqual(4)
+      // Authentication (unless cached) and the workspace context come on top of the one.
+      expect(Math.max(...totals), JSON.stringify(counts)).toBeLessThanOrEqual(3)
       const page = (await list(`?per_page=30&with=${all}`, grace)).body.data
       expect(page).toHaveLength(30)
       for (const a of page) {

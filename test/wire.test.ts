@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { page, withParam } from '../src/schemas/wire.ts'
+import { iso, page, withParam } from '../src/schemas/wire.ts'
 import { slugify } from '../src/platform/slugs.ts'
 import { mergeMetadata } from '../src/services/workspaces.service.ts'
 import { toDate } from '../src/platform/sql.ts'
@@ -39,6 +39,26 @@ describe('timestamps', () => {
   it('reads PostgreSQL text timestamps as UTC instants', () => {
     expect(toDate('2026-11-21 09:41:21.581078+00').toISOString()).toBe('2026-11-21T09:41:21.581Z')
     expect(toDate('2026-11-21 10:41:21+01').toISOString()).toBe('2026-11-21T09:41:21.000Z')
+  })
+
+  it('formats PostgreSQL JSON instants as the Date round trip does, whatever their fraction', () => {
+    // iso() rewrites the UTC JSON form as text without a Date; every other form goes through toDate.
+    for (const value of [
+      '2026-11-21T09:41:21+00:00',
+      '2026-11-21T09:41:21.5+00:00',
+      '2026-11-21T09:41:21.58+00:00',
+      '2026-11-21T09:41:21.581+00:00',
+      '2026-11-21T09:41:21.5819+00:00',
+      '2026-11-21T23:59:59.999999+00:00',
+      '0099-01-01T00:00:00.000001+00:00',
+      '2026-11-21T10:41:21.5+01:00',
+      '2026-11-21 09:41:21.581078+00',
+      '2026-11-21T09:41:21.581Z',
+    ]) {
+      expect(iso(value), value).toBe(toDate(value).toISOString())
+    }
+    expect(iso('2026-11-21T09:41:21.5819+00:00')).toBe('2026-11-21T09:41:21.581Z')
+    expect(iso(new Date('2026-11-21T09:41:21.581Z'))).toBe('2026-11-21T09:41:21.581Z')
   })
 })
 

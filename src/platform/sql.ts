@@ -32,6 +32,21 @@ export function unprefix<T>(row: Record<string, unknown>, prefix: string): T {
   return out as T
 }
 
+/**
+ * {@link unprefix} for rows whose `prefix`ed columns are known to be `fields` (read with
+ * {@link selectColumns}, {@link userColumns} or {@link workspaceColumns}): the prefixed keys are
+ * built once rather than sliced from every key of every row, and every object it answers has
+ * the same shape. A field the row lacks is answered `undefined`.
+ */
+export function unprefixer<T>(prefix: string, fields: readonly string[]): (row: Record<string, unknown>) => T {
+  const keys = fields.map((field) => [`${prefix}${field}`, field] as const)
+  return (row) => {
+    const out: Record<string, unknown> = {}
+    for (const [key, field] of keys) out[field] = row[key]
+    return out as T
+  }
+}
+
 /** The snake_case column of a camelCase field. */
 export const snake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
 

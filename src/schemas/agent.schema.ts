@@ -7,10 +7,10 @@ import { z } from 'zod'
 import type { SharePermission } from '../../entities/index.ts'
 import { usageFrequency, USAGE_FREQUENCIES } from './usage-frequency.ts'
 import { Category, ProfilePhotoConfig, toProfilePhotoConfig, Visibility, type ResourceRow, type TCategory } from './resource.schema.ts'
-import { AgentTool, toAgentTool, type AgentToolRow } from './tool.schema.ts'
+import { AgentTool, toAgentTool, type AgentToolRow, type TAgentTool } from './tool.schema.ts'
 import { NestedUser, NestedWorkspace, toNestedUser, type UserRow } from './user.schema.ts'
 import { iso, isoOrNull, timestamp } from './wire.ts'
-import { AgentWorkflow, toWorkflowBase, type WorkflowRow } from './workflow.schema.ts'
+import { AgentWorkflow, toWorkflowBase, type TWorkflowBase, type WorkflowRow } from './workflow.schema.ts'
 import { mediaUrl, toWorkspaceBase, type WorkspaceRow } from './workspace.schema.ts'
 
 /** Relations an agent response can embed (`with`); single responses embed them all. */
@@ -145,6 +145,11 @@ export interface AgentRecord {
   workspace: WorkspaceRow | null
   tools?: AgentToolRow[]
   workflows?: WorkflowRow[]
+  /**
+   * `tools` and `workflows` already in wire shape, used in place of the rows: a list maps each
+   * distinct tool and workflow of its page once (src/services/agent-list.service.ts).
+   */
+  mapped?: { tools?: TAgentTool[]; workflows?: TWorkflowBase[] }
   shares?: ShareRow[]
   categories?: TCategory[]
   files?: AgentFileRow[]
@@ -192,8 +197,11 @@ export function toAgent(record: AgentRecord, viewerId: number, appUrl: string): 
     user: record.user ? toNestedUser(record.user, appUrl) : null,
     workspace: record.workspace ? { ...toWorkspaceBase(record.workspace, viewerId, appUrl), user: null } : null,
   }
-  if (record.tools) out.tools = record.tools.map((row) => toAgentTool(row, viewerId, appUrl))
-  if (record.workflows) out.workflows = record.workflows.map((row) => toWorkflowBase(row, viewerId, appUrl))
+  const { mapped } = record
+  if (mapped?.tools) out.tools = mapped.tools
+  else if (record.tools) out.tools = record.tools.map((row) => toAgentTool(row, viewerId, appUrl))
+  if (mapped?.workflows) out.workflows = mapped.workflows
+  else if (record.workflows) out.workflows = record.workflows.map((row) => toWorkflowBase(row, viewerId, appUrl))
   if (record.shares) out.shares = record.permission === 'admin' ? toShares(record.shares, viewerId, appUrl) : []
   if (record.categories) out.categories = record.categories
   if (record.files) {

@@ -64,13 +64,16 @@ export type TPivotAccount = z.infer<typeof PivotAccount>
 export const AgentTool = Tool.extend({ pivot_account: PivotAccount.nullable() }).meta({ id: 'AgentTool' })
 export type TAgentTool = z.infer<typeof AgentTool>
 
-/** A tool bound to an agent as read: the tool's columns, its provider's keys and the bound account's. */
-export interface AgentToolRow extends ToolRow {
+/** The account bound to an agent's tool as read (null fields when none is bound or it is gone). */
+export interface PivotAccountRow {
   accountUuid: string | null
   accountName: string | null
   accountProviderUuid: string | null
   accountSecretHint: string | null
 }
+
+/** A tool bound to an agent as read: the tool's columns, its provider's keys and the bound account's. */
+export interface AgentToolRow extends ToolRow, PivotAccountRow {}
 
 /** Row -> wire. */
 export function toTool(row: ToolRow, viewerId: number, appUrl: string): TTool {
@@ -94,15 +97,24 @@ export function toTool(row: ToolRow, viewerId: number, appUrl: string): TTool {
   }
 }
 
-/** Row -> an element of `Agent.tools`: the tool and its `pivot_account` (null when none is bound or it is gone). */
+/** Row -> `pivot_account`: null when no account is bound, it is gone, or its provider is. */
+export function toPivotAccount(row: PivotAccountRow): TPivotAccount | null {
+  return row.accountUuid && row.accountProviderUuid
+    ? { uuid: row.accountUuid, name: row.accountName ?? '', provider_uuid: row.accountProviderUuid, secret_hint: row.accountSecretHint }
+    : null
+}
+
+/**
+ * An element of `Agent.tools` from a tool already mapped by {@link toTool}: a list maps each
+ * distinct tool of a page once and adds each link's account here.
+ */
+export function withPivotAccount(tool: TTool, pivotAccount: TPivotAccount | null): TAgentTool {
+  return { ...tool, pivot_account: pivotAccount }
+}
+
+/** Row -> an element of `Agent.tools`: the tool and its `pivot_account` (see {@link toPivotAccount}). */
 export function toAgentTool(row: AgentToolRow, viewerId: number, appUrl: string): TAgentTool {
-  return {
-    ...toTool(row, viewerId, appUrl),
-    pivot_account:
-      row.accountUuid && row.accountProviderUuid
-        ? { uuid: row.accountUuid, name: row.accountName ?? '', provider_uuid: row.accountProviderUuid, secret_hint: row.accountSecretHint }
-        : null,
-  }
+  return withPivotAccount(toTool(row, viewerId, appUrl), toPivotAccount(row))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -76,8 +76,22 @@ export const name = (max = 255) => text(max).refine((value) => value.trim().leng
 
 /** ISO 8601 in UTC with a `Z` suffix (docs/api/conventions.md). */
 export const timestamp = () => z.iso.datetime()
-/** Formats a stored instant for the wire. */
-export const iso = (value: Date | string): string => toDate(value).toISOString()
+/**
+ * A UTC instant as PostgreSQL writes it in JSON (`2026-01-01T10:00:00.123456+00:00`): the form
+ * the agent and list reads answer by the dozen, which {@link iso} turns into wire text directly.
+ */
+const PG_JSON_UTC = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?\+00:00$/
+
+/**
+ * Formats a stored instant for the wire. PostgreSQL's JSON form in UTC is rewritten as text
+ * (the fraction cut to milliseconds, as parsing it into a Date does) without parsing it: the
+ * same answer as the Date round trip, for a fraction of its cost.
+ */
+export const iso = (value: Date | string): string => {
+  const json = typeof value === 'string' ? PG_JSON_UTC.exec(value) : null
+  if (json) return `${json[1]}.${json[2] === undefined ? '000' : `${json[2]}00`.slice(0, 3)}Z`
+  return toDate(value).toISOString()
+}
 /** Formats a nullable stored instant for the wire. */
 export const isoOrNull = (value: Date | string | null | undefined): string | null => (value ? iso(value) : null)
 

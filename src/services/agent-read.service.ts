@@ -3,7 +3,8 @@
  * statement builds a whole agent, or a whole page of agents, with the caller's permission, the
  * counts, `is_favorite`, the owner and workspace (joined) and each embedded collection as a
  * correlated `json_agg` sub-select. So a retrieve is one statement after the workspace context;
- * lists (./agent-list.service.ts) reuse the same select list.
+ * lists (./agent-list.service.ts) reuse the same select list, with tools and workflows read as
+ * links whose rows the list reads once per page ({@link linkedRowsSql}).
  */
 import { serviceScopeSql, viewerOf } from '../access/resource-access.ts'
 import { permissionOf, permissionSql, visibleSql, favoriteSql } from '../access/visibility.ts'
@@ -29,7 +30,7 @@ import { USAGE_WINDOW_DAYS } from '../schemas/usage-frequency.ts'
 import {
   jsonObject,
   selectColumns,
-  unprefix,
+  unprefixer,
   USER_FIELDS,
   userColumns,
   WORKSPACE_FIELDS,
@@ -74,23 +75,85 @@ const COLLECTIONS: Record<Exclude<AgentRelation, 'user' | 'workspace'>, string> 
     from agent_files x join media m on m.id = x.media_id where x.agent_id = a.id), '[]'::json)`,
 }
 
-const COUNTS = [
-  `(select count(*) from agent_tools x join tools t on t.id = x.tool_id where x.agent_id = a.id and t.deleted_at is null)::int as "toolsCount"`,
-  `(select count(*) from agent_workflows x join workflows f on f.id = x.workflow_id
+/** The collections a list reads as links (see {@link LINKS}). */
+export type LinkedRelation = 'tools' | 'workflows'
+
+/**
+ * In a list, each agent's tools and workflows as links only, in the order of COLLECTIONS: `[tool
+ * id, account id]` pairs and workflow ids, deleted rows included. The rows are read once per page
+ * ({@link linkedRowsSql}), live ones only, and a link whose tool, workflow or account is not
+ * among them is left out (the tool or workflow) or has no account: the same rules as
+ * COLLECTIONS, applied in Node. No parameters.
+ */
+const LINKS: Record<LinkedRelation, string> = {
+  tools: `coalesce((select json_agg(json_build_array(x.tool_id, x.account_id) order by x.position, x.id)
+    from agent_tools x where x.agent_id = a.id), '[]'::json)`,
+  workflows: `coalesce((select json_agg(x.workflow_id order by x.position, x.id)
+    from agent_workflows x where x.agent_id = a.id), '[]'::json)`,
+}
+
+/** Column of {@link LINKS}' links of `relation` in a list row. */
+export const linksColumn = (relation: LinkedRelation): string => `${relation}Links`
+
+/**
+ * The live rows the links of a page's agents name, once each, as a json array of objects keyed
+ * by `id` (null when there is none): tools with their provider's keys, accounts with their
+ * provider's uuid and secret hint (never the secret), workflows; the fields of COLLECTIONS.
+ * `page` names the relation of the page's rows, read with {@link selectSql}'s `linked`: the ids
+ * come from its links, so the pivot tables are read once. No parameters.
+ */
+export function linkedRowsSql(rows: 'tools' | 'accounts' | 'workflows', page: string): string {
+  const toolLinks = `${page}, json_array_elements(${page}."${linksColumn('tools')}") l`
+  switch (rows) {
+    case 'tools':
+      return `(select json_agg(${jsonObject('t', TOOL_FIELDS, { providerUuid: 'tp.uuid', providerSlug: 'tp.slug', providerName: 'tp.name' })})
+    from tools t left join providers tp on tp.id = t.provider_id
+    where t.deleted_at is null and t.id in (select (l->>0)::bigint from ${toolLinks}))`
+    case 'accounts':
+      return `(select json_agg(json_build_object('id', ac.id, 'accountUuid', ac.uuid, 'accountName', ac.name,
+      'accountProviderUuid', ap.uuid, 'accountSecretHint', ac.secret_hint))
+    from accounts ac left join providers ap on ap.id = ac.provider_id
+    where ac.deleted_at is null and ac.id in (select (l->>1)::bigint from ${toolLinks}))`
+    case 'workflows':
+      return `(select json_agg(${jsonObject('f', WORKFLOW_FIELDS)})
+    from workflows f
+    where f.deleted_at is null and f.id in (select v::bigint from ${page}, json_array_elements_text(${page}."${linksColumn('workflows')}") v))`
+  }
+}
+
+/** The collection counts; a list that reads a collection's links counts them instead (see {@link LINKS}). */
+const COLLECTION_COUNTS: Record<LinkedRelation, string> = {
+  tools: `(select count(*) from agent_tools x join tools t on t.id = x.tool_id where x.agent_id = a.id and t.deleted_at is null)::int as "toolsCount"`,
+  workflows: `(select count(*) from agent_workflows x join workflows f on f.id = x.workflow_id
      where x.agent_id = a.id and f.deleted_at is null)::int as "workflowsCount"`,
+}
+
+const COUNTS = [
   `(select count(*) from threads th where th.agent_id = a.id and th.deleted_at is null)::int as "threadsCount"`,
   // Runs of the last 30 days (src/schemas/usage-frequency.ts): a range of runs(agent_id, created_at).
   `(select count(*) from runs r where r.agent_id = a.id and r.created_at > now() - interval '${USAGE_WINDOW_DAYS} days')::int as "runsInWindow"`,
 ]
 
-/** The select list and joins of an agent read, embedding `relations`; parameters first. */
-export function selectSql(ctx: ResourceCtx, relations: ReadonlySet<AgentRelation>): { columns: string; joins: string; params: unknown[] } {
+/**
+ * The select list and joins of an agent read, embedding `relations`; parameters first; `key`
+ * names the text (the same key, the same columns and joins). With `linked`, the embedded tools
+ * and workflows are read as links instead (see {@link LINKS}: a list reads their rows once per
+ * page), and their counts are left to the caller, who counts the links that name live rows.
+ */
+export function selectSql(
+  ctx: ResourceCtx,
+  relations: ReadonlySet<AgentRelation>,
+  options: { linked?: boolean } = {},
+): { columns: string; joins: string; key: string; params: unknown[] } {
   const viewer = viewerOf(ctx)
   const permission = permissionSql('a', 'agents', viewer)
   const favorite = favoriteSql('a', 'agents', viewer.userId)
-  // The text depends only on the relations and on whether the viewer manages the workspace
-  // (permissionSql's shape): built once per variant, not per request.
-  const key = `${[...relations].sort().join(',')}|${viewer.role === 'owner' || viewer.role === 'admin'}`
+  const linked = options.linked === true
+  const isLinked = (relation: AgentRelation): relation is LinkedRelation =>
+    linked && (relation === 'tools' || relation === 'workflows') && relations.has(relation)
+  // The text depends only on the relations, `linked` and whether the viewer manages the
+  // workspace (permissionSql's shape): built once per variant, not per request.
+  const key = `${[...relations].sort().join(',')}|${linked}|${viewer.role === 'owner' || viewer.role === 'admin'}`
   let text = selectTexts.get(key)
   if (!text) {
     text = {
@@ -98,12 +161,16 @@ export function selectSql(ctx: ResourceCtx, relations: ReadonlySet<AgentRelation
         selectColumns('a', 'a_', AGENT_FIELDS),
         `${permission.sql} as "permission"`,
         `${favorite.sql} as "isFavorite"`,
+        ...(['tools', 'workflows'] as const).flatMap((relation) => (isLinked(relation) ? [] : [COLLECTION_COUNTS[relation]])),
         ...COUNTS,
         ...(relations.has('user') ? [userColumns('u', 'u_')] : []),
         ...(relations.has('workspace') ? [workspaceColumns('w', 'w_')] : []),
-        ...AGENT_RELATIONS.flatMap((relation) =>
-          relation !== 'user' && relation !== 'workspace' && relations.has(relation) ? [`${COLLECTIONS[relation]} as "${relation}"`] : [],
-        ),
+        ...AGENT_RELATIONS.flatMap((relation) => {
+          if (isLinked(relation)) return [`${LINKS[relation]} as "${linksColumn(relation)}"`]
+          return relation !== 'user' && relation !== 'workspace' && relations.has(relation)
+            ? [`${COLLECTIONS[relation]} as "${relation}"`]
+            : []
+        }),
       ].join(',\n '),
       joins: [
         relations.has('user') ? 'join users u on u.id = a.user_id' : '',
@@ -112,7 +179,7 @@ export function selectSql(ctx: ResourceCtx, relations: ReadonlySet<AgentRelation
     }
     selectTexts.set(key, text)
   }
-  return { ...text, params: [...permission.params, ...favorite.params] }
+  return { ...text, key, params: [...permission.params, ...favorite.params] }
 }
 const selectTexts = new Map<string, { columns: string; joins: string }>()
 
@@ -121,18 +188,26 @@ function jsonRows<T>(value: unknown): T[] {
   return Array.isArray(value) ? value : []
 }
 
-/** One result row ({@link jsonRow}) -> what the mapper needs. */
+const agentOf = unprefixer<AgentRow>('a_', AGENT_FIELDS)
+const userOf = unprefixer<UserRow>('u_', USER_FIELDS)
+const workspaceOf = unprefixer<WorkspaceRow>('w_', WORKSPACE_FIELDS)
+
+/**
+ * One result row ({@link jsonRow}) -> what the mapper needs. Collections read as links
+ * ({@link selectSql}'s `linked`) are not in `relations` here: the caller adds them and their
+ * counts (`toolsCount`/`workflowsCount` are NaN until then).
+ */
 export function toRecord(row: Record<string, unknown>, relations: ReadonlySet<AgentRelation>, permission: SharePermission): AgentRecord {
   const record: AgentRecord = {
-    agent: unprefix<AgentRow>(row, 'a_'),
+    agent: agentOf(row),
     permission,
     toolsCount: Number(row.toolsCount),
     workflowsCount: Number(row.workflowsCount),
     threadsCount: Number(row.threadsCount),
     runsInWindow: Number(row.runsInWindow),
     isFavorite: row.isFavorite === true,
-    user: relations.has('user') ? unprefix<UserRow>(row, 'u_') : null,
-    workspace: relations.has('workspace') ? unprefix<WorkspaceRow>(row, 'w_') : null,
+    user: relations.has('user') ? userOf(row) : null,
+    workspace: relations.has('workspace') ? workspaceOf(row) : null,
   }
   if (relations.has('tools')) record.tools = jsonRows<AgentToolRow>(row.tools)
   if (relations.has('workflows')) record.workflows = jsonRows<WorkflowRow>(row.workflows)
