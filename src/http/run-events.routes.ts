@@ -71,11 +71,26 @@ export async function runEventsRoutes(scope: FastifyInstance, options: RunEvents
     res.on('close', onClose)
     let last = after
     let ended = false
+    // Events that are ready together (a read of the log, a batch stored at once) go out in one
+    // socket write rather than one each: the response is corked at the first and uncorked once
+    // the loop waits for more (a tick runs only after the promise jobs that deliver ready events),
+    // and before it ends (Node writes the end of a chunked body ahead of what a cork still holds).
+    let corked = false
+    const uncork = () => {
+      if (!corked) return
+      corked = false
+      res.uncork()
+    }
     try {
       for await (const event of events) {
         const wire = toRunEvent(event)
         last = wire.id
         ended = FINAL_EVENT_TYPES.has(wire.type)
+        if (!corked) {
+          corked = true
+          res.cork()
+          process.nextTick(uncork)
+        }
         res.write(`id: ${wire.id}\nevent: ${wire.type}\ndata: ${JSON.stringify(wire)}\n\n`)
       }
       if (draining?.aborted && !gone.signal.aborted && !ended) {
@@ -89,6 +104,7 @@ export async function runEventsRoutes(scope: FastifyInstance, options: RunEvents
         res.write(`event: error\ndata: ${JSON.stringify({ message: 'The event stream failed; reconnect with Last-Event-ID' })}\n\n`)
       }
     } finally {
+      uncork()
       clearInterval(keepAlive)
       res.off('close', onClose)
       res.end()

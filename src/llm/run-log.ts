@@ -9,7 +9,7 @@
  * way new events wait for the next, so a fast stream costs a few statements, not one per delta,
  * and the first event goes out after a single insert.
  */
-import type { Em, Orm } from '../platform/db.ts'
+import { executePrepared, type Em, type Orm } from '../platform/db.ts'
 import { jsonValueOf, storableJson } from '../schemas/wire.ts'
 import type { RunEventRecord } from '../schemas/run.schema.ts'
 import type { RunBus } from './run-bus.ts'
@@ -132,7 +132,7 @@ export class RunLog {
       while (runId !== null && this.#queue.length > 0) {
         const batch = this.#queue
         this.#queue = []
-        await insertEvents(this.#orm.em.fork(), runId, batch)
+        await insertEvents(this.#orm, runId, batch)
         this.#bus.publish(runId, batch)
       }
     } catch (error) {
@@ -143,31 +143,38 @@ export class RunLog {
   }
 }
 
-/** `values` rows and parameters inserting `batch` into `run_events` for run `runId`. */
-export function eventRows(runId: number, batch: RunEventRecord[]): { rows: string; params: unknown[] } {
-  return {
-    rows: batch.map(() => '(?::bigint, ?::int, ?, ?::jsonb, ?::timestamptz)').join(', '),
-    params: batch.flatMap((event) => [runId, event.seq, event.type, storableJson(event.data), event.created_at]),
+/**
+ * `batch` as the JSON array the statements that store events open with `jsonb_to_recordset`
+ * (`[{seq, type, data, created_at}]`, data made storable): one parameter whatever the number of
+ * events, so each statement has one text and runs prepared.
+ */
+export function eventsJson(batch: RunEventRecord[]): string {
+  let json = '['
+  for (const [index, event] of batch.entries()) {
+    json += `${index ? ',' : ''}{"seq":${event.seq},"type":${JSON.stringify(event.type)},"data":${storableJson(event.data)},"created_at":${JSON.stringify(event.created_at)}}`
   }
+  return `${json}]`
 }
 
+/** The statement of {@link insertEvents}. */
+const INSERT_EVENTS_SQL = `with stored as (
+     insert into run_events (run_id, seq, type, data, created_at)
+     select ?::bigint, e.seq, e.type, e.data, e.created_at from jsonb_to_recordset(?::jsonb) as e(seq int, type text, data jsonb, created_at timestamptz)
+     returning 1),
+   counted as (update runs set events_count = ?, updated_at = now() where id = ?)
+   select set_config('synchronous_commit', 'off', true)`
+
 /**
- * Stores a batch and moves the run's `events_count` and heartbeat, in one statement (one round
- * trip). Its commit does not wait for the WAL to reach the disk: `set_config(..., true)` sets
- * `synchronous_commit = off` for this statement's own implicit transaction, which commits right
- * after it. A crash can lose at most the last fraction of a second of deltas, never corrupt
- * anything, and the run's own durable commits (launch, settle) flush the WAL past every batch
- * stored before them. On a busy disk that flush was most of each batch's time.
+ * Stores a batch of run `runId`'s events and moves the run's `events_count` and `updated_at`, in
+ * one statement (one round trip), prepared ({@link eventsJson}). Its commit does not wait for the
+ * WAL to reach the disk: `set_config(..., true)` sets `synchronous_commit = off` for this
+ * statement's own implicit transaction, which commits right after it. A crash can lose at most
+ * the last fraction of a second of deltas, never corrupt anything, and the run's own durable
+ * commits (launch, settle) flush the WAL past every batch stored before them. On a busy disk that flush was most of each batch's time.
  */
-async function insertEvents(em: Em, runId: number, batch: RunEventRecord[]): Promise<void> {
-  const { rows, params } = eventRows(runId, batch)
+async function insertEvents(orm: Orm, runId: number, batch: RunEventRecord[]): Promise<void> {
   const last = batch[batch.length - 1].seq
-  await em.execute(
-    `with stored as (insert into run_events (run_id, seq, type, data, created_at) values ${rows} returning 1),
-       counted as (update runs set events_count = ?, updated_at = now() where id = ?)
-     select set_config('synchronous_commit', 'off', true)`,
-    [...params, last, runId],
-  )
+  await executePrepared(orm, () => orm.em.fork(), 'run_events_insert', INSERT_EVENTS_SQL, [runId, eventsJson(batch), last, runId])
 }
 
 /** Stored events of run `runId` after `afterSeq`, oldest first, at most {@link READ_BATCH}. */
@@ -176,13 +183,31 @@ export async function readEvents(em: Em, runId: number, afterSeq: number): Promi
     `select seq, type, data, created_at from run_events where run_id = ? and seq > ? order by seq limit ${READ_BATCH}`,
     [runId, afterSeq],
   )
-  return rows.map((row) => ({
-    seq: Number(row.seq),
-    type: row.type,
-    data: jsonValueOf(row.data),
-    created_at: new Date(row.created_at).toISOString(),
-  }))
+  return rows.map(eventOf)
 }
+
+/**
+ * A select-list expression for the first {@link READ_BATCH} events after `afterSeq` (a placeholder
+ * or SQL) of the run `runAlias.id`, as a JSON array for {@link eventsOf}: a caller that reads the
+ * run anyway (its access check, src/services/runs.service.ts) reads its log in the same statement.
+ */
+export const eventsAfterSql = (runAlias: string, afterSeq: string): string =>
+  `(select coalesce(json_agg(json_build_object('seq', e.seq, 'type', e.type, 'data', e.data, 'created_at', e.created_at) order by e.seq), '[]')
+    from (select seq, type, data, created_at from run_events where run_id = ${runAlias}.id and seq > ${afterSeq} order by seq limit ${READ_BATCH}) e)`
+
+/** The events of an {@link eventsAfterSql} column (parsed by `pg`, text elsewhere), as {@link readEvents} answers them. */
+export function eventsOf(value: unknown): RunEventRecord[] {
+  const rows = jsonValueOf(value)
+  return Array.isArray(rows) ? rows.map(eventOf) : []
+}
+
+/** A stored event row (a `Date` from `pg`, an ISO text from JSON) as a record. */
+const eventOf = (row: { seq: number; type: string; data: unknown; created_at: string | Date }): RunEventRecord => ({
+  seq: Number(row.seq),
+  type: row.type,
+  data: jsonValueOf(row.data),
+  created_at: new Date(row.created_at).toISOString(),
+})
 
 /**
  * Milliseconds since run `runId` ended (its final events may still be on their way into the log),
@@ -217,12 +242,31 @@ const ENDED_RECHECK_MS = 100
 /**
  * Every event of run `runId` after `afterSeq`, stored ones first and then live ones as they are
  * stored, ending after the run's final event (or at once when the run has ended and nothing is
- * left). Subscribes before it reads, so nothing falls between the two (module comment). While the
+ * left). Subscribes before it reads the log, so nothing falls between the two (src/llm/run-bus.ts);
+ * `first`, read before the subscription, is followed by such a read. While the
  * bus cannot deliver this run's events live (a Redis outage), reads the log every `POLL_MS`.
  * @param orm forks an EntityManager per read (a follower can outlive its request).
  * @param signal stops following (client gone).
+ * @param first the log after `afterSeq` as the caller read it with the run ({@link eventsAfterSql}):
+ *   when it holds the final event, those events are the whole answer and neither a subscription nor
+ *   another read is needed; otherwise they are sent first, then the follower subscribes and reads
+ *   on from the last of them (anything stored in between is in that read).
  */
-export async function* followRun(orm: Orm, bus: RunBus, runId: number, afterSeq: number, signal?: AbortSignal): AsyncGenerator<RunEventRecord> {
+export async function* followRun(
+  orm: Orm,
+  bus: RunBus,
+  runId: number,
+  afterSeq: number,
+  signal?: AbortSignal,
+  first?: RunEventRecord[],
+): AsyncGenerator<RunEventRecord> {
+  let last = afterSeq
+  for (const event of first ?? []) {
+    if (signal?.aborted) return
+    last = event.seq
+    yield event
+    if (FINAL_EVENT_TYPES.has(event.type)) return
+  }
   const pending: RunEventRecord[] = []
   let wake: (() => void) | null = null
   const unsubscribe = await bus.subscribe(runId, (events) => {
@@ -231,7 +275,6 @@ export async function* followRun(orm: Orm, bus: RunBus, runId: number, afterSeq:
   })
   const onAbort = () => wake?.()
   signal?.addEventListener('abort', onAbort)
-  let last = afterSeq
   let ended = false
   try {
     while (!signal?.aborted) {

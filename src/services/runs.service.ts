@@ -21,7 +21,7 @@ import { ConflictError, NotFoundError, UpstreamError, UpstreamTimeoutError, Vali
 import { renderPrompt } from '../llm/prompt-render.ts'
 import { modelBySlugSql, type ResolvedModel } from '../llm/registry.ts'
 import { resolveAgentModel, resolveFor } from './agent-model.ts'
-import { followRun } from '../llm/run-log.ts'
+import { eventsAfterSql, eventsOf, followRun } from '../llm/run-log.ts'
 import { composeSystemPrompt } from '../llm/system-prompt.ts'
 import { agentToolsSql } from '../llm/tools.ts'
 import { RUN_FIELDS, toRun, toUsage, type RunRecord, type TRunAgentInput, type TRunPromptInput, type TRunResult, type TRunThreadInput, type RunEventRecord } from '../schemas/run.schema.ts'
@@ -135,7 +135,9 @@ async function cancelRun(ctx: ResourceCtx, runId: number): Promise<boolean> {
 
 /**
  * The events of a run after `lastEventId` (0: from the start), stored then live, ending after its
- * final event (`runs.events`, `GET /api/v1/runs/{run_uuid}/events`).
+ * final event (`runs.events`, `GET /api/v1/runs/{run_uuid}/events`). One prepared statement checks
+ * that the caller started the run and reads its log: a run that has ended needs no other
+ * (src/llm/run-log.ts, `followRun`).
  * @throws NotFoundError before the first event.
  */
 export async function events(
@@ -144,9 +146,13 @@ export async function events(
   lastEventId: number,
   signal?: AbortSignal,
 ): Promise<AsyncGenerator<RunEventRecord>> {
-  const run = await requireRun(ctx, runUuid)
-  return followRun(ctx.deps.orm, ctx.deps.runs.bus, run.id, lastEventId, signal)
+  const [row] = await executePrepared(ctx.deps.orm, () => ctx.em, 'run_follow', FOLLOW_SQL, [lastEventId, runUuid, ctx.auth.user.id])
+  if (!row) throw new NotFoundError('Run')
+  return followRun(ctx.deps.orm, ctx.deps.runs.bus, Number(row.id), lastEventId, signal, eventsOf(row.events))
 }
+
+/** The statement of {@link events}: the caller's run by uuid, and its first events after the one given. */
+const FOLLOW_SQL = `select r.id::float8 as id, ${eventsAfterSql('r', '?::int')} as events from runs r where r.uuid = ? and r.user_id = ?`
 
 /** The id and status of run `uuid` if the caller started it. @throws NotFoundError */
 export async function requireRun(ctx: ResourceCtx, uuid: string): Promise<{ id: number; status: string }> {
