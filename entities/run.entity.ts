@@ -29,7 +29,6 @@ export const Run = defineEntity({
       expression: `create index "runs_agent_id_created_at_index" on "runs" ("agent_id", "created_at") include ("user_id", "status", "latency_ms", "total_tokens")`,
     },
     { properties: ['thread'] },
-    { properties: ['status'] },
     // The recovery sweep's look-up: the few unfinished runs, oldest heartbeat first.
     {
       name: 'runs_unfinished_index',
@@ -85,19 +84,20 @@ export type IRun = InferEntity<typeof Run>
 
 /**
  * One event of a run's append-only log (`run_events`): `seq` counts from 1 per run with no gaps,
- * and is the SSE event id and the tRPC tracked id (docs/api/resources.md).
+ * and is the SSE event id and the tRPC tracked id (docs/api/resources.md). The key is the run and
+ * `seq`, the only way the log is ever read (no surrogate id, so no sequence and no second index
+ * for every event stored).
  */
 export const RunEvent = defineEntity({
   name: 'RunEvent',
   tableName: 'run_events',
-  uniques: [{ properties: ['run', 'seq'] }],
   properties: {
-    id: p.bigint('number').primary().autoincrement(),
     run: () =>
       p.manyToOne(Run)
         .fieldName('run_id')
-        .deleteRule('cascade'),
-    seq: p.integer(),
+        .deleteRule('cascade')
+        .primary(),
+    seq: p.integer().primary(),
     type: p.string().length(40),
     data: p.json<unknown>(),
     createdAt: p.datetime().fieldName('created_at').onCreate(() => new Date()),

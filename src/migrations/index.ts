@@ -15,6 +15,7 @@ import { Migration20261125170000_knowledge } from './Migration20261125170000_kno
 import { Migration20261126090000_command_room } from './Migration20261126090000_command_room.ts'
 import { Migration20261126100000_workflow_schedules } from './Migration20261126100000_workflow_schedules.ts'
 import { Migration20261126120000_leaderboard } from './Migration20261126120000_leaderboard.ts'
+import { Migration20261126130000_run_writes } from './Migration20261126130000_run_writes.ts'
 
 export const migrationsList: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261121093927', class: Migration20261121093927 },
@@ -31,4 +32,5 @@ export const migrationsList: { name: string; class: Constructor<Migration> }[] =
   { name: 'Migration20261126090000_command_room', class: Migration20261126090000_command_room },
   { name: 'Migration20261126100000_workflow_schedules', class: Migration20261126100000_workflow_schedules },
   { name: 'Migration20261126120000_leaderboard', class: Migration20261126120000_leaderboard },
+  { name: 'Migration20261126130000_run_writes', class: Migration20261126130000_run_writes },
 ]
