@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createTestApp, type HttpResult, type TestApp } from './helpers/app.ts'
-import { AGENT_KEYS, AGENT_LIST_KEYS, bindables, countQueries, expectNamed, makeAgent, member, type Member } from './helpers/agents.ts'
+import { AGENT_KEYS, AGENT_LIST_KEYS, bindables, countRequestQueries, expectNamed, makeAgent, member, type Member } from './helpers/agents.ts'
 import { insertAccount, insertTool, insertWorkflow } from './helpers/rows.ts'
 import { expectStatus } from './helpers/expect.ts'
 
@@ -244,7 +244,7 @@ describe('agents lists', () => {
       const counts: Record<string, number> = {}
       for (const query of ['?per_page=1', '?per_page=30', `?per_page=1&with=${all}`, `?per_page=30&with=${all}`, `?per_page=30&with=tools,workflows&favorite=true&search=many`]) {
         let res: HttpResult | undefined
-        const statements = await countQueries(t, async () => {
+        const statements = await countRequestQueries(t, async () => {
           res = await list(query, grace)
         })
         expect(res?.status).toBe(200)
@@ -275,7 +275,7 @@ describe('agents lists', () => {
       })
       await http('POST', `/api/v1/agents/${a.uuid}/share`, { token: alice.token, body: { entity_type: 'user', entity_id: bob.id, permission: 'read' } })
       let res: HttpResult | undefined
-      const statements = await countQueries(t, async () => {
+      const statements = await countRequestQueries(t, async () => {
         res = await http('GET', `/api/v1/agents/${a.uuid}`, { token: alice.token })
       })
       expect(res?.status).toBe(200)

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type HttpResult, type TestApp, type TestUser } from './helpers/app.ts'
-import { countQueries, readOnlyToken } from './helpers/agents.ts'
+import { countRequestQueries, readOnlyToken } from './helpers/agents.ts'
 import { ACME_KEY, dottedIssuePaths, expectInvalid, ISO_Z, issuePaths, trpcError, USER_KEYS, UUID, WORKSPACE_KEYS } from './helpers/expect.ts'
 import {
   expectHidden,
@@ -373,7 +373,7 @@ describe('prompts', () => {
       for (let i = 0; i < 20; i += 1) await makePrompt(t, erin, { name: `Bulk ${i}` }, erinWs)
       const count = async (query: string) => {
         let status = 0
-        const sent = await countQueries(t, async () => {
+        const sent = await countRequestQueries(t, async () => {
           status = (await list(query)).status
         })
         expect(status).toBe(200)

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
-import { countQueries } from './helpers/agents.ts'
+import { countRequestQueries } from './helpers/agents.ts'
 import { expectErrorBody, expectInvalid, issuePaths, trpcError } from './helpers/expect.ts'
 import { WORKFLOW_KEYS } from './helpers/workflows.ts'
 
@@ -186,8 +186,8 @@ describe('workflows.list (GET /api/v1/workflows)', () => {
     }
     const query = 'with=user,workspace,categories&favorite=0&template=0&search=flow'
     await list(owner, query) // warm the token cache and prepared statements
-    const small = await countQueries(t, () => list(owner, `${query}&per_page=1`))
-    const large = await countQueries(t, () => list(owner, `${query}&per_page=40`))
+    const small = await countRequestQueries(t, () => list(owner, `${query}&per_page=1`))
+    const large = await countRequestQueries(t, () => list(owner, `${query}&per_page=40`))
     expect((await list(owner, `${query}&per_page=40`)).body.data).toHaveLength(40)
     expect(large.length).toBe(small.length)
     // The page, the count and the categories of the page; authentication and the workspace context besides.

@@ -154,6 +154,23 @@ export async function countQueries(t: TestApp, fn: () => Promise<unknown>): Prom
 }
 
 /**
+ * {@link countQueries} for a read that may run again (`fn` changes nothing), run `tries` times:
+ * the shortest list of statements seen. The test process's own background work (the sweeps and
+ * heartbeats of the run manager, the workflow engine and its schedules, the command room and
+ * knowledge ingestion) may send a statement during any one window, and never takes one away, so
+ * the shortest list is the request's own. A request whose statements grow with its page still
+ * shows that growth in every try.
+ */
+export async function countRequestQueries(t: TestApp, fn: () => Promise<unknown>, tries = 3): Promise<string[]> {
+  let fewest = await countQueries(t, fn)
+  for (let i = 1; i < tries; i += 1) {
+    const seen = await countQueries(t, fn)
+    if (seen.length < fewest.length) fewest = seen
+  }
+  return fewest
+}
+
+/**
  * A REST 400 (`BAD_REQUEST`, validation message) whose issues name `field` (dotted): an issue
  * at or under it, or an unknown key of its parent, as the fuzz test reads it.
  */
