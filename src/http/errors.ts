@@ -72,9 +72,12 @@ export class JsonTooDeepError extends Error {
  */
 export const DRAIN_RETRY_AFTER_SECONDS = 5
 
-/** An error body. */
-export function errorBody(status: number, message: string, requestId: string, issues?: unknown[]) {
-  return { message, code: CODE_BY_STATUS[status] ?? 'BAD_REQUEST', ...(issues ? { issues } : {}), request_id: requestId }
+/**
+ * An error body (docs/api/conventions.md, "Errors"). `code` is the tRPC code of a procedure's
+ * error; the host's own errors take the one of their status.
+ */
+export function errorBody(status: number, message: string, requestId: string, issues?: unknown[], code = CODE_BY_STATUS[status] ?? 'BAD_REQUEST') {
+  return { message, code, ...(issues ? { issues } : {}), request_id: requestId }
 }
 
 /**

@@ -34,6 +34,7 @@ import { appRouter } from '../../routers/index.ts'
 import { jsonTextOf } from '../trpc/cache.ts'
 import type { Ctx } from '../trpc/context.ts'
 import { VALIDATION_MESSAGE } from '../trpc/errors.ts'
+import { errorBody } from './errors.ts'
 import { publicIssue } from '../schemas/issues.ts'
 import { isRecord } from '../schemas/wire.ts'
 
@@ -153,12 +154,13 @@ function send(reply: FastifyReply, status: number, body: unknown): FastifyReply 
 }
 
 /**
- * The body of a failed call (docs/api/conventions.md, "Errors"): `{message, code, issues?,
- * request_id}`, built once from the error formatter's shape (src/trpc/errors.ts). Invalid input
- * gets the fixed message, and the formatter's public issues or else zod's own, made public.
+ * The body of a failed call ({@link errorBody}), built once from the error formatter's shape
+ * (src/trpc/errors.ts). Invalid input gets the fixed message, and the formatter's public issues
+ * or else zod's own, made public.
  */
 function errorBodyOf(
   error: TRPCError,
+  status: number,
   requestId: string,
   call: { procedure?: { type: ProcedureType; path: string }; input: unknown; ctx: Ctx | undefined },
 ) {
@@ -173,12 +175,7 @@ function errorBodyOf(
   const invalidInput = error.code === 'BAD_REQUEST' && error.cause instanceof Error && error.cause.name === 'ZodError'
   const zodIssues = invalidInput && error.cause && 'issues' in error.cause && Array.isArray(error.cause.issues) ? error.cause.issues : undefined
   const issues = (shape.data.issues ?? zodIssues)?.map((issue: unknown) => (isRecord(issue) ? publicIssue(issue) : issue))
-  return {
-    message: invalidInput ? VALIDATION_MESSAGE : shape.message,
-    code: error.code,
-    ...(issues ? { issues } : {}),
-    request_id: requestId,
-  }
+  return errorBody(status, invalidInput ? VALIDATION_MESSAGE : shape.message, requestId, issues, error.code)
 }
 
 /**
@@ -216,8 +213,8 @@ export function restHandler(options: RestHandlerOptions) {
     } catch (cause) {
       const error = getErrorFromUnknown(cause)
       options.onError(error)
-      const body = errorBodyOf(error, request.id, { procedure, input, ctx })
-      return send(reply, TRPC_ERROR_CODE_HTTP_STATUS[error.code] ?? 500, body)
+      const status = TRPC_ERROR_CODE_HTTP_STATUS[error.code] ?? 500
+      return send(reply, status, errorBodyOf(error, status, request.id, { procedure, input, ctx }))
     }
   }
 }

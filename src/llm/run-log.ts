@@ -179,10 +179,7 @@ async function insertEvents(orm: Orm, runId: number, batch: RunEventRecord[]): P
 
 /** Stored events of run `runId` after `afterSeq`, oldest first, at most {@link READ_BATCH}. */
 export async function readEvents(em: Em, runId: number, afterSeq: number): Promise<RunEventRecord[]> {
-  const rows = await em.execute<{ seq: number; type: string; data: unknown; created_at: string | Date }[]>(
-    `select seq, type, data, created_at from run_events where run_id = ? and seq > ? order by seq limit ${READ_BATCH}`,
-    [runId, afterSeq],
-  )
+  const rows = await em.execute<{ seq: number; type: string; data: unknown; created_at: string | Date }[]>(eventsAfter('?', '?'), [runId, afterSeq])
   return rows.map(eventOf)
 }
 
@@ -193,7 +190,12 @@ export async function readEvents(em: Em, runId: number, afterSeq: number): Promi
  */
 export const eventsAfterSql = (runAlias: string, afterSeq: string): string =>
   `(select coalesce(json_agg(json_build_object('seq', e.seq, 'type', e.type, 'data', e.data, 'created_at', e.created_at) order by e.seq), '[]')
-    from (select seq, type, data, created_at from run_events where run_id = ${runAlias}.id and seq > ${afterSeq} order by seq limit ${READ_BATCH}) e)`
+    from (${eventsAfter(`${runAlias}.id`, afterSeq)}) e)`
+
+/** The first {@link READ_BATCH} events of run `runId` after `afterSeq` (placeholders or SQL), oldest first. */
+function eventsAfter(runId: string, afterSeq: string): string {
+  return `select seq, type, data, created_at from run_events where run_id = ${runId} and seq > ${afterSeq} order by seq limit ${READ_BATCH}`
+}
 
 /** The events of an {@link eventsAfterSql} column (parsed by `pg`, text elsewhere), as {@link readEvents} answers them. */
 export function eventsOf(value: unknown): RunEventRecord[] {

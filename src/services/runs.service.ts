@@ -151,12 +151,15 @@ export async function events(
   return followRun(ctx.deps.orm, ctx.deps.runs.bus, Number(row.id), lastEventId, signal, eventsOf(row.events))
 }
 
+/** The run `r` by uuid, if the caller started it (parameters: the uuid, the caller's id); anyone else's is not found. */
+const CALLERS_RUN = 'r.uuid = ? and r.user_id = ?'
+
 /** The statement of {@link events}: the caller's run by uuid, and its first events after the one given. */
-const FOLLOW_SQL = `select r.id::float8 as id, ${eventsAfterSql('r', '?::int')} as events from runs r where r.uuid = ? and r.user_id = ?`
+const FOLLOW_SQL = `select r.id::float8 as id, ${eventsAfterSql('r', '?::int')} as events from runs r where ${CALLERS_RUN}`
 
 /** The id and status of run `uuid` if the caller started it. @throws NotFoundError */
 export async function requireRun(ctx: ResourceCtx, uuid: string): Promise<{ id: number; status: string }> {
-  const [row] = await ctx.em.execute<{ id: number; status: string }[]>('select id::float8 as id, status from runs where uuid = ? and user_id = ?', [
+  const [row] = await ctx.em.execute<{ id: number; status: string }[]>(`select r.id::float8 as id, r.status from runs r where ${CALLERS_RUN}`, [
     uuid,
     ctx.auth.user.id,
   ])
@@ -173,7 +176,7 @@ async function readResult(ctx: ResourceCtx, uuid: string): Promise<TRunResult> {
   const rows = await ctx.em.execute<Record<string, unknown>[]>(
     `select ${RUN_COLUMNS}, ${messageColumns('m', 'mt.uuid', 'r.uuid', 'm.')}
      from ${RUN_FROM} left join messages m on m.run_id = r.id and m.deleted_at is null left join threads mt on mt.id = m.thread_id
-     where r.uuid = ? and r.user_id = ? order by m.id`,
+     where ${CALLERS_RUN} order by m.id`,
     [uuid, ctx.auth.user.id],
   )
   if (rows.length === 0) throw new NotFoundError('Run')
