@@ -23,6 +23,8 @@ module.exports = {
     layer('engines-get-ports', 'Engines reach services through interfaces handed to them.', '^src/(llm|workflow-engine|knowledge|command-room)/', '^(src/(services|access|trpc|http|context\\.ts)|routers/)'),
     layer('trpc-no-way-up', 'The tRPC layer never imports routers or the HTTP host.', '^src/trpc/', '^(src/http|routers/)'),
     layer('entities-only-orm', 'Entities import only MikroORM.', '^entities/', '^(src|routers)/'),
+    layer('console-is-a-client', 'The web console reaches the service through the tRPC client: router types from routers/client.ts, no server code.', '^src/console/', '^(src/(?!console/)|entities/|routers/(?!client\\.ts$))'),
+    layer('nothing-imports-the-console', 'The console is built and served as files; no server code imports it.', '^(src/(?!console/)|routers/|entities/)', '^src/console/'),
     layer('routers-declare-only', 'Routers call services; no queries, entities or engines of their own.', '^routers/', '^(entities/|src/(access|llm|workflow-engine|knowledge|command-room|platform/db\\.ts))'),
   ],
   options: {

@@ -57,6 +57,14 @@ export default tseslint.config(
   { files: ['src/llm/**/*.ts', 'src/workflow-engine/**/*.ts', 'src/knowledge/**/*.ts', 'src/command-room/**/*.ts'], rules: restrict(ROUTERS, HTTP, TRPC, FASTIFY, SERVICES, ACCESS, CONTEXT) },
   { files: ['src/trpc/**/*.ts'], rules: restrict(ROUTERS, HTTP) },
   {
+    // The console is a browser app: it reaches the service through the tRPC client and the router's types only.
+    files: ['src/console/**/*.ts', 'src/console/**/*.tsx'],
+    rules: restrict(
+      refuse(['**/routers/*', '!**/routers/client.ts'], 'The console imports the router types from routers/client.ts only.'),
+      refuse(['**/services/**', '**/platform/**', '**/schemas/**', '**/access/**', '**/http/**', '**/entities/**', 'fastify', '@fastify/*', '@mikro-orm/*'], 'The console runs in a browser: no server code.'),
+    ),
+  },
+  {
     files: ['routers/**/*.ts'],
     rules: restrict(
       refuse(['@mikro-orm/*', '**/entities/**'], 'Routers declare procedures and call a service; no queries of their own.'),

@@ -8,6 +8,7 @@ import type { ServerResponse } from 'node:http'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Frontend } from '../app.ts'
 import { createContextFactory, type AppDeps } from '../trpc/context.ts'
+import { consolePlugin } from './console.plugin.ts'
 import { docsPlugin } from './docs.plugin.ts'
 import { DRAIN_RETRY_AFTER_SECONDS, errorBody, handleClientError, handleHostError, JsonTooDeepError, jsonDeeperThan, MAX_JSON_DEPTH } from './errors.ts'
 import { mediaRoutes } from './media.routes.ts'
@@ -145,6 +146,7 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
 
   await app.register(probesPlugin, { deps })
   await app.register(docsPlugin, { config })
+  await app.register(consolePlugin)
   await app.register(trpcPlugin, { deps, createContext, draining: draining.signal })
   await app.register(restPlugin, { deps, createContext })
   // Uploads: plain routes in their own scope (multipart, not JSON procedures).

@@ -2,13 +2,14 @@
  * Vitest global setup: in PostgreSQL mode, one migrated template database for the whole run;
  * its name reaches the test files through TEST_TEMPLATE_DB. In every mode, a folder where each
  * test file records the operations of the OpenAPI document it reached over REST
- * (./contract-hits.ts); when every test file ran, the run fails if one operation was reached by
+ * (./contract-hits.ts); the web console built (docs/console.md); when every test file ran, the run fails if one operation was reached by
  * none of them (docs/api/conventions.md, "The OpenAPI document").
  */
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { ensureConsoleBuilt } from '../../src/http/console-build.ts'
 import { openApiDocument } from '../../src/http/openapi-document.ts'
 import { migrate, openOrm } from '../../src/platform/db.ts'
 import { CONTRACT_HITS_DIR } from './contract-hits.ts'
@@ -17,6 +18,8 @@ import { adminExecute, adminUrl } from './database.ts'
 export default async function setup() {
   const hitsDir = mkdtempSync(path.join(tmpdir(), 'aw-contract-'))
   process.env[CONTRACT_HITS_DIR] = hitsDir
+  // Built once here, so the service processes that test files start find it current and never build at once.
+  await ensureConsoleBuilt()
   const dropTemplate = await templateDatabase()
   return async () => {
     try {

@@ -1,0 +1,44 @@
+/**
+ * The console's screens by path (under /console). Every screen but sign-in and sign-up is loaded
+ * when first visited, so the first screen's script stays small (docs/console.md, "Speed").
+ */
+import type { ComponentType } from 'react'
+import { createBrowserRouter, Navigate } from 'react-router'
+import { Shell } from './ui/Shell.tsx'
+import { RouteError } from './ui/states.tsx'
+import { SignIn, SignUp } from './screens/auth/AuthScreens.tsx'
+
+/** A route whose component is its module's default export, loaded on first visit. */
+const lazy = (load: () => Promise<{ default: ComponentType }>) => () => load().then((module) => ({ Component: module.default }))
+
+export const router = createBrowserRouter(
+  [
+    { path: '/sign-in', element: <SignIn />, errorElement: <RouteError /> },
+    { path: '/sign-up', element: <SignUp />, errorElement: <RouteError /> },
+    {
+      path: '/',
+      element: <Shell />,
+      errorElement: <RouteError />,
+      children: [
+        { index: true, element: <Navigate to="/agents" replace /> },
+        { path: 'agents', lazy: lazy(() => import('./screens/agents/AgentsScreen.tsx')) },
+        { path: 'agents/new', lazy: lazy(() => import('./screens/agents/AgentEditScreen.tsx')) },
+        { path: 'agents/:agentUuid', lazy: lazy(() => import('./screens/agents/AgentEditScreen.tsx')) },
+        { path: 'chat', lazy: lazy(() => import('./screens/chat/ChatScreen.tsx')) },
+        { path: 'chat/:agentUuid', lazy: lazy(() => import('./screens/chat/ChatScreen.tsx')) },
+        { path: 'chat/:agentUuid/:threadUuid', lazy: lazy(() => import('./screens/chat/ChatScreen.tsx')) },
+        { path: 'prompts', lazy: lazy(() => import('./screens/prompts/PromptsScreen.tsx')) },
+        { path: 'prompts/:promptUuid', lazy: lazy(() => import('./screens/prompts/PromptEditScreen.tsx')) },
+        { path: 'workflows', lazy: lazy(() => import('./screens/workflows/WorkflowsScreen.tsx')) },
+        { path: 'workflows/:workflowUuid', lazy: lazy(() => import('./screens/workflows/WorkflowEditScreen.tsx')) },
+        { path: 'workflows/:workflowUuid/executions', lazy: lazy(() => import('./screens/workflows/ExecutionsScreen.tsx')) },
+        { path: 'knowledge', lazy: lazy(() => import('./screens/knowledge/KnowledgeScreen.tsx')) },
+        { path: 'command-room', lazy: lazy(() => import('./screens/command-room/CommandRoomScreen.tsx')) },
+        { path: 'metrics', lazy: lazy(() => import('./screens/metrics/MetricsScreen.tsx')) },
+        { path: 'tokens', lazy: lazy(() => import('./screens/tokens/TokensScreen.tsx')) },
+        { path: '*', element: <RouteError notFound /> },
+      ],
+    },
+  ],
+  { basename: '/console' },
+)

@@ -1,0 +1,142 @@
+/**
+ * Sign-in and sign-up (docs/api/authentication.md): both answer a basic token, which the console
+ * keeps and sends as the bearer. After an expired token the sign-in screen says so; it calls
+ * nothing that needs a token, so an expired one cannot send it round in a loop.
+ */
+import { Alert, Anchor, Button, Container, Group, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core'
+import { useMutation } from '@tanstack/react-query'
+import { useState, type FormEvent, type ReactNode } from 'react'
+import { Link, useNavigate, useSearchParams } from 'react-router'
+import { api, problemOf, type Problem } from '../../lib/api.ts'
+import { signedIn } from '../../lib/session.tsx'
+import { fieldError, otherIssues } from '../../ui/forms.ts'
+import { describeStatus } from '../../ui/states.tsx'
+
+/** Where to go after signing in: the `next` the screen was given, if it is a console path. */
+function useNext(): string {
+  const [params] = useSearchParams()
+  const next = params.get('next') ?? ''
+  return next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/sign-') ? next : '/agents'
+}
+
+function AuthFrame({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <Container size={420} py={48}>
+      <Title order={1} ta="center" size="h2">
+        Agent Workspace
+      </Title>
+      <Text c="dimmed" ta="center" mb="lg">
+        {title}
+      </Text>
+      <Paper withBorder shadow="sm" p="lg" radius="md">
+        {children}
+      </Paper>
+    </Container>
+  )
+}
+
+/** An alert for a failure that no field of the form shows. */
+function FormProblem({ problem, fields }: { problem: Problem | null; fields: string[] }) {
+  if (!problem) return null
+  const others = otherIssues(problem, fields)
+  if (problem.status === 400 && others.length === 0) return null
+  const { title, detail } = describeStatus(problem)
+  return (
+    <Alert color="red" title={problem.status === 400 ? 'Check the form' : title} role="alert">
+      {others.length ? others.join('; ') : problem.status === 401 ? problem.message : detail}
+    </Alert>
+  )
+}
+
+export function SignIn() {
+  const navigate = useNavigate()
+  const next = useNext()
+  const [params] = useSearchParams()
+  const [email, setEmail] = useState('')
+  const [password, setPassword] = useState('')
+  const signIn = useMutation({
+    mutationFn: () => api.auth.signIn.mutate({ email, password }),
+    onSuccess: (answer) => {
+      signedIn(answer.data.access_token)
+      void navigate(next, { replace: true })
+    },
+  })
+  const problem = signIn.error ? problemOf(signIn.error) : null
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    signIn.mutate()
+  }
+  return (
+    <AuthFrame title="Sign in to your workspace">
+      <form onSubmit={submit} noValidate>
+        <Stack>
+          {params.get('expired') ? (
+            <Alert color="yellow" role="status">
+              Your session ended. Sign in again to go on.
+            </Alert>
+          ) : null}
+          <FormProblem problem={problem} fields={['email', 'password']} />
+          <TextInput label="E-mail" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.currentTarget.value)} error={fieldError(problem, 'email')} />
+          <PasswordInput label="Password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.currentTarget.value)} error={fieldError(problem, 'password')} />
+          <Button type="submit" loading={signIn.isPending}>
+            Sign in
+          </Button>
+          <Group justify="center" gap={4}>
+            <Text size="sm">No account yet?</Text>
+            <Anchor component={Link} to={`/sign-up${location.search}`} size="sm">
+              Sign up
+            </Anchor>
+          </Group>
+        </Stack>
+      </form>
+    </AuthFrame>
+  )
+}
+
+export function SignUp() {
+  const navigate = useNavigate()
+  const next = useNext()
+  const [form, setForm] = useState({ name: '', email: '', password: '' })
+  const set = (key: keyof typeof form) => (event: { currentTarget: { value: string } }) => setForm({ ...form, [key]: event.currentTarget.value })
+  const signUp = useMutation({
+    mutationFn: () => api.auth.signUp.mutate(form),
+    onSuccess: (answer) => {
+      signedIn(answer.data.access_token)
+      void navigate(next, { replace: true })
+    },
+  })
+  const problem = signUp.error ? problemOf(signUp.error) : null
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    signUp.mutate()
+  }
+  return (
+    <AuthFrame title="Create an account and its workspace">
+      <form onSubmit={submit} noValidate>
+        <Stack>
+          <FormProblem problem={problem} fields={Object.keys(form)} />
+          <TextInput label="Name" autoComplete="name" required value={form.name} onChange={set('name')} error={fieldError(problem, 'name')} />
+          <TextInput label="E-mail" type="email" autoComplete="email" required value={form.email} onChange={set('email')} error={fieldError(problem, 'email')} />
+          <PasswordInput
+            label="Password"
+            description="At least 8 characters"
+            autoComplete="new-password"
+            required
+            value={form.password}
+            onChange={set('password')}
+            error={fieldError(problem, 'password')}
+          />
+          <Button type="submit" loading={signUp.isPending}>
+            Sign up
+          </Button>
+          <Group justify="center" gap={4}>
+            <Text size="sm">Have an account?</Text>
+            <Anchor component={Link} to={`/sign-in${location.search}`} size="sm">
+              Sign in
+            </Anchor>
+          </Group>
+        </Stack>
+      </form>
+    </AuthFrame>
+  )
+}

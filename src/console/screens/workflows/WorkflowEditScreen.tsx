@@ -1,0 +1,6 @@
+/** Placeholder: filled in by the screen's own slice. */
+import { ScreenTitle } from '../../ui/ListControls.tsx'
+
+export default function WorkflowEditScreen() {
+  return <ScreenTitle title="WorkflowEditScreen" />
+}
