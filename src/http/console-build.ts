@@ -19,7 +19,7 @@ export const CONSOLE_BUILD_DIR = path.join(ROOT, 'dist/console')
 /** Names the sources a build was made from, inside the build. */
 const STAMP = '.source-hash'
 
-/** The SHA-256 of every source file (path and content) and of the lock file, which pins the libraries bundled. */
+/** The SHA-256 of every source file (path and content), of this builder and of the lock file, which pins the libraries bundled. */
 export function consoleSourceHash(): string {
   const hash = createHash('sha256')
   const files = readdirSync(CONSOLE_SOURCE_DIR, { recursive: true, encoding: 'utf8' })
@@ -30,6 +30,8 @@ export function consoleSourceHash(): string {
     if (!/\.[a-z]+$/i.test(file)) continue
     hash.update(file).update('\0').update(readFileSync(full)).update('\0')
   }
+  // How it is built is part of what was built.
+  hash.update(readFileSync(fileURLToPath(import.meta.url)))
   const lock = path.join(ROOT, 'package-lock.json')
   if (existsSync(lock)) hash.update(readFileSync(lock))
   return hash.digest('hex')
@@ -62,10 +64,15 @@ export async function ensureConsoleBuilt(): Promise<ConsoleBuildOutcome> {
     return 'unavailable'
   }
   const staging = `${CONSOLE_BUILD_DIR}.${process.pid}.${Date.now()}`
+  // Vite and its React plugin read NODE_ENV themselves (vitest sets `test`): a production build
+  // whatever the process runs as, the variable put back afterwards.
+  const nodeEnv = process.env.NODE_ENV
+  process.env.NODE_ENV = 'production'
   try {
     await vite.build({
       configFile: path.join(CONSOLE_SOURCE_DIR, 'vite.config.ts'),
       logLevel: 'warn',
+      mode: 'production',
       build: { outDir: staging, emptyOutDir: true },
     })
     compressAssets(path.join(staging, 'assets'))
@@ -76,6 +83,8 @@ export async function ensureConsoleBuilt(): Promise<ConsoleBuildOutcome> {
     renameSync(staging, CONSOLE_BUILD_DIR)
     return 'built'
   } finally {
+    if (nodeEnv === undefined) delete process.env.NODE_ENV
+    else process.env.NODE_ENV = nodeEnv
     rmSync(staging, { recursive: true, force: true })
   }
 }
