@@ -73,7 +73,8 @@ export function describeConsole(name: string, body: (suite: ConsoleSuite) => voi
     })
     return
   }
-  describe(name, () => {
+  // A browser step waits on a page, a service and a model server sharing two cores with other test files.
+  describe(name, { timeout: 90_000 }, () => {
     const suite = {} as ConsoleSuite
     const contexts: BrowserContext[] = []
     let env: Record<string, string> = {}
@@ -116,8 +117,8 @@ export function describeConsole(name: string, body: (suite: ConsoleSuite) => voi
       const context = await suite.browser.newContext({ viewport })
       contexts.push(context)
       const page = await context.newPage()
-      // A step that has not happened in 10 s will not: fail with the locator's message, not the test's timeout.
-      page.setDefaultTimeout(10_000)
+      // A step that has not happened in 20 s will not: fail with the locator's message, not the test's timeout.
+      page.setDefaultTimeout(20_000)
       onTestFailed(() => console.error(suite.server.output().slice(-4000)))
       return page
     }
