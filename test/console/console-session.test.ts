@@ -46,6 +46,29 @@ describeConsole('web console: sessions', (t) => {
     await page.getByRole('heading', { name: 'Agents' }).waitFor()
   })
 
+  it('signs in with the keyboard alone, and the navigation is reachable by Tab', async () => {
+    const user = await t.user()
+    const page = await t.newPage()
+    await page.goto(`${t.server.url}/console/sign-in`)
+    await page.getByRole('button', { name: 'Sign in' }).waitFor()
+    await page.keyboard.press('Tab')
+    expect(await page.evaluate<string>('document.activeElement.getAttribute("autocomplete")')).toBe('email')
+    await page.keyboard.type(user.email)
+    await page.keyboard.press('Tab')
+    await page.keyboard.type(user.password)
+    await page.keyboard.press('Enter')
+    await page.getByRole('heading', { name: 'Agents' }).waitFor()
+    // Tab walks the header and reaches the sections' links; Enter follows one.
+    let reached = ''
+    for (let i = 0; i < 12 && reached !== 'Prompts'; i += 1) {
+      await page.keyboard.press('Tab')
+      reached = await page.evaluate<string>('document.activeElement.textContent')
+    }
+    expect(reached).toBe('Prompts')
+    await page.keyboard.press('Enter')
+    await page.waitForURL(/\/console\/prompts/)
+  })
+
   it('sends an ended token back to sign-in once, saying so, and calls nothing more', async () => {
     const user = await t.user()
     const page = await t.newPage()
