@@ -1,8 +1,8 @@
 /**
- * Agents: the list with search and filters (visibility, favourites), each row leading to its edit
+ * Agents: the list with search and filters (visibility, favourites; a star marks the caller's favourites), each row leading to its edit
  * screen and to a chat with it (`GET /api/v1/agents`).
  */
-import { Badge, Button, Group, SegmentedControl, Switch, Table, Text, TextInput } from '@mantine/core'
+import { Badge, Button, Group, SegmentedControl, Switch, Table, Text, TextInput, VisuallyHidden } from '@mantine/core'
 import { useDebouncedValue } from '@mantine/hooks'
 import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
@@ -78,7 +78,7 @@ export default function AgentsScreen() {
                 <Table.Th>Model</Table.Th>
                 <Table.Th>Visibility</Table.Th>
                 <Table.Th>
-                  <span className="visually-hidden">Actions</span>
+                  <VisuallyHidden>Actions</VisuallyHidden>
                 </Table.Th>
               </Table.Tr>
             </Table.Thead>
@@ -86,9 +86,16 @@ export default function AgentsScreen() {
               {agents.data.data.map((agent) => (
                 <Table.Tr key={agent.uuid}>
                   <Table.Td style={{ maxWidth: 360 }}>
-                    <Text component={Link} to={`/agents/${agent.uuid}`} fw={600} truncate="end" display="block" title={agent.name}>
-                      {agent.name}
-                    </Text>
+                    <Group gap={4} wrap="nowrap">
+                      {agent.is_favorite ? (
+                        <Text span c="yellow.7" aria-label="Favourite" role="img">
+                          ★
+                        </Text>
+                      ) : null}
+                      <Text component={Link} to={`/agents/${agent.uuid}`} fw={600} truncate="end" display="block" title={agent.name} style={{ minWidth: 0 }}>
+                        {agent.name}
+                      </Text>
+                    </Group>
                     <Text size="sm" c="dimmed" lineClamp={2} style={{ overflowWrap: 'anywhere' }}>
                       {agent.description}
                     </Text>

@@ -1,0 +1,220 @@
+/**
+ * Sharing an agent (`agents.share`, `POST /api/v1/agents/{agent_uuid}/share`; docs/api/tenancy.md,
+ * "Shares"): with a user by id (a member of the current workspace can be picked by name) or with
+ * one of the caller's workspaces, at `read`, `write` or `admin`; changing a share's permission
+ * or removing it (`permission: null`). Only holders of `admin` see the shares, and only they may
+ * share: anyone else gets a 403, shown in words.
+ */
+import { Alert, Button, Group, NumberInput, Paper, SegmentedControl, Select, Stack, Table, Text, Title, VisuallyHidden } from '@mantine/core'
+import { notifications } from '@mantine/notifications'
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useState, type FormEvent } from 'react'
+import { api, problemOf, type RouterInputs } from '../../lib/api.ts'
+import { useSession } from '../../lib/session.tsx'
+import { fieldError, otherIssues } from '../../ui/forms.ts'
+import { describeStatus } from '../../ui/states.tsx'
+import type { Agent } from './agentDraft.ts'
+
+type ShareInput = RouterInputs['agents']['share']
+type Permission = NonNullable<ShareInput['permission']>
+const PERMISSIONS: { value: Permission; label: string }[] = [
+  { value: 'read', label: 'Read: view, chat, favourite' },
+  { value: 'write', label: 'Write: also change' },
+  { value: 'admin', label: 'Admin: also share and delete' },
+]
+
+/** Whom a share names, for a person. */
+function shareName(share: NonNullable<Agent['shares']>[number]): string {
+  return share.entity_type === 'user' ? `${share.entity.name} <${share.entity.email}> (user ${share.entity.id})` : `${share.entity.name} (workspace)`
+}
+
+export function AgentSharing({ agent }: { agent: Agent }) {
+  const queryClient = useQueryClient()
+  const share = useMutation({
+    mutationFn: (input: Omit<ShareInput, 'agent_uuid'>) => api.agents.share.mutate({ agent_uuid: agent.uuid, ...input } as ShareInput),
+    onSuccess: (answer, input) => {
+      queryClient.setQueryData(['agents.retrieve', agent.uuid], answer)
+      notifications.show({ color: 'green', message: input.permission ? 'Shared' : 'Share removed' })
+    },
+  })
+  const shares = agent.shares ?? []
+  const problem = share.error ? problemOf(share.error) : null
+  return (
+    <Paper withBorder p="md" component="section" aria-labelledby="agent-sharing">
+      <Stack>
+        <Title order={3} size="h4" id="agent-sharing">
+          Sharing
+        </Title>
+        <ShareForm onShare={(input, done) => share.mutate(input, { onSuccess: done })} pending={share.isPending} problem={problem} />
+        {problem && !(problem.status === 400 && otherIssues(problem, ['entity_id', 'permission']).length === 0) ? (
+          <Alert color="red" title={problem.status === 403 ? 'Not allowed to share this agent' : describeStatus(problem).title} role="alert">
+            <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
+              {problem.status === 403
+                ? `Sharing needs admin permission on the agent. ${problem.message}`
+                : otherIssues(problem, ['entity_id', 'permission']).join('; ') || describeStatus(problem).detail}
+            </Text>
+          </Alert>
+        ) : null}
+        {shares.length === 0 ? (
+          <Text size="sm" c="dimmed">
+            {agent.is_owner ? 'Not shared with anyone.' : 'No shares to show: only holders of admin permission see them.'}
+          </Text>
+        ) : (
+          <Table.ScrollContainer minWidth={420}>
+            <Table>
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Shared with</Table.Th>
+                  <Table.Th>Permission</Table.Th>
+                  <Table.Th>
+                    <VisuallyHidden>Actions</VisuallyHidden>
+                  </Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {shares.map((item) => {
+                  const who = shareName(item)
+                  const entity = item.entity_type === 'user' ? { entity_type: 'user' as const, entity_id: item.entity.id } : { entity_type: 'workspace' as const, entity_id: item.entity.uuid }
+                  return (
+                    <Table.Tr key={`${item.entity_type}:${entity.entity_id}`}>
+                      <Table.Td style={{ maxWidth: 320 }}>
+                        <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
+                          {who}
+                        </Text>
+                      </Table.Td>
+                      <Table.Td>
+                        <Select
+                          aria-label={`Permission of ${who}`}
+                          data={PERMISSIONS.map(({ value }) => value)}
+                          value={item.permission}
+                          allowDeselect={false}
+                          onChange={(permission) => permission && share.mutate({ ...entity, permission: permission as Permission })}
+                          w={110}
+                          comboboxProps={{ withinPortal: true }}
+                        />
+                      </Table.Td>
+                      <Table.Td>
+                        <Button size="xs" variant="subtle" color="red" aria-label={`Stop sharing with ${who}`} onClick={() => share.mutate({ ...entity, permission: null })}>
+                          Remove
+                        </Button>
+                      </Table.Td>
+                    </Table.Tr>
+                  )
+                })}
+              </Table.Tbody>
+            </Table>
+          </Table.ScrollContainer>
+        )}
+      </Stack>
+    </Paper>
+  )
+}
+
+function ShareForm({
+  onShare,
+  pending,
+  problem,
+}: {
+  /** `done` runs once the share is stored. */
+  onShare: (input: Omit<ShareInput, 'agent_uuid'>, done: () => void) => void
+  pending: boolean
+  problem: ReturnType<typeof problemOf> | null
+}) {
+  const session = useSession()
+  const [kind, setKind] = useState<'user' | 'workspace'>('user')
+  const [userId, setUserId] = useState<number | string>('')
+  const [workspace, setWorkspace] = useState<string | null>(null)
+  const [permission, setPermission] = useState<Permission>('read')
+  const membersInput = { workspace_uuid: session.workspace, per_page: 100 }
+  const members = useQuery({
+    queryKey: ['workspaces.members.list', membersInput],
+    queryFn: () => api.workspaces.members.list.query(membersInput),
+    enabled: kind === 'user',
+    staleTime: 60_000,
+  })
+  const memberOptions = (members.data?.data ?? [])
+    .filter((member) => member.user.id !== session.me.id)
+    .map((member) => ({ value: String(member.user.id), label: `${member.user.name} <${member.user.email}>` }))
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    // The id goes as typed when it is not a number, so the service's issue names `entity_id`.
+    const entity_id = kind === 'user' ? (typeof userId === 'number' ? userId : Number(userId) || 0) : (workspace ?? '')
+    onShare({ entity_type: kind, entity_id, permission }, () => {
+      setUserId('')
+      setWorkspace(null)
+    })
+  }
+  return (
+    <form onSubmit={submit} noValidate aria-label="Share the agent">
+      <Stack gap="xs">
+        <SegmentedControl
+          aria-label="Share with"
+          value={kind}
+          onChange={(value) => setKind(value as typeof kind)}
+          data={[
+            { value: 'user', label: 'A user' },
+            { value: 'workspace', label: 'A workspace' },
+          ]}
+          style={{ alignSelf: 'start' }}
+        />
+        <Group align="start" gap="xs" wrap="wrap">
+          {kind === 'user' ? (
+            <>
+              {memberOptions.length ? (
+                <Select
+                  label="Member of this workspace"
+                  data={memberOptions}
+                  value={memberOptions.some((option) => option.value === String(userId)) ? String(userId) : null}
+                  onChange={(value) => setUserId(value ? Number(value) : '')}
+                  searchable
+                  clearable
+                  placeholder="Pick a member"
+                  style={{ flex: '2 1 200px', minWidth: 0 }}
+                  comboboxProps={{ withinPortal: true }}
+                />
+              ) : null}
+              <NumberInput
+                label="User id"
+                description="Any user of the service, by id."
+                min={1}
+                allowDecimal={false}
+                allowNegative={false}
+                value={userId}
+                onChange={setUserId}
+                error={fieldError(problem, 'entity_id')}
+                style={{ flex: '1 1 120px', minWidth: 0 }}
+              />
+            </>
+          ) : (
+            <Select
+              label="Workspace"
+              description="One of your workspaces; its members get the permission while they work in it."
+              data={session.workspaces.map((w) => ({ value: w.uuid, label: w.name }))}
+              value={workspace}
+              onChange={setWorkspace}
+              searchable
+              error={fieldError(problem, 'entity_id')}
+              style={{ flex: '2 1 200px', minWidth: 0 }}
+              comboboxProps={{ withinPortal: true }}
+            />
+          )}
+          <Select
+            label="Permission"
+            data={PERMISSIONS}
+            value={permission}
+            onChange={(value) => value && setPermission(value as Permission)}
+            allowDeselect={false}
+            error={fieldError(problem, 'permission')}
+            style={{ flex: '1 1 200px', minWidth: 0 }}
+            comboboxProps={{ withinPortal: true }}
+          />
+        </Group>
+        <Group>
+          <Button type="submit" variant="light" loading={pending}>
+            Share
+          </Button>
+        </Group>
+      </Stack>
+    </form>
+  )
+}
