@@ -1,0 +1,219 @@
+/**
+ * An agent's knowledge documents (`knowledge.list`, `GET /api/v1/agents/{agent_uuid}/knowledge`)
+ * with their status, filtered by status and name. While any shown document is `queued` or
+ * `processing` the list is read again every 2 s, so a training is seen through to `ready` or
+ * `failed` (with the reason the service gives). A failed document can be retried
+ * (`knowledge.retry`); any can be deleted with its chunks after a confirmation (`knowledge.delete`).
+ */
+import { Badge, Button, Group, Loader, Modal, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core'
+import { useDebouncedValue } from '@mantine/hooks'
+import { notifications } from '@mantine/notifications'
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useState } from 'react'
+import { api, type RouterInputs, type RouterOutputs } from '../../lib/api.ts'
+import { Pager } from '../../ui/ListControls.tsx'
+import { Empty, ErrorNotice, Loading } from '../../ui/states.tsx'
+
+type Document = RouterOutputs['knowledge']['list']['data'][number]
+type Status = Document['status']
+type ListInput = RouterInputs['knowledge']['list']
+
+/** How often an unfinished training is looked at again. */
+const REFRESH_MS = 2_000
+
+const STATUS_COLORS: Record<Status, string> = { queued: 'gray', processing: 'blue', ready: 'green', failed: 'red' }
+const SOURCE_LABELS: Record<Document['source_type'], string> = { text: 'Text', url: 'Web page', file: 'File' }
+const dateTimeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+
+const unfinished = (document: Document) => document.status === 'queued' || document.status === 'processing'
+
+export function DocumentList({ agentUuid }: { agentUuid: string }) {
+  const [status, setStatus] = useState<Status | null>(null)
+  const [search, setSearch] = useState('')
+  const [debounced] = useDebouncedValue(search.trim(), 250)
+  const [page, setPage] = useState(1)
+  const [deleting, setDeleting] = useState<Document | null>(null)
+  const input: ListInput = {
+    agent_uuid: agentUuid,
+    page,
+    per_page: 20,
+    sort: '-created_at',
+    ...(status ? { status } : {}),
+    ...(debounced ? { search: debounced } : {}),
+  }
+  const documents = useQuery({
+    queryKey: ['knowledge.list', agentUuid, input],
+    queryFn: () => api.knowledge.list.query(input),
+    placeholderData: keepPreviousData,
+    refetchInterval: (query) => (query.state.data?.data.some(unfinished) ? REFRESH_MS : false),
+  })
+  const filtered = status !== null || debounced !== ''
+  const working = documents.data?.data.some(unfinished) ?? false
+  return (
+    <Stack component="section" aria-labelledby="documents-title" gap="sm">
+      <Group justify="space-between" wrap="wrap" gap="xs">
+        <Title order={3} size="h4" id="documents-title">
+          Documents
+        </Title>
+        {working ? (
+          <Group gap={6} role="status">
+            <Loader size="xs" />
+            <Text size="sm" c="dimmed">
+              Training under way; refreshing
+            </Text>
+          </Group>
+        ) : null}
+      </Group>
+      <Group gap="sm" wrap="wrap" align="end">
+        <TextInput
+          label="Search documents"
+          placeholder="Name"
+          value={search}
+          onChange={(event) => {
+            setSearch(event.currentTarget.value)
+            setPage(1)
+          }}
+          style={{ flex: '1 1 200px' }}
+        />
+        <Select
+          label="Status"
+          placeholder="Any status"
+          data={[
+            { value: 'queued', label: 'Queued' },
+            { value: 'processing', label: 'Processing' },
+            { value: 'ready', label: 'Ready' },
+            { value: 'failed', label: 'Failed' },
+          ]}
+          value={status}
+          onChange={(value) => {
+            setStatus(value as Status | null)
+            setPage(1)
+          }}
+          clearable
+          w={180}
+          comboboxProps={{ withinPortal: true }}
+        />
+      </Group>
+      <DeleteModal document={deleting} onClose={() => setDeleting(null)} />
+      {documents.isPending ? <Loading label="Loading documents" /> : null}
+      {documents.error ? <ErrorNotice error={documents.error} onRetry={() => void documents.refetch()} /> : null}
+      {documents.data && documents.data.data.length === 0 ? (
+        <Empty title={filtered ? 'No document matches' : 'Not trained yet'}>
+          {filtered ? 'Change the search or the status.' : 'Train it with a text, a web page or a file above.'}
+        </Empty>
+      ) : null}
+      {documents.data && documents.data.data.length > 0 ? <DocumentTable documents={documents.data.data} onDelete={setDeleting} /> : null}
+      {documents.data ? <Pager page={page} lastPage={documents.data.meta.last_page} onChange={setPage} /> : null}
+    </Stack>
+  )
+}
+
+function DocumentTable({ documents, onDelete }: { documents: Document[]; onDelete: (document: Document) => void }) {
+  const queryClient = useQueryClient()
+  const retry = useMutation({
+    mutationFn: (uuid: string) => api.knowledge.retry.mutate({ document_uuid: uuid }),
+    onSuccess: (answer) => void queryClient.invalidateQueries({ queryKey: ['knowledge.list', answer.data.agent_uuid] }),
+    onError: (error) => notifications.show({ color: 'red', message: `The retry was refused: ${error.message}` }),
+  })
+  return (
+    <Table.ScrollContainer minWidth={640}>
+      <Table striped>
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Document</Table.Th>
+            <Table.Th>Status</Table.Th>
+            <Table.Th>Chunks</Table.Th>
+            <Table.Th>Updated</Table.Th>
+            <Table.Th>Actions</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {documents.map((document) => (
+            <Table.Tr key={document.uuid}>
+              <Table.Td style={{ maxWidth: 320 }}>
+                <Text fw={600} truncate="end" title={document.name}>
+                  {document.name}
+                </Text>
+                <Text size="xs" c="dimmed" style={{ overflowWrap: 'anywhere' }}>
+                  {SOURCE_LABELS[document.source_type]} · {document.mime_type}
+                  {document.url ? ` · ${document.url}` : ''}
+                </Text>
+              </Table.Td>
+              <Table.Td style={{ maxWidth: 280 }}>
+                <Badge color={STATUS_COLORS[document.status]} variant="light" aria-label={`Status of ${document.name}: ${document.status}`}>
+                  {document.status}
+                </Badge>
+                {document.error ? (
+                  <Text size="xs" c="red" mt={4} style={{ overflowWrap: 'anywhere' }}>
+                    {document.error}
+                  </Text>
+                ) : null}
+              </Table.Td>
+              <Table.Td>
+                <Text size="sm">{document.status === 'ready' ? `${document.chunks_count} (${document.tokens_count} tokens)` : '—'}</Text>
+              </Table.Td>
+              <Table.Td>
+                <Text size="sm">{dateTimeFormat.format(new Date(document.updated_at))}</Text>
+              </Table.Td>
+              <Table.Td>
+                <Group gap={4} wrap="nowrap">
+                  {document.status === 'failed' ? (
+                    <Button
+                      size="xs"
+                      variant="light"
+                      aria-label={`Retry ${document.name}`}
+                      loading={retry.isPending && retry.variables === document.uuid}
+                      onClick={() => retry.mutate(document.uuid)}
+                    >
+                      Retry
+                    </Button>
+                  ) : null}
+                  <Button size="xs" variant="light" color="red" aria-label={`Delete ${document.name}`} onClick={() => onDelete(document)}>
+                    Delete
+                  </Button>
+                </Group>
+              </Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+    </Table.ScrollContainer>
+  )
+}
+
+function DeleteModal({ document: target, onClose }: { document: Document | null; onClose: () => void }) {
+  // Kept while the dialog closes, so its text does not empty before it is gone.
+  const [document, setShown] = useState(target)
+  if (target && target !== document) setShown(target)
+  const queryClient = useQueryClient()
+  const remove = useMutation({
+    mutationFn: (deleted: Document) => api.knowledge.delete.mutate({ document_uuid: deleted.uuid }),
+    onSuccess: (_, deleted) => {
+      void queryClient.invalidateQueries({ queryKey: ['knowledge.list', deleted.agent_uuid] })
+      notifications.show({ message: `“${deleted.name}” deleted` })
+      close()
+    },
+  })
+  const close = () => {
+    remove.reset()
+    onClose()
+  }
+  return (
+    <Modal opened={target !== null} onClose={close} title="Delete this document?">
+      <Stack>
+        <Text style={{ overflowWrap: 'anywhere' }}>
+          “{document?.name}” and its chunks are deleted at once; the agent's runs no longer use them.
+        </Text>
+        {remove.error ? <ErrorNotice error={remove.error} /> : null}
+        <Group justify="flex-end">
+          <Button variant="default" onClick={close}>
+            Cancel
+          </Button>
+          <Button color="red" loading={remove.isPending} onClick={() => document && remove.mutate(document)}>
+            Delete document
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
+  )
+}

@@ -1,0 +1,91 @@
+/**
+ * The "New prompt" dialog of the prompt list: name, description, template and visibility
+ * (`prompts.create`). There is no /prompts/new screen, so once created the prompt opens on its
+ * edit screen, where its inputs and model are declared.
+ */
+import { Button, Group, Modal, Select, Stack, Textarea, TextInput } from '@mantine/core'
+import { useMutation, useQueryClient } from '@tanstack/react-query'
+import { useState, type FormEvent } from 'react'
+import { useNavigate } from 'react-router'
+import { api, problemOf } from '../../lib/api.ts'
+import { fieldError } from '../../ui/forms.ts'
+import { FormProblem } from './FormProblem.tsx'
+import { VISIBILITY_OPTIONS, type Visibility } from './promptTypes.ts'
+
+const EMPTY = { name: '', description: '', content: '', visibility: 'private' as Visibility }
+
+export function CreatePromptModal({ opened, onClose }: { opened: boolean; onClose: () => void }) {
+  const navigate = useNavigate()
+  const queryClient = useQueryClient()
+  const [form, setForm] = useState(EMPTY)
+  const create = useMutation({
+    mutationFn: () => api.prompts.create.mutate(form),
+    onSuccess: (answer) => {
+      void queryClient.invalidateQueries({ queryKey: ['prompts.list'] })
+      queryClient.setQueryData(['prompts.retrieve', answer.data.uuid], answer)
+      setForm(EMPTY)
+      void navigate(`/prompts/${answer.data.uuid}`)
+    },
+  })
+  const problem = create.error ? problemOf(create.error) : null
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    create.mutate()
+  }
+  const close = () => {
+    create.reset()
+    onClose()
+  }
+  return (
+    <Modal opened={opened} onClose={close} title="New prompt" size="lg">
+      <form onSubmit={submit} noValidate>
+        <Stack>
+          <FormProblem problem={problem} fields={Object.keys(form)} />
+          <TextInput
+            label="Name"
+            required
+            data-autofocus
+            value={form.name}
+            onChange={(e) => setForm({ ...form, name: e.currentTarget.value })}
+            error={fieldError(problem, 'name')}
+          />
+          <TextInput
+            label="Description"
+            value={form.description}
+            onChange={(e) => setForm({ ...form, description: e.currentTarget.value })}
+            error={fieldError(problem, 'description')}
+          />
+          <Textarea
+            label="Template"
+            description="Mustache: {{key}} inserts the value of the input named key; inputs are declared on the next screen."
+            required
+            autosize
+            minRows={4}
+            maxRows={12}
+            value={form.content}
+            onChange={(e) => setForm({ ...form, content: e.currentTarget.value })}
+            error={fieldError(problem, 'content')}
+            styles={{ input: { fontFamily: 'var(--mantine-font-family-monospace)' } }}
+          />
+          <Select
+            label="Visibility"
+            data={VISIBILITY_OPTIONS}
+            value={form.visibility}
+            onChange={(value) => value && setForm({ ...form, visibility: value as Visibility })}
+            allowDeselect={false}
+            error={fieldError(problem, 'visibility')}
+            comboboxProps={{ withinPortal: true }}
+          />
+          <Group justify="flex-end">
+            <Button variant="default" onClick={close}>
+              Cancel
+            </Button>
+            <Button type="submit" loading={create.isPending}>
+              Create prompt
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  )
+}

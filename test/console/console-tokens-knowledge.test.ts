@@ -1,0 +1,168 @@
+/**
+ * The console's access tokens and knowledge screens in a real browser: an application token made
+ * on the screen, its plaintext shown once and working over REST, then revoked (401 over REST); an
+ * agent trained with a text on the screen, followed until its document is ready (embedded by the
+ * local model server) and checked over REST, a bad URL answered at its field, the document
+ * deleted; both screens at 360 px.
+ */
+import { expect, it } from 'vitest'
+import { describeConsole } from '../helpers/console.ts'
+
+/** `YYYY-MM-DD` of the day `days` from now, in this process's zone (the browser's too). */
+function dayFromNow(days: number): string {
+  const date = new Date(Date.now() + days * 86_400_000)
+  return `${date.getFullYear()}-${String(date.getMonth() + 1).padStart(2, '0')}-${String(date.getDate()).padStart(2, '0')}`
+}
+
+describeConsole('web console: access tokens and knowledge', (t) => {
+  it('creates a read-only application token, shows it once, and revokes it', async () => {
+    const user = await t.user('Token Owner')
+    const page = await t.newPage()
+    await t.open(page, user, '/tokens')
+    await page.getByText('No application tokens').waitFor()
+
+    await page.getByRole('button', { name: 'New token' }).click()
+    const dialog = page.getByRole('dialog', { name: 'New application token' })
+    await dialog.getByRole('textbox', { name: 'Name' }).fill('Deploy bot')
+    const expires = dayFromNow(365)
+    await dialog.getByLabel('Expires on').fill(expires)
+    await dialog.getByRole('combobox', { name: 'Workspace' }).click()
+    await page.getByRole('option', { name: "Token's Workspace" }).click()
+    await dialog.getByText('Read only (every change is refused)').click()
+    await dialog.getByRole('button', { name: 'Create token' }).click()
+
+    const shown = page.getByRole('dialog', { name: 'Token created' })
+    await shown.getByText('This is the only time the token is shown').waitFor()
+    await shown.getByRole('button', { name: 'Copy token' }).waitFor()
+    const plaintext = await shown.getByRole('textbox', { name: /Your new token/ }).inputValue()
+    expect(plaintext).toMatch(/^wat_[A-Za-z0-9_-]{40,}$/)
+    await t.screenshot(page, 'token-created')
+
+    // The plaintext works over REST, and the token is stored as asked.
+    const me = await t.server.http('GET', '/api/v1/user', { token: plaintext })
+    expect(me.status).toBe(200)
+    expect(me.body.data.email).toBe(user.email)
+    const listed = await t.server.http('GET', '/api/v1/access-tokens', { token: user.token })
+    expect(listed.body.data).toHaveLength(1)
+    const stored = listed.body.data[0]
+    expect(stored).toMatchObject({ name: 'Deploy bot', kind: 'application', abilities: ['read'], workspace_uuid: user.workspaceUuid })
+    const expiresAt = new Date(stored.expires_at)
+    expect(
+      `${expiresAt.getFullYear()}-${String(expiresAt.getMonth() + 1).padStart(2, '0')}-${String(expiresAt.getDate()).padStart(2, '0')}`,
+    ).toBe(expires)
+
+    // Once closed, the plaintext is nowhere on the page; the list shows the token and its use.
+    await shown.getByRole('button', { name: 'Done' }).click()
+    await shown.waitFor({ state: 'detached' })
+    expect(await page.content()).not.toContain(plaintext)
+    await expect
+      .poll(async () => (await t.server.http('GET', '/api/v1/access-tokens', { token: user.token })).body.data[0].last_used_at)
+      .not.toBeNull()
+    await page.reload()
+    const row = page.getByRole('row', { name: /Deploy bot/ })
+    await row.getByText('read only').waitFor()
+    await row.getByText("Token's Workspace").waitFor()
+    await expect.poll(() => row.textContent()).not.toContain('Never')
+    await t.screenshot(page, 'tokens')
+
+    // Revoked after the confirmation: the token answers 401.
+    await row.getByRole('button', { name: 'Revoke Deploy bot' }).click()
+    await page.getByRole('dialog', { name: 'Revoke this token?' }).getByRole('button', { name: 'Revoke token' }).click()
+    await page.getByText('No application tokens').waitFor()
+    const revoked = await t.server.http('GET', '/api/v1/user', { token: plaintext })
+    expect(revoked.status).toBe(401)
+    expect((await t.server.http('GET', '/api/v1/user', { token: user.token })).status).toBe(200)
+  }, 90_000)
+
+  it('trains an agent with a text, follows it to ready, and deletes the document', async () => {
+    const user = await t.user()
+    const agent = await t.server.http('POST', '/api/v1/agents', {
+      token: user.token,
+      body: { name: 'Handbook bot', description: 'Answers from the handbook', metadata: { knowledge: true } },
+    })
+    expect(agent.status).toBe(201)
+    const agentUuid: string = agent.body.data.uuid
+    const page = await t.newPage()
+    await t.open(page, user, '/knowledge')
+    await page.getByRole('combobox', { name: 'Agent' }).click()
+    await page.getByRole('option', { name: 'Handbook bot' }).click()
+    await page.waitForURL((url) => url.searchParams.get('agent') === agentUuid)
+    await page.getByText('Not trained yet').waitFor()
+
+    // A URL the service refuses is answered at the URL field, and nothing is stored.
+    await page.getByText('Web page', { exact: true }).click()
+    const url = page.getByRole('textbox', { name: 'URL' })
+    await url.fill('ftp://example.com/handbook')
+    await page.getByRole('button', { name: 'Train agent' }).click()
+    await expect.poll(() => url.getAttribute('aria-invalid')).toBe('true')
+    await page.getByText('Only http and https URLs can be trained').waitFor()
+
+    await page.getByText('Text', { exact: true }).click()
+    await page.getByRole('textbox', { name: 'Name' }).fill('Holidays')
+    await page
+      .getByRole('textbox', { name: 'Text' })
+      .fill('Every employee has 25 days of paid holiday a year. Ask your manager two weeks ahead.')
+    await page.getByRole('button', { name: 'Train agent' }).click()
+    await page.getByRole('row', { name: /Holidays/ }).waitFor()
+    // Ingestion runs in the job queue: the list refreshes itself until the document is ready.
+    await page.getByLabel('Status of Holidays: ready').waitFor({ timeout: 60_000 })
+    await page
+      .getByRole('row', { name: /Holidays/ })
+      .getByText(/^1 \(\d+ tokens\)$/)
+      .waitFor()
+    await t.screenshot(page, 'knowledge')
+
+    const documents = await t.server.http('GET', `/api/v1/agents/${agentUuid}/knowledge`, { token: user.token })
+    expect(documents.status).toBe(200)
+    expect(documents.body.data).toHaveLength(1)
+    expect(documents.body.data[0]).toMatchObject({ name: 'Holidays', source_type: 'text', status: 'ready', error: null, chunks_count: 1 })
+    expect(t.upstream.requests.some((request) => request.path.startsWith('/v1/embeddings'))).toBe(true)
+    const search = await t.server.http('POST', `/api/v1/agents/${agentUuid}/knowledge/search`, {
+      token: user.token,
+      body: { query: 'paid holiday' },
+    })
+    expect(search.body.data[0].document_name).toBe('Holidays')
+
+    await page.getByRole('button', { name: 'Delete Holidays' }).click()
+    await page.getByRole('dialog', { name: 'Delete this document?' }).getByRole('button', { name: 'Delete document' }).click()
+    await page.getByText('Not trained yet').waitFor()
+    const after = await t.server.http('GET', `/api/v1/agents/${agentUuid}/knowledge`, { token: user.token })
+    expect(after.body.data).toHaveLength(0)
+  }, 120_000)
+
+  it('fits the tokens and knowledge screens in 360 px, and says when an agent is not found', async () => {
+    const user = await t.user()
+    const token = await t.server.http('POST', '/api/v1/access-tokens', {
+      token: user.token,
+      body: { name: `An integration with a very long name ${'n'.repeat(150)}` },
+    })
+    expect(token.status).toBe(201)
+    const agent = await t.server.http('POST', '/api/v1/agents', { token: user.token, body: { name: 'Narrow agent', description: 'x' } })
+    const trained = await t.server.http('POST', `/api/v1/agents/${agent.body.data.uuid}/train`, {
+      token: user.token,
+      body: {
+        sources: [{ type: 'text', name: `A document with a name far longer than the screen ${'d'.repeat(150)}`, text: 'Short text.' }],
+      },
+    })
+    expect(trained.status).toBe(202)
+    const page = await t.newPage({ width: 360, height: 740 })
+    await t.open(page, user, '/tokens')
+    await page.getByRole('row', { name: /An integration/ }).waitFor()
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')).toBeLessThanOrEqual(
+      0,
+    )
+    await t.screenshot(page, 'tokens-360')
+
+    await page.goto(`${t.server.url}/console/knowledge?agent=${agent.body.data.uuid}`)
+    await page.getByRole('row', { name: /A document with a name/ }).waitFor()
+    // Knowledge is off for this agent: the screen says where to turn it on.
+    await page.getByText('Knowledge is off for this agent').waitFor()
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')).toBeLessThanOrEqual(
+      0,
+    )
+    await t.screenshot(page, 'knowledge-360')
+
+    await page.goto(`${t.server.url}/console/knowledge?agent=00000000-0000-4000-8000-000000000000`)
+    await page.getByRole('alert').getByText('Not found').waitFor()
+  }, 90_000)
+})
