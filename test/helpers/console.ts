@@ -141,7 +141,13 @@ export function describeConsole(name: string, body: (suite: ConsoleSuite) => voi
       await page.goto(`${suite.server.url}/console${target}`)
     }
     suite.screenshot = async (page, name) => {
-      await page.screenshot({ path: path.join(CONSOLE_ARTIFACTS, `${name}.png`), fullPage: true })
+      // The whole page as a window that tall shows it (Playwright's fullPage stitches scrolled views,
+      // which draws the fixed header in the middle): grow the window, take it, put it back.
+      const viewport = page.viewportSize()!
+      const height = await page.evaluate<number>('document.documentElement.scrollHeight')
+      if (height > viewport.height) await page.setViewportSize({ width: viewport.width, height: Math.min(height, 6000) })
+      await page.screenshot({ path: path.join(CONSOLE_ARTIFACTS, `${name}.png`) })
+      if (height > viewport.height) await page.setViewportSize(viewport)
     }
     suite.restart = async () => {
       await stopProcess(suite.server, 'SIGTERM')
