@@ -7,10 +7,10 @@ import { Alert, Anchor, Button, Container, Group, Paper, PasswordInput, Stack, T
 import { useMutation } from '@tanstack/react-query'
 import { useState, type FormEvent, type ReactNode } from 'react'
 import { Link, useNavigate, useSearchParams } from 'react-router'
-import { api, problemOf, type Problem } from '../../lib/api.ts'
+import { api, problemOf } from '../../lib/api.ts'
 import { signedIn } from '../../lib/session.tsx'
-import { fieldError, otherIssues } from '../../ui/forms.ts'
-import { describeStatus } from '../../ui/states.tsx'
+import { fieldError } from '../../ui/forms.ts'
+import { FormProblem } from '../../ui/FormProblem.tsx'
 
 /** Where to go after signing in: the `next` the screen was given, if it is a console path. */
 function useNext(): string {
@@ -32,19 +32,6 @@ function AuthFrame({ title, children }: { title: string; children: ReactNode }) 
         {children}
       </Paper>
     </Container>
-  )
-}
-
-/** An alert for a failure that no field of the form shows. */
-function FormProblem({ problem, fields }: { problem: Problem | null; fields: string[] }) {
-  if (!problem) return null
-  const others = otherIssues(problem, fields)
-  if (problem.status === 400 && others.length === 0) return null
-  const { title, detail } = describeStatus(problem)
-  return (
-    <Alert color="red" title={problem.status === 400 ? 'Check the form' : title} role="alert">
-      {others.length ? others.join('; ') : problem.status === 401 ? problem.message : detail}
-    </Alert>
   )
 }
 

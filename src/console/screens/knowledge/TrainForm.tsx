@@ -10,7 +10,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { useState, type FormEvent } from 'react'
 import { api, problemOf, type RouterInputs } from '../../lib/api.ts'
 import { fieldError } from '../../ui/forms.ts'
-import { FormProblem } from '../prompts/FormProblem.tsx'
+import { FormProblem } from '../../ui/FormProblem.tsx'
 
 type Source = RouterInputs['knowledge']['train']['sources'][number]
 type Kind = Source['type']

@@ -9,7 +9,7 @@ import { useState, type FormEvent } from 'react'
 import { useNavigate } from 'react-router'
 import { api, problemOf } from '../../lib/api.ts'
 import { fieldError } from '../../ui/forms.ts'
-import { FormProblem } from './FormProblem.tsx'
+import { FormProblem } from '../../ui/FormProblem.tsx'
 import { VISIBILITY_OPTIONS, type Visibility } from './promptTypes.ts'
 
 const EMPTY = { name: '', description: '', content: '', visibility: 'private' as Visibility }

@@ -24,7 +24,7 @@ import { useMutation } from '@tanstack/react-query'
 import { useState, type FormEvent } from 'react'
 import { api, problemOf, type RouterOutputs } from '../../lib/api.ts'
 import { fieldError } from '../../ui/forms.ts'
-import { FormProblem } from './FormProblem.tsx'
+import { FormProblem } from '../../ui/FormProblem.tsx'
 import { ModelSelect } from './ModelSelect.tsx'
 import { promptModel, type Prompt, type PromptInput } from './promptTypes.ts'
 

@@ -9,7 +9,7 @@ import { useState, type FormEvent } from 'react'
 import { api, problemOf, type RouterInputs } from '../../lib/api.ts'
 import { useSession } from '../../lib/session.tsx'
 import { fieldError } from '../../ui/forms.ts'
-import { FormProblem } from '../prompts/FormProblem.tsx'
+import { FormProblem } from '../../ui/FormProblem.tsx'
 
 type CreateInput = RouterInputs['accessTokens']['create']
 
