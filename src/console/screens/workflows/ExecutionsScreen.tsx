@@ -1,6 +1,168 @@
-/** Placeholder: filled in by the screen's own slice. */
-import { ScreenTitle } from '../../ui/ListControls.tsx'
+/**
+ * A workflow's executions: the list (status, mode, started, duration; filter by status), and one
+ * execution's details (`?execution=<uuid>`) with each node's input, output, error and timing
+ * (./ExecutionView.tsx). Both refresh every two seconds while something is queued or running. A
+ * queued or running execution can be cancelled, a failed or cancelled one retried.
+ * Procedures: `workflows.retrieve` (the name), `workflowExecutions.list`
+ * (`GET /api/v1/workflow-executions?workflow_uuid=`), `workflowExecutions.retrieve`
+ * (`GET .../{execution_uuid}`), `workflowExecutions.cancel` and `.retry` (`POST .../cancel`, `.../retry`).
+ */
+import { Anchor, Button, CloseButton, Group, Paper, Select, Table, Text, Title, VisuallyHidden } from '@mantine/core'
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useEffect, useRef, useState } from 'react'
+import { Link, useParams, useSearchParams } from 'react-router'
+import { api, type RouterInputs } from '../../lib/api.ts'
+import { Pager, ScreenTitle } from '../../ui/ListControls.tsx'
+import { Empty, ErrorNotice, Loading } from '../../ui/states.tsx'
+import { ExecutionView, formatDuration, formatTime, isUnderway, StatusBadge } from './ExecutionView.tsx'
+
+type Status = NonNullable<Exclude<RouterInputs['workflowExecutions']['list'], void | undefined>['status']>
+const STATUSES: Status[] = ['queued', 'running', 'succeeded', 'failed', 'canceled']
+const REFRESH_MS = 2000
 
 export default function ExecutionsScreen() {
-  return <ScreenTitle title="ExecutionsScreen" />
+  const { workflowUuid = '' } = useParams()
+  const [params, setParams] = useSearchParams()
+  const [status, setStatus] = useState<Status | null>(null)
+  const [page, setPage] = useState(1)
+  const selected = params.get('execution')
+  const workflow = useQuery({ queryKey: ['workflows.retrieve', workflowUuid], queryFn: () => api.workflows.retrieve.query({ workflow_uuid: workflowUuid }) })
+  const input = { workflow_uuid: workflowUuid, page, per_page: 20, ...(status ? { status } : {}) }
+  const executions = useQuery({
+    queryKey: ['workflowExecutions.list', input],
+    queryFn: () => api.workflowExecutions.list.query(input),
+    placeholderData: keepPreviousData,
+    refetchInterval: (query) => (query.state.data?.data.some((execution) => isUnderway(execution.status)) ? REFRESH_MS : false),
+  })
+  const open = (uuid: string | null) => setParams(uuid ? { execution: uuid } : {}, { replace: true })
+  const name = workflow.data?.data.name
+  return (
+    <>
+      <ScreenTitle title={name ? `Executions of ${name}` : 'Executions'}>
+        <Button variant="default" component={Link} to={`/workflows/${workflowUuid}`}>
+          Open the editor
+        </Button>
+      </ScreenTitle>
+      {workflow.error ? <ErrorNotice error={workflow.error} /> : null}
+      <Group mb="md" align="end" wrap="wrap">
+        <Select
+          label="Status"
+          placeholder="Any status"
+          clearable
+          data={STATUSES}
+          value={status}
+          onChange={(value) => {
+            setStatus(value as Status | null)
+            setPage(1)
+          }}
+          w={200}
+          comboboxProps={{ withinPortal: true }}
+        />
+      </Group>
+      {executions.isPending ? <Loading label="Loading executions" /> : null}
+      {executions.error ? <ErrorNotice error={executions.error} onRetry={() => void executions.refetch()} /> : null}
+      {executions.data && executions.data.data.length === 0 ? (
+        <Empty title={status ? 'No execution with this status' : 'No executions yet'}>{status ? 'Choose another status.' : 'Run the workflow, or call its webhook.'}</Empty>
+      ) : null}
+      {executions.data && executions.data.data.length > 0 ? (
+        <Table.ScrollContainer minWidth={520}>
+          <Table striped highlightOnHover aria-label="Executions">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Status</Table.Th>
+                <Table.Th>Mode</Table.Th>
+                <Table.Th>Started</Table.Th>
+                <Table.Th>Duration</Table.Th>
+                <Table.Th>
+                  <VisuallyHidden>Details</VisuallyHidden>
+                </Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {executions.data.data.map((execution) => (
+                <Table.Tr key={execution.uuid} bg={execution.uuid === selected ? 'var(--mantine-color-blue-light)' : undefined}>
+                  <Table.Td>
+                    <StatusBadge status={execution.status} />
+                  </Table.Td>
+                  <Table.Td>{execution.mode}</Table.Td>
+                  <Table.Td>{formatTime(execution.started_at ?? execution.created_at)}</Table.Td>
+                  <Table.Td>{formatDuration(execution.duration_ms)}</Table.Td>
+                  <Table.Td>
+                    <Button
+                      size="xs"
+                      variant="light"
+                      onClick={() => open(execution.uuid)}
+                      aria-label={`Details of the execution of ${formatTime(execution.started_at ?? execution.created_at)}`}
+                      aria-pressed={execution.uuid === selected}
+                    >
+                      Details
+                    </Button>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Table.ScrollContainer>
+      ) : null}
+      {executions.data ? <Pager page={page} lastPage={executions.data.meta.last_page} onChange={setPage} /> : null}
+      {selected ? <ExecutionPanel key={selected} uuid={selected} onOpen={open} /> : null}
+    </>
+  )
+}
+
+function ExecutionPanel({ uuid, onOpen }: { uuid: string; onOpen: (uuid: string | null) => void }) {
+  const queryClient = useQueryClient()
+  const heading = useRef<HTMLHeadingElement>(null)
+  const execution = useQuery({
+    queryKey: ['workflowExecutions.retrieve', uuid],
+    queryFn: () => api.workflowExecutions.retrieve.query({ execution_uuid: uuid }),
+    refetchInterval: (query) => (query.state.data && isUnderway(query.state.data.data.status) ? REFRESH_MS : false),
+  })
+  const refresh = () => queryClient.invalidateQueries({ predicate: (query) => String(query.queryKey[0]).startsWith('workflowExecutions') })
+  const cancel = useMutation({ mutationFn: () => api.workflowExecutions.cancel.mutate({ execution_uuid: uuid }), onSuccess: () => void refresh() })
+  const retry = useMutation({ mutationFn: () => api.workflowExecutions.retry.mutate({ execution_uuid: uuid }), onSuccess: () => void refresh() })
+  const loaded = Boolean(execution.data)
+  useEffect(() => {
+    if (loaded) heading.current?.focus()
+  }, [loaded])
+  const data = execution.data?.data
+  return (
+    <Paper withBorder p="md" mt="lg" component="section" aria-labelledby="execution-title">
+      <Group justify="space-between" wrap="nowrap" mb="sm">
+        <Title order={3} id="execution-title" ref={heading} tabIndex={-1} style={{ overflowWrap: 'anywhere', minWidth: 0 }}>
+          Execution {data ? `of ${formatTime(data.started_at ?? data.created_at)}` : ''}
+        </Title>
+        <CloseButton onClick={() => onOpen(null)} aria-label="Close the execution" />
+      </Group>
+      {execution.isPending ? <Loading label="Loading the execution" /> : null}
+      {execution.error ? <ErrorNotice error={execution.error} onRetry={() => void execution.refetch()} /> : null}
+      {cancel.error ? <ErrorNotice error={cancel.error} /> : null}
+      {retry.error ? <ErrorNotice error={retry.error} /> : null}
+      {data ? (
+        <>
+          <Group gap="xs" mb="sm">
+            {isUnderway(data.status) ? (
+              <Button size="xs" color="red" variant="light" loading={cancel.isPending} onClick={() => cancel.mutate()}>
+                Cancel execution
+              </Button>
+            ) : null}
+            {data.status === 'failed' || data.status === 'canceled' ? (
+              <Button size="xs" variant="light" loading={retry.isPending} onClick={() => retry.mutate()}>
+                Retry
+              </Button>
+            ) : null}
+            {retry.data ? (
+              <Anchor size="sm" component="button" onClick={() => retry.data && onOpen(retry.data.data.uuid)}>
+                Open the retry
+              </Anchor>
+            ) : null}
+          </Group>
+          <Text size="xs" c="dimmed" mb="xs" style={{ overflowWrap: 'anywhere' }}>
+            {data.uuid}
+          </Text>
+          <ExecutionView execution={data} />
+        </>
+      ) : null}
+    </Paper>
+  )
 }

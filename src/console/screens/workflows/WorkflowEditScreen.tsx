@@ -1,6 +1,382 @@
-/** Placeholder: filled in by the screen's own slice. */
+/**
+ * The workflow editor: the graph drawn and edited with React Flow (drag nodes, connect a node's
+ * output handle to another's input, Delete/Backspace removes the selection), nodes added from the
+ * node type catalogue with their parameters as forms built from each type's JSON Schema, and the
+ * same done from lists beside the canvas for the keyboard (./EditorPanels.tsx). Save stores the
+ * name, description and whole graph; when the service refuses it (400), each issue is shown on
+ * the node or connection it names (a red border and the message on the canvas, at its field in
+ * the node's form) and listed, each entry leading to its node. Also here: turn the workflow on or
+ * off, run it (./RunDialog.tsx), and its executions.
+ * Procedures: `workflows.retrieve` (`GET /api/v1/workflows/{workflow_uuid}`),
+ * `workflowNodeTypes.list` (`GET /api/v1/workflow-node-types`), `workflows.update` (`PUT`),
+ * `workflows.run` (`POST .../run`).
+ *
+ * React Flow's stylesheet is imported here so that it is loaded with this screen only.
+ */
+import '@xyflow/react/dist/style.css'
+import { Badge, Button, Grid, Group, Modal, Paper, Stack, Switch, Text, TextInput, useComputedColorScheme } from '@mantine/core'
+import { notifications } from '@mantine/notifications'
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import {
+  addEdge,
+  Background,
+  Controls,
+  ReactFlow,
+  ReactFlowProvider,
+  useEdgesState,
+  useNodesState,
+  useReactFlow,
+  type Connection,
+  type OnSelectionChangeParams,
+} from '@xyflow/react'
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
+import { Link, useBlocker, useParams } from 'react-router'
+import { api, problemOf, type Problem, type RouterOutputs } from '../../lib/api.ts'
+import { fieldError } from '../../ui/forms.ts'
 import { ScreenTitle } from '../../ui/ListControls.tsx'
+import { describeProblem, ErrorNotice, Loading } from '../../ui/states.tsx'
+import { AddNode, Connections, NodeEditor, NodeList, ProblemList } from './EditorPanels.tsx'
+import { freshId, graphProblems, toFlow, toStored, type GraphProblem, type NodeType, type StepEdge, type StepNode, type Workflow } from './graph.ts'
+import { RunDialog } from './RunDialog.tsx'
+import { CanvasContext, NODE_TYPES } from './StepNodeView.tsx'
 
 export default function WorkflowEditScreen() {
-  return <ScreenTitle title="WorkflowEditScreen" />
+  const { workflowUuid = '' } = useParams()
+  const workflow = useQuery({
+    queryKey: ['workflows.retrieve', workflowUuid],
+    queryFn: () => api.workflows.retrieve.query({ workflow_uuid: workflowUuid }),
+  })
+  const types = useQuery({ queryKey: ['workflowNodeTypes.list'], queryFn: () => api.workflowNodeTypes.list.query(), staleTime: Infinity })
+  const error = workflow.error ?? types.error
+  if (error) {
+    return (
+      <>
+        <ScreenTitle title="Workflow" />
+        <ErrorNotice error={error} onRetry={() => void (workflow.error ? workflow.refetch() : types.refetch())} />
+        <Button component={Link} to="/workflows" variant="light">
+          Back to workflows
+        </Button>
+      </>
+    )
+  }
+  if (!workflow.data || !types.data) return <Loading label="Loading the workflow" />
+  return (
+    <ReactFlowProvider>
+      <Editor key={workflowUuid} workflow={workflow.data.data} types={types.data.data} />
+    </ReactFlowProvider>
+  )
+}
+
+interface Details {
+  name: string
+  description: string
+}
+
+/** What a save sends, to compare with the last one saved. */
+const snapshotOf = (details: Details, nodes: StepNode[], edges: StepEdge[]) => JSON.stringify({ ...details, ...toStored(nodes, edges) })
+
+/** A connection id not yet used. */
+function freshEdgeId(edges: StepEdge[]): string {
+  const taken = new Set(edges.map((edge) => edge.id))
+  let n = edges.length + 1
+  while (taken.has(`edge_${n}`)) n += 1
+  return `edge_${n}`
+}
+
+function Editor({ workflow, types }: { workflow: Workflow; types: NodeType[] }) {
+  const queryClient = useQueryClient()
+  const flow = useReactFlow<StepNode, StepEdge>()
+  const colorScheme = useComputedColorScheme('light')
+  const catalog = useMemo(() => new Map(types.map((type) => [type.type, type])), [types])
+  const [initial] = useState(() => toFlow(workflow.nodes, workflow.edges))
+  const [nodes, setNodes, onNodesChange] = useNodesState<StepNode>(initial.nodes)
+  const [edges, setEdges, onEdgesChange] = useEdgesState<StepEdge>(initial.edges)
+  const [details, setDetails] = useState<Details>({ name: workflow.name, description: workflow.description })
+  const [saved, setSaved] = useState(() => snapshotOf({ name: workflow.name, description: workflow.description }, initial.nodes, initial.edges))
+  const [problems, setProblems] = useState<GraphProblem[]>([])
+  const [saveProblem, setSaveProblem] = useState<Problem | null>(null)
+  const [selectedId, setSelectedId] = useState<string | null>(null)
+  const [highlightedEdge, setHighlightedEdge] = useState<string | null>(null)
+  const [running, setRunning] = useState(false)
+  const [focusRequest, setFocusRequest] = useState(0)
+  const [savedAt, setSavedAt] = useState<string | null>(null)
+  const headingRef = useRef<HTMLHeadingElement>(null)
+  const dirty = snapshotOf(details, nodes, edges) !== saved
+
+  // A problem of a node or connection deleted since the save (on the canvas, with the Delete key) is gone with it.
+  // Keyed by the ids alone, so that dragging a node does not redraw every node.
+  const nodeIds = nodes.map((node) => node.id).join('\n')
+  const edgeIds = edges.map((edge) => edge.id).join('\n')
+  const shown = useMemo(() => {
+    const liveNodes = new Set(nodeIds.split('\n'))
+    const liveEdges = new Set(edgeIds.split('\n'))
+    return problems.filter((problem) => (!problem.nodeId || liveNodes.has(problem.nodeId)) && (!problem.edgeId || liveEdges.has(problem.edgeId)))
+  }, [problems, nodeIds, edgeIds])
+  const problemsByNode = useMemo(() => groupBy(shown, (problem) => problem.nodeId), [shown])
+  const problemsByEdge = useMemo(() => groupBy(shown, (problem) => problem.edgeId), [shown])
+  const canvasContext = useMemo(() => ({ catalog, problemsByNode }), [catalog, problemsByNode])
+  const selected = nodes.find((node) => node.id === selectedId) ?? null
+
+  // A node deleted on the canvas (Delete key) closes its editor.
+  useEffect(() => {
+    if (selectedId && !nodes.some((node) => node.id === selectedId)) setSelectedId(null)
+  }, [nodes, selectedId])
+  // A node chosen from a list: its editor's heading takes the focus once it is drawn.
+  useEffect(() => {
+    if (focusRequest) headingRef.current?.focus()
+  }, [focusRequest])
+
+  const blocker = useBlocker(({ currentLocation, nextLocation }) => dirty && currentLocation.pathname !== nextLocation.pathname)
+  useEffect(() => {
+    if (!dirty) return
+    const warn = (event: BeforeUnloadEvent) => event.preventDefault()
+    window.addEventListener('beforeunload', warn)
+    return () => window.removeEventListener('beforeunload', warn)
+  }, [dirty])
+
+  const showNode = useCallback(
+    (id: string) => {
+      const node = flow.getNode(id)
+      setSelectedId(id)
+      setNodes((all) => all.map((n) => (n.selected === (n.id === id) ? n : { ...n, selected: n.id === id })))
+      if (node) void flow.setCenter(node.position.x + 100, node.position.y + 40, { zoom: Math.max(flow.getZoom(), 0.8), duration: 300 })
+      setFocusRequest((n) => n + 1)
+    },
+    [flow, setNodes],
+  )
+  const showEdge = useCallback(
+    (id: string) => {
+      setHighlightedEdge(id)
+      setEdges((all) => all.map((e) => (e.selected === (e.id === id) ? e : { ...e, selected: e.id === id })))
+      const edge = flow.getEdge(id)
+      const source = edge ? flow.getNode(edge.source) : undefined
+      if (source) void flow.setCenter(source.position.x + 200, source.position.y + 40, { zoom: Math.max(flow.getZoom(), 0.8), duration: 300 })
+      requestAnimationFrame(() => document.getElementById(`connection-${id}`)?.focus())
+    },
+    [flow, setEdges],
+  )
+
+  const addNode = (type: string) => {
+    const nodeType = catalog.get(type)
+    const id = freshId(type, new Set(nodes.map((node) => node.id)))
+    const anchor = selected ?? nodes.reduce<StepNode | null>((right, node) => (!right || node.position.x > right.position.x ? node : right), null)
+    const position = anchor ? { x: anchor.position.x + 260, y: anchor.position.y } : { x: 0, y: 80 }
+    const takenNames = new Set(nodes.map((node) => node.data.name))
+    const base = nodeType?.label ?? type
+    let name = base
+    for (let n = 2; takenNames.has(name); n += 1) name = `${base} ${n}`
+    const node: StepNode = { id, type: 'step', position, data: { type, name, parameters: {}, extra: {} } }
+    setNodes((all) => [...all.map((n) => (n.selected ? { ...n, selected: false } : n)), { ...node, selected: true }])
+    setSelectedId(id)
+    setFocusRequest((n) => n + 1)
+    // Once it is drawn, bring the new node into view.
+    requestAnimationFrame(() => void flow.fitView({ maxZoom: 1, padding: 0.2, duration: 200 }))
+  }
+  const deleteNode = (id: string) => {
+    setNodes((all) => all.filter((node) => node.id !== id))
+    setEdges((all) => all.filter((edge) => edge.source !== id && edge.target !== id))
+    setProblems((all) => all.filter((problem) => problem.nodeId !== id))
+  }
+  const updateNode = (id: string, change: (data: StepNode['data']) => StepNode['data']) =>
+    setNodes((all) => all.map((node) => (node.id === id ? { ...node, data: change(node.data) } : node)))
+  const changeParameters = (id: string, parameters: Record<string, unknown>) => {
+    const before = nodes.find((node) => node.id === id)?.data.parameters ?? {}
+    // A parameter changed since the save: its problem is no longer what the service said of it.
+    const changed = new Set([...Object.keys(before), ...Object.keys(parameters)].filter((key) => JSON.stringify(before[key]) !== JSON.stringify(parameters[key])))
+    if (!changed.size) return
+    updateNode(id, (data) => ({ ...data, parameters }))
+    setProblems((all) => all.filter((problem) => problem.nodeId !== id || !changed.has(problem.field.split('.')[1] ?? '')))
+  }
+  const connect = useCallback(
+    (connection: Connection) => setEdges((all) => addEdge({ ...connection, id: freshEdgeId(all), data: { extra: {} } }, all)),
+    [setEdges],
+  )
+  const onSelectionChange = useCallback(({ nodes: chosen }: OnSelectionChangeParams<StepNode, StepEdge>) => {
+    if (chosen.length === 1) setSelectedId(chosen[0].id)
+  }, [])
+
+  const save = useMutation({
+    mutationFn: (sent: { details: Details; nodes: StepNode[]; edges: StepEdge[] }) =>
+      api.workflows.update.mutate({ workflow_uuid: workflow.uuid, ...sent.details, ...toStored(sent.nodes, sent.edges) }),
+    onSuccess: (answer, sent) => {
+      setSaved(snapshotOf(sent.details, sent.nodes, sent.edges))
+      setProblems([])
+      setSaveProblem(null)
+      queryClient.setQueryData(['workflows.retrieve', workflow.uuid], answer)
+      void queryClient.invalidateQueries({ queryKey: ['workflows.list'] })
+      setSavedAt(new Date().toLocaleTimeString())
+    },
+    onError: (error, sent) => {
+      const problem = problemOf(error)
+      setSaveProblem(problem)
+      setProblems(problem.status === 400 ? graphProblems(problem, sent).filter((p) => p.nodeId || p.edgeId || !['name', 'description'].includes(p.field)) : [])
+    },
+  })
+  const activation = useMutation({
+    mutationFn: (isActive: boolean) => api.workflows.update.mutate({ workflow_uuid: workflow.uuid, is_active: isActive }),
+    onSuccess: (answer: RouterOutputs['workflows']['update']) => {
+      queryClient.setQueryData(['workflows.retrieve', workflow.uuid], answer)
+      void queryClient.invalidateQueries({ queryKey: ['workflows.list'] })
+    },
+    onError: (error) => {
+      const { title, detail } = describeProblem(error)
+      notifications.show({ color: 'red', title, message: detail })
+    },
+  })
+
+  const displayEdges = useMemo(
+    () =>
+      edges.map((edge) => {
+        const edgeProblems = problemsByEdge.get(edge.id)
+        if (!edgeProblems) return edge
+        return {
+          ...edge,
+          style: { stroke: 'var(--mantine-color-red-6)', strokeWidth: 2 },
+          label: edgeProblems[0].message,
+          labelStyle: { fill: 'var(--mantine-color-red-7)', fontSize: 11 },
+        }
+      }),
+    [edges, problemsByEdge],
+  )
+
+  return (
+    <>
+      <ScreenTitle title={workflow.name}>
+        <div role="status">
+          {dirty ? (
+            <Badge color="yellow" variant="light">
+              Unsaved changes
+            </Badge>
+          ) : savedAt ? (
+            <Text size="sm" c="dimmed">
+              Saved at {savedAt}
+            </Text>
+          ) : null}
+        </div>
+        <Switch
+          label="Active"
+          checked={workflow.is_active}
+          disabled={activation.isPending}
+          onChange={(event) => activation.mutate(event.currentTarget.checked)}
+        />
+        <Button variant="default" onClick={() => setRunning(true)}>
+          Run
+        </Button>
+        <Button variant="default" component={Link} to={`/workflows/${workflow.uuid}/executions`}>
+          Executions
+        </Button>
+        <Button onClick={() => save.mutate({ details, nodes, edges })} loading={save.isPending}>
+          Save
+        </Button>
+      </ScreenTitle>
+      <Group gap="sm" mb="sm" align="start" wrap="wrap">
+        <TextInput
+          label="Name"
+          required
+          value={details.name}
+          onChange={(event) => setDetails({ ...details, name: event.currentTarget.value })}
+          error={fieldError(saveProblem, 'name')}
+          style={{ flex: '1 1 220px' }}
+        />
+        <TextInput
+          label="Description"
+          value={details.description}
+          onChange={(event) => setDetails({ ...details, description: event.currentTarget.value })}
+          error={fieldError(saveProblem, 'description')}
+          style={{ flex: '2 1 280px' }}
+        />
+      </Group>
+      {saveProblem && saveProblem.status !== 400 ? <ErrorNotice error={save.error} /> : null}
+      <ProblemList problems={shown} nodes={nodes} edges={edges} onNode={showNode} onEdge={showEdge} />
+      <Grid gap="sm">
+        <Grid.Col span={{ base: 12, lg: 8 }}>
+          <Paper withBorder h={{ base: 420, sm: 600 }} style={{ overflow: 'hidden' }} aria-label="Workflow canvas" component="section">
+            <CanvasContext.Provider value={canvasContext}>
+              <ReactFlow<StepNode, StepEdge>
+                nodes={nodes}
+                edges={displayEdges}
+                nodeTypes={NODE_TYPES}
+                onNodesChange={onNodesChange}
+                onEdgesChange={onEdgesChange}
+                onConnect={connect}
+                onNodeClick={(_, node) => setSelectedId(node.id)}
+                onSelectionChange={onSelectionChange}
+                isValidConnection={(connection) => connection.source !== connection.target}
+                deleteKeyCode={['Backspace', 'Delete']}
+                colorMode={colorScheme}
+                fitView
+                fitViewOptions={{ maxZoom: 1, padding: 0.2 }}
+                minZoom={0.2}
+              >
+                <Background />
+                <Controls />
+              </ReactFlow>
+            </CanvasContext.Provider>
+          </Paper>
+          <Text size="xs" c="dimmed" mt={4}>
+            Drag from a node's right handle to another node's left handle to connect them; Delete or Backspace removes what is selected. The lists beside the
+            canvas do the same from the keyboard.
+          </Text>
+        </Grid.Col>
+        <Grid.Col span={{ base: 12, lg: 4 }}>
+          <Stack gap="sm">
+            {selected ? (
+              <NodeEditor
+                node={selected}
+                type={catalog.get(selected.data.type)}
+                problems={problemsByNode.get(selected.id) ?? []}
+                onRename={(name) => updateNode(selected.id, (data) => ({ ...data, name }))}
+                onParameters={(parameters) => changeParameters(selected.id, parameters)}
+                onDelete={() => deleteNode(selected.id)}
+                onClose={() => setSelectedId(null)}
+                headingRef={headingRef}
+              />
+            ) : null}
+            <AddNode types={types} onAdd={addNode} />
+            <NodeList nodes={nodes} catalog={catalog} problemsByNode={problemsByNode} selectedId={selectedId} onEdit={showNode} onDelete={deleteNode} />
+            <Connections
+              nodes={nodes}
+              edges={edges}
+              catalog={catalog}
+              problemsByEdge={problemsByEdge}
+              highlighted={highlightedEdge}
+              onConnect={(source, sourceHandle, target) => connect({ source, sourceHandle, target, targetHandle: null })}
+              onDelete={(id) => {
+                setEdges((all) => all.filter((edge) => edge.id !== id))
+                setProblems((all) => all.filter((problem) => problem.edgeId !== id))
+              }}
+            />
+          </Stack>
+        </Grid.Col>
+      </Grid>
+      {running ? (
+        <RunDialog
+          workflow={workflow}
+          opened
+          onClose={() => setRunning(false)}
+          note={dirty ? 'A run uses the saved workflow: your unsaved changes are not part of it.' : undefined}
+        />
+      ) : null}
+      <Modal opened={blocker.state === 'blocked'} onClose={() => blocker.reset?.()} title="Leave without saving?">
+        <Text mb="md">Your changes to this workflow are not saved.</Text>
+        <Group justify="flex-end">
+          <Button variant="default" onClick={() => blocker.reset?.()}>
+            Stay
+          </Button>
+          <Button color="red" onClick={() => blocker.proceed?.()}>
+            Leave
+          </Button>
+        </Group>
+      </Modal>
+    </>
+  )
+}
+
+function groupBy<T>(items: T[], keyOf: (item: T) => string | undefined): Map<string, T[]> {
+  const groups = new Map<string, T[]>()
+  for (const item of items) {
+    const key = keyOf(item)
+    if (key !== undefined) groups.set(key, [...(groups.get(key) ?? []), item])
+  }
+  return groups
 }

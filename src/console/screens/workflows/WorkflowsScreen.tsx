@@ -1,6 +1,227 @@
-/** Placeholder: filled in by the screen's own slice. */
-import { ScreenTitle } from '../../ui/ListControls.tsx'
+/**
+ * Workflows: the list with search and an active filter; each row leads to its editor and its
+ * executions, turns the workflow on or off, runs it by hand (./RunDialog.tsx) and deletes it after
+ * a confirmation. "New workflow" asks a name and a description and opens the editor.
+ * Procedures: `workflows.list` (`GET /api/v1/workflows`), `workflows.create` (`POST`),
+ * `workflows.update` with `is_active` (`PUT /api/v1/workflows/{workflow_uuid}`),
+ * `workflows.run` (`POST .../run`), `workflows.delete` (`DELETE .../{workflow_uuid}`).
+ *
+ * The list has no `is_active` filter in the API: the active filter reads pages of 100 and
+ * keeps the matching rows of the page.
+ */
+import { Badge, Button, Group, Modal, SegmentedControl, Stack, Switch, Table, Text, TextInput, Textarea, VisuallyHidden } from '@mantine/core'
+import { useDebouncedValue } from '@mantine/hooks'
+import { notifications } from '@mantine/notifications'
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useState, type FormEvent } from 'react'
+import { Link, useNavigate } from 'react-router'
+import { api, problemOf, type RouterOutputs } from '../../lib/api.ts'
+import { fieldError, otherIssues } from '../../ui/forms.ts'
+import { Pager, ScreenTitle } from '../../ui/ListControls.tsx'
+import { describeProblem, Empty, ErrorNotice, Loading } from '../../ui/states.tsx'
+import { formatTime } from './ExecutionView.tsx'
+import { RunDialog } from './RunDialog.tsx'
+
+type WorkflowRow = RouterOutputs['workflows']['list']['data'][number]
+type ActiveFilter = 'all' | 'active' | 'inactive'
+
+/** Tells what went wrong with an action taken from a row. */
+function notifyFailure(error: unknown) {
+  const { title, detail } = describeProblem(error)
+  notifications.show({ color: 'red', title, message: detail })
+}
 
 export default function WorkflowsScreen() {
-  return <ScreenTitle title="WorkflowsScreen" />
+  const queryClient = useQueryClient()
+  const [search, setSearch] = useState('')
+  const [debounced] = useDebouncedValue(search.trim(), 250)
+  const [active, setActive] = useState<ActiveFilter>('all')
+  const [page, setPage] = useState(1)
+  const [creating, setCreating] = useState(false)
+  const [running, setRunning] = useState<WorkflowRow | null>(null)
+  const [deleting, setDeleting] = useState<WorkflowRow | null>(null)
+  const input = { page, per_page: active === 'all' ? 20 : 100, sort: '-updated_at' as const, ...(debounced ? { search: debounced } : {}) }
+  const workflows = useQuery({ queryKey: ['workflows.list', input], queryFn: () => api.workflows.list.query(input), placeholderData: keepPreviousData })
+  const refresh = () => queryClient.invalidateQueries({ queryKey: ['workflows.list'] })
+  const activation = useMutation({
+    mutationFn: (row: { uuid: string; is_active: boolean }) => api.workflows.update.mutate({ workflow_uuid: row.uuid, is_active: row.is_active }),
+    onSuccess: () => void refresh(),
+    onError: notifyFailure,
+  })
+  const rows = (workflows.data?.data ?? []).filter((row) => active === 'all' || row.is_active === (active === 'active'))
+  const filtered = Boolean(debounced) || active !== 'all'
+  return (
+    <>
+      <ScreenTitle title="Workflows">
+        <Button onClick={() => setCreating(true)}>New workflow</Button>
+      </ScreenTitle>
+      <Group mb="md" gap="sm" wrap="wrap" align="end">
+        <TextInput
+          label="Search"
+          placeholder="Name or description"
+          value={search}
+          onChange={(event) => {
+            setSearch(event.currentTarget.value)
+            setPage(1)
+          }}
+          style={{ flex: '1 1 200px' }}
+        />
+        <SegmentedControl
+          aria-label="Active"
+          value={active}
+          onChange={(value) => {
+            setActive(value as ActiveFilter)
+            setPage(1)
+          }}
+          data={[
+            { value: 'all', label: 'All' },
+            { value: 'active', label: 'Active' },
+            { value: 'inactive', label: 'Inactive' },
+          ]}
+        />
+      </Group>
+      {workflows.isPending ? <Loading label="Loading workflows" /> : null}
+      {workflows.error ? <ErrorNotice error={workflows.error} onRetry={() => void workflows.refetch()} /> : null}
+      {workflows.data && rows.length === 0 ? (
+        <Empty title={filtered ? 'No workflow matches' : 'No workflows yet'}>
+          {filtered ? 'Change the search or the filter.' : 'Create one, then add a trigger and the steps it starts.'}
+        </Empty>
+      ) : null}
+      {rows.length > 0 ? (
+        <Table.ScrollContainer minWidth={640}>
+          <Table striped highlightOnHover>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Name</Table.Th>
+                <Table.Th>Active</Table.Th>
+                <Table.Th>Nodes</Table.Th>
+                <Table.Th>Updated</Table.Th>
+                <Table.Th>
+                  <VisuallyHidden>Actions</VisuallyHidden>
+                </Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {rows.map((workflow) => (
+                <Table.Tr key={workflow.uuid}>
+                  <Table.Td style={{ maxWidth: 320 }}>
+                    <Text component={Link} to={`/workflows/${workflow.uuid}`} fw={600} truncate="end" display="block" title={workflow.name}>
+                      {workflow.name}
+                    </Text>
+                    <Text size="sm" c="dimmed" lineClamp={2} style={{ overflowWrap: 'anywhere' }}>
+                      {workflow.description}
+                    </Text>
+                  </Table.Td>
+                  <Table.Td>
+                    <Switch
+                      aria-label={`Active: ${workflow.name}`}
+                      checked={workflow.is_active}
+                      disabled={activation.isPending && activation.variables?.uuid === workflow.uuid}
+                      onChange={(event) => activation.mutate({ uuid: workflow.uuid, is_active: event.currentTarget.checked })}
+                    />
+                  </Table.Td>
+                  <Table.Td>
+                    <Badge variant="light" color="gray">
+                      {workflow.nodes.length}
+                    </Badge>
+                  </Table.Td>
+                  <Table.Td>
+                    <Text size="sm">{formatTime(workflow.updated_at)}</Text>
+                  </Table.Td>
+                  <Table.Td>
+                    <Group gap={4} wrap="nowrap">
+                      <Button size="xs" variant="light" onClick={() => setRunning(workflow)} aria-label={`Run ${workflow.name}`}>
+                        Run
+                      </Button>
+                      <Button size="xs" variant="subtle" component={Link} to={`/workflows/${workflow.uuid}/executions`} aria-label={`Executions of ${workflow.name}`}>
+                        Executions
+                      </Button>
+                      <Button size="xs" variant="subtle" color="red" onClick={() => setDeleting(workflow)} aria-label={`Delete ${workflow.name}`}>
+                        Delete
+                      </Button>
+                    </Group>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Table.ScrollContainer>
+      ) : null}
+      {workflows.data ? <Pager page={page} lastPage={workflows.data.meta.last_page} onChange={setPage} /> : null}
+      <CreateDialog opened={creating} onClose={() => setCreating(false)} />
+      {running ? <RunDialog workflow={running} opened onClose={() => setRunning(null)} /> : null}
+      {deleting ? <DeleteDialog workflow={deleting} onClose={() => setDeleting(null)} onDeleted={() => void refresh()} /> : null}
+    </>
+  )
+}
+
+/** Name and description; the new workflow opens in the editor. */
+function CreateDialog({ opened, onClose }: { opened: boolean; onClose: () => void }) {
+  const navigate = useNavigate()
+  const [form, setForm] = useState({ name: '', description: '' })
+  const create = useMutation({
+    mutationFn: () => api.workflows.create.mutate({ name: form.name, description: form.description }),
+    onSuccess: (answer) => void navigate(`/workflows/${answer.data.uuid}`),
+  })
+  const problem = create.error ? problemOf(create.error) : null
+  const others = otherIssues(problem, ['name', 'description'])
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    create.mutate()
+  }
+  return (
+    <Modal opened={opened} onClose={onClose} title="New workflow">
+      <form onSubmit={submit} noValidate>
+        <Stack>
+          <TextInput label="Name" required data-autofocus value={form.name} onChange={(e) => setForm({ ...form, name: e.currentTarget.value })} error={fieldError(problem, 'name')} />
+          <Textarea
+            label="Description"
+            autosize
+            minRows={2}
+            value={form.description}
+            onChange={(e) => setForm({ ...form, description: e.currentTarget.value })}
+            error={fieldError(problem, 'description')}
+          />
+          {problem && (problem.status !== 400 || others.length) ? <ErrorNotice error={create.error} /> : null}
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose}>
+              Cancel
+            </Button>
+            <Button type="submit" loading={create.isPending}>
+              Create
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  )
+}
+
+function DeleteDialog({ workflow, onClose, onDeleted }: { workflow: WorkflowRow; onClose: () => void; onDeleted: () => void }) {
+  const remove = useMutation({
+    mutationFn: () => api.workflows.delete.mutate({ workflow_uuid: workflow.uuid }),
+    onSuccess: () => {
+      notifications.show({ message: `Deleted ${workflow.name}` })
+      onDeleted()
+      onClose()
+    },
+  })
+  return (
+    <Modal opened onClose={onClose} title="Delete workflow?">
+      <Stack>
+        <Text style={{ overflowWrap: 'anywhere' }}>
+          Delete <b>{workflow.name}</b>? Its webhook and schedule stop, and it leaves the list.
+        </Text>
+        {remove.error ? <ErrorNotice error={remove.error} /> : null}
+        <Group justify="flex-end">
+          <Button variant="default" onClick={onClose}>
+            Cancel
+          </Button>
+          <Button color="red" loading={remove.isPending} onClick={() => remove.mutate()}>
+            Delete
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
+  )
 }
