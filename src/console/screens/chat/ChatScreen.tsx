@@ -1,6 +1,91 @@
-/** Placeholder: filled in by the screen's own slice. */
+/**
+ * Chat (docs/console.md, "Streaming and resuming"): `/chat` picks an agent (./AgentPicker.tsx);
+ * `/chat/<agent>` lists the caller's threads with it (./ThreadNav.tsx) and starts a new one;
+ * `/chat/<agent>/<thread>` shows the thread's messages and the answer streaming in
+ * (./Conversation.tsx, ./runStream.ts).
+ *
+ * Procedures: `agents.list`, `agents.retrieve`, `threads.list`, `threads.retrieve`,
+ * `threads.update` (naming a new thread), `messages.list`, `runs.agent`, `runs.thread`,
+ * `runs.retrieve`, `runs.cancel`, and the `runs.events` subscription over Server-Sent Events.
+ */
+import { Box, Button, Flex, Group, Stack, Text, Title } from '@mantine/core'
+import { useQuery } from '@tanstack/react-query'
+import { Link, Navigate, useParams } from 'react-router'
+import { api } from '../../lib/api.ts'
 import { ScreenTitle } from '../../ui/ListControls.tsx'
+import { ErrorNotice, Loading } from '../../ui/states.tsx'
+import { AgentPicker } from './AgentPicker.tsx'
+import { Conversation } from './Conversation.tsx'
+import { ThreadList, ThreadSelect, threadTitle, useThreads } from './ThreadNav.tsx'
 
 export default function ChatScreen() {
-  return <ScreenTitle title="ChatScreen" />
+  const { agentUuid, threadUuid } = useParams()
+  if (!agentUuid) return <AgentPicker />
+  return <AgentChat key={agentUuid} agentUuid={agentUuid} threadUuid={threadUuid ?? null} />
+}
+
+function AgentChat({ agentUuid, threadUuid }: { agentUuid: string; threadUuid: string | null }) {
+  const agent = useQuery({ queryKey: ['agents.retrieve', agentUuid], queryFn: () => api.agents.retrieve.query({ agent_uuid: agentUuid }) })
+  const thread = useQuery({
+    queryKey: ['threads.retrieve', threadUuid],
+    queryFn: () => api.threads.retrieve.query({ thread_uuid: threadUuid! }),
+    enabled: threadUuid !== null,
+  })
+  const threads = useThreads(agentUuid)
+
+  if (agent.isPending) return <Loading label="Loading the agent" />
+  if (agent.error) {
+    return (
+      <>
+        <ScreenTitle title="Chat" />
+        <ErrorNotice error={agent.error} onRetry={() => void agent.refetch()} />
+        <Button component={Link} to="/chat" variant="light">
+          Choose another agent
+        </Button>
+      </>
+    )
+  }
+  const { name, metadata } = agent.data.data
+  // A thread of another agent opened under this one: show it under its own.
+  const owner = thread.data?.data.agent.uuid
+  if (threadUuid && owner && owner !== agentUuid) return <Navigate to={`/chat/${owner}/${threadUuid}`} replace />
+  const model = `Model: ${metadata?.large_language_model ?? 'the default model'}`
+  const subtitle = thread.data ? `${model} · ${threadTitle(thread.data.data)}` : threadUuid ? model : `${model} · new thread`
+
+  return (
+    <>
+      <Group justify="space-between" mb="xs" wrap="wrap" gap="sm">
+        {/* A very long name is cut after two lines, whole in its tooltip. */}
+        <Title order={2} lineClamp={2} title={name} style={{ overflowWrap: 'anywhere', minWidth: 0, flex: '1 1 240px' }}>
+          {name}
+        </Title>
+        <Group gap="xs">
+          <Button component={Link} to={`/chat/${agentUuid}`} variant={threadUuid ? 'filled' : 'light'}>
+            New thread
+          </Button>
+          <Button component={Link} to="/chat" variant="subtle">
+            Other agent
+          </Button>
+        </Group>
+      </Group>
+      <Text size="sm" c="dimmed" mb="sm" lineClamp={2} title={subtitle} style={{ overflowWrap: 'anywhere' }}>
+        {subtitle}
+      </Text>
+      <Flex gap="lg" align="flex-start" direction={{ base: 'column', md: 'row' }}>
+        <Box visibleFrom="md" w={260} style={{ flexShrink: 0, position: 'sticky', top: 72 }}>
+          <ThreadList agentUuid={agentUuid} threadUuid={threadUuid} threads={threads} />
+        </Box>
+        <Stack gap="sm" style={{ flex: 1, minWidth: 0, width: '100%' }}>
+          <Group hiddenFrom="md" gap="xs" align="flex-end" wrap="wrap">
+            <ThreadSelect agentUuid={agentUuid} threadUuid={threadUuid} threads={threads} />
+          </Group>
+          {thread.error ? (
+            <ErrorNotice error={thread.error} onRetry={() => void thread.refetch()} />
+          ) : (
+            <Conversation key={threadUuid ?? 'new'} agentUuid={agentUuid} agentName={name} threadUuid={threadUuid} />
+          )}
+        </Stack>
+      </Flex>
+    </>
+  )
 }
