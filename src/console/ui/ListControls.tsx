@@ -1,8 +1,9 @@
 /**
- * The pieces every list screen shares: a title row with its main action, and paging under the
- * table (the service's `meta.current_page` and `meta.last_page`).
+ * The pieces every list screen shares: a title row with its main action, the search field and
+ * visibility filter above the table (each change goes back to page 1: the caller's `onChange`
+ * does it), and paging under the table (the service's `meta.current_page` and `meta.last_page`).
  */
-import { Group, Pagination, Title } from '@mantine/core'
+import { Group, Pagination, SegmentedControl, TextInput, Title } from '@mantine/core'
 import type { ReactNode } from 'react'
 
 export function ScreenTitle({ title, children }: { title: string; children?: ReactNode }) {
@@ -22,5 +23,29 @@ export function Pager({ page, lastPage, onChange }: { page: number; lastPage: nu
     <Group justify="center" mt="md">
       <Pagination total={lastPage} value={page} onChange={onChange} getControlProps={(control) => ({ 'aria-label': `${control} page` })} />
     </Group>
+  )
+}
+
+/** The list's `search` parameter, as typed (the caller debounces it). */
+export function SearchField({ value, onChange, placeholder = 'Name or description' }: { value: string; onChange: (value: string) => void; placeholder?: string }) {
+  return <TextInput label="Search" placeholder={placeholder} value={value} onChange={(event) => onChange(event.currentTarget.value)} style={{ flex: '1 1 200px' }} />
+}
+
+/** The `visibility` filter, or `all` for none. */
+export type VisibilityChoice = 'all' | 'private' | 'workspace' | 'public'
+
+export function VisibilityFilter({ value, onChange }: { value: VisibilityChoice; onChange: (value: VisibilityChoice) => void }) {
+  return (
+    <SegmentedControl
+      aria-label="Visibility"
+      value={value}
+      onChange={(choice) => onChange(choice as VisibilityChoice)}
+      data={[
+        { value: 'all', label: 'All' },
+        { value: 'private', label: 'Private' },
+        { value: 'workspace', label: 'Workspace' },
+        { value: 'public', label: 'Public' },
+      ]}
+    />
   )
 }

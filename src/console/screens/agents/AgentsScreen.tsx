@@ -2,21 +2,20 @@
  * Agents: the list with search and filters (visibility, favourites; a star marks the caller's favourites), each row leading to its edit
  * screen and to a chat with it (`GET /api/v1/agents`).
  */
-import { Badge, Button, Group, SegmentedControl, Switch, Table, Text, TextInput, VisuallyHidden } from '@mantine/core'
+import { Badge, Button, Group, Switch, Table, Text, VisuallyHidden } from '@mantine/core'
 import { useDebouncedValue } from '@mantine/hooks'
 import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
 import { Link } from 'react-router'
-import { api, type RouterInputs } from '../../lib/api.ts'
-import { Pager, ScreenTitle } from '../../ui/ListControls.tsx'
+import { api } from '../../lib/api.ts'
+import { Pager, ScreenTitle, SearchField, VisibilityFilter, type VisibilityChoice } from '../../ui/ListControls.tsx'
 import { Empty, ErrorNotice, Loading } from '../../ui/states.tsx'
 
-type Visibility = Exclude<RouterInputs['agents']['list'], void | undefined>['visibility']
 
 export default function AgentsScreen() {
   const [search, setSearch] = useState('')
   const [debounced] = useDebouncedValue(search.trim(), 250)
-  const [visibility, setVisibility] = useState<'all' | NonNullable<Visibility>>('all')
+  const [visibility, setVisibility] = useState<VisibilityChoice>('all')
   const [favorite, setFavorite] = useState(false)
   const [page, setPage] = useState(1)
   const input = {
@@ -36,29 +35,19 @@ export default function AgentsScreen() {
         </Button>
       </ScreenTitle>
       <Group mb="md" gap="sm" wrap="wrap" align="end">
-        <TextInput
-          label="Search"
-          placeholder="Name or description"
+        <SearchField
           value={search}
-          onChange={(event) => {
-            setSearch(event.currentTarget.value)
+          onChange={(value) => {
+            setSearch(value)
             setPage(1)
           }}
-          style={{ flex: '1 1 200px' }}
         />
-        <SegmentedControl
-          aria-label="Visibility"
+        <VisibilityFilter
           value={visibility}
           onChange={(value) => {
-            setVisibility(value as typeof visibility)
+            setVisibility(value)
             setPage(1)
           }}
-          data={[
-            { value: 'all', label: 'All' },
-            { value: 'private', label: 'Private' },
-            { value: 'workspace', label: 'Workspace' },
-            { value: 'public', label: 'Public' },
-          ]}
         />
         <Switch label="Favourites only" checked={favorite} onChange={(event) => setFavorite(event.currentTarget.checked)} />
       </Group>

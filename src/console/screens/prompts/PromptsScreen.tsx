@@ -4,16 +4,15 @@
  * (`prompts.create`, `POST /api/v1/prompts`) and then opens it, since inputs, model and the run
  * form live on the edit screen.
  */
-import { Badge, Button, Group, SegmentedControl, Table, Text, TextInput } from '@mantine/core'
+import { Badge, Button, Group, Table, Text } from '@mantine/core'
 import { useDebouncedValue, useDisclosure } from '@mantine/hooks'
 import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
 import { Link } from 'react-router'
 import { api, type RouterInputs } from '../../lib/api.ts'
-import { Pager, ScreenTitle } from '../../ui/ListControls.tsx'
+import { Pager, ScreenTitle, SearchField, VisibilityFilter, type VisibilityChoice } from '../../ui/ListControls.tsx'
 import { Empty, ErrorNotice, Loading } from '../../ui/states.tsx'
 import { CreatePromptModal } from './CreatePromptModal.tsx'
-import type { Visibility } from './promptTypes.ts'
 
 type ListInput = Exclude<RouterInputs['prompts']['list'], void | undefined>
 
@@ -22,7 +21,7 @@ const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' })
 export default function PromptsScreen() {
   const [search, setSearch] = useState('')
   const [debounced] = useDebouncedValue(search.trim(), 250)
-  const [visibility, setVisibility] = useState<'all' | Visibility>('all')
+  const [visibility, setVisibility] = useState<VisibilityChoice>('all')
   const [page, setPage] = useState(1)
   const [creating, { open, close }] = useDisclosure(false)
   const input: ListInput = {
@@ -45,29 +44,19 @@ export default function PromptsScreen() {
       </ScreenTitle>
       <CreatePromptModal opened={creating} onClose={close} />
       <Group mb="md" gap="sm" wrap="wrap" align="end">
-        <TextInput
-          label="Search"
-          placeholder="Name or description"
+        <SearchField
           value={search}
-          onChange={(event) => {
-            setSearch(event.currentTarget.value)
+          onChange={(value) => {
+            setSearch(value)
             setPage(1)
           }}
-          style={{ flex: '1 1 200px' }}
         />
-        <SegmentedControl
-          aria-label="Visibility"
+        <VisibilityFilter
           value={visibility}
           onChange={(value) => {
-            setVisibility(value as typeof visibility)
+            setVisibility(value)
             setPage(1)
           }}
-          data={[
-            { value: 'all', label: 'All' },
-            { value: 'private', label: 'Private' },
-            { value: 'workspace', label: 'Workspace' },
-            { value: 'public', label: 'Public' },
-          ]}
         />
       </Group>
       {prompts.isPending ? <Loading label="Loading prompts" /> : null}

@@ -17,7 +17,7 @@ import { useState, type FormEvent } from 'react'
 import { Link, useNavigate } from 'react-router'
 import { api, problemOf, type RouterOutputs } from '../../lib/api.ts'
 import { fieldError, otherIssues } from '../../ui/forms.ts'
-import { Pager, ScreenTitle } from '../../ui/ListControls.tsx'
+import { Pager, ScreenTitle, SearchField } from '../../ui/ListControls.tsx'
 import { describeProblem, Empty, ErrorNotice, Loading } from '../../ui/states.tsx'
 import { formatTime } from './ExecutionView.tsx'
 import { RunDialog } from './RunDialog.tsx'
@@ -56,15 +56,12 @@ export default function WorkflowsScreen() {
         <Button onClick={() => setCreating(true)}>New workflow</Button>
       </ScreenTitle>
       <Group mb="md" gap="sm" wrap="wrap" align="end">
-        <TextInput
-          label="Search"
-          placeholder="Name or description"
+        <SearchField
           value={search}
-          onChange={(event) => {
-            setSearch(event.currentTarget.value)
+          onChange={(value) => {
+            setSearch(value)
             setPage(1)
           }}
-          style={{ flex: '1 1 200px' }}
         />
         <SegmentedControl
           aria-label="Active"
