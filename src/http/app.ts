@@ -11,6 +11,7 @@ import { createContextFactory, type AppDeps } from '../trpc/context.ts'
 import { consolePlugin } from './console.plugin.ts'
 import { docsPlugin } from './docs.plugin.ts'
 import { DRAIN_RETRY_AFTER_SECONDS, errorBody, handleClientError, handleHostError, JsonTooDeepError, jsonDeeperThan, MAX_JSON_DEPTH } from './errors.ts'
+import { mcpRoutes } from './mcp.routes.ts'
 import { mediaRoutes } from './media.routes.ts'
 import { probesPlugin } from './probes.plugin.ts'
 import { requestIdOf, type CreateContext } from './request-context.ts'
@@ -155,6 +156,8 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
   await app.register(runEventsRoutes, { createContext, draining: draining.signal })
   // Workflow webhooks: any content type, raw body kept for signatures.
   await app.register(webhookRoutes, { deps })
+  // The MCP server (Streamable HTTP): JSON-RPC handed to the SDK's transport.
+  await app.register(mcpRoutes, { createContext })
 
   return { app, createContext, front }
 }

@@ -104,7 +104,7 @@ export function linkedWorkflowsSql(ctx: ResourceCtx, agentId: string): SqlFragme
 }
 
 /** What a trigger type asks of the tool's arguments, and the execution input it makes of them. */
-interface TriggerShape {
+export interface TriggerShape {
   schema: Record<string, unknown>
   /** A note appended to the tool's description, or ''. */
   note: string
@@ -118,9 +118,10 @@ const FREE_FORM: Record<string, unknown> = { type: 'object', properties: {}, add
  * are a free-form object: a manual trigger gets them as the run's `input`; a webhook trigger as
  * the `body` of the `{method, headers, query, body}` its webhook would give, so a graph written
  * for its webhook reads them where it expects; a schedule trigger takes none (its output is the
- * firing time and its `input` parameter).
+ * firing time and its `input` parameter). The MCP server's workflow tools take the same shape
+ * (./mcp-server.service.ts).
  */
-function triggerShape(type: string | undefined): TriggerShape {
+export function triggerShape(type: string | undefined): TriggerShape {
   switch (type) {
     case 'webhook_trigger':
       return {
