@@ -205,6 +205,20 @@ describe('MCP server (POST /mcp)', () => {
       expect(stored.body.data).toMatchObject({ mode: 'manual', status: 'succeeded', input: { name: 'Ada' }, workflow: { uuid: workflow.uuid } })
     })
 
+    it('answers an error result naming the stored run when the model provider fails; the run is stored failed', async () => {
+      const agent = await makeAgent(t, alice, { name: 'Unlucky' })
+      const client = await connect(aliceApp)
+      const tool = toolFor((await client.listTools()).tools, agent.uuid)!
+      upstream.enqueue({ kind: 'status', status: 500 })
+      const result = await client.callTool({ name: tool.name, arguments: { message: 'Will it fail?' } })
+      expect(result.isError).toBe(true)
+      const runUuid = /Run ([0-9a-f-]{36}) failed/.exec(textOf(result))?.[1]
+      expect(runUuid).toMatch(UUID)
+      expect(textOf(result)).not.toContain('sk-upstream-test')
+      const stored = await t.http('GET', `/api/v1/runs/${runUuid}`, { token: alice.token })
+      expect(stored.body.data.run).toMatchObject({ status: 'failed', agent_uuid: agent.uuid, error: { code: 'upstream_error' } })
+    })
+
     it('keeps a tool callable by its listed name after the agent is renamed', async () => {
       const agent = await makeAgent(t, alice, { name: 'Old Name' })
       const client = await connect(aliceApp)
@@ -337,6 +351,20 @@ describe('MCP server (POST /mcp)', () => {
       const body = await res.text()
       const data = JSON.parse(body.split('\n').find((line) => line.startsWith('data: '))!.slice(6))
       expect(data).toMatchObject({ jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'agent-workspace' }, capabilities: { tools: {} } } })
+    })
+
+    it('answers tools/list and tools/call as single requests (no session to open first), as the curl examples send them', async () => {
+      const agent = await makeAgent(t, alice, { name: 'Curl Target' })
+      const headers = { authorization: `Bearer ${aliceApp}`, 'mcp-protocol-version': '2025-06-18' }
+      const dataOf = async (res: Response) => {
+        expect(res.status).toBe(200)
+        return JSON.parse((await res.text()).split('\n').find((line) => line.startsWith('data: '))!.slice(6))
+      }
+      const listed = await dataOf(await post(headers, { jsonrpc: '2.0', id: 2, method: 'tools/list' }))
+      const tool = (listed.result.tools as Tool[]).find((entry) => entry._meta?.uuid === agent.uuid)!
+      expect(tool).toBeDefined()
+      const called = await dataOf(await post(headers, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: tool.name, arguments: { message: 'From curl' } } }))
+      expect(called.result).toMatchObject({ content: [{ type: 'text', text: 'Echo: From curl' }], structuredContent: { status: 'succeeded' } })
     })
 
     it('answers 405 to GET and DELETE (stateless: no notification stream)', async () => {

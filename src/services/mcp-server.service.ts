@@ -194,11 +194,15 @@ function failure(message: string): CallToolResult {
   return { content: [{ type: 'text', text: message }], isError: true }
 }
 
-/** A service error as a message that names the fields at fault (an argument, by its name in the tool's schema). */
+/** A service error as a message; a validation error names its fields (arguments by their names in the tool's schema). */
 function messageOf(error: AppError): string {
-  if (!(error instanceof ValidationError) && !(error instanceof ArgumentsError)) return error.message
-  const issues = error.issues.map((issue) => `${fieldName(issue.path) || 'arguments'}: ${issue.message}`)
-  return `Invalid arguments: ${issues.join('; ')}`
+  if (error instanceof ArgumentsError) return `Invalid arguments: ${issuesText(error.issues)}`
+  if (error instanceof ValidationError) return issuesText(error.issues)
+  return error.message
+}
+
+function issuesText(issues: readonly FieldIssue[]): string {
+  return issues.map((issue) => `${fieldName(issue.path) || 'arguments'}: ${issue.message}`).join('; ')
 }
 
 /** Arguments that do not match the tool's input schema; the issue paths are the arguments' own. */
@@ -210,10 +214,17 @@ class ArgumentsError extends AppError {
   }
 }
 
-/** A service's validation error on `input.<key>` as one on the argument `<key>`. */
-function asArgumentError(error: unknown): unknown {
+/**
+ * A service's validation error on the run's own input fields as one on the tool's arguments:
+ * `rename` maps such a field (`input`, `thread_uuid`) to the argument path it came from (an
+ * empty path: the argument is the field's member). Errors on other fields (the agent's model)
+ * are left as they are.
+ */
+function asArgumentError(error: unknown, rename: Record<string, string[]>): unknown {
   if (!(error instanceof ValidationError)) return error
-  return new ArgumentsError(error.issues.map((issue) => ({ ...issue, path: issue.path[0] === 'input' ? issue.path.slice(1) : issue.path })))
+  const own = error.issues.every((issue) => typeof issue.path[0] === 'string' && issue.path[0] in rename)
+  if (!own) return error
+  return new ArgumentsError(error.issues.map((issue) => ({ ...issue, path: [...rename[String(issue.path[0])], ...issue.path.slice(1)] })))
 }
 
 function argumentsIssues(issues: readonly z.core.$ZodIssue[]): FieldIssue[] {
@@ -225,13 +236,17 @@ const AgentArgs = z.strictObject({ message: text(RUN_INPUT_MAX, 1), thread_uuid:
 async function callAgent(ctx: ResourceCtx, entry: ToolEntry, args: Record<string, unknown>): Promise<CallToolResult> {
   const parsed = AgentArgs.safeParse(args)
   if (!parsed.success) throw new ArgumentsError(argumentsIssues(parsed.error.issues))
-  return runResult(await runAgent(ctx, { agent_uuid: entry.uuid, input: parsed.data.message, thread_uuid: parsed.data.thread_uuid }))
+  const input = { agent_uuid: entry.uuid, input: parsed.data.message, thread_uuid: parsed.data.thread_uuid }
+  const result = await runAgent(ctx, input).catch((error: unknown) => {
+    throw asArgumentError(error, { input: ['message'], thread_uuid: ['thread_uuid'] })
+  })
+  return runResult(result)
 }
 
 async function callPrompt(ctx: ResourceCtx, entry: ToolEntry, args: Record<string, unknown>): Promise<CallToolResult> {
   // The prompt's declared inputs are checked by the run (src/llm/prompt-render.ts), before anything is stored.
   const result = await runPrompt(ctx, { prompt_uuid: entry.uuid, input: args }).catch((error: unknown) => {
-    throw asArgumentError(error)
+    throw asArgumentError(error, { input: [] })
   })
   return runResult(result)
 }
