@@ -12,6 +12,7 @@ import { consolePlugin } from './console.plugin.ts'
 import { docsPlugin } from './docs.plugin.ts'
 import { DRAIN_RETRY_AFTER_SECONDS, errorBody, handleClientError, handleHostError, JsonTooDeepError, jsonDeeperThan, MAX_JSON_DEPTH } from './errors.ts'
 import { mediaRoutes } from './media.routes.ts'
+import { openAiRoutes } from './openai.routes.ts'
 import { probesPlugin } from './probes.plugin.ts'
 import { requestIdOf, type CreateContext } from './request-context.ts'
 import { restPlugin } from './rest.plugin.ts'
@@ -153,6 +154,8 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
   await app.register(mediaRoutes, { createContext, config })
   // Run events for REST clients: Server-Sent Events, no JSON procedure.
   await app.register(runEventsRoutes, { createContext, draining: draining.signal })
+  // The OpenAI-compatible API: plain routes with OpenAI's error shape (docs/api/openai.md).
+  await app.register(openAiRoutes, { prefix: '/api/v1/openai', createContext, draining: draining.signal })
   // Workflow webhooks: any content type, raw body kept for signatures.
   await app.register(webhookRoutes, { deps })
 
