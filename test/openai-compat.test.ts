@@ -95,6 +95,20 @@ describe('OpenAI-compatible API (/api/v1/openai)', () => {
       const readOnly = await sdk((await readOnlyToken(t, alice)).token).models.list()
       expect(readOnly.data.map((m) => m.id)).toContain(mine.uuid)
     })
+
+    it("works in the token's bound workspace, or the one X-Workspace-UUID names", async () => {
+      const primary = await makeAgent(alice)
+      const other = await t.make.workspace(alice)
+      const there = (await t.as(alice, { 'x-workspace-uuid': other.uuid }).agents.create({ name: 'Elsewhere', instruction: 'x' } as never)).data
+      const bound = (await t.as(alice).accessTokens.create({ name: 'bound', workspace_uuid: other.uuid })).data.access_token
+      const ids = (await sdk(bound).models.list()).data.map((m) => m.id)
+      expect(ids).toContain(there.uuid)
+      expect(ids).not.toContain(primary.uuid)
+      const viaHeader = new OpenAI({ baseURL: `${t.url}/api/v1/openai`, apiKey: aliceKey, maxRetries: 0, defaultHeaders: { 'X-Workspace-UUID': other.uuid } })
+      expect((await viaHeader.models.list()).data.map((m) => m.id)).toContain(there.uuid)
+      const completion = await sdk(bound).chat.completions.create({ model: there.uuid, messages: [{ role: 'user', content: 'Bound' }] })
+      expect(completion.choices[0].message.content).toBe('Echo: Bound')
+    })
   })
 
   describe('POST /chat/completions', () => {
