@@ -13,6 +13,7 @@ import { docsPlugin } from './docs.plugin.ts'
 import { DRAIN_RETRY_AFTER_SECONDS, errorBody, handleClientError, handleHostError, JsonTooDeepError, jsonDeeperThan, MAX_JSON_DEPTH } from './errors.ts'
 import { mcpRoutes } from './mcp.routes.ts'
 import { mediaRoutes } from './media.routes.ts'
+import { openAiRoutes } from './openai.routes.ts'
 import { probesPlugin } from './probes.plugin.ts'
 import { requestIdOf, type CreateContext } from './request-context.ts'
 import { restPlugin } from './rest.plugin.ts'
@@ -154,6 +155,8 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
   await app.register(mediaRoutes, { createContext, config })
   // Run events for REST clients: Server-Sent Events, no JSON procedure.
   await app.register(runEventsRoutes, { createContext, draining: draining.signal })
+  // The OpenAI-compatible API: plain routes with OpenAI's error shape (docs/api/openai.md).
+  await app.register(openAiRoutes, { prefix: '/api/v1/openai', createContext, draining: draining.signal })
   // Workflow webhooks: any content type, raw body kept for signatures.
   await app.register(webhookRoutes, { deps })
   // The MCP server (Streamable HTTP): JSON-RPC handed to the SDK's transport.
