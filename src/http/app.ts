@@ -10,7 +10,15 @@ import type { Frontend } from '../app.ts'
 import { createContextFactory, type AppDeps } from '../trpc/context.ts'
 import { consolePlugin } from './console.plugin.ts'
 import { docsPlugin } from './docs.plugin.ts'
-import { DRAIN_RETRY_AFTER_SECONDS, errorBody, handleClientError, handleHostError, JsonTooDeepError, jsonDeeperThan, MAX_JSON_DEPTH } from './errors.ts'
+import {
+  DRAIN_RETRY_AFTER_SECONDS,
+  errorBody,
+  handleClientError,
+  handleHostError,
+  JsonTooDeepError,
+  jsonDeeperThan,
+  MAX_JSON_DEPTH,
+} from './errors.ts'
 import { mcpRoutes } from './mcp.routes.ts'
 import { mediaRoutes } from './media.routes.ts'
 import { openAiRoutes } from './openai.routes.ts'
@@ -150,7 +158,7 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
   await app.register(docsPlugin, { config })
   await app.register(consolePlugin)
   await app.register(trpcPlugin, { deps, createContext, draining: draining.signal })
-  await app.register(restPlugin, { deps, createContext })
+  await app.register(restPlugin, { deps, createContext, draining: draining.signal })
   // Uploads: plain routes in their own scope (multipart, not JSON procedures).
   await app.register(mediaRoutes, { createContext, config })
   // Run events for REST clients: Server-Sent Events, no JSON procedure.

@@ -92,7 +92,9 @@ const retryAfter = { 'Retry-After': { description: 'Seconds to wait before sendi
 const ERRORS: Record<number, { description: string; headers?: typeof retryAfter }> = {
   400: { description: 'The input fails its schema or a service check (`issues` names the field), or the body is no JSON object' },
   401: { description: 'Missing, unknown, expired or revoked token, or an unknown service key' },
-  403: { description: 'The caller sees the resource but may not do this to it (a read share, a read-only token), or the server turned this off' },
+  403: {
+    description: 'The caller sees the resource but may not do this to it (a read share, a read-only token), or the server turned this off',
+  },
   404: { description: 'No such resource or workspace, or one the caller may not see' },
   409: { description: 'A state conflict, or a unique value already taken' },
   413: { description: 'The body is over its limit' },
@@ -161,6 +163,31 @@ function procedureErrors(method: string, path: string, op: Operation, facts: Pro
   return [...statuses]
 }
 
+/**
+ * A run procedure's 200 that may also be the run's events (docs/api/runs.md, "One-request
+ * streaming"): `text/event-stream` beside the JSON, and the headers that name the run.
+ */
+function withRunEventStream(ok: Responses[string]): Responses[string] {
+  if ('$ref' in ok) return ok
+  return {
+    ...ok,
+    description: 'The run when done (JSON), or, asked with `Accept: text/event-stream` or `stream: true`, its events as Server-Sent Events',
+    headers: { ...ok.headers, 'X-Run-UUID': ref('RunUuid'), 'X-Thread-UUID': ref('ThreadUuid') },
+    content: {
+      ...ok.content,
+      'text/event-stream': {
+        schema: {
+          type: 'string',
+          description:
+            'Events `id: <event id>`, `event: <type>`, `data: {id, type, data, created_at}`, from `run.started` to the final event',
+        },
+      },
+    },
+  }
+}
+
+const ref = (name: string) => ({ $ref: `#/components/headers/${name}` })
+
 /** Moves the generated 200 to the procedure's real success statuses. */
 function successResponses(responses: Responses, meta: Meta): Responses {
   const { 200: ok, ...rest } = responses
@@ -168,7 +195,11 @@ function successResponses(responses: Responses, meta: Meta): Responses {
   if (meta.successStatus)
     return { ...rest, [meta.successStatus]: { ...ok, description: meta.successStatus === 201 ? 'Created' : 'Accepted' } }
   if (meta.backgroundStatus)
-    return { ...rest, 200: ok, [meta.backgroundStatus]: { ...ok, description: 'Accepted: left running in the background' } }
+    return {
+      ...rest,
+      200: meta.runEventStream ? withRunEventStream(ok) : ok,
+      [meta.backgroundStatus]: { ...ok, description: 'Accepted: left running in the background' },
+    }
   return responses
 }
 
@@ -239,7 +270,11 @@ function declareAliases(doc: OpenAPIObject): void {
     if (!op) continue
     paths[alias] = {
       ...paths[alias],
-      [method]: { ...op, operationId: `${op.operationId ?? `${method}-${path}`}-v1`, description: `The same operation as \`${method.toUpperCase()} ${path}\`.` },
+      [method]: {
+        ...op,
+        operationId: `${op.operationId ?? `${method}-${path}`}-v1`,
+        description: `The same operation as \`${method.toUpperCase()} ${path}\`.`,
+      },
     }
   }
 }

@@ -28,7 +28,7 @@ export const COMPONENT_PARAMETERS: NonNullable<Components['parameters']> = {
     in: 'header',
     required: false,
     description:
-      "A trusted service's key (docs/api/authentication.md, \"Service keys\"): the request is scoped to that service's " +
+      'A trusted service\'s key (docs/api/authentication.md, "Service keys"): the request is scoped to that service\'s ' +
       'users and workspaces. An empty value is ignored; an unknown key is a 401, on public operations too.',
     schema: { type: 'string' },
   },
@@ -55,6 +55,14 @@ export const COMPONENT_HEADERS: NonNullable<Components['headers']> = {
   RequestId: {
     description: "The request's id (a well-formed X-Request-Id sent with the request, else a new one); `request_id` of an error body.",
     schema: { type: 'string' },
+  },
+  RunUuid: {
+    description: 'On an event stream answer only: the run streamed, to resume with `GET /api/v1/runs/{run_uuid}/events` and Last-Event-ID.',
+    schema: { type: 'string', format: 'uuid' },
+  },
+  ThreadUuid: {
+    description: "On an event stream answer of a run in a thread only: the run's thread, to continue the conversation.",
+    schema: { type: 'string', format: 'uuid' },
   },
 }
 
@@ -86,13 +94,20 @@ function factSentences(method: string, facts: ProcedureFacts): string[] {
   if (meta.openapi?.protect === false) sentences.push('Public: no token needed.')
   else if (method === 'get' || meta.readOnlyAllowed) sentences.push('Needs a bearer token; a read-only token may call it.')
   else sentences.push('Needs a bearer token that may write; a read-only token is refused (403).')
-  if (facts.workspace) sentences.push('Acts in the workspace of X-Workspace-UUID, `workspace_uuid` or the token, of which the caller must be a member.')
-  if (facts.cached) sentences.push('Answers are cached 5 minutes per caller and parameters (`cached_at`); `Cache-Control: no-cache` recomputes.')
+  if (facts.workspace)
+    sentences.push('Acts in the workspace of X-Workspace-UUID, `workspace_uuid` or the token, of which the caller must be a member.')
+  if (facts.cached)
+    sentences.push('Answers are cached 5 minutes per caller and parameters (`cached_at`); `Cache-Control: no-cache` recomputes.')
   if (meta.successStatus === 201) sentences.push('Answers 201 with what it created.')
   if (meta.successStatus === 202) sentences.push('Answers 202: the work goes on in the background.')
   if (meta.successStatus === 204) sentences.push('Answers 204 with no body.')
   if (meta.backgroundStatus) sentences.push('With `background: true` it answers 202 at once and the work goes on; otherwise 200 when done.')
-  if (meta.callsModel) sentences.push("Waits for a language model: 502 when its provider fails, 504 when it does not answer in time.")
+  if (meta.runEventStream) {
+    sentences.push(
+      "With `Accept: text/event-stream` (or `stream: true`) it answers 200 with the run's events as Server-Sent Events, as `GET /api/v1/runs/{run_uuid}/events` sends them, once the run has started; refusals before that are JSON.",
+    )
+  }
+  if (meta.callsModel) sentences.push('Waits for a language model: 502 when its provider fails, 504 when it does not answer in time.')
   if (meta.rateLimited) sentences.push('Rate limited: 429 with Retry-After.')
   return sentences
 }

@@ -10,7 +10,11 @@
  * - each procedure's input schema is unwrapped, and its fields marked coercible, once per
  *   procedure rather than on every request;
  * - an answer that carries its own JSON text (the metrics cache's, src/trpc/cache.ts) is sent as
- *   that text instead of being serialised again.
+ *   that text instead of being serialised again;
+ * - a run procedure (meta `runEventStream`) asked for a stream (`Accept: text/event-stream` or
+ *   `stream: true`) is called with `stream: true`, and its answer, once it has started the run, is
+ *   the run's events (`streamAnswer`, docs/api/runs.md "One-request streaming"): every refusal
+ *   before that is still the usual JSON error.
  */
 import { getTRPCErrorShape, TRPCError, type TRPCProcedureType as ProcedureType } from '@trpc/server'
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -33,6 +37,7 @@ import {
 import { appRouter } from '../../routers/index.ts'
 import { jsonTextOf } from '../trpc/cache.ts'
 import type { Ctx } from '../trpc/context.ts'
+import type { Meta } from '../trpc/init.ts'
 import { VALIDATION_MESSAGE } from '../trpc/errors.ts'
 import { errorBody } from './errors.ts'
 import { publicIssue } from '../schemas/issues.ts'
@@ -44,6 +49,11 @@ export interface RestHandlerOptions {
   createContext: (request: FastifyRequest, reply: FastifyReply) => Ctx
   /** Told of every failed call, before its answer is written. */
   onError: (error: TRPCError) => void
+  /**
+   * Answers a run procedure's result as its event stream (src/http/run-event-stream.ts,
+   * `runAnswerStream`); without it such calls answer JSON.
+   */
+  streamAnswer?: (request: FastifyRequest, reply: FastifyReply, ctx: Ctx, data: unknown) => Promise<void>
 }
 
 /** How a procedure reads its input, worked out on its first request. */
@@ -52,6 +62,8 @@ interface InputPlan {
   none: boolean
   /** Fields that are arrays: a query string that names one once still gives an array. */
   arrayFields: string[]
+  /** The procedure may answer as a run's event stream (meta `runEventStream`). */
+  streams: boolean
 }
 
 /** A query string's values as trpc-to-openapi reads them: one value as itself, repeated ones as an array, empty ones left out. */
@@ -111,7 +123,11 @@ function inputPlanOf(procedure: OpenApiProcedure): InputPlan {
     }
     coerceSchema(schema)
   }
-  plan = { none: instanceofZodTypeLikeVoid(schema), arrayFields }
+  plan = {
+    none: instanceofZodTypeLikeVoid(schema),
+    arrayFields,
+    streams: (procedure._def.meta as Meta | undefined)?.runEventStream === true,
+  }
   plans.set(procedure, plan)
   return plan
 }
@@ -141,6 +157,18 @@ function inputOf(request: FastifyRequest, method: string, pathInput: Record<stri
     if (value !== undefined && !Array.isArray(value)) input[key] = [value]
   }
   return input
+}
+
+/**
+ * Whether a call asks for its answer as events: `stream: true`, or `Accept: text/event-stream`
+ * without `stream` (which it then sets, so the procedure leaves the run in the background).
+ * `stream: false` answers JSON whatever the Accept header says; a `stream` that is no boolean is
+ * left for the input schema to refuse.
+ */
+function asksForStream(request: FastifyRequest, input: Record<string, unknown> | undefined): boolean {
+  if (input === undefined) return false
+  if (input.stream === undefined && request.headers.accept?.includes('text/event-stream')) input.stream = true
+  return input.stream === true
 }
 
 /** Writes `body` as JSON with `status`; a cached answer as the JSON text it carries. */
@@ -173,7 +201,8 @@ function errorBodyOf(
     ctx: call.ctx,
   })
   const invalidInput = error.code === 'BAD_REQUEST' && error.cause instanceof Error && error.cause.name === 'ZodError'
-  const zodIssues = invalidInput && error.cause && 'issues' in error.cause && Array.isArray(error.cause.issues) ? error.cause.issues : undefined
+  const zodIssues =
+    invalidInput && error.cause && 'issues' in error.cause && Array.isArray(error.cause.issues) ? error.cause.issues : undefined
   const issues = (shape.data.issues ?? zodIssues)?.map((issue: unknown) => (isRecord(issue) ? publicIssue(issue) : issue))
   return errorBody(status, invalidInput ? VALIDATION_MESSAGE : shape.message, requestId, issues, error.code)
 }
@@ -195,7 +224,9 @@ export function restHandler(options: RestHandlerOptions) {
     let ctx: Ctx | undefined
     try {
       if (!procedure || !found) throw new TRPCError({ code: 'NOT_FOUND', message: 'Not found' })
-      input = inputOf(request, method, found.pathInput, inputPlanOf(procedure.procedure))
+      const plan = inputPlanOf(procedure.procedure)
+      input = inputOf(request, method, found.pathInput, plan)
+      const streamAnswer = plan.streams && options.streamAnswer && asksForStream(request, input) ? options.streamAnswer : undefined
       ctx = options.createContext(request, reply)
       const given = input
       // The procedure itself rather than callTRPCProcedure: that finds it again by path, and its
@@ -209,6 +240,10 @@ export function restHandler(options: RestHandlerOptions) {
         signal: disconnectSignal(reply),
         batchIndex: 0,
       })
+      if (streamAnswer) {
+        await streamAnswer(request, reply, ctx, data)
+        return reply
+      }
       return send(reply, ctx.successStatus ?? 200, data)
     } catch (cause) {
       const error = getErrorFromUnknown(cause)

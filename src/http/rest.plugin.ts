@@ -11,6 +11,7 @@ import { errorBody } from './errors.ts'
 import { REST_METHODS, restHandler } from './rest-handler.ts'
 import { aliasRewriter, pathAliases } from './path-aliases.ts'
 import { restRoutes } from './rest-routes.ts'
+import { runAnswerStream } from './run-event-stream.ts'
 import { contextOfRequest, type CreateContext } from './request-context.ts'
 
 /** What the REST surface needs from the host. */
@@ -18,6 +19,8 @@ export interface RestOptions {
   /** `log` for procedure faults; `config.appUrl` names the OpenAPI document the routes are read from. */
   deps: Pick<AppDeps, 'log' | 'config'>
   createContext: CreateContext
+  /** Aborted when the host starts draining (shutdown): run event streams are told to reconnect, then end. */
+  draining?: AbortSignal
 }
 
 /**
@@ -108,7 +111,7 @@ function requireJsonObject(request: FastifyRequest, reply: FastifyReply, done: H
 
 /** Registers the REST surface in its own scope, so its hooks touch no other route. */
 export async function restPlugin(scope: FastifyInstance, options: RestOptions): Promise<void> {
-  const { deps, createContext } = options
+  const { deps, createContext, draining } = options
   // The routes of the same build `GET /openapi.json` serves (its paths depend on no base URL).
   scope.addHook('onRequest', checkPath(aliasRewriter(pathAliases()), restRoutes(openApiDocument(deps.config.appUrl))))
   scope.addHook('preValidation', requireJsonObject)
@@ -120,6 +123,8 @@ export async function restPlugin(scope: FastifyInstance, options: RestOptions): 
       // A lost database connection (a 503): worth a line, not a fault of the code.
       else if (error.code === 'SERVICE_UNAVAILABLE') deps.log.warn({ err: error.cause ?? error }, 'procedure unavailable')
     },
+    // A run request asked for its events answers them on the same request (docs/api/runs.md, "One-request streaming").
+    streamAnswer: runAnswerStream(draining),
   })
   // HEAD comes with GET (Fastify's exposeHeadRoutes).
   scope.route({ method: [...REST_METHODS], url: '/*', handler })

@@ -7,24 +7,18 @@
  * line every 15 s keeps proxies from closing an idle stream. When the process starts shutting
  * down, each stream gets a `reconnect` event (and `retry: 1000`) and ends: EventSource clients
  * reconnect by themselves, with `Last-Event-ID`, and a load balancer sends them to another
- * process. Errors before the stream starts (401, 404, 400) answer the usual JSON bodies.
+ * process. Errors before the stream starts (401, 404, 400) answer the usual JSON bodies. The
+ * stream itself is ./run-event-stream.ts, which run requests asked for a stream answer too.
  */
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { ValidationError } from '../platform/errors.ts'
-import { FINAL_EVENT_TYPES } from '../llm/run-log.ts'
-import { toRunEvent } from '../schemas/run.schema.ts'
-import * as runs from '../services/runs.service.ts'
 import { notUuidMessage } from '../schemas/issues.ts'
 import { errorBody, handleRouteError } from './errors.ts'
 import { UUID_ATTEMPT } from './rest-routes.ts'
 import type { CreateContext } from './request-context.ts'
 import { authorize, contextOf } from './route-auth.ts'
-
-/** Seconds between keep-alive comments. */
-const KEEP_ALIVE_MS = 15_000
-/** Milliseconds an EventSource waits before it reconnects after a shutdown ended its stream. */
-const RECONNECT_RETRY_MS = 1_000
+import { streamRunEvents } from './run-event-stream.ts'
 
 const EventId = z.string().regex(/^\d{1,9}$/, 'must be an event id (a whole number)')
 
@@ -38,78 +32,25 @@ export interface RunEventsRoutesOptions {
 /** Registers the route; errors go through the host's handler (the documented error bodies). */
 export async function runEventsRoutes(scope: FastifyInstance, options: RunEventsRoutesOptions): Promise<void> {
   scope.setErrorHandler(handleRouteError)
-  scope.get<{ Params: { run_uuid: string }; Querystring: { last_event_id?: string } }>('/api/v1/runs/:run_uuid/events', async (request, reply) => {
-    // The REST surface's rule for a uuid position (src/http/rest-routes.ts): a word is no route, a malformed uuid a 400.
-    if (!UUID_ATTEMPT.test(request.params.run_uuid)) return reply.status(404).send(errorBody(404, 'Route not found', request.id))
-    const ctx = await authorize(contextOf(options.createContext, request, reply), false)
-    if (!z.uuid().safeParse(request.params.run_uuid).success) throw new ValidationError(['run_uuid'], notUuidMessage(['run_uuid']))
-    const header = request.headers['last-event-id']
-    const raw = (Array.isArray(header) ? header[0] : header) ?? request.query.last_event_id
-    let after = 0
-    if (raw !== undefined && raw !== '') {
-      const parsed = EventId.safeParse(raw)
-      if (!parsed.success) throw new ValidationError([header === undefined ? 'last_event_id' : 'Last-Event-ID'], 'must be an event id (a whole number)')
-      after = Number(parsed.data)
-    }
-    const gone = new AbortController()
-    const { draining } = options
-    const stop = draining ? AbortSignal.any([gone.signal, draining]) : gone.signal
-    const events = await runs.events(ctx, request.params.run_uuid, after, stop)
-
-    reply.hijack()
-    const res = reply.raw
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-      'x-request-id': request.id,
-    })
-    res.flushHeaders()
-    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS)
-    const onClose = () => gone.abort()
-    res.on('close', onClose)
-    let last = after
-    let ended = false
-    // Events that are ready together (a read of the log, a batch stored at once) go out in one
-    // socket write rather than one each: the response is corked at the first and uncorked once
-    // the loop waits for more (a tick runs only after the promise jobs that deliver ready events),
-    // and before it ends (Node writes the end of a chunked body ahead of what a cork still holds).
-    let corked = false
-    const uncork = () => {
-      if (!corked) return
-      corked = false
-      res.uncork()
-    }
-    try {
-      for await (const event of events) {
-        const wire = toRunEvent(event)
-        last = wire.id
-        ended = FINAL_EVENT_TYPES.has(wire.type)
-        if (!corked) {
-          corked = true
-          res.cork()
-          process.nextTick(uncork)
-        }
-        res.write(`id: ${wire.id}\nevent: ${wire.type}\ndata: ${JSON.stringify(wire)}\n\n`)
+  scope.get<{ Params: { run_uuid: string }; Querystring: { last_event_id?: string } }>(
+    '/api/v1/runs/:run_uuid/events',
+    async (request, reply) => {
+      // The REST surface's rule for a uuid position (src/http/rest-routes.ts): a word is no route, a malformed uuid a 400.
+      if (!UUID_ATTEMPT.test(request.params.run_uuid)) return reply.status(404).send(errorBody(404, 'Route not found', request.id))
+      const ctx = await authorize(contextOf(options.createContext, request, reply), false)
+      if (!z.uuid().safeParse(request.params.run_uuid).success) throw new ValidationError(['run_uuid'], notUuidMessage(['run_uuid']))
+      const header = request.headers['last-event-id']
+      const raw = (Array.isArray(header) ? header[0] : header) ?? request.query.last_event_id
+      let after = 0
+      if (raw !== undefined && raw !== '') {
+        const parsed = EventId.safeParse(raw)
+        if (!parsed.success)
+          throw new ValidationError([header === undefined ? 'last_event_id' : 'Last-Event-ID'], 'must be an event id (a whole number)')
+        after = Number(parsed.data)
       }
-      if (draining?.aborted && !gone.signal.aborted && !ended) {
-        // The follower stopped because this process is shutting down, not because the run ended.
-        const wire = { message: 'The service is shutting down; reconnect with Last-Event-ID', last_event_id: last, retry_ms: RECONNECT_RETRY_MS }
-        res.write(`retry: ${RECONNECT_RETRY_MS}\nevent: reconnect\ndata: ${JSON.stringify(wire)}\n\n`)
-      }
-    } catch (error) {
-      if (!gone.signal.aborted && !draining?.aborted) {
-        request.log.error({ err: error }, 'run event stream failed')
-        res.write(`event: error\ndata: ${JSON.stringify({ message: 'The event stream failed; reconnect with Last-Event-ID' })}\n\n`)
-      }
-    } finally {
-      uncork()
-      clearInterval(keepAlive)
-      res.off('close', onClose)
-      res.end()
-    }
-  })
+      await streamRunEvents(reply, ctx, request.params.run_uuid, { after, draining: options.draining })
+    },
+  )
 }
 
 /** The route in the OpenAPI document (it is no procedure). */

@@ -12,28 +12,40 @@ import { envelope, iso, isoOrNull, isRecord, jsonBoolean, jsonValueOf, text, tim
 export const RUN_INPUT_MAX = 100_000
 
 const background = jsonBoolean().optional()
+/**
+ * `stream: true` answers as Server-Sent Events on the REST surface (docs/api/runs.md, "One-request
+ * streaming"); through tRPC it runs the run as `background: true` does.
+ */
+const stream = jsonBoolean()
+  .optional()
+  .meta({
+    description:
+      "Answer as Server-Sent Events (REST): the run's events, then the stream ends. Through tRPC, the same as `background: true`.",
+  })
 const workspaceUuid = z.uuid().optional()
 
-/** `POST /api/v1/agents/{agent_uuid}/run`: `{input, thread_uuid?, background?}`. */
+/** `POST /api/v1/agents/{agent_uuid}/run`: `{input, thread_uuid?, background?, stream?}`. */
 export const RunAgentInput = z.strictObject({
   agent_uuid: z.uuid(),
   workspace_uuid: workspaceUuid,
   input: text(RUN_INPUT_MAX, 1),
   thread_uuid: z.uuid().optional(),
   background,
+  stream,
 })
 export type TRunAgentInput = z.infer<typeof RunAgentInput>
 
-/** `POST /api/v1/threads/{thread_uuid}/run`: `{content, background?}`. */
+/** `POST /api/v1/threads/{thread_uuid}/run`: `{content, background?, stream?}`. */
 export const RunThreadInput = z.strictObject({
   thread_uuid: z.uuid(),
   workspace_uuid: workspaceUuid,
   content: text(RUN_INPUT_MAX, 1),
   background,
+  stream,
 })
 export type TRunThreadInput = z.infer<typeof RunThreadInput>
 
-/** `POST /api/v1/prompts/{prompt_uuid}/run`: `{input: {key: value}, large_language_model?, background?}`. */
+/** `POST /api/v1/prompts/{prompt_uuid}/run`: `{input: {key: value}, large_language_model?, background?, stream?}`. */
 export const RunPromptInput = z.strictObject({
   prompt_uuid: z.uuid(),
   workspace_uuid: workspaceUuid,
@@ -41,6 +53,7 @@ export const RunPromptInput = z.strictObject({
   input: z.record(z.string(), z.unknown()).default({}),
   large_language_model: z.string().min(1).max(120).optional(),
   background,
+  stream,
 })
 export type TRunPromptInput = z.infer<typeof RunPromptInput>
 
@@ -105,7 +118,12 @@ export const RunEvent = z.object({ id: z.number().int(), type: z.string(), data:
 export type TRunEvent = z.infer<typeof RunEvent>
 
 /** A stored event on the wire (SSE `data`). Mapped, not parsed: the log holds only what the executor wrote. */
-export const toRunEvent = (event: RunEventRecord): TRunEvent => ({ id: event.seq, type: event.type, data: event.data, created_at: event.created_at })
+export const toRunEvent = (event: RunEventRecord): TRunEvent => ({
+  id: event.seq,
+  type: event.type,
+  data: event.data,
+  created_at: event.created_at,
+})
 
 /** A run row with the uuids of what it refers to, as src/services/runs.service.ts reads it. */
 export type RunRecord = Pick<
@@ -175,7 +193,9 @@ export function toRun(row: RunRecord): TRun {
 function warningsOf(value: unknown): TRunWarning[] {
   const parsed = jsonValueOf(value)
   if (!Array.isArray(parsed)) return []
-  return parsed.flatMap((item) => (isRecord(item) && typeof item.code === 'string' && typeof item.message === 'string' ? [{ code: item.code, message: item.message }] : []))
+  return parsed.flatMap((item) =>
+    isRecord(item) && typeof item.code === 'string' && typeof item.message === 'string' ? [{ code: item.code, message: item.message }] : [],
+  )
 }
 
 /** The usage of a run row. */

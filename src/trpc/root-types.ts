@@ -25,6 +25,12 @@ export interface Meta {
    * (`background: true`); otherwise it answers 200. Declared in the OpenAPI document.
    */
   backgroundStatus?: 202
+  /**
+   * Starts a run and, on the REST surface, answers its events as Server-Sent Events when asked
+   * (`Accept: text/event-stream` or `stream: true`; docs/api/runs.md, "One-request streaming").
+   * Declared in the OpenAPI document.
+   */
+  runEventStream?: boolean
   /** Rate limited (src/trpc/limits.ts): may answer 429. Declared in the OpenAPI document. */
   rateLimited?: boolean
   /**

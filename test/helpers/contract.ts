@@ -92,16 +92,26 @@ export function checkAnswer(method: string, url: string, status: number, content
   const name = `${method} ${op.template}`
   // `default`: an answer whose status the operation leaves to its caller (a webhook's respond node).
   const declared = op.responses[String(status)] ?? op.responses.default
-  if (!declared) throw new Error(`The OpenAPI document does not declare ${status} for ${name}; the answer was ${JSON.stringify(body).slice(0, 500)}`)
+  if (!declared)
+    throw new Error(`The OpenAPI document does not declare ${status} for ${name}; the answer was ${JSON.stringify(body).slice(0, 500)}`)
   hits.add(name)
   if (!declared.content) {
     if (status === 204 && body !== null) throw new Error(`${name} answered 204 with a body: ${JSON.stringify(body).slice(0, 500)}`)
     return
   }
-  // Other content (a file, an event stream) has no schema to check.
+  // Other content (a file, an event stream) has no schema to check; an operation that declares
+  // both (a run answered as JSON or as its events) is checked by the type the answer came as.
   if (!declared.content['application/json']) return
+  const media = contentType?.split(';')[0].trim().toLowerCase()
+  if (media && media !== 'application/json' && declared.content[media]) return
   const template = op.template.replaceAll('~', '~0').replaceAll('/', '~1')
-  validateJson(name, status, contentType, body, `#/paths/${template}/${method.toLowerCase()}/responses/${status}/content/application~1json/schema`)
+  validateJson(
+    name,
+    status,
+    contentType,
+    body,
+    `#/paths/${template}/${method.toLowerCase()}/responses/${status}/content/application~1json/schema`,
+  )
 }
 
 /** Validates a JSON answer against the schema at `pointer` in the document. */
@@ -116,6 +126,8 @@ function validateJson(name: string, status: number, contentType: string | null, 
     validators.set(pointer, validate)
   }
   if (!validate(body)) {
-    throw new Error(`${name} ${status} does not validate against the OpenAPI document: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 2000)}`)
+    throw new Error(
+      `${name} ${status} does not validate against the OpenAPI document: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 2000)}`,
+    )
   }
 }
