@@ -137,6 +137,9 @@ async function streamAnswer(
         }
         break
       }
+      case 'warning':
+        log.append('run.warning', part.warning)
+        break
       case 'step-end':
         answer.step.promptTokens = part.inputTokens
         answer.step.completionTokens = part.outputTokens

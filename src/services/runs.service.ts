@@ -245,7 +245,7 @@ async function launchAgentRun(
   options: RunOptions = {},
 ): Promise<TRunResult> {
   const model = await resolveAgentModel(ctx, agent.metadata, agent)
-  const { tools, workflowTools, webSearch, warnings } = offeredTools(ctx, agent, model, options.toolDepth ?? 0)
+  const { tools, mcpServers, workflowTools, webSearch, warnings } = offeredTools(ctx, agent, model, options.toolDepth ?? 0)
   const memoryOn = agent.metadata.memory === true
   const memories = memoryOn ? await memoriesFor(ctx.em, ctx.auth.user.id, agent.id) : []
   const knowledge = agent.metadata.knowledge === true ? await knowledgeForRun(ctx, agent.id, content, model) : null
@@ -257,6 +257,7 @@ async function launchAgentRun(
     system,
     messages: [...fitWindow(toModelMessages(history), model, system, content), { role: 'user', content }],
     tools,
+    mcpServers,
     workflowTools,
     webSearch,
     warnings,
