@@ -56,6 +56,8 @@ export interface RunOutcome {
   error: { code: string; message: string } | null
   /** The final answer's text. */
   output: string
+  /** Warnings the run met while it executed (`run.warning` events logged after the launch: an MCP server that could not be listed). */
+  warnings?: TRunWarning[]
   /**
    * When it succeeded here: what the settle statement stored, one row per message it stored (or
    * one row without), each with the run's `RUN_FIELDS` (src/schemas/run.schema.ts) columns and the message's
