@@ -19,6 +19,8 @@ import { startUpstream, type Upstream } from './helpers/upstream.ts'
 const SECRET = 'mcp-secret-0123456789-abcdef'
 /** TOOL_TIMEOUT_MS of the app: short, so a hanging server fails a call quickly. */
 const TIMEOUT_MS = 1500
+/** TOOL_MAX_RESPONSE_BYTES of the app: far above what initialize and tools/list answer. */
+const MAX_BYTES = 64 * 1024
 
 /** What the MCP server received: each HTTP request's path, JSON-RPC method and credential, and each weather call. */
 interface Received {
@@ -53,7 +55,8 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
 
 /**
  * The MCP server on loopback. By path: `/mcp` is a well-behaved server; `/hang` never answers a
- * `tools/call`; `/garbage` answers a `tools/call` with text that is not JSON-RPC; `/broken`
+ * `tools/call`; `/garbage` answers a `tools/call` with text that is not JSON-RPC; `/huge` answers
+ * it with more than TOOL_MAX_RESPONSE_BYTES; `/broken`
  * answers everything with an HTML page.
  */
 async function startMcp(received: Received): Promise<{ url: string; close: () => Promise<void> }> {
@@ -68,6 +71,12 @@ async function startMcp(received: Received): Promise<{ url: string; close: () =>
         return
       }
       if (path === '/hang' && method === 'tools/call') return
+      if (path === '/huge' && method === 'tools/call') {
+        const id = typeof body === 'object' && body !== null && 'id' in body ? body.id : null
+        const result = { content: [{ type: 'text', text: 'x'.repeat(MAX_BYTES + 1) }] }
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, result }))
+        return
+      }
       if (path === '/garbage' && method === 'tools/call') {
         res.writeHead(200, { 'content-type': 'application/json' }).end('{"this is": not json-rpc')
         return
@@ -113,6 +122,7 @@ describe('tools of type mcp', () => {
       OPENAI_BASE_URL: upstream.url,
       TOOL_ALLOW_PRIVATE_NETWORK: 'true',
       TOOL_TIMEOUT_MS: String(TIMEOUT_MS),
+      TOOL_MAX_RESPONSE_BYTES: String(MAX_BYTES),
     })
     alice = await t.make.user({ name: 'Alice Mcp' })
     bob = await t.make.user({ name: 'Bob Mcp' })
@@ -305,6 +315,17 @@ describe('tools of type mcp', () => {
       expect(result).toMatchObject({ tool_call_id: 'call_g', is_error: true })
       expect(result.output.error).toMatch(/answered something that is not an MCP \(JSON-RPC\) message/)
       expect(JSON.stringify(res.body)).not.toContain(SECRET)
+    })
+
+    it('fails a call whose answer is larger than TOOL_MAX_RESPONSE_BYTES; the run goes on', async () => {
+      const { agent } = await agentWith('/huge', { name: 'Huge MCP' })
+      upstream.enqueue({ kind: 'tool_calls', calls: [{ name: 'huge_mcp__get_weather', arguments: '{"city":"Paris"}', id: 'call_l' }] }, { kind: 'text', text: 'Too much.' })
+      const res = await run(agent.uuid, { input: 'Weather in Paris?' })
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+      expect(res.body.data.run).toMatchObject({ status: 'succeeded', output: 'Too much.' })
+      const result = res.body.data.messages[2].parts[0]
+      expect(result).toMatchObject({ tool_call_id: 'call_l', is_error: true })
+      expect(result.output.error).toMatch(new RegExp(`larger than TOOL_MAX_RESPONSE_BYTES \\(${MAX_BYTES} bytes\\)`))
     })
 
     it('goes on without the tools of a server that cannot be listed, with a run.warning naming the tool', async () => {
