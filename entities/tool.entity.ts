@@ -2,8 +2,11 @@ import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
 import { ownership, presentation, resourceKeys, softDelete, timestamps } from './columns.ts'
 import { Provider } from './provider.entity.ts'
 
-/** Tool kinds (specification: sample value `api`). */
-export const TOOL_TYPES = ['api'] as const
+/**
+ * Tool kinds: `api` (specification: sample value `api`) is one HTTP request; `mcp` is the tools of
+ * a Model Context Protocol server reached over Streamable HTTP (docs/api/mcp-tools.md).
+ */
+export const TOOL_TYPES = ['api', 'mcp'] as const
 export type ToolType = (typeof TOOL_TYPES)[number]
 
 /** HTTP methods an `api` tool may call. */
@@ -13,7 +16,8 @@ export type ToolMethod = (typeof TOOL_METHODS)[number]
 /**
  * An operation an agent can call (`tools`, docs/api/resources.md): `type` `api` is an HTTP request
  * (`method`, `url` template with `{{placeholders}}`, JSON-schema `input_schema`) to a provider,
- * authenticated with the account an agent binds to it.
+ * authenticated with the account an agent binds to it; `type` `mcp` is an MCP server at `url`
+ * whose tools (those in `allowedTools`, or all) the agent may call, with the same account.
  */
 export const Tool = defineEntity({
   name: 'Tool',
@@ -31,6 +35,8 @@ export const Tool = defineEntity({
     method: p.enum(TOOL_METHODS).default('GET'),
     url: p.string().length(2048),
     inputSchema: p.json<Record<string, unknown>>().fieldName('input_schema').default('{}'),
+    /** `mcp` tools: the names of the server's tools offered to the model; null offers them all. */
+    allowedTools: p.json<string[]>().fieldName('allowed_tools').nullable(),
     credits: p.decimal('number').precision(12).scale(4).default(0),
     metadata: p.json<Record<string, unknown>>().default('{}'),
     ...ownership(),

@@ -13,7 +13,7 @@ import { APICallError } from 'ai'
 import { uuidv7 } from 'uuidv7'
 import { executePrepared, type Orm } from '../platform/db.ts'
 import { costOf } from './registry.ts'
-import { RUN_FIELDS, type RunEventRecord } from '../schemas/run.schema.ts'
+import { RUN_FIELDS, type RunEventRecord, type TRunWarning } from '../schemas/run.schema.ts'
 import { storableJson, storableText } from '../schemas/wire.ts'
 import { selectColumns } from '../platform/sql.ts'
 import { eventsJson, RunLog } from './run-log.ts'
@@ -61,7 +61,7 @@ export async function executeRun(deps: ExecutorDeps, call: ModelCall, stored: Pr
   const timeout = AbortSignal.timeout(config.llm.timeoutMs)
   const signal = AbortSignal.any([cancel, timeout, notStored.signal])
   const started = performance.now()
-  const answer: Answer = { steps: [], step: emptyStep(), firstEventMs: null }
+  const answer: Answer = { steps: [], step: emptyStep(), firstEventMs: null, warnings: [] }
 
   // Before the answer, as they came before the model was asked.
   for (const warning of call.warnings ?? []) log.append('run.warning', warning)
@@ -76,7 +76,8 @@ export async function executeRun(deps: ExecutorDeps, call: ModelCall, stored: Pr
   if (!plan) return { status: 'failed', error: { code: 'not_stored', message: 'The run could not be stored' }, output: '' }
   // Another process ended the run (and wrote its final event): nothing more is ours to write.
   if (cancel.reason instanceof RunLostError) return { status: 'failed', error: { code: 'interrupted', message: cancel.reason.message }, output: '' }
-  return conclude(deps, plan, log, failure, answer, started)
+  const outcome = await conclude(deps, plan, log, failure, answer, started)
+  return answer.warnings.length > 0 ? { ...outcome, warnings: answer.warnings } : outcome
 }
 
 /** What the model has answered so far: its finished steps, the step under way and when its first text came. */
@@ -84,6 +85,8 @@ interface Answer {
   steps: Step[]
   step: Step
   firstEventMs: number | null
+  /** The warnings logged while it streamed. */
+  warnings: TRunWarning[]
 }
 
 /**
@@ -137,6 +140,10 @@ async function streamAnswer(
         }
         break
       }
+      case 'warning':
+        answer.warnings.push(part.warning)
+        log.append('run.warning', part.warning)
+        break
       case 'step-end':
         answer.step.promptTokens = part.inputTokens
         answer.step.completionTokens = part.outputTokens

@@ -10,6 +10,7 @@ import type { CacheLog } from '../platform/subscriber.ts'
 import type { ResolvedModel } from './registry.ts'
 import type { RunBus } from './run-bus.ts'
 import type { ToolBinding } from './tools.ts'
+import type { McpServerBinding } from './tool-mcp.ts'
 import type { WorkflowToolBinding } from './workflow-tools.ts'
 import type { WebSearchOffer } from './registry.ts'
 import type { TRunWarning } from '../schemas/run.schema.ts'
@@ -27,6 +28,8 @@ export interface RunPlan {
   system: string | undefined
   messages: ModelMessage[]
   tools: ToolBinding[]
+  /** The agent's `mcp` tools, connected when the run starts (docs/api/runs.md, "MCP tools"). */
+  mcpServers?: McpServerBinding[]
   /** The agent's linked workflows the caller may run, as tools (docs/api/runs.md, "Linked workflows"). */
   workflowTools?: WorkflowToolBinding[]
   /** The provider's web search, offered as the tool `web_search` (docs/api/runs.md, "Web search"). */
@@ -44,7 +47,7 @@ export interface RunPlan {
  * What the model call of a run needs. It is known before the run is stored, so the call starts
  * while the launch statement is still under way (src/services/runs.service.ts).
  */
-export type ModelCall = Pick<RunPlan, 'model' | 'system' | 'messages' | 'tools' | 'workflowTools' | 'webSearch' | 'warnings' | 'knowledge'>
+export type ModelCall = Pick<RunPlan, 'model' | 'system' | 'messages' | 'tools' | 'mcpServers' | 'workflowTools' | 'webSearch' | 'warnings' | 'knowledge'>
 
 /** How a run ended. */
 export interface RunOutcome {
@@ -53,6 +56,8 @@ export interface RunOutcome {
   error: { code: string; message: string } | null
   /** The final answer's text. */
   output: string
+  /** Warnings the run met while it executed (`run.warning` events logged after the launch: an MCP server that could not be listed). */
+  warnings?: TRunWarning[]
   /**
    * When it succeeded here: what the settle statement stored, one row per message it stored (or
    * one row without), each with the run's `RUN_FIELDS` (src/schemas/run.schema.ts) columns and the message's

@@ -14,7 +14,7 @@ import { jsonSchema, tool, type ToolSet } from 'ai'
 import { AUTH_SCHEMES, TOOL_METHODS, type AuthScheme, type ToolMethod } from '../../entities/index.ts'
 import type { Config } from '../platform/config.ts'
 import type { Em } from '../platform/db.ts'
-import { keyringOf, open } from '../platform/secrets.ts'
+import { keyringOf, open, type Keyring } from '../platform/secrets.ts'
 import { sendToolRequest, ToolHttpError, type ToolHttpRequest, type ToolHttpResponse } from './tool-http.ts'
 import { isRecord, jsonValueOf } from '../schemas/wire.ts'
 import { schemaValidator } from '../platform/json-schema.ts'
@@ -113,42 +113,31 @@ export async function loadAgentTools(em: Em, config: Config, agentId: number): P
 /**
  * A subquery answering the rows {@link agentToolBindings} takes (a JSON array) for the agent
  * whose id is the SQL `agentId` (a column or a `?`), so a caller can read them with the agent.
+ * It holds the agent's `mcp` tools too (`type`), which ./tool-mcp.ts `mcpServerBindings` reads.
  */
 export const agentToolsSql = (agentId: string): string =>
   `(select coalesce(json_agg(json_build_object(
        'toolId', t.id, 'toolUuid', t.uuid, 'name', t.name, 'description', t.description, 'method', t.method, 'url', t.url,
        'inputSchema', t.input_schema, 'accountUuid', ac.uuid, 'ciphertext', ac.secret_ciphertext, 'keyId', ac.secret_key_id,
-       'authScheme', p.auth_scheme, 'authParameter', p.auth_parameter) order by x.position, x.id), '[]')
+       'authScheme', p.auth_scheme, 'authParameter', p.auth_parameter, 'type', t.type, 'allowedTools', t.allowed_tools)
+       order by x.position, x.id), '[]')
      from agent_tools x
-     join tools t on t.id = x.tool_id and t.deleted_at is null and t.type = 'api'
+     join tools t on t.id = x.tool_id and t.deleted_at is null
      left join accounts ac on ac.id = x.account_id and ac.deleted_at is null and ac.provider_id = t.provider_id
      left join providers p on p.id = ac.provider_id
      where x.agent_id = ${agentId})`
 
 /**
- * The bindings of the rows {@link agentToolsSql} read, secrets opened as {@link loadAgentTools} says.
+ * The bindings of the `api` rows {@link agentToolsSql} read, secrets opened as {@link loadAgentTools} says.
  * @param reserved function names the run offers for something else (a provider's web search), which no tool may take.
  * @throws ToolCredentialUnavailableError as {@link loadAgentTools}.
  */
 export function agentToolBindings(config: Config, value: unknown, reserved: ReadonlySet<string> = new Set()): ToolBinding[] {
-  const parsed = jsonValueOf(value)
-  const rows = Array.isArray(parsed) ? parsed.filter(isRecord) : []
+  const rows = agentToolRows(value).filter((row) => row.type !== 'mcp')
   const names = functionNames(rows.map((row) => String(row.name)), reserved)
   const keyring = keyringOf(config)
   return rows.map((row, index): ToolBinding => {
     const stored = jsonValueOf(row.inputSchema)
-    let credential: ToolBinding['credential'] = null
-    const scheme = schemeOf(row.authScheme)
-    if (typeof row.accountUuid === 'string' && typeof row.ciphertext === 'string' && typeof row.keyId === 'string' && scheme && scheme !== 'none') {
-      let secret: string
-      try {
-        secret = open(keyring, { ciphertext: row.ciphertext, keyId: row.keyId }, `accounts:${row.accountUuid}`)
-      } catch (error) {
-        const reason = error instanceof Error ? error.message : 'it cannot be opened'
-        throw new ToolCredentialUnavailableError(`The secret of account ${row.accountUuid} (tool "${String(row.name)}") cannot be opened: ${reason}`)
-      }
-      credential = { scheme, parameter: typeof row.authParameter === 'string' ? row.authParameter : null, secret }
-    }
     return {
       toolId: Number(row.toolId),
       toolUuid: String(row.toolUuid),
@@ -157,9 +146,35 @@ export function agentToolBindings(config: Config, value: unknown, reserved: Read
       method: methodOf(row.method),
       url: String(row.url),
       inputSchema: objectSchema(isRecord(stored) ? stored : {}),
-      credential,
+      credential: credentialOf(keyring, row),
     }
   })
+}
+
+/** The rows of an {@link agentToolsSql} value (a JSON array, or its text). */
+export function agentToolRows(value: unknown): Record<string, unknown>[] {
+  const parsed = jsonValueOf(value)
+  return Array.isArray(parsed) ? parsed.filter(isRecord) : []
+}
+
+/**
+ * The opened credential of an {@link agentToolsSql} row: null without a live bound account with
+ * a secret, or for the scheme `none`.
+ * @throws ToolCredentialUnavailableError when the secret cannot be opened (the message names the tool and account, never the secret).
+ */
+export function credentialOf(keyring: Keyring, row: Record<string, unknown>): Credential | null {
+  const scheme = schemeOf(row.authScheme)
+  if (typeof row.accountUuid !== 'string' || typeof row.ciphertext !== 'string' || typeof row.keyId !== 'string' || !scheme || scheme === 'none') {
+    return null
+  }
+  let secret: string
+  try {
+    secret = open(keyring, { ciphertext: row.ciphertext, keyId: row.keyId }, `accounts:${row.accountUuid}`)
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : 'it cannot be opened'
+    throw new ToolCredentialUnavailableError(`The secret of account ${row.accountUuid} (tool "${String(row.name)}") cannot be opened: ${reason}`)
+  }
+  return { scheme, parameter: typeof row.authParameter === 'string' ? row.authParameter : null, secret }
 }
 
 // ---------------------------------------------------------------------------------------------

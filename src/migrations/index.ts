@@ -16,6 +16,7 @@ import { Migration20261126090000_command_room } from './Migration20261126090000_
 import { Migration20261126100000_workflow_schedules } from './Migration20261126100000_workflow_schedules.ts'
 import { Migration20261126120000_leaderboard } from './Migration20261126120000_leaderboard.ts'
 import { Migration20261126130000_run_writes } from './Migration20261126130000_run_writes.ts'
+import { Migration20261127100000_mcp_tools } from './Migration20261127100000_mcp_tools.ts'
 
 export const migrationsList: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261121093927', class: Migration20261121093927 },
@@ -33,4 +34,5 @@ export const migrationsList: { name: string; class: Constructor<Migration> }[] =
   { name: 'Migration20261126100000_workflow_schedules', class: Migration20261126100000_workflow_schedules },
   { name: 'Migration20261126120000_leaderboard', class: Migration20261126120000_leaderboard },
   { name: 'Migration20261126130000_run_writes', class: Migration20261126130000_run_writes },
+  { name: 'Migration20261127100000_mcp_tools', class: Migration20261127100000_mcp_tools },
 ]

@@ -11,7 +11,7 @@ import { mediaUrl } from './workspace.schema.ts'
 /** Columns of `tools` a mapper reads (see `selectColumns` in src/platform/sql.ts). */
 export const TOOL_FIELDS = [
   'id', 'uuid', 'name', 'description', 'type', 'profilePhotoKey', 'profilePhotoConfig', 'visibility', 'credits',
-  'metadata', 'method', 'url', 'inputSchema', 'providerId', 'userId', 'workspaceId', 'createdAt', 'updatedAt',
+  'metadata', 'method', 'url', 'inputSchema', 'allowedTools', 'providerId', 'userId', 'workspaceId', 'createdAt', 'updatedAt',
 ] as const
 
 /** A `tools` row as raw SQL reads it with {@link TOOL_FIELDS}, plus its provider's keys. */
@@ -22,6 +22,7 @@ export interface ToolRow extends ResourceRow {
   method: ToolMethod
   url: string
   inputSchema: Record<string, unknown>
+  allowedTools: string[] | null
   providerId: number | null
   providerUuid?: string | null
   providerSlug?: string | null
@@ -47,6 +48,8 @@ export const Tool = z
     method: z.string(),
     url: z.string(),
     input_schema: z.record(z.string(), z.unknown()),
+    /** `mcp` tools: the server's tools offered to the model (null: all); always null for `api` tools. */
+    allowed_tools: z.array(z.string()).nullable(),
     provider: ToolProvider.nullable(),
     created_at: timestamp(),
     updated_at: timestamp(),
@@ -91,6 +94,7 @@ export function toTool(row: ToolRow, viewerId: number, appUrl: string): TTool {
     method: row.method,
     url: row.url,
     input_schema: row.inputSchema,
+    allowed_tools: row.allowedTools ?? null,
     provider: row.providerUuid ? { uuid: row.providerUuid, slug: row.providerSlug ?? '', name: row.providerName ?? '' } : null,
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
@@ -213,6 +217,24 @@ export const ToolInputSchema = jsonObject().superRefine((value, ctx) => {
 /** Tool `metadata`: any JSON object of at most 64 KiB; an update merges it key by key (`null` removes a key). */
 const ToolMetadata = jsonObject()
 
+/** Most names in an `mcp` tool's `allowed_tools`. */
+export const TOOL_ALLOWED_MAX = 100
+
+/**
+ * `allowed_tools` of an `mcp` tool: distinct names of the server's tools (MCP tool names are 1..128
+ * characters), at most {@link TOOL_ALLOWED_MAX}.
+ */
+const AllowedTools = z
+  .array(text(128, 1))
+  .max(TOOL_ALLOWED_MAX)
+  .superRefine((names, ctx) => {
+    const seen = new Set<string>()
+    names.forEach((name, index) => {
+      if (seen.has(name)) ctx.addIssue({ code: 'custom', path: [index], message: `"${name}" is listed twice` })
+      seen.add(name)
+    })
+  })
+
 /** Create body (plus the workspace context's `workspace_uuid`). */
 export const CreateToolInput = z.strictObject({
   workspace_uuid: z.uuid().optional(),
@@ -223,6 +245,7 @@ export const CreateToolInput = z.strictObject({
   method: z.enum(TOOL_METHODS).optional(),
   url: UrlTemplate,
   input_schema: ToolInputSchema.optional(),
+  allowed_tools: AllowedTools.nullable().optional(),
   credits: jsonDecimal(0, TOOL_CREDITS_MAX).optional(),
   profile_photo_key: MediaKey.nullable().optional(),
   profile_photo_config: ProfilePhotoConfigInput.nullable().optional(),
@@ -233,7 +256,7 @@ export type TCreateToolInput = z.infer<typeof CreateToolInput>
 
 /**
  * `PUT /api/v1/tools/{tool_uuid}`: the create fields, all optional. Omitted fields are kept;
- * `null` clears `description`, `provider_uuid`, `profile_photo_key` and `profile_photo_config`;
+ * `null` clears `description`, `provider_uuid`, `allowed_tools`, `profile_photo_key` and `profile_photo_config`;
  * `input_schema` replaces the whole schema; `metadata` merges key by key.
  */
 export const UpdateToolInput = z.strictObject({ tool_uuid: z.uuid(), ...CreateToolInput.partial().shape })

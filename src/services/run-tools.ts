@@ -1,6 +1,6 @@
 /**
  * The tools a run of an agent offers its model (docs/api/runs.md, "Tool calls"): its HTTP tools,
- * its linked workflows and the provider's web search ({@link offeredTools}). Most of this module
+ * its MCP servers (their tools are listed when the run starts, src/llm/tool-mcp.ts), its linked workflows and the provider's web search ({@link offeredTools}). Most of this module
  * is the linked workflows (docs/api/runs.md, "Linked workflows").
  *
  * Linked workflows offered: every workflow linked to the agent (`agent_workflows`, in the agent's order) that the
@@ -21,6 +21,7 @@ import { visibleSql } from '../access/visibility.ts'
 import { AppError, ConflictError } from '../platform/errors.ts'
 import type { SqlFragment } from '../platform/sql.ts'
 import { agentToolBindings, functionNames, ToolCredentialUnavailableError, type ToolBinding } from '../llm/tools.ts'
+import { mcpServerBindings, type McpServerBinding } from '../llm/tool-mcp.ts'
 import type { ResolvedModel } from '../llm/registry.ts'
 import type { ModelCall } from '../llm/run-types.ts'
 import type { WorkflowToolBinding, WorkflowToolOutcome } from '../llm/workflow-tools.ts'
@@ -39,7 +40,7 @@ export const MAX_TOOL_DEPTH = 3
 
 /**
  * What a run of `agent` on `model` offers the model (docs/api/runs.md, "Tool calls"): the agent's
- * HTTP tools (its `toolRows`, src/llm/tools.ts `agentToolsSql`), its linked workflows the caller
+ * HTTP tools and MCP servers (its `toolRows`, src/llm/tools.ts `agentToolsSql`), its linked workflows the caller
  * may run (its `workflowRows`, {@link linkedWorkflowsSql}; none at {@link MAX_TOOL_DEPTH}
  * `toolDepth`), and, with `metadata.web_search`, the provider's web search under `web_search`
  * (no other tool takes that name). A model without tool support is offered nothing. Web search
@@ -51,13 +52,13 @@ export function offeredTools(
   agent: { metadata: Record<string, unknown>; toolRows: unknown; workflowRows: unknown },
   model: ResolvedModel,
   toolDepth: number,
-): Required<Pick<ModelCall, 'tools' | 'workflowTools' | 'webSearch' | 'warnings'>> {
+): Required<Pick<ModelCall, 'tools' | 'mcpServers' | 'workflowTools' | 'webSearch' | 'warnings'>> {
   const wantsSearch = agent.metadata.web_search === true
   if (!model.llm.supportsTools) {
     const warnings = wantsSearch
       ? [{ code: 'web_search_unavailable', message: `${model.llm.name} cannot call tools, so it cannot search the web` }]
       : []
-    return { tools: [], workflowTools: [], webSearch: null, warnings }
+    return { tools: [], mcpServers: [], workflowTools: [], webSearch: null, warnings }
   }
   const webSearch = wantsSearch ? model.webSearch() : null
   const warnings =
@@ -70,16 +71,16 @@ export function offeredTools(
         ]
       : []
   const reserved = new Set(webSearch ? [webSearch.name] : [])
-  const tools = toolsOf(ctx, agent.toolRows, reserved)
+  const { tools, mcpServers } = toolsOf(ctx, agent.toolRows, reserved)
   const taken = new Set([...reserved, ...tools.map((tool) => tool.name)])
   const workflowTools = workflowToolBindings(ctx, agent.workflowRows, { taken, toolDepth })
-  return { tools, workflowTools, webSearch, warnings }
+  return { tools, mcpServers, workflowTools, webSearch, warnings }
 }
 
 /** The agent's tools; a bound secret that cannot be opened (its key is gone) is a 409 naming the account, not a 500. */
-function toolsOf(ctx: ResourceCtx, toolRows: unknown, reserved: ReadonlySet<string>): ToolBinding[] {
+function toolsOf(ctx: ResourceCtx, toolRows: unknown, reserved: ReadonlySet<string>): { tools: ToolBinding[]; mcpServers: McpServerBinding[] } {
   try {
-    return agentToolBindings(ctx.config, toolRows, reserved)
+    return { tools: agentToolBindings(ctx.config, toolRows, reserved), mcpServers: mcpServerBindings(ctx.config, toolRows) }
   } catch (error) {
     if (error instanceof ToolCredentialUnavailableError) throw new ConflictError(error.message)
     throw error

@@ -245,7 +245,7 @@ async function launchAgentRun(
   options: RunOptions = {},
 ): Promise<TRunResult> {
   const model = await resolveAgentModel(ctx, agent.metadata, agent)
-  const { tools, workflowTools, webSearch, warnings } = offeredTools(ctx, agent, model, options.toolDepth ?? 0)
+  const { tools, mcpServers, workflowTools, webSearch, warnings } = offeredTools(ctx, agent, model, options.toolDepth ?? 0)
   const memoryOn = agent.metadata.memory === true
   const memories = memoryOn ? await memoriesFor(ctx.em, ctx.auth.user.id, agent.id) : []
   const knowledge = agent.metadata.knowledge === true ? await knowledgeForRun(ctx, agent.id, content, model) : null
@@ -257,6 +257,7 @@ async function launchAgentRun(
     system,
     messages: [...fitWindow(toModelMessages(history), model, system, content), { role: 'user', content }],
     tools,
+    mcpServers,
     workflowTools,
     webSearch,
     warnings,
@@ -331,7 +332,10 @@ async function settle(
   failIfUpstream(outcome, plan.run.uuid)
   const settledRows = outcome.settledRows ?? []
   if (settledRows.length === 0) return readResult(ctx, plan.run.uuid)
-  return answerOf({ ...launched.record, ...(settledRows[0] as unknown as RunRecord) }, [...launched.rows, ...settledRows])
+  // The warnings of the launch, then those the run met while it executed (src/llm/run-executor.ts).
+  const launchWarnings = Array.isArray(launched.record.warnings) ? launched.record.warnings : []
+  const warnings = outcome.warnings ? [...launchWarnings, ...outcome.warnings] : launched.record.warnings
+  return answerOf({ ...launched.record, ...(settledRows[0] as unknown as RunRecord), warnings }, [...launched.rows, ...settledRows])
 }
 
 /** 502/504 for a run the upstream failed; the run itself stays stored and readable. */

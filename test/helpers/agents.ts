@@ -40,8 +40,9 @@ export const AGENT_KEYS = [
 ]
 /** Keys of an agent in a list without `with`: no collections. */
 export const AGENT_LIST_KEYS = AGENT_KEYS.filter((key) => !['categories', 'files', 'shares', 'tools', 'workflows'].includes(key))
-/** Keys of an element of `tools`: the specification's Tool plus method, url, input_schema, provider. */
+/** Keys of an element of `tools`: the specification's Tool plus method, url, input_schema, allowed_tools, provider. */
 export const AGENT_TOOL_KEYS = [
+  'allowed_tools',
   'created_at',
   'credits',
   'description',
