@@ -5,7 +5,7 @@
  * errors in OpenAI's shape. The agents' model is the real OpenAI provider client talking to
  * test/helpers/upstream.ts.
  */
-import { createServer, type Server } from 'node:http'
+import { startWeatherServer, type WeatherServer } from './helpers/tool-server.ts'
 import OpenAI from 'openai'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
@@ -17,9 +17,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 describe('OpenAI-compatible API (/api/v1/openai)', () => {
   let t: TestApp
   let upstream: Upstream
-  let toolServer: Server
-  let toolUrl: string
-  const toolRequests: string[] = []
+  let weather: WeatherServer
   let alice: TestUser
   let bob: TestUser
   let aliceKey: string
@@ -27,14 +25,7 @@ describe('OpenAI-compatible API (/api/v1/openai)', () => {
 
   beforeAll(async () => {
     upstream = await startUpstream()
-    toolServer = createServer((req, res) => {
-      toolRequests.push(req.url ?? '')
-      res.setHeader('content-type', 'application/json')
-      res.end(JSON.stringify({ city: new URL(req.url ?? '/', 'http://x').searchParams.get('city'), forecast: 'sunny' }))
-    })
-    await new Promise<void>((resolve) => toolServer.listen(0, '127.0.0.1', resolve))
-    const address = toolServer.address()
-    toolUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+    weather = await startWeatherServer()
     t = await createTestApp({ OPENAI_API_KEY: 'sk-upstream-test', OPENAI_BASE_URL: upstream.url, TOOL_ALLOW_PRIVATE_NETWORK: 'true' })
     alice = await t.make.user({ name: 'Alice SDK' })
     bob = await t.make.user({ name: 'Bob Other' })
@@ -44,11 +35,11 @@ describe('OpenAI-compatible API (/api/v1/openai)', () => {
   afterAll(async () => {
     await t?.close()
     await upstream?.close()
-    await new Promise((resolve) => toolServer?.close(resolve))
+    await weather?.close()
   })
   beforeEach(() => {
     upstream.reset()
-    toolRequests.length = 0
+    weather.requests.length = 0
   })
 
   const sdk = (apiKey: string) => new OpenAI({ baseURL: `${t.url}/api/v1/openai`, apiKey, maxRetries: 0 })
@@ -238,14 +229,14 @@ describe('OpenAI-compatible API (/api/v1/openai)', () => {
           name: 'Weather',
           description: 'The forecast of a city',
           method: 'GET',
-          url: `${toolUrl}/weather?city={{city}}`,
+          url: `${weather.url}/weather?city={{city}}`,
           input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
         } as never)
       ).data
       const agent = await makeAgent(alice, { tools: [{ tool_uuid: tool.uuid }] })
       upstream.enqueue({ kind: 'tool_calls', calls: [{ name: 'weather', arguments: '{"city":"Oslo"}', id: 'call_1' }] }, { kind: 'text', text: 'Sunny in Oslo.' })
       const completion = await client.chat.completions.create({ model: agent.uuid, messages: [{ role: 'user', content: 'Weather in Oslo?' }] })
-      expect(toolRequests).toEqual(['/weather?city=Oslo'])
+      expect(weather.requests).toEqual(['/weather?city=Oslo'])
       expect(completion.choices[0].message.content).toBe('Sunny in Oslo.')
       expect(completion.choices[0].message.tool_calls).toBeUndefined()
       expect(completion.choices[0].finish_reason).toBe('stop')
@@ -260,7 +251,7 @@ describe('OpenAI-compatible API (/api/v1/openai)', () => {
         text += chunk.choices[0]?.delta.content ?? ''
       }
       expect(text).toBe('Sunny in Rome.')
-      expect(toolRequests).toEqual(['/weather?city=Oslo', '/weather?city=Rome'])
+      expect(weather.requests).toEqual(['/weather?city=Oslo', '/weather?city=Rome'])
     })
 
     it('accepts and ignores the parameters OpenAI accepts that an agent has no use for', async () => {

@@ -4,7 +4,7 @@
  * later ones, thread names, and a run followed or cancelled from another API process.
  * The model is the real OpenAI provider client against test/helpers/upstream.ts.
  */
-import { createServer, type Server } from 'node:http'
+import { startWeatherServer, type WeatherServer } from './helpers/tool-server.ts'
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { readOnlyToken } from './helpers/agents.ts'
@@ -18,22 +18,13 @@ const withRedis = Boolean(process.env.REDIS_URL)
 describe('runs with tools, memory and names', () => {
   let t: TestApp
   let upstream: Upstream
-  let toolServer: Server
-  let toolUrl: string
-  const toolRequests: string[] = []
+  let weather: WeatherServer
   let alice: TestUser
   let bob: TestUser
 
   beforeAll(async () => {
     upstream = await startUpstream()
-    toolServer = createServer((req, res) => {
-      toolRequests.push(req.url ?? '')
-      res.setHeader('content-type', 'application/json')
-      res.end(JSON.stringify({ city: new URL(req.url ?? '/', 'http://x').searchParams.get('city'), forecast: 'sunny' }))
-    })
-    await new Promise<void>((resolve) => toolServer.listen(0, '127.0.0.1', resolve))
-    const address = toolServer.address()
-    toolUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+    weather = await startWeatherServer()
     t = await createTestApp({ OPENAI_API_KEY: 'sk-upstream-test', OPENAI_BASE_URL: upstream.url, TOOL_ALLOW_PRIVATE_NETWORK: 'true' })
     alice = await t.make.user({ name: 'Alice Tools' })
     bob = await t.make.user({ name: 'Bob Tools' })
@@ -41,11 +32,11 @@ describe('runs with tools, memory and names', () => {
   afterAll(async () => {
     await t?.close()
     await upstream?.close()
-    await new Promise((resolve) => toolServer?.close(resolve))
+    await weather?.close()
   })
   beforeEach(() => {
     upstream.reset()
-    toolRequests.length = 0
+    weather.requests.length = 0
   })
 
   const run = (user: { token: string }, agentUuid: string, body: Record<string, unknown>) =>
@@ -57,7 +48,7 @@ describe('runs with tools, memory and names', () => {
         name: 'Weather',
         description: 'The forecast of a city',
         method: 'GET',
-        url: `${toolUrl}/weather?city={{city}}`,
+        url: `${weather.url}/weather?city={{city}}`,
         input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
       } as never)
     ).data
@@ -69,7 +60,7 @@ describe('runs with tools, memory and names', () => {
     upstream.enqueue({ kind: 'tool_calls', calls: [{ name: 'weather', arguments: '{"city":"Oslo"}', id: 'call_1' }] }, { kind: 'text', text: 'Sunny in Oslo.' })
     const res = await run(alice, agent.uuid, { input: 'Weather in Oslo?' })
     expect(res.status, JSON.stringify(res.body)).toBe(200)
-    expect(toolRequests).toEqual(['/weather?city=Oslo'])
+    expect(weather.requests).toEqual(['/weather?city=Oslo'])
     const offered = upstream.requests[0].body.tools as { function: { name: string } }[]
     expect(offered.map((tool) => tool.function.name)).toEqual(['weather'])
     const { messages, run: stored } = res.body.data
@@ -100,7 +91,7 @@ describe('runs with tools, memory and names', () => {
       expect(upstream.requests).toHaveLength(1)
       expect(upstream.requests[0].body.tools).toBeUndefined()
       expect(upstream.requests[0].body.messages[0]).toMatchObject({ role: 'system' })
-      expect(toolRequests).toHaveLength(0)
+      expect(weather.requests).toHaveLength(0)
     } finally {
       await t.sql(`update large_language_models set supports_tools = true where slug = 'gpt-4o-mini'`)
     }
@@ -120,7 +111,7 @@ describe('runs with tools, memory and names', () => {
     )
     const res = await run(alice, agent.uuid, { input: 'Break it' })
     expect(res.status, JSON.stringify(res.body)).toBe(200)
-    expect(toolRequests).toEqual([])
+    expect(weather.requests).toEqual([])
     const results = res.body.data.messages.find((m: { role: string }) => m.role === 'tool').parts
     expect(results.map((p: { tool_call_id: string; is_error: boolean }) => [p.tool_call_id, p.is_error])).toEqual([
       ['call_a', true],
