@@ -7,9 +7,10 @@
  *   (a) answered when done: `POST /api/v1/openai/chat/completions` against
  *       `POST /api/v1/agents/{uuid}/run`, time to the whole answer;
  *   (b) streamed: `POST /api/v1/openai/chat/completions` with `stream: true`, time to the first
- *       chunk carrying text and to `[DONE]`, against the native stream (a background run, 202,
- *       followed over `GET /api/v1/runs/{uuid}/events`), time from the POST to the first
- *       `text.delta` event and to the end of the stream.
+ *       chunk carrying text and to `[DONE]`, against the native one-request stream
+ *       (`POST /api/v1/agents/{uuid}/run` with `Accept: text/event-stream`, docs/api/runs.md
+ *       "One-request streaming"), time from the POST to the first `text.delta` event and to the
+ *       end of the stream.
  *
  * Each pair is measured alternately, request by request (the native one, then the OpenAI one), so
  * a busy machine slows both alike. Every answer is checked (`Echo: <input>`). Target: the OpenAI
@@ -104,17 +105,15 @@ async function openAiOnce(api: Api): Promise<number> {
   return now() - start
 }
 
-/** The native stream: a background run followed over its events. */
+/** The native stream: one POST answered as Server-Sent Events, as the OpenAI stream is. */
 async function nativeStreamOnce(api: Api): Promise<{ first: number; full: number }> {
   const start = now()
-  const posted = await fetch(`${api.url}/api/v1/agents/${api.agentUuid}/run`, {
+  const response = await fetch(`${api.url}/api/v1/agents/${api.agentUuid}/run`, {
     method: 'POST',
-    headers: headers(api),
-    body: JSON.stringify({ input: INPUT, background: true }),
+    headers: { ...headers(api), accept: 'text/event-stream' },
+    body: JSON.stringify({ input: INPUT }),
   })
-  const { data } = JSON.parse((await expectOk(posted, 'background run')).toString('utf8')) as { data: { run: { uuid: string } } }
-  const response = await fetch(`${api.url}/api/v1/runs/${data.run.uuid}/events`, { headers: { authorization: `Bearer ${api.token}` } })
-  if (response.status !== 200) throw new Error(`events: HTTP ${response.status}`)
+  if (response.status !== 200) throw new Error(`native stream: HTTP ${response.status}`)
   const read = await readEvents(response, start, (payload) => payload.includes('"type":"text.delta"'))
   if (!read.data.at(-1)?.includes('"type":"run.succeeded"')) throw new Error('native stream: no run.succeeded')
   return read
