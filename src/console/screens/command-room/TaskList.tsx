@@ -3,13 +3,12 @@
  * filtered by state and sorted, each with its target, schedule, zone, next run and state, and
  * the quick actions run now and pause or resume.
  */
-import { Anchor, Button, Group, SegmentedControl, Select, Table, Text, VisuallyHidden } from '@mantine/core'
+import { Anchor, Button, Group, SegmentedControl, Select, Table, Text } from '@mantine/core'
 import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
 import { Link } from 'react-router'
 import { api, type RouterInputs } from '../../lib/api.ts'
-import { Pager } from '../../ui/ListControls.tsx'
-import { Empty, ErrorNotice, Loading } from '../../ui/states.tsx'
+import { DataTable, ListStates } from '../../ui/ListTable.tsx'
 import { TaskState } from './TaskDetail.tsx'
 import { ROOT_KEY, useTaskActions } from './task-actions.ts'
 import { describeSchedule, formatIn, type Task } from './task-model.ts'
@@ -28,7 +27,11 @@ export function TaskList() {
   const [sort, setSort] = useState<Sort>('-created_at')
   const [page, setPage] = useState(1)
   const input = { page, per_page: 20, sort, ...(state !== 'all' ? { is_active: state === 'active' } : {}) }
-  const tasks = useQuery({ queryKey: [ROOT_KEY, 'list', input], queryFn: () => api.commandRoom.list.query(input), placeholderData: keepPreviousData })
+  const tasks = useQuery({
+    queryKey: [ROOT_KEY, 'list', input],
+    queryFn: () => api.commandRoom.list.query(input),
+    placeholderData: keepPreviousData,
+  })
   return (
     <>
       <Group mb="md" gap="sm" wrap="wrap" align="end">
@@ -45,17 +48,31 @@ export function TaskList() {
             { value: 'paused', label: 'Paused' },
           ]}
         />
-        <Select label="Sort" data={SORTS} value={sort} allowDeselect={false} onChange={(value) => value && setSort(value as Sort)} w={200} />
+        <Select
+          label="Sort"
+          data={SORTS}
+          value={sort}
+          allowDeselect={false}
+          onChange={(value) => value && setSort(value as Sort)}
+          w={200}
+        />
       </Group>
-      {tasks.isPending ? <Loading label="Loading tasks" /> : null}
-      {tasks.error ? <ErrorNotice error={tasks.error} onRetry={() => void tasks.refetch()} /> : null}
-      {tasks.data && tasks.data.data.length === 0 ? (
-        <Empty title={state === 'all' ? 'No tasks yet' : `No ${state} tasks`}>
-          {state === 'all' ? 'A task runs an agent or a workflow once or on a schedule, as you. Create one with “New task”.' : 'Show all tasks to see the others.'}
-        </Empty>
-      ) : null}
-      {tasks.data && tasks.data.data.length > 0 ? <TaskTable tasks={tasks.data.data} /> : null}
-      {tasks.data ? <Pager page={page} lastPage={tasks.data.meta.last_page} onChange={setPage} /> : null}
+      <ListStates
+        query={tasks}
+        rows={tasks.data?.data}
+        loading="Loading tasks"
+        empty={
+          state === 'all'
+            ? {
+                title: 'No tasks yet',
+                detail: 'A task runs an agent or a workflow once or on a schedule, as you. Create one with “New task”.',
+              }
+            : { title: `No ${state} tasks`, detail: 'Show all tasks to see the others.' }
+        }
+        paging={{ page, onChange: setPage }}
+      >
+        {(rows) => <TaskTable tasks={rows} />}
+      </ListStates>
     </>
   )
 }
@@ -63,68 +80,62 @@ export function TaskList() {
 function TaskTable({ tasks }: { tasks: Task[] }) {
   const { setActive, runNow } = useTaskActions()
   return (
-    <Table.ScrollContainer minWidth={860}>
-      <Table striped highlightOnHover aria-label="Tasks">
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th scope="col">Name</Table.Th>
-            <Table.Th scope="col">Target</Table.Th>
-            <Table.Th scope="col">Schedule</Table.Th>
-            <Table.Th scope="col">Time zone</Table.Th>
-            <Table.Th scope="col">Next run</Table.Th>
-            <Table.Th scope="col">State</Table.Th>
-            <Table.Th scope="col">
-              <VisuallyHidden>Actions</VisuallyHidden>
-            </Table.Th>
-          </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {tasks.map((task) => (
-            <Table.Tr key={task.uuid}>
-              <Table.Td style={{ maxWidth: 240 }}>
-                <Anchor component={Link} to={`/command-room?task=${task.uuid}`} fw={600} truncate="end" display="block" title={task.name}>
-                  {task.name}
-                </Anchor>
-              </Table.Td>
-              <Table.Td style={{ maxWidth: 200 }}>
-                <Text size="sm" truncate="end" title={task.agent?.name ?? task.workflow?.name ?? undefined}>
-                  {task.agent ? `Agent: ${task.agent.name}` : task.workflow ? `Workflow: ${task.workflow.name}` : 'Deleted target'}
-                </Text>
-              </Table.Td>
-              <Table.Td style={{ maxWidth: 220 }}>
-                <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
-                  {describeSchedule(task)}
-                </Text>
-              </Table.Td>
-              <Table.Td>
-                <Text size="sm">{task.timezone}</Text>
-              </Table.Td>
-              <Table.Td miw={130}>
-                <Text size="sm">{formatIn(task.next_run_at, task.timezone)}</Text>
-              </Table.Td>
-              <Table.Td miw={150}>
-                <TaskState task={task} />
-              </Table.Td>
-              <Table.Td>
-                <Group gap={4} wrap="nowrap">
-                  <Button size="xs" variant="light" aria-label={`Run ${task.name} now`} loading={runNow.isPending && runNow.variables?.uuid === task.uuid} onClick={() => runNow.mutate(task)}>
-                    Run now
-                  </Button>
-                  <Button
-                    size="xs"
-                    variant="default"
-                    aria-label={`${task.is_active ? 'Pause' : 'Resume'} ${task.name}`}
-                    loading={setActive.isPending && setActive.variables?.task.uuid === task.uuid}
-                    onClick={() => setActive.mutate({ task, active: !task.is_active })}
-                  >
-                    {task.is_active ? 'Pause' : 'Resume'}
-                  </Button>
-                </Group>
-              </Table.Td>
-            </Table.Tr>
-          ))}
-        </Table.Tbody>
-      </Table>
-    </Table.ScrollContainer>
+    <DataTable
+      columns={['Name', 'Target', 'Schedule', 'Time zone', 'Next run', 'State', { hidden: 'Actions' }]}
+      minWidth={860}
+      label="Tasks"
+      highlightOnHover
+    >
+      {tasks.map((task) => (
+        <Table.Tr key={task.uuid}>
+          <Table.Td style={{ maxWidth: 240 }}>
+            <Anchor component={Link} to={`/command-room?task=${task.uuid}`} fw={600} truncate="end" display="block" title={task.name}>
+              {task.name}
+            </Anchor>
+          </Table.Td>
+          <Table.Td style={{ maxWidth: 200 }}>
+            <Text size="sm" truncate="end" title={task.agent?.name ?? task.workflow?.name ?? undefined}>
+              {task.agent ? `Agent: ${task.agent.name}` : task.workflow ? `Workflow: ${task.workflow.name}` : 'Deleted target'}
+            </Text>
+          </Table.Td>
+          <Table.Td style={{ maxWidth: 220 }}>
+            <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
+              {describeSchedule(task)}
+            </Text>
+          </Table.Td>
+          <Table.Td>
+            <Text size="sm">{task.timezone}</Text>
+          </Table.Td>
+          <Table.Td miw={130}>
+            <Text size="sm">{formatIn(task.next_run_at, task.timezone)}</Text>
+          </Table.Td>
+          <Table.Td miw={150}>
+            <TaskState task={task} />
+          </Table.Td>
+          <Table.Td>
+            <Group gap={4} wrap="nowrap">
+              <Button
+                size="xs"
+                variant="light"
+                aria-label={`Run ${task.name} now`}
+                loading={runNow.isPending && runNow.variables?.uuid === task.uuid}
+                onClick={() => runNow.mutate(task)}
+              >
+                Run now
+              </Button>
+              <Button
+                size="xs"
+                variant="default"
+                aria-label={`${task.is_active ? 'Pause' : 'Resume'} ${task.name}`}
+                loading={setActive.isPending && setActive.variables?.task.uuid === task.uuid}
+                onClick={() => setActive.mutate({ task, active: !task.is_active })}
+              >
+                {task.is_active ? 'Pause' : 'Resume'}
+              </Button>
+            </Group>
+          </Table.Td>
+        </Table.Tr>
+      ))}
+    </DataTable>
   )
 }

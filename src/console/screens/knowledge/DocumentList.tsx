@@ -11,8 +11,8 @@ import { notifications } from '@mantine/notifications'
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { api, type RouterInputs, type RouterOutputs } from '../../lib/api.ts'
-import { Pager } from '../../ui/ListControls.tsx'
-import { Empty, ErrorNotice, Loading } from '../../ui/states.tsx'
+import { DataTable, ListStates } from '../../ui/ListTable.tsx'
+import { ErrorNotice } from '../../ui/states.tsx'
 
 type Document = RouterOutputs['knowledge']['list']['data'][number]
 type Status = Document['status']
@@ -95,15 +95,19 @@ export function DocumentList({ agentUuid }: { agentUuid: string }) {
         />
       </Group>
       <DeleteModal document={deleting} onClose={() => setDeleting(null)} />
-      {documents.isPending ? <Loading label="Loading documents" /> : null}
-      {documents.error ? <ErrorNotice error={documents.error} onRetry={() => void documents.refetch()} /> : null}
-      {documents.data && documents.data.data.length === 0 ? (
-        <Empty title={filtered ? 'No document matches' : 'Not trained yet'}>
-          {filtered ? 'Change the search or the status.' : 'Train it with a text, a web page or a file above.'}
-        </Empty>
-      ) : null}
-      {documents.data && documents.data.data.length > 0 ? <DocumentTable documents={documents.data.data} onDelete={setDeleting} /> : null}
-      {documents.data ? <Pager page={page} lastPage={documents.data.meta.last_page} onChange={setPage} /> : null}
+      <ListStates
+        query={documents}
+        rows={documents.data?.data}
+        loading="Loading documents"
+        empty={
+          filtered
+            ? { title: 'No document matches', detail: 'Change the search or the status.' }
+            : { title: 'Not trained yet', detail: 'Train it with a text, a web page or a file above.' }
+        }
+        paging={{ page, onChange: setPage }}
+      >
+        {(rows) => <DocumentTable documents={rows} onDelete={setDeleting} />}
+      </ListStates>
     </Stack>
   )
 }
@@ -116,68 +120,55 @@ function DocumentTable({ documents, onDelete }: { documents: Document[]; onDelet
     onError: (error) => notifications.show({ color: 'red', message: `The retry was refused: ${error.message}` }),
   })
   return (
-    <Table.ScrollContainer minWidth={640}>
-      <Table striped>
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th>Document</Table.Th>
-            <Table.Th>Status</Table.Th>
-            <Table.Th>Chunks</Table.Th>
-            <Table.Th>Updated</Table.Th>
-            <Table.Th>Actions</Table.Th>
-          </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {documents.map((document) => (
-            <Table.Tr key={document.uuid}>
-              <Table.Td style={{ maxWidth: 320 }}>
-                <Text fw={600} truncate="end" title={document.name}>
-                  {document.name}
-                </Text>
-                <Text size="xs" c="dimmed" style={{ overflowWrap: 'anywhere' }}>
-                  {SOURCE_LABELS[document.source_type]} · {document.mime_type}
-                  {document.url ? ` · ${document.url}` : ''}
-                </Text>
-              </Table.Td>
-              <Table.Td style={{ maxWidth: 280 }}>
-                <Badge color={STATUS_COLORS[document.status]} variant="light" aria-label={`Status of ${document.name}: ${document.status}`}>
-                  {document.status}
-                </Badge>
-                {document.error ? (
-                  <Text size="xs" c="red" mt={4} style={{ overflowWrap: 'anywhere' }}>
-                    {document.error}
-                  </Text>
-                ) : null}
-              </Table.Td>
-              <Table.Td>
-                <Text size="sm">{document.status === 'ready' ? `${document.chunks_count} (${document.tokens_count} tokens)` : '—'}</Text>
-              </Table.Td>
-              <Table.Td>
-                <Text size="sm">{dateTimeFormat.format(new Date(document.updated_at))}</Text>
-              </Table.Td>
-              <Table.Td>
-                <Group gap={4} wrap="nowrap">
-                  {document.status === 'failed' ? (
-                    <Button
-                      size="xs"
-                      variant="light"
-                      aria-label={`Retry ${document.name}`}
-                      loading={retry.isPending && retry.variables === document.uuid}
-                      onClick={() => retry.mutate(document.uuid)}
-                    >
-                      Retry
-                    </Button>
-                  ) : null}
-                  <Button size="xs" variant="light" color="red" aria-label={`Delete ${document.name}`} onClick={() => onDelete(document)}>
-                    Delete
-                  </Button>
-                </Group>
-              </Table.Td>
-            </Table.Tr>
-          ))}
-        </Table.Tbody>
-      </Table>
-    </Table.ScrollContainer>
+    <DataTable columns={['Document', 'Status', 'Chunks', 'Updated', 'Actions']} minWidth={640}>
+      {documents.map((document) => (
+        <Table.Tr key={document.uuid}>
+          <Table.Td style={{ maxWidth: 320 }}>
+            <Text fw={600} truncate="end" title={document.name}>
+              {document.name}
+            </Text>
+            <Text size="xs" c="dimmed" style={{ overflowWrap: 'anywhere' }}>
+              {SOURCE_LABELS[document.source_type]} · {document.mime_type}
+              {document.url ? ` · ${document.url}` : ''}
+            </Text>
+          </Table.Td>
+          <Table.Td style={{ maxWidth: 280 }}>
+            <Badge color={STATUS_COLORS[document.status]} variant="light" aria-label={`Status of ${document.name}: ${document.status}`}>
+              {document.status}
+            </Badge>
+            {document.error ? (
+              <Text size="xs" c="red" mt={4} style={{ overflowWrap: 'anywhere' }}>
+                {document.error}
+              </Text>
+            ) : null}
+          </Table.Td>
+          <Table.Td>
+            <Text size="sm">{document.status === 'ready' ? `${document.chunks_count} (${document.tokens_count} tokens)` : '—'}</Text>
+          </Table.Td>
+          <Table.Td>
+            <Text size="sm">{dateTimeFormat.format(new Date(document.updated_at))}</Text>
+          </Table.Td>
+          <Table.Td>
+            <Group gap={4} wrap="nowrap">
+              {document.status === 'failed' ? (
+                <Button
+                  size="xs"
+                  variant="light"
+                  aria-label={`Retry ${document.name}`}
+                  loading={retry.isPending && retry.variables === document.uuid}
+                  onClick={() => retry.mutate(document.uuid)}
+                >
+                  Retry
+                </Button>
+              ) : null}
+              <Button size="xs" variant="light" color="red" aria-label={`Delete ${document.name}`} onClick={() => onDelete(document)}>
+                Delete
+              </Button>
+            </Group>
+          </Table.Td>
+        </Table.Tr>
+      ))}
+    </DataTable>
   )
 }
 

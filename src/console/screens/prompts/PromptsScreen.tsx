@@ -8,10 +8,9 @@ import { Badge, Button, Group, Table, Text } from '@mantine/core'
 import { useDebouncedValue, useDisclosure } from '@mantine/hooks'
 import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
-import { Link } from 'react-router'
 import { api, type RouterInputs } from '../../lib/api.ts'
-import { Pager, ScreenTitle, SearchField, VisibilityFilter, type VisibilityChoice } from '../../ui/ListControls.tsx'
-import { Empty, ErrorNotice, Loading } from '../../ui/states.tsx'
+import { ScreenTitle, SearchField, VisibilityFilter, type VisibilityChoice } from '../../ui/ListControls.tsx'
+import { DataTable, ListStates, NameCell } from '../../ui/ListTable.tsx'
 import { CreatePromptModal } from './CreatePromptModal.tsx'
 
 type ListInput = Exclude<RouterInputs['prompts']['list'], void | undefined>
@@ -59,54 +58,41 @@ export default function PromptsScreen() {
           }}
         />
       </Group>
-      {prompts.isPending ? <Loading label="Loading prompts" /> : null}
-      {prompts.error ? <ErrorNotice error={prompts.error} onRetry={() => void prompts.refetch()} /> : null}
-      {prompts.data && prompts.data.data.length === 0 ? (
-        <Empty title={filtered ? 'No prompt matches' : 'No prompts yet'}>
-          {filtered ? 'Change the search or the filter.' : 'Create one: a template with inputs, run with a form.'}
-        </Empty>
-      ) : null}
-      {prompts.data && prompts.data.data.length > 0 ? (
-        <Table.ScrollContainer minWidth={520}>
-          <Table striped highlightOnHover>
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Inputs</Table.Th>
-                <Table.Th>Visibility</Table.Th>
-                <Table.Th>Updated</Table.Th>
+      <ListStates
+        query={prompts}
+        rows={prompts.data?.data}
+        loading="Loading prompts"
+        empty={
+          filtered
+            ? { title: 'No prompt matches', detail: 'Change the search or the filter.' }
+            : { title: 'No prompts yet', detail: 'Create one: a template with inputs, run with a form.' }
+        }
+        paging={{ page, onChange: setPage }}
+      >
+        {(rows) => (
+          <DataTable columns={['Name', 'Inputs', 'Visibility', 'Updated']} minWidth={520} highlightOnHover>
+            {rows.map((prompt) => (
+              <Table.Tr key={prompt.uuid}>
+                <NameCell to={`/prompts/${prompt.uuid}`} name={prompt.name} description={prompt.description}>
+                  {prompt.profile_photo_config?.emoji ? `${prompt.profile_photo_config.emoji} ` : ''}
+                  {prompt.name}
+                </NameCell>
+                <Table.Td>
+                  <Text size="sm" lineClamp={2} style={{ overflowWrap: 'anywhere' }}>
+                    {prompt.metadata.input.length ? prompt.metadata.input.map((field) => field.label).join(', ') : 'None'}
+                  </Text>
+                </Table.Td>
+                <Table.Td>
+                  <Badge variant="light">{prompt.visibility}</Badge>
+                </Table.Td>
+                <Table.Td>
+                  <Text size="sm">{dateFormat.format(new Date(prompt.updated_at))}</Text>
+                </Table.Td>
               </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {prompts.data.data.map((prompt) => (
-                <Table.Tr key={prompt.uuid}>
-                  <Table.Td style={{ maxWidth: 360 }}>
-                    <Text component={Link} to={`/prompts/${prompt.uuid}`} fw={600} truncate="end" display="block" title={prompt.name}>
-                      {prompt.profile_photo_config?.emoji ? `${prompt.profile_photo_config.emoji} ` : ''}
-                      {prompt.name}
-                    </Text>
-                    <Text size="sm" c="dimmed" lineClamp={2} style={{ overflowWrap: 'anywhere' }}>
-                      {prompt.description}
-                    </Text>
-                  </Table.Td>
-                  <Table.Td>
-                    <Text size="sm" lineClamp={2} style={{ overflowWrap: 'anywhere' }}>
-                      {prompt.metadata.input.length ? prompt.metadata.input.map((field) => field.label).join(', ') : 'None'}
-                    </Text>
-                  </Table.Td>
-                  <Table.Td>
-                    <Badge variant="light">{prompt.visibility}</Badge>
-                  </Table.Td>
-                  <Table.Td>
-                    <Text size="sm">{dateFormat.format(new Date(prompt.updated_at))}</Text>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      ) : null}
-      {prompts.data ? <Pager page={page} lastPage={prompts.data.meta.last_page} onChange={setPage} /> : null}
+            ))}
+          </DataTable>
+        )}
+      </ListStates>
     </>
   )
 }

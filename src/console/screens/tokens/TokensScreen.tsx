@@ -12,8 +12,9 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState } from 'react'
 import { api, type RouterOutputs } from '../../lib/api.ts'
 import { useSession } from '../../lib/session.tsx'
-import { Pager, ScreenTitle } from '../../ui/ListControls.tsx'
-import { Empty, ErrorNotice, Loading } from '../../ui/states.tsx'
+import { ScreenTitle } from '../../ui/ListControls.tsx'
+import { DataTable, ListStates } from '../../ui/ListTable.tsx'
+import { ErrorNotice } from '../../ui/states.tsx'
 import { CreateTokenModal } from './CreateTokenModal.tsx'
 
 type Token = RouterOutputs['accessTokens']['list']['data'][number]
@@ -41,13 +42,15 @@ export default function TokensScreen() {
       </Text>
       <CreateTokenModal opened={creating} onClose={close} />
       <RevokeModal token={revoking} onClose={() => setRevoking(null)} />
-      {tokens.isPending ? <Loading label="Loading tokens" /> : null}
-      {tokens.error ? <ErrorNotice error={tokens.error} onRetry={() => void tokens.refetch()} /> : null}
-      {tokens.data && tokens.data.data.length === 0 ? (
-        <Empty title="No application tokens">Create one for each integration, so each can be revoked alone.</Empty>
-      ) : null}
-      {tokens.data && tokens.data.data.length > 0 ? <TokenTable tokens={tokens.data.data} onRevoke={setRevoking} /> : null}
-      {tokens.data ? <Pager page={page} lastPage={tokens.data.meta.last_page} onChange={setPage} /> : null}
+      <ListStates
+        query={tokens}
+        rows={tokens.data?.data}
+        loading="Loading tokens"
+        empty={{ title: 'No application tokens', detail: 'Create one for each integration, so each can be revoked alone.' }}
+        paging={{ page, onChange: setPage }}
+      >
+        {(rows) => <TokenTable tokens={rows} onRevoke={setRevoking} />}
+      </ListStates>
     </>
   )
 }
@@ -57,66 +60,47 @@ function TokenTable({ tokens, onRevoke }: { tokens: Token[]; onRevoke: (token: T
   const workspaceName = (uuid: string | null) => (uuid ? (workspaces.find((w) => w.uuid === uuid)?.name ?? uuid) : 'Every workspace')
   const now = Date.now()
   return (
-    <Table.ScrollContainer minWidth={760}>
-      <Table striped>
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th>Name</Table.Th>
-            <Table.Th>Kind</Table.Th>
-            <Table.Th>Abilities</Table.Th>
-            <Table.Th>Workspace</Table.Th>
-            <Table.Th>Expires</Table.Th>
-            <Table.Th>Last used</Table.Th>
-            <Table.Th>
-              <Text component="span" size="sm" fw={700}>
-                Actions
+    <DataTable columns={['Name', 'Kind', 'Abilities', 'Workspace', 'Expires', 'Last used', 'Actions']} minWidth={760}>
+      {tokens.map((token) => {
+        const expired = token.expires_at !== null && new Date(token.expires_at).getTime() < now
+        return (
+          <Table.Tr key={token.uuid}>
+            <Table.Td style={{ maxWidth: 260 }}>
+              <Text fw={600} truncate="end" title={token.name}>
+                {token.name}
               </Text>
-            </Table.Th>
+              <Text size="xs" c="dimmed" ff="monospace">
+                {token.prefix}…
+              </Text>
+            </Table.Td>
+            <Table.Td>{token.kind}</Table.Td>
+            <Table.Td>
+              <Badge variant="light" color={token.abilities.includes('write') ? 'blue' : 'gray'}>
+                {token.abilities.includes('write') ? 'read + write' : 'read only'}
+              </Badge>
+            </Table.Td>
+            <Table.Td style={{ maxWidth: 200 }}>
+              <Text size="sm" truncate="end" title={workspaceName(token.workspace_uuid)}>
+                {workspaceName(token.workspace_uuid)}
+              </Text>
+            </Table.Td>
+            <Table.Td>
+              <Text size="sm" c={expired ? 'red' : undefined}>
+                {token.expires_at ? `${expired ? 'Expired ' : ''}${dateFormat.format(new Date(token.expires_at))}` : 'Never'}
+              </Text>
+            </Table.Td>
+            <Table.Td>
+              <Text size="sm">{token.last_used_at ? dateTimeFormat.format(new Date(token.last_used_at)) : 'Never'}</Text>
+            </Table.Td>
+            <Table.Td>
+              <Button size="xs" color="red" variant="light" aria-label={`Revoke ${token.name}`} onClick={() => onRevoke(token)}>
+                Revoke
+              </Button>
+            </Table.Td>
           </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {tokens.map((token) => {
-            const expired = token.expires_at !== null && new Date(token.expires_at).getTime() < now
-            return (
-              <Table.Tr key={token.uuid}>
-                <Table.Td style={{ maxWidth: 260 }}>
-                  <Text fw={600} truncate="end" title={token.name}>
-                    {token.name}
-                  </Text>
-                  <Text size="xs" c="dimmed" ff="monospace">
-                    {token.prefix}…
-                  </Text>
-                </Table.Td>
-                <Table.Td>{token.kind}</Table.Td>
-                <Table.Td>
-                  <Badge variant="light" color={token.abilities.includes('write') ? 'blue' : 'gray'}>
-                    {token.abilities.includes('write') ? 'read + write' : 'read only'}
-                  </Badge>
-                </Table.Td>
-                <Table.Td style={{ maxWidth: 200 }}>
-                  <Text size="sm" truncate="end" title={workspaceName(token.workspace_uuid)}>
-                    {workspaceName(token.workspace_uuid)}
-                  </Text>
-                </Table.Td>
-                <Table.Td>
-                  <Text size="sm" c={expired ? 'red' : undefined}>
-                    {token.expires_at ? `${expired ? 'Expired ' : ''}${dateFormat.format(new Date(token.expires_at))}` : 'Never'}
-                  </Text>
-                </Table.Td>
-                <Table.Td>
-                  <Text size="sm">{token.last_used_at ? dateTimeFormat.format(new Date(token.last_used_at)) : 'Never'}</Text>
-                </Table.Td>
-                <Table.Td>
-                  <Button size="xs" color="red" variant="light" aria-label={`Revoke ${token.name}`} onClick={() => onRevoke(token)}>
-                    Revoke
-                  </Button>
-                </Table.Td>
-              </Table.Tr>
-            )
-          })}
-        </Table.Tbody>
-      </Table>
-    </Table.ScrollContainer>
+        )
+      })}
+    </DataTable>
   )
 }
 

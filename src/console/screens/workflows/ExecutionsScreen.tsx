@@ -7,13 +7,14 @@
  * (`GET /api/v1/workflow-executions?workflow_uuid=`), `workflowExecutions.retrieve`
  * (`GET .../{execution_uuid}`), `workflowExecutions.cancel` and `.retry` (`POST .../cancel`, `.../retry`).
  */
-import { Anchor, Button, CloseButton, Group, Paper, Select, Table, Text, Title, VisuallyHidden } from '@mantine/core'
+import { Anchor, Button, CloseButton, Group, Paper, Select, Table, Text, Title } from '@mantine/core'
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useEffect, useRef, useState } from 'react'
 import { Link, useParams, useSearchParams } from 'react-router'
 import { api, type RouterInputs } from '../../lib/api.ts'
-import { Pager, ScreenTitle } from '../../ui/ListControls.tsx'
-import { Empty, ErrorNotice, Loading } from '../../ui/states.tsx'
+import { ScreenTitle } from '../../ui/ListControls.tsx'
+import { DataTable, ListStates } from '../../ui/ListTable.tsx'
+import { ErrorNotice, Loading } from '../../ui/states.tsx'
 import { ExecutionView, formatDuration, formatTime, isUnderway, StatusBadge } from './ExecutionView.tsx'
 
 type Status = NonNullable<Exclude<RouterInputs['workflowExecutions']['list'], void | undefined>['status']>
@@ -26,7 +27,10 @@ export default function ExecutionsScreen() {
   const [status, setStatus] = useState<Status | null>(null)
   const [page, setPage] = useState(1)
   const selected = params.get('execution')
-  const workflow = useQuery({ queryKey: ['workflows.retrieve', workflowUuid], queryFn: () => api.workflows.retrieve.query({ workflow_uuid: workflowUuid }) })
+  const workflow = useQuery({
+    queryKey: ['workflows.retrieve', workflowUuid],
+    queryFn: () => api.workflows.retrieve.query({ workflow_uuid: workflowUuid }),
+  })
   const input = { workflow_uuid: workflowUuid, page, per_page: 20, ...(status ? { status } : {}) }
   const executions = useQuery({
     queryKey: ['workflowExecutions.list', input],
@@ -59,52 +63,48 @@ export default function ExecutionsScreen() {
           comboboxProps={{ withinPortal: true }}
         />
       </Group>
-      {executions.isPending ? <Loading label="Loading executions" /> : null}
-      {executions.error ? <ErrorNotice error={executions.error} onRetry={() => void executions.refetch()} /> : null}
-      {executions.data && executions.data.data.length === 0 ? (
-        <Empty title={status ? 'No execution with this status' : 'No executions yet'}>{status ? 'Choose another status.' : 'Run the workflow, or call its webhook.'}</Empty>
-      ) : null}
-      {executions.data && executions.data.data.length > 0 ? (
-        <Table.ScrollContainer minWidth={520}>
-          <Table striped highlightOnHover aria-label="Executions">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Status</Table.Th>
-                <Table.Th>Mode</Table.Th>
-                <Table.Th>Started</Table.Th>
-                <Table.Th>Duration</Table.Th>
-                <Table.Th>
-                  <VisuallyHidden>Details</VisuallyHidden>
-                </Table.Th>
+      <ListStates
+        query={executions}
+        rows={executions.data?.data}
+        loading="Loading executions"
+        empty={
+          status
+            ? { title: 'No execution with this status', detail: 'Choose another status.' }
+            : { title: 'No executions yet', detail: 'Run the workflow, or call its webhook.' }
+        }
+        paging={{ page, onChange: setPage }}
+      >
+        {(rows) => (
+          <DataTable
+            columns={['Status', 'Mode', 'Started', 'Duration', { hidden: 'Details' }]}
+            minWidth={520}
+            label="Executions"
+            highlightOnHover
+          >
+            {rows.map((execution) => (
+              <Table.Tr key={execution.uuid} bg={execution.uuid === selected ? 'var(--mantine-color-blue-light)' : undefined}>
+                <Table.Td>
+                  <StatusBadge status={execution.status} />
+                </Table.Td>
+                <Table.Td>{execution.mode}</Table.Td>
+                <Table.Td>{formatTime(execution.started_at ?? execution.created_at)}</Table.Td>
+                <Table.Td>{formatDuration(execution.duration_ms)}</Table.Td>
+                <Table.Td>
+                  <Button
+                    size="xs"
+                    variant="light"
+                    onClick={() => open(execution.uuid)}
+                    aria-label={`Details of the execution of ${formatTime(execution.started_at ?? execution.created_at)}`}
+                    aria-pressed={execution.uuid === selected}
+                  >
+                    Details
+                  </Button>
+                </Table.Td>
               </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {executions.data.data.map((execution) => (
-                <Table.Tr key={execution.uuid} bg={execution.uuid === selected ? 'var(--mantine-color-blue-light)' : undefined}>
-                  <Table.Td>
-                    <StatusBadge status={execution.status} />
-                  </Table.Td>
-                  <Table.Td>{execution.mode}</Table.Td>
-                  <Table.Td>{formatTime(execution.started_at ?? execution.created_at)}</Table.Td>
-                  <Table.Td>{formatDuration(execution.duration_ms)}</Table.Td>
-                  <Table.Td>
-                    <Button
-                      size="xs"
-                      variant="light"
-                      onClick={() => open(execution.uuid)}
-                      aria-label={`Details of the execution of ${formatTime(execution.started_at ?? execution.created_at)}`}
-                      aria-pressed={execution.uuid === selected}
-                    >
-                      Details
-                    </Button>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      ) : null}
-      {executions.data ? <Pager page={page} lastPage={executions.data.meta.last_page} onChange={setPage} /> : null}
+            ))}
+          </DataTable>
+        )}
+      </ListStates>
       {selected ? <ExecutionPanel key={selected} uuid={selected} onOpen={open} /> : null}
     </>
   )
@@ -119,8 +119,14 @@ function ExecutionPanel({ uuid, onOpen }: { uuid: string; onOpen: (uuid: string 
     refetchInterval: (query) => (query.state.data && isUnderway(query.state.data.data.status) ? REFRESH_MS : false),
   })
   const refresh = () => queryClient.invalidateQueries({ predicate: (query) => String(query.queryKey[0]).startsWith('workflowExecutions') })
-  const cancel = useMutation({ mutationFn: () => api.workflowExecutions.cancel.mutate({ execution_uuid: uuid }), onSuccess: () => void refresh() })
-  const retry = useMutation({ mutationFn: () => api.workflowExecutions.retry.mutate({ execution_uuid: uuid }), onSuccess: () => void refresh() })
+  const cancel = useMutation({
+    mutationFn: () => api.workflowExecutions.cancel.mutate({ execution_uuid: uuid }),
+    onSuccess: () => void refresh(),
+  })
+  const retry = useMutation({
+    mutationFn: () => api.workflowExecutions.retry.mutate({ execution_uuid: uuid }),
+    onSuccess: () => void refresh(),
+  })
   const loaded = Boolean(execution.data)
   useEffect(() => {
     if (loaded) heading.current?.focus()

@@ -9,7 +9,7 @@
  * The list has no `is_active` filter in the API: the active filter reads pages of 100 and
  * keeps the matching rows of the page.
  */
-import { Badge, Button, Group, Modal, SegmentedControl, Stack, Switch, Table, Text, TextInput, Textarea, VisuallyHidden } from '@mantine/core'
+import { Badge, Button, Group, Modal, SegmentedControl, Stack, Switch, Table, Text, TextInput, Textarea } from '@mantine/core'
 import { useDebouncedValue } from '@mantine/hooks'
 import { notifications } from '@mantine/notifications'
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
@@ -17,8 +17,9 @@ import { useState, type FormEvent } from 'react'
 import { Link, useNavigate } from 'react-router'
 import { api, problemOf, type RouterOutputs } from '../../lib/api.ts'
 import { fieldError, otherIssues } from '../../ui/forms.ts'
-import { Pager, ScreenTitle, SearchField } from '../../ui/ListControls.tsx'
-import { describeProblem, Empty, ErrorNotice, Loading } from '../../ui/states.tsx'
+import { ScreenTitle, SearchField } from '../../ui/ListControls.tsx'
+import { DataTable, ListStates, NameCell } from '../../ui/ListTable.tsx'
+import { describeProblem, ErrorNotice } from '../../ui/states.tsx'
 import { formatTime } from './ExecutionView.tsx'
 import { RunDialog } from './RunDialog.tsx'
 
@@ -41,14 +42,19 @@ export default function WorkflowsScreen() {
   const [running, setRunning] = useState<WorkflowRow | null>(null)
   const [deleting, setDeleting] = useState<WorkflowRow | null>(null)
   const input = { page, per_page: active === 'all' ? 20 : 100, sort: '-updated_at' as const, ...(debounced ? { search: debounced } : {}) }
-  const workflows = useQuery({ queryKey: ['workflows.list', input], queryFn: () => api.workflows.list.query(input), placeholderData: keepPreviousData })
+  const workflows = useQuery({
+    queryKey: ['workflows.list', input],
+    queryFn: () => api.workflows.list.query(input),
+    placeholderData: keepPreviousData,
+  })
   const refresh = () => queryClient.invalidateQueries({ queryKey: ['workflows.list'] })
   const activation = useMutation({
-    mutationFn: (row: { uuid: string; is_active: boolean }) => api.workflows.update.mutate({ workflow_uuid: row.uuid, is_active: row.is_active }),
+    mutationFn: (row: { uuid: string; is_active: boolean }) =>
+      api.workflows.update.mutate({ workflow_uuid: row.uuid, is_active: row.is_active }),
     onSuccess: () => void refresh(),
     onError: notifyFailure,
   })
-  const rows = (workflows.data?.data ?? []).filter((row) => active === 'all' || row.is_active === (active === 'active'))
+  const rows = workflows.data?.data.filter((row) => active === 'all' || row.is_active === (active === 'active'))
   const filtered = Boolean(debounced) || active !== 'all'
   return (
     <>
@@ -77,74 +83,68 @@ export default function WorkflowsScreen() {
           ]}
         />
       </Group>
-      {workflows.isPending ? <Loading label="Loading workflows" /> : null}
-      {workflows.error ? <ErrorNotice error={workflows.error} onRetry={() => void workflows.refetch()} /> : null}
-      {workflows.data && rows.length === 0 ? (
-        <Empty title={filtered ? 'No workflow matches' : 'No workflows yet'}>
-          {filtered ? 'Change the search or the filter.' : 'Create one, then add a trigger and the steps it starts.'}
-        </Empty>
-      ) : null}
-      {rows.length > 0 ? (
-        <Table.ScrollContainer minWidth={640}>
-          <Table striped highlightOnHover>
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Active</Table.Th>
-                <Table.Th>Nodes</Table.Th>
-                <Table.Th>Updated</Table.Th>
-                <Table.Th>
-                  <VisuallyHidden>Actions</VisuallyHidden>
-                </Table.Th>
+      <ListStates
+        query={workflows}
+        rows={rows}
+        loading="Loading workflows"
+        empty={
+          filtered
+            ? { title: 'No workflow matches', detail: 'Change the search or the filter.' }
+            : { title: 'No workflows yet', detail: 'Create one, then add a trigger and the steps it starts.' }
+        }
+        paging={{ page, onChange: setPage }}
+      >
+        {(rows) => (
+          <DataTable columns={['Name', 'Active', 'Nodes', 'Updated', { hidden: 'Actions' }]} minWidth={640} highlightOnHover>
+            {rows.map((workflow) => (
+              <Table.Tr key={workflow.uuid}>
+                <NameCell to={`/workflows/${workflow.uuid}`} name={workflow.name} description={workflow.description} maxWidth={320} />
+                <Table.Td>
+                  <Switch
+                    aria-label={`Active: ${workflow.name}`}
+                    checked={workflow.is_active}
+                    disabled={activation.isPending && activation.variables?.uuid === workflow.uuid}
+                    onChange={(event) => activation.mutate({ uuid: workflow.uuid, is_active: event.currentTarget.checked })}
+                  />
+                </Table.Td>
+                <Table.Td>
+                  <Badge variant="light" color="gray">
+                    {workflow.nodes.length}
+                  </Badge>
+                </Table.Td>
+                <Table.Td>
+                  <Text size="sm">{formatTime(workflow.updated_at)}</Text>
+                </Table.Td>
+                <Table.Td>
+                  <Group gap={4} wrap="nowrap">
+                    <Button size="xs" variant="light" onClick={() => setRunning(workflow)} aria-label={`Run ${workflow.name}`}>
+                      Run
+                    </Button>
+                    <Button
+                      size="xs"
+                      variant="subtle"
+                      component={Link}
+                      to={`/workflows/${workflow.uuid}/executions`}
+                      aria-label={`Executions of ${workflow.name}`}
+                    >
+                      Executions
+                    </Button>
+                    <Button
+                      size="xs"
+                      variant="subtle"
+                      color="red"
+                      onClick={() => setDeleting(workflow)}
+                      aria-label={`Delete ${workflow.name}`}
+                    >
+                      Delete
+                    </Button>
+                  </Group>
+                </Table.Td>
               </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {rows.map((workflow) => (
-                <Table.Tr key={workflow.uuid}>
-                  <Table.Td style={{ maxWidth: 320 }}>
-                    <Text component={Link} to={`/workflows/${workflow.uuid}`} fw={600} truncate="end" display="block" title={workflow.name}>
-                      {workflow.name}
-                    </Text>
-                    <Text size="sm" c="dimmed" lineClamp={2} style={{ overflowWrap: 'anywhere' }}>
-                      {workflow.description}
-                    </Text>
-                  </Table.Td>
-                  <Table.Td>
-                    <Switch
-                      aria-label={`Active: ${workflow.name}`}
-                      checked={workflow.is_active}
-                      disabled={activation.isPending && activation.variables?.uuid === workflow.uuid}
-                      onChange={(event) => activation.mutate({ uuid: workflow.uuid, is_active: event.currentTarget.checked })}
-                    />
-                  </Table.Td>
-                  <Table.Td>
-                    <Badge variant="light" color="gray">
-                      {workflow.nodes.length}
-                    </Badge>
-                  </Table.Td>
-                  <Table.Td>
-                    <Text size="sm">{formatTime(workflow.updated_at)}</Text>
-                  </Table.Td>
-                  <Table.Td>
-                    <Group gap={4} wrap="nowrap">
-                      <Button size="xs" variant="light" onClick={() => setRunning(workflow)} aria-label={`Run ${workflow.name}`}>
-                        Run
-                      </Button>
-                      <Button size="xs" variant="subtle" component={Link} to={`/workflows/${workflow.uuid}/executions`} aria-label={`Executions of ${workflow.name}`}>
-                        Executions
-                      </Button>
-                      <Button size="xs" variant="subtle" color="red" onClick={() => setDeleting(workflow)} aria-label={`Delete ${workflow.name}`}>
-                        Delete
-                      </Button>
-                    </Group>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      ) : null}
-      {workflows.data ? <Pager page={page} lastPage={workflows.data.meta.last_page} onChange={setPage} /> : null}
+            ))}
+          </DataTable>
+        )}
+      </ListStates>
       <CreateDialog opened={creating} onClose={() => setCreating(false)} />
       {running ? <RunDialog workflow={running} opened onClose={() => setRunning(null)} /> : null}
       {deleting ? <DeleteDialog workflow={deleting} onClose={() => setDeleting(null)} onDeleted={() => void refresh()} /> : null}
@@ -170,7 +170,14 @@ function CreateDialog({ opened, onClose }: { opened: boolean; onClose: () => voi
     <Modal opened={opened} onClose={onClose} title="New workflow">
       <form onSubmit={submit} noValidate>
         <Stack>
-          <TextInput label="Name" required data-autofocus value={form.name} onChange={(e) => setForm({ ...form, name: e.currentTarget.value })} error={fieldError(problem, 'name')} />
+          <TextInput
+            label="Name"
+            required
+            data-autofocus
+            value={form.name}
+            onChange={(e) => setForm({ ...form, name: e.currentTarget.value })}
+            error={fieldError(problem, 'name')}
+          />
           <Textarea
             label="Description"
             autosize
