@@ -4,7 +4,7 @@
  * does it), and paging under the table (the service's `meta.current_page` and `meta.last_page`).
  */
 import { Group, Pagination, SegmentedControl, TextInput, Title } from '@mantine/core'
-import type { ReactNode } from 'react'
+import { useState, type ReactNode } from 'react'
 
 export function ScreenTitle({ title, children }: { title: string; children?: ReactNode }) {
   return (
@@ -27,8 +27,24 @@ export function Pager({ page, lastPage, onChange }: { page: number; lastPage: nu
 }
 
 /** The list's `search` parameter, as typed (the caller debounces it). */
-export function SearchField({ value, onChange, placeholder = 'Name or description' }: { value: string; onChange: (value: string) => void; placeholder?: string }) {
-  return <TextInput label="Search" placeholder={placeholder} value={value} onChange={(event) => onChange(event.currentTarget.value)} style={{ flex: '1 1 200px' }} />
+export function SearchField({
+  value,
+  onChange,
+  placeholder = 'Name or description',
+}: {
+  value: string
+  onChange: (value: string) => void
+  placeholder?: string
+}) {
+  return (
+    <TextInput
+      label="Search"
+      placeholder={placeholder}
+      value={value}
+      onChange={(event) => onChange(event.currentTarget.value)}
+      style={{ flex: '1 1 200px' }}
+    />
+  )
 }
 
 /** The `visibility` filter, or `all` for none. */
@@ -48,4 +64,19 @@ export function VisibilityFilter({ value, onChange }: { value: VisibilityChoice;
       ]}
     />
   )
+}
+
+/**
+ * A list filter's state (search, visibility, status…) whose every change goes back to page 1,
+ * since the page the caller was on may not exist under the new filter.
+ */
+export function useFilter<T>(initial: T, setPage: (page: number) => void): [T, (value: T) => void] {
+  const [value, setValue] = useState(initial)
+  return [
+    value,
+    (next: T) => {
+      setValue(next)
+      setPage(1)
+    },
+  ]
 }

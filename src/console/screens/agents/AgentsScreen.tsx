@@ -8,15 +8,15 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
 import { Link } from 'react-router'
 import { api } from '../../lib/api.ts'
-import { ScreenTitle, SearchField, VisibilityFilter, type VisibilityChoice } from '../../ui/ListControls.tsx'
+import { ScreenTitle, SearchField, VisibilityFilter, type VisibilityChoice, useFilter } from '../../ui/ListControls.tsx'
 import { DataTable, ListStates, NameCell } from '../../ui/ListTable.tsx'
 
 export default function AgentsScreen() {
-  const [search, setSearch] = useState('')
-  const [debounced] = useDebouncedValue(search.trim(), 250)
-  const [visibility, setVisibility] = useState<VisibilityChoice>('all')
-  const [favorite, setFavorite] = useState(false)
   const [page, setPage] = useState(1)
+  const [search, setSearch] = useFilter('', setPage)
+  const [debounced] = useDebouncedValue(search.trim(), 250)
+  const [visibility, setVisibility] = useFilter<VisibilityChoice>('all', setPage)
+  const [favorite, setFavorite] = useState(false)
   const input = {
     page,
     per_page: 20,
@@ -38,20 +38,8 @@ export default function AgentsScreen() {
         </Button>
       </ScreenTitle>
       <Group mb="md" gap="sm" wrap="wrap" align="end">
-        <SearchField
-          value={search}
-          onChange={(value) => {
-            setSearch(value)
-            setPage(1)
-          }}
-        />
-        <VisibilityFilter
-          value={visibility}
-          onChange={(value) => {
-            setVisibility(value)
-            setPage(1)
-          }}
-        />
+        <SearchField value={search} onChange={setSearch} />
+        <VisibilityFilter value={visibility} onChange={setVisibility} />
         <Switch label="Favourites only" checked={favorite} onChange={(event) => setFavorite(event.currentTarget.checked)} />
       </Group>
       <ListStates

@@ -35,24 +35,44 @@ function AuthFrame({ title, children }: { title: string; children: ReactNode }) 
   )
 }
 
-export function SignIn() {
+/**
+ * Sign-in and sign-up alike: `call` on submit; on success the answer's token is kept and the
+ * console goes on to the screen asked for before (`next`); a refusal's problem for the fields.
+ */
+function useSessionStart(call: () => Promise<{ data: { access_token: string } }>) {
   const navigate = useNavigate()
   const next = useNext()
-  const [params] = useSearchParams()
-  const [email, setEmail] = useState('')
-  const [password, setPassword] = useState('')
-  const signIn = useMutation({
-    mutationFn: () => api.auth.signIn.mutate({ email, password }),
+  const start = useMutation({
+    mutationFn: call,
     onSuccess: (answer) => {
       signedIn(answer.data.access_token)
       void navigate(next, { replace: true })
     },
   })
-  const problem = signIn.error ? problemOf(signIn.error) : null
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    signIn.mutate()
+    start.mutate()
   }
+  return { pending: start.isPending, problem: start.error ? problemOf(start.error) : null, submit }
+}
+
+/** The link to the other form, keeping `next` (the query string). */
+function OtherForm({ question, to, label }: { question: string; to: string; label: string }) {
+  return (
+    <Group justify="center" gap={4}>
+      <Text size="sm">{question}</Text>
+      <Anchor component={Link} to={`${to}${location.search}`} size="sm">
+        {label}
+      </Anchor>
+    </Group>
+  )
+}
+
+export function SignIn() {
+  const [params] = useSearchParams()
+  const [email, setEmail] = useState('')
+  const [password, setPassword] = useState('')
+  const { pending, problem, submit } = useSessionStart(() => api.auth.signIn.mutate({ email, password }))
   return (
     <AuthFrame title="Sign in to your workspace">
       <form onSubmit={submit} noValidate>
@@ -63,17 +83,27 @@ export function SignIn() {
             </Alert>
           ) : null}
           <FormProblem problem={problem} fields={['email', 'password']} />
-          <TextInput label="E-mail" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.currentTarget.value)} error={fieldError(problem, 'email')} />
-          <PasswordInput label="Password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.currentTarget.value)} error={fieldError(problem, 'password')} />
-          <Button type="submit" loading={signIn.isPending}>
+          <TextInput
+            label="E-mail"
+            type="email"
+            autoComplete="email"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.currentTarget.value)}
+            error={fieldError(problem, 'email')}
+          />
+          <PasswordInput
+            label="Password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onChange={(e) => setPassword(e.currentTarget.value)}
+            error={fieldError(problem, 'password')}
+          />
+          <Button type="submit" loading={pending}>
             Sign in
           </Button>
-          <Group justify="center" gap={4}>
-            <Text size="sm">No account yet?</Text>
-            <Anchor component={Link} to={`/sign-up${location.search}`} size="sm">
-              Sign up
-            </Anchor>
-          </Group>
+          <OtherForm question="No account yet?" to="/sign-up" label="Sign up" />
         </Stack>
       </form>
     </AuthFrame>
@@ -81,29 +111,32 @@ export function SignIn() {
 }
 
 export function SignUp() {
-  const navigate = useNavigate()
-  const next = useNext()
   const [form, setForm] = useState({ name: '', email: '', password: '' })
-  const set = (key: keyof typeof form) => (event: { currentTarget: { value: string } }) => setForm({ ...form, [key]: event.currentTarget.value })
-  const signUp = useMutation({
-    mutationFn: () => api.auth.signUp.mutate(form),
-    onSuccess: (answer) => {
-      signedIn(answer.data.access_token)
-      void navigate(next, { replace: true })
-    },
-  })
-  const problem = signUp.error ? problemOf(signUp.error) : null
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
-    signUp.mutate()
-  }
+  const set = (key: keyof typeof form) => (event: { currentTarget: { value: string } }) =>
+    setForm({ ...form, [key]: event.currentTarget.value })
+  const { pending, problem, submit } = useSessionStart(() => api.auth.signUp.mutate(form))
   return (
     <AuthFrame title="Create an account and its workspace">
       <form onSubmit={submit} noValidate>
         <Stack>
           <FormProblem problem={problem} fields={Object.keys(form)} />
-          <TextInput label="Name" autoComplete="name" required value={form.name} onChange={set('name')} error={fieldError(problem, 'name')} />
-          <TextInput label="E-mail" type="email" autoComplete="email" required value={form.email} onChange={set('email')} error={fieldError(problem, 'email')} />
+          <TextInput
+            label="Name"
+            autoComplete="name"
+            required
+            value={form.name}
+            onChange={set('name')}
+            error={fieldError(problem, 'name')}
+          />
+          <TextInput
+            label="E-mail"
+            type="email"
+            autoComplete="email"
+            required
+            value={form.email}
+            onChange={set('email')}
+            error={fieldError(problem, 'email')}
+          />
           <PasswordInput
             label="Password"
             description="At least 8 characters"
@@ -113,15 +146,10 @@ export function SignUp() {
             onChange={set('password')}
             error={fieldError(problem, 'password')}
           />
-          <Button type="submit" loading={signUp.isPending}>
+          <Button type="submit" loading={pending}>
             Sign up
           </Button>
-          <Group justify="center" gap={4}>
-            <Text size="sm">Have an account?</Text>
-            <Anchor component={Link} to={`/sign-in${location.search}`} size="sm">
-              Sign in
-            </Anchor>
-          </Group>
+          <OtherForm question="Have an account?" to="/sign-in" label="Sign in" />
         </Stack>
       </form>
     </AuthFrame>

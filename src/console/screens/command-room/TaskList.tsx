@@ -8,6 +8,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
 import { Link } from 'react-router'
 import { api, type RouterInputs } from '../../lib/api.ts'
+import { useFilter } from '../../ui/ListControls.tsx'
 import { DataTable, ListStates } from '../../ui/ListTable.tsx'
 import { TaskState } from './TaskDetail.tsx'
 import { ROOT_KEY, useTaskActions } from './task-actions.ts'
@@ -23,9 +24,9 @@ const SORTS: { value: Sort; label: string }[] = [
 ]
 
 export function TaskList() {
-  const [state, setState] = useState<'all' | 'active' | 'paused'>('all')
-  const [sort, setSort] = useState<Sort>('-created_at')
   const [page, setPage] = useState(1)
+  const [state, setState] = useFilter<'all' | 'active' | 'paused'>('all', setPage)
+  const [sort, setSort] = useState<Sort>('-created_at')
   const input = { page, per_page: 20, sort, ...(state !== 'all' ? { is_active: state === 'active' } : {}) }
   const tasks = useQuery({
     queryKey: [ROOT_KEY, 'list', input],
@@ -38,10 +39,7 @@ export function TaskList() {
         <SegmentedControl
           aria-label="State"
           value={state}
-          onChange={(value) => {
-            setState(value as typeof state)
-            setPage(1)
-          }}
+          onChange={(value) => setState(value as typeof state)}
           data={[
             { value: 'all', label: 'All' },
             { value: 'active', label: 'Active' },

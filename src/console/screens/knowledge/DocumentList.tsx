@@ -11,6 +11,7 @@ import { notifications } from '@mantine/notifications'
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { api, type RouterInputs, type RouterOutputs } from '../../lib/api.ts'
+import { useFilter } from '../../ui/ListControls.tsx'
 import { DataTable, ListStates } from '../../ui/ListTable.tsx'
 import { ErrorNotice } from '../../ui/states.tsx'
 
@@ -28,10 +29,10 @@ const dateTimeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium',
 const unfinished = (document: Document) => document.status === 'queued' || document.status === 'processing'
 
 export function DocumentList({ agentUuid }: { agentUuid: string }) {
-  const [status, setStatus] = useState<Status | null>(null)
-  const [search, setSearch] = useState('')
-  const [debounced] = useDebouncedValue(search.trim(), 250)
   const [page, setPage] = useState(1)
+  const [status, setStatus] = useFilter<Status | null>(null, setPage)
+  const [search, setSearch] = useFilter('', setPage)
+  const [debounced] = useDebouncedValue(search.trim(), 250)
   const [deleting, setDeleting] = useState<Document | null>(null)
   const input: ListInput = {
     agent_uuid: agentUuid,
@@ -69,10 +70,7 @@ export function DocumentList({ agentUuid }: { agentUuid: string }) {
           label="Search documents"
           placeholder="Name"
           value={search}
-          onChange={(event) => {
-            setSearch(event.currentTarget.value)
-            setPage(1)
-          }}
+          onChange={(event) => setSearch(event.currentTarget.value)}
           style={{ flex: '1 1 200px' }}
         />
         <Select
@@ -85,10 +83,7 @@ export function DocumentList({ agentUuid }: { agentUuid: string }) {
             { value: 'failed', label: 'Failed' },
           ]}
           value={status}
-          onChange={(value) => {
-            setStatus(value as Status | null)
-            setPage(1)
-          }}
+          onChange={(value) => setStatus(value as Status | null)}
           clearable
           w={180}
           comboboxProps={{ withinPortal: true }}

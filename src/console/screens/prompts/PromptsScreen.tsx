@@ -9,7 +9,7 @@ import { useDebouncedValue, useDisclosure } from '@mantine/hooks'
 import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
 import { api, type RouterInputs } from '../../lib/api.ts'
-import { ScreenTitle, SearchField, VisibilityFilter, type VisibilityChoice } from '../../ui/ListControls.tsx'
+import { ScreenTitle, SearchField, VisibilityFilter, type VisibilityChoice, useFilter } from '../../ui/ListControls.tsx'
 import { DataTable, ListStates, NameCell } from '../../ui/ListTable.tsx'
 import { CreatePromptModal } from './CreatePromptModal.tsx'
 
@@ -18,10 +18,10 @@ type ListInput = Exclude<RouterInputs['prompts']['list'], void | undefined>
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' })
 
 export default function PromptsScreen() {
-  const [search, setSearch] = useState('')
-  const [debounced] = useDebouncedValue(search.trim(), 250)
-  const [visibility, setVisibility] = useState<VisibilityChoice>('all')
   const [page, setPage] = useState(1)
+  const [search, setSearch] = useFilter('', setPage)
+  const [debounced] = useDebouncedValue(search.trim(), 250)
+  const [visibility, setVisibility] = useFilter<VisibilityChoice>('all', setPage)
   const [creating, { open, close }] = useDisclosure(false)
   const input: ListInput = {
     page,
@@ -43,20 +43,8 @@ export default function PromptsScreen() {
       </ScreenTitle>
       <CreatePromptModal opened={creating} onClose={close} />
       <Group mb="md" gap="sm" wrap="wrap" align="end">
-        <SearchField
-          value={search}
-          onChange={(value) => {
-            setSearch(value)
-            setPage(1)
-          }}
-        />
-        <VisibilityFilter
-          value={visibility}
-          onChange={(value) => {
-            setVisibility(value)
-            setPage(1)
-          }}
-        />
+        <SearchField value={search} onChange={setSearch} />
+        <VisibilityFilter value={visibility} onChange={setVisibility} />
       </Group>
       <ListStates
         query={prompts}

@@ -12,7 +12,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useEffect, useRef, useState } from 'react'
 import { Link, useParams, useSearchParams } from 'react-router'
 import { api, type RouterInputs } from '../../lib/api.ts'
-import { ScreenTitle } from '../../ui/ListControls.tsx'
+import { ScreenTitle, useFilter } from '../../ui/ListControls.tsx'
 import { DataTable, ListStates } from '../../ui/ListTable.tsx'
 import { ErrorNotice, Loading } from '../../ui/states.tsx'
 import { ExecutionView, formatDuration, formatTime, isUnderway, StatusBadge } from './ExecutionView.tsx'
@@ -24,8 +24,8 @@ const REFRESH_MS = 2000
 export default function ExecutionsScreen() {
   const { workflowUuid = '' } = useParams()
   const [params, setParams] = useSearchParams()
-  const [status, setStatus] = useState<Status | null>(null)
   const [page, setPage] = useState(1)
+  const [status, setStatus] = useFilter<Status | null>(null, setPage)
   const selected = params.get('execution')
   const workflow = useQuery({
     queryKey: ['workflows.retrieve', workflowUuid],
@@ -55,10 +55,7 @@ export default function ExecutionsScreen() {
           clearable
           data={STATUSES}
           value={status}
-          onChange={(value) => {
-            setStatus(value as Status | null)
-            setPage(1)
-          }}
+          onChange={(value) => setStatus(value as Status | null)}
           w={200}
           comboboxProps={{ withinPortal: true }}
         />

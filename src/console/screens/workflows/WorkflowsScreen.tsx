@@ -17,7 +17,7 @@ import { useState, type FormEvent } from 'react'
 import { Link, useNavigate } from 'react-router'
 import { api, problemOf, type RouterOutputs } from '../../lib/api.ts'
 import { fieldError, otherIssues } from '../../ui/forms.ts'
-import { ScreenTitle, SearchField } from '../../ui/ListControls.tsx'
+import { ScreenTitle, SearchField, useFilter } from '../../ui/ListControls.tsx'
 import { DataTable, ListStates, NameCell } from '../../ui/ListTable.tsx'
 import { describeProblem, ErrorNotice } from '../../ui/states.tsx'
 import { formatTime } from './ExecutionView.tsx'
@@ -34,10 +34,10 @@ function notifyFailure(error: unknown) {
 
 export default function WorkflowsScreen() {
   const queryClient = useQueryClient()
-  const [search, setSearch] = useState('')
-  const [debounced] = useDebouncedValue(search.trim(), 250)
-  const [active, setActive] = useState<ActiveFilter>('all')
   const [page, setPage] = useState(1)
+  const [search, setSearch] = useFilter('', setPage)
+  const [debounced] = useDebouncedValue(search.trim(), 250)
+  const [active, setActive] = useFilter<ActiveFilter>('all', setPage)
   const [creating, setCreating] = useState(false)
   const [running, setRunning] = useState<WorkflowRow | null>(null)
   const [deleting, setDeleting] = useState<WorkflowRow | null>(null)
@@ -62,20 +62,11 @@ export default function WorkflowsScreen() {
         <Button onClick={() => setCreating(true)}>New workflow</Button>
       </ScreenTitle>
       <Group mb="md" gap="sm" wrap="wrap" align="end">
-        <SearchField
-          value={search}
-          onChange={(value) => {
-            setSearch(value)
-            setPage(1)
-          }}
-        />
+        <SearchField value={search} onChange={setSearch} />
         <SegmentedControl
           aria-label="Active"
           value={active}
-          onChange={(value) => {
-            setActive(value as ActiveFilter)
-            setPage(1)
-          }}
+          onChange={(value) => setActive(value as ActiveFilter)}
           data={[
             { value: 'all', label: 'All' },
             { value: 'active', label: 'Active' },
