@@ -36,24 +36,36 @@ function AuthFrame({ title, children }: { title: string; children: ReactNode }) 
 }
 
 /**
- * Sign-in and sign-up alike: `call` on submit; on success the answer's token is kept and the
- * console goes on to the screen asked for before (`next`); a refusal's problem for the fields.
+ * Sign-in and sign-up alike: the form's fields (`initial`), `call` with them on submit; on success
+ * the answer's token is kept and the console goes on to the screen asked for before (`next`).
+ * `field(name)` binds an input to its value and to the refusal's issue at that field.
  */
-function useSessionStart(call: () => Promise<{ data: { access_token: string } }>) {
+function useSessionForm<Fields extends Record<string, string>>(
+  initial: Fields,
+  call: (form: Fields) => Promise<{ data: { access_token: string } }>,
+) {
   const navigate = useNavigate()
   const next = useNext()
+  const [form, setForm] = useState(initial)
   const start = useMutation({
-    mutationFn: call,
+    mutationFn: () => call(form),
     onSuccess: (answer) => {
       signedIn(answer.data.access_token)
       void navigate(next, { replace: true })
     },
   })
+  const problem = start.error ? problemOf(start.error) : null
   const submit = (event: FormEvent) => {
     event.preventDefault()
     start.mutate()
   }
-  return { pending: start.isPending, problem: start.error ? problemOf(start.error) : null, submit }
+  const field = (name: keyof Fields & string) => ({
+    required: true,
+    value: form[name],
+    onChange: (event: { currentTarget: { value: string } }) => setForm({ ...form, [name]: event.currentTarget.value }),
+    error: fieldError(problem, name),
+  })
+  return { pending: start.isPending, problem, fields: Object.keys(initial), submit, field }
 }
 
 /** The link to the other form, keeping `next` (the query string). */
@@ -70,9 +82,7 @@ function OtherForm({ question, to, label }: { question: string; to: string; labe
 
 export function SignIn() {
   const [params] = useSearchParams()
-  const [email, setEmail] = useState('')
-  const [password, setPassword] = useState('')
-  const { pending, problem, submit } = useSessionStart(() => api.auth.signIn.mutate({ email, password }))
+  const { pending, problem, fields, submit, field } = useSessionForm({ email: '', password: '' }, (form) => api.auth.signIn.mutate(form))
   return (
     <AuthFrame title="Sign in to your workspace">
       <form onSubmit={submit} noValidate>
@@ -82,24 +92,9 @@ export function SignIn() {
               Your session ended. Sign in again to go on.
             </Alert>
           ) : null}
-          <FormProblem problem={problem} fields={['email', 'password']} />
-          <TextInput
-            label="E-mail"
-            type="email"
-            autoComplete="email"
-            required
-            value={email}
-            onChange={(e) => setEmail(e.currentTarget.value)}
-            error={fieldError(problem, 'email')}
-          />
-          <PasswordInput
-            label="Password"
-            autoComplete="current-password"
-            required
-            value={password}
-            onChange={(e) => setPassword(e.currentTarget.value)}
-            error={fieldError(problem, 'password')}
-          />
+          <FormProblem problem={problem} fields={fields} />
+          <TextInput label="E-mail" type="email" autoComplete="email" {...field('email')} />
+          <PasswordInput label="Password" autoComplete="current-password" {...field('password')} />
           <Button type="submit" loading={pending}>
             Sign in
           </Button>
@@ -111,41 +106,17 @@ export function SignIn() {
 }
 
 export function SignUp() {
-  const [form, setForm] = useState({ name: '', email: '', password: '' })
-  const set = (key: keyof typeof form) => (event: { currentTarget: { value: string } }) =>
-    setForm({ ...form, [key]: event.currentTarget.value })
-  const { pending, problem, submit } = useSessionStart(() => api.auth.signUp.mutate(form))
+  const { pending, problem, fields, submit, field } = useSessionForm({ name: '', email: '', password: '' }, (form) =>
+    api.auth.signUp.mutate(form),
+  )
   return (
     <AuthFrame title="Create an account and its workspace">
       <form onSubmit={submit} noValidate>
         <Stack>
-          <FormProblem problem={problem} fields={Object.keys(form)} />
-          <TextInput
-            label="Name"
-            autoComplete="name"
-            required
-            value={form.name}
-            onChange={set('name')}
-            error={fieldError(problem, 'name')}
-          />
-          <TextInput
-            label="E-mail"
-            type="email"
-            autoComplete="email"
-            required
-            value={form.email}
-            onChange={set('email')}
-            error={fieldError(problem, 'email')}
-          />
-          <PasswordInput
-            label="Password"
-            description="At least 8 characters"
-            autoComplete="new-password"
-            required
-            value={form.password}
-            onChange={set('password')}
-            error={fieldError(problem, 'password')}
-          />
+          <FormProblem problem={problem} fields={fields} />
+          <TextInput label="Name" autoComplete="name" {...field('name')} />
+          <TextInput label="E-mail" type="email" autoComplete="email" {...field('email')} />
+          <PasswordInput label="Password" description="At least 8 characters" autoComplete="new-password" {...field('password')} />
           <Button type="submit" loading={pending}>
             Sign up
           </Button>
