@@ -13,7 +13,7 @@
  *    canceled, with tokens and latencies. Then VACUUM ANALYZE.
  * 3. For each period and scope, the endpoint uncached (`Cache-Control: no-cache`, HTTP through a
  *    keep-alive agent) and the service's own statement through `pg` (built by
- *    src/services/leaderboard.query.ts with its `$n` parameters), interleaved, median of
+ *    src/agents/leaderboard.query.ts with its `$n` parameters), interleaved, median of
  *    BENCH_REPEAT rounds (default 15) after a warm-up round; plus the HTTP floor (`GET
  *    /api/v1/ping`, same client), and the CPU time PostgreSQL spent per statement (its backend's,
  *    from /proc: a figure that other load on the machine hardly moves). Target: the default board
@@ -39,9 +39,9 @@ import {
   LEADERBOARD_SCOPES,
   type LeaderboardPeriod,
   type LeaderboardScope,
-} from '../src/schemas/leaderboard.schema.ts'
-import { leaderboardStatement } from '../src/services/leaderboard.query.ts'
-import { periodStart } from '../src/services/leaderboard.service.ts'
+} from '../src/agents/leaderboard.schema.ts'
+import { leaderboardStatement } from '../src/agents/leaderboard.query.ts'
+import { periodStart } from '../src/agents/leaderboard.service.ts'
 import { cpuSeconds } from './cpu.ts'
 import {
   cannon,

@@ -1008,7 +1008,7 @@ function modeMarkdown(result: ModeResult): string[] {
       ...(s.truncatedStreams
         ? [
             `⚠ ${s.truncatedStreams} of ${s.runs} followed streams through the proxy ended without \`run.succeeded\`: the run's status was final before its last events were stored ` +
-              '(src/llm/run-executor.ts settles the run, then appends `message` and `run.succeeded`), and a follower whose read of the log came in between stopped (src/llm/run-log.ts `followRun`).',
+              '(src/runs/run-executor.ts settles the run, then appends `message` and `run.succeeded`), and a follower whose read of the log came in between stopped (src/runs/run-log.ts `followRun`).',
             '',
           ]
         : []),

@@ -11,7 +11,7 @@ export const Agent = defineEntity({
   indexes: [
     { properties: ['workspace', 'createdAt'] },
     { properties: ['user'] },
-    // "Whose agent is not deleted" of the threads and messages metrics (src/services/metrics.service.ts).
+    // "Whose agent is not deleted" of the threads and messages metrics (src/metrics/metrics.service.ts).
     deletedIdIndex('agents'),
   ],
   properties: {

@@ -17,7 +17,7 @@ export const Message = defineEntity({
   indexes: [
     { properties: ['thread', 'createdAt'] },
     { properties: ['workspace', 'createdAt'] },
-    // A run's messages (its answer, src/services/runs.service.ts); most messages have no run.
+    // A run's messages (its answer, src/runs/runs.service.ts); most messages have no run.
     {
       name: 'messages_run_id_index',
       expression: 'create index "messages_run_id_index" on "messages" ("run_id") where "run_id" is not null',

@@ -70,7 +70,7 @@ export const Run = defineEntity({
     finishedAt: p.datetime().nullable().fieldName('finished_at'),
     /**
      * Refreshed every `RUN_HEARTBEAT_MS` by the process executing the run (null until its first
-     * beat: `updated_at` stands in); stale means that process died (src/llm/run-manager.ts).
+     * beat: `updated_at` stands in); stale means that process died (src/runs/run-manager.ts).
      */
     heartbeatAt: p.datetime().nullable().fieldName('heartbeat_at'),
     latencyMs: p.integer().nullable().fieldName('latency_ms'),

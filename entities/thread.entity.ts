@@ -13,7 +13,7 @@ export const Thread = defineEntity({
     { properties: ['workspace', 'createdAt'] },
     { properties: ['agent'] },
     { properties: ['user'] },
-    // "Whose thread is not deleted" of the messages metrics (src/services/metrics.service.ts).
+    // "Whose thread is not deleted" of the messages metrics (src/metrics/metrics.service.ts).
     deletedIdIndex('threads'),
   ],
   properties: {

@@ -67,7 +67,7 @@ export const WorkflowExecution = defineEntity({
     attempts: p.integer().default(0),
     /**
      * What an interrupted execution resumes from (`settings.on_interrupt: resume`): the nodes that
-     * finished, in order, and the execution's view of the static data they left (src/workflow-engine/executor.ts).
+     * finished, in order, and the execution's view of the static data they left (src/workflows/executor.ts).
      */
     checkpoint: p.json<unknown>().nullable(),
     startedAt: p.datetime().nullable().fieldName('started_at'),

@@ -54,7 +54,7 @@ export type IWorkflow = InferEntity<typeof Workflow>
 /**
  * When a workflow's schedule trigger is next due (`workflow_schedules`, docs/operations.md,
  * "Scheduling"): one row per active workflow whose trigger is a `schedule_trigger`, written on
- * every save (src/workflow-engine/schedules.ts) and moved on each time it fires.
+ * every save (src/workflows/schedules.ts) and moved on each time it fires.
  */
 export const WorkflowSchedule = defineEntity({
   name: 'WorkflowSchedule',

@@ -3,7 +3,7 @@
  * is write-only: answers show `secret_hint` and `has_secret`, never the secret.
  */
 import { z } from 'zod'
-import * as accounts from '../src/services/accounts.service.ts'
+import * as accounts from '../src/catalog/accounts.service.ts'
 import {
   Account,
   AccountListInput,
@@ -11,8 +11,8 @@ import {
   DeleteAccountInput,
   RetrieveAccountInput,
   UpdateAccountInput,
-} from '../src/schemas/account.schema.ts'
-import { envelope, paginated } from '../src/schemas/wire.ts'
+} from '../src/catalog/account.schema.ts'
+import { envelope, paginated } from '../src/access/wire.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
 const AccountResponse = envelope(Account)

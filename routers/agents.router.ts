@@ -4,9 +4,9 @@
  * update, delete, share, favourite.
  */
 import { z } from 'zod'
-import * as agents from '../src/services/agents.service.ts'
-import { generateAgent } from '../src/services/agent-generate.service.ts'
-import * as leaderboard from '../src/services/leaderboard.service.ts'
+import * as agents from '../src/agents/agents.service.ts'
+import { generateAgent } from '../src/agents/agent-generate.service.ts'
+import * as leaderboard from '../src/agents/leaderboard.service.ts'
 import {
   AgentPathInput,
   CreateAgentInput,
@@ -15,10 +15,10 @@ import {
   RetrieveAgentInput,
   ShareAgentInput,
   UpdateAgentInput,
-} from '../src/schemas/agent-input.schema.ts'
-import { Agent } from '../src/schemas/agent.schema.ts'
-import { LeaderboardInput, LeaderboardResponse } from '../src/schemas/leaderboard.schema.ts'
-import { envelope, paginated } from '../src/schemas/wire.ts'
+} from '../src/agents/agent-input.schema.ts'
+import { Agent } from '../src/agents/agent.schema.ts'
+import { LeaderboardInput, LeaderboardResponse } from '../src/agents/leaderboard.schema.ts'
+import { envelope, paginated } from '../src/access/wire.ts'
 import { cachedWorkspaceProcedure } from '../src/trpc/cache.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 

@@ -1,7 +1,7 @@
 /** The category catalogue: `GET /api/v1/categories`. */
-import * as categories from '../src/services/categories.service.ts'
-import { Category, ListCategoriesInput } from '../src/schemas/resource.schema.ts'
-import { paginated } from '../src/schemas/wire.ts'
+import * as categories from '../src/catalog/categories.service.ts'
+import { Category, ListCategoriesInput } from '../src/access/resource.schema.ts'
+import { paginated } from '../src/access/wire.ts'
 import { authedProcedure, router } from '../src/trpc/init.ts'
 
 export const categoriesRouter = router({

@@ -3,7 +3,7 @@
  * their owner. Store, list, retrieve, update, remove, fire now, and a task's firings.
  */
 import { z } from 'zod'
-import * as commandRoom from '../src/services/command-room.service.ts'
+import * as commandRoom from '../src/command-room/command-room.service.ts'
 import {
   CommandRoomFiring,
   CommandRoomFiringEnvelope,
@@ -14,8 +14,8 @@ import {
   CommandRoomTaskPathInput,
   StoreCommandRoomTaskInput,
   UpdateCommandRoomTaskInput,
-} from '../src/schemas/command-room.schema.ts'
-import { paginated } from '../src/schemas/wire.ts'
+} from '../src/command-room/command-room.schema.ts'
+import { paginated } from '../src/access/wire.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
 const tags = ['Command room']

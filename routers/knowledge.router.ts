@@ -3,7 +3,7 @@
  * retrieve, delete and retry documents, and search what a run would be given.
  */
 import { z } from 'zod'
-import * as knowledge from '../src/services/knowledge.service.ts'
+import * as knowledge from '../src/knowledge/knowledge.service.ts'
 import {
   KnowledgeDocument,
   KnowledgeDocumentEnvelope,
@@ -13,8 +13,8 @@ import {
   KnowledgeSearchEnvelope,
   KnowledgeSearchInput,
   TrainAgentInput,
-} from '../src/schemas/knowledge.schema.ts'
-import { paginated } from '../src/schemas/wire.ts'
+} from '../src/knowledge/knowledge.schema.ts'
+import { paginated } from '../src/access/wire.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
 const tags = ['Knowledge']

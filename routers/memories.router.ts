@@ -3,9 +3,9 @@
  * them; their owner lists, reads, edits and deletes them.
  */
 import { z } from 'zod'
-import * as memories from '../src/services/memories.service.ts'
-import { Memory, MemoryEnvelope, MemoryListInput, MemoryPathInput, UpdateMemoryInput } from '../src/schemas/memory.schema.ts'
-import { paginated } from '../src/schemas/wire.ts'
+import * as memories from '../src/threads/memories.service.ts'
+import { Memory, MemoryEnvelope, MemoryListInput, MemoryPathInput, UpdateMemoryInput } from '../src/threads/memory.schema.ts'
+import { paginated } from '../src/access/wire.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
 const tags = ['Memories']

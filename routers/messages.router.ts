@@ -3,7 +3,7 @@
  * message without running the model (`POST /api/v1/threads/{uuid}/run` runs it).
  */
 import { z } from 'zod'
-import * as messages from '../src/services/messages.service.ts'
+import * as messages from '../src/threads/messages.service.ts'
 import {
   CreateMessageInput,
   Message,
@@ -11,8 +11,8 @@ import {
   MessageListInput,
   MessagePathInput,
   UpdateMessageInput,
-} from '../src/schemas/message.schema.ts'
-import { paginated } from '../src/schemas/wire.ts'
+} from '../src/threads/message.schema.ts'
+import { paginated } from '../src/access/wire.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
 const tags = ['Messages']

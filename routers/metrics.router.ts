@@ -7,7 +7,7 @@
  * parsers run.
  */
 import type { z } from 'zod'
-import * as metrics from '../src/services/metrics.service.ts'
+import * as metrics from '../src/metrics/metrics.service.ts'
 import {
   AgentMetricsInput,
   ExecutionMetricsInput,
@@ -17,7 +17,7 @@ import {
   WorkflowMetricsInput,
   WorkspaceMetricsInput,
   WorkspaceMetricsResponse,
-} from '../src/schemas/metrics.schema.ts'
+} from '../src/metrics/metrics.schema.ts'
 import { cachedWorkspaceProcedure } from '../src/trpc/cache.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 

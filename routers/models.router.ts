@@ -3,7 +3,7 @@
  * a workspace sees, with `is_available` for the caller, and the workspace's custom models.
  */
 import { z } from 'zod'
-import * as models from '../src/services/models.service.ts'
+import * as models from '../src/models/models.service.ts'
 import {
   CreateModelInput,
   LargeLanguageModel,
@@ -11,8 +11,8 @@ import {
   ModelPathInput,
   ModelRefInput,
   UpdateModelInput,
-} from '../src/schemas/model.schema.ts'
-import { envelope, paginated } from '../src/schemas/wire.ts'
+} from '../src/models/model.schema.ts'
+import { envelope, paginated } from '../src/access/wire.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
 const ModelResponse = envelope(LargeLanguageModel)

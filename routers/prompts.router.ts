@@ -3,7 +3,7 @@
  * reusable prompt templates with declared inputs.
  */
 import { z } from 'zod'
-import * as prompts from '../src/services/prompts.service.ts'
+import * as prompts from '../src/prompts/prompts.service.ts'
 import {
   CreatePromptInput,
   DeletePromptInput,
@@ -12,7 +12,7 @@ import {
   PromptResponse,
   RetrievePromptInput,
   UpdatePromptInput,
-} from '../src/schemas/prompt.schema.ts'
+} from '../src/prompts/prompt.schema.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
 const tags = ['Prompts']

@@ -3,9 +3,9 @@
  * (openai, anthropic, openai-compatible, ollama, local) plus custom ones of a workspace.
  */
 import { z } from 'zod'
-import * as providers from '../src/services/providers.service.ts'
-import { CreateProviderInput, Provider, ProviderListInput, ProviderPathInput, UpdateProviderInput } from '../src/schemas/provider.schema.ts'
-import { envelope, paginated } from '../src/schemas/wire.ts'
+import * as providers from '../src/catalog/providers.service.ts'
+import { CreateProviderInput, Provider, ProviderListInput, ProviderPathInput, UpdateProviderInput } from '../src/catalog/provider.schema.ts'
+import { envelope, paginated } from '../src/access/wire.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
 const ProviderResponse = envelope(Provider)

@@ -5,7 +5,7 @@
  * REST clients follow events at `GET /api/v1/runs/{run_uuid}/events` (src/http/run-events.routes.ts).
  */
 import { tracked } from '@trpc/server'
-import * as runs from '../src/services/runs.service.ts'
+import * as runs from '../src/runs/runs.service.ts'
 import {
   RunAgentInput,
   RunEventsInput,
@@ -14,7 +14,7 @@ import {
   RunResult,
   RunThreadInput,
   type TRunResult,
-} from '../src/schemas/run.schema.ts'
+} from '../src/runs/run.schema.ts'
 import type { Ctx } from '../src/trpc/context.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 

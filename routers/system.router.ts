@@ -1,6 +1,6 @@
 /** Service-level procedures that touch no database. */
 import { z } from 'zod'
-import { envelope } from '../src/schemas/wire.ts'
+import { envelope } from '../src/access/wire.ts'
 import { publicProcedure, router } from '../src/trpc/init.ts'
 
 export const systemRouter = router({

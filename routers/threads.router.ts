@@ -1,13 +1,13 @@
 /**
  * Threads (docs/api/resources.md, "Threads"): private conversations of their creator with an agent,
  * in one workspace. Running a thread is in routers/runs.router.ts; naming one from its messages
- * (`generate-name`) calls the agent's model through src/services/thread-names.service.ts.
+ * (`generate-name`) calls the agent's model through src/threads/thread-names.service.ts.
  */
 import { z } from 'zod'
-import * as threadNames from '../src/services/thread-names.service.ts'
-import * as threads from '../src/services/threads.service.ts'
-import { CreateThreadInput, Thread, ThreadEnvelope, ThreadListInput, ThreadPathInput, UpdateThreadInput } from '../src/schemas/thread.schema.ts'
-import { paginated } from '../src/schemas/wire.ts'
+import * as threadNames from '../src/threads/thread-names.service.ts'
+import * as threads from '../src/threads/threads.service.ts'
+import { CreateThreadInput, Thread, ThreadEnvelope, ThreadListInput, ThreadPathInput, UpdateThreadInput } from '../src/threads/thread.schema.ts'
+import { paginated } from '../src/access/wire.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
 const tags = ['Threads']

@@ -3,9 +3,9 @@
  * request (method, URL template, JSON-schema input) to an optional provider of type `tool`.
  */
 import { z } from 'zod'
-import * as tools from '../src/services/tools.service.ts'
-import { CreateToolInput, Tool, ToolListInput, ToolPathInput, UpdateToolInput } from '../src/schemas/tool.schema.ts'
-import { envelope, paginated } from '../src/schemas/wire.ts'
+import * as tools from '../src/catalog/tools.service.ts'
+import { CreateToolInput, Tool, ToolListInput, ToolPathInput, UpdateToolInput } from '../src/catalog/tool.schema.ts'
+import { envelope, paginated } from '../src/access/wire.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
 const ToolResponse = envelope(Tool)

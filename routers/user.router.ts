@@ -1,6 +1,6 @@
 /** The authenticated user and their access tokens (docs/api/authentication.md). */
-import * as tokens from '../src/services/access-tokens.service.ts'
-import * as users from '../src/services/users.service.ts'
+import * as tokens from '../src/tenancy/access-tokens.service.ts'
+import * as users from '../src/tenancy/users.service.ts'
 import { z } from 'zod'
 import {
   AccessTokenList,
@@ -10,7 +10,7 @@ import {
   CreateAccessTokenInput,
   CreatedAccessTokenResponse,
   UserResponse,
-} from '../src/schemas/auth.schema.ts'
+} from '../src/tenancy/auth.schema.ts'
 import { authedProcedure, router } from '../src/trpc/init.ts'
 
 export const userRouter = router({

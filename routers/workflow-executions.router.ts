@@ -4,7 +4,7 @@
  * `/{execution_uuid}` paths so the static path is matched first.
  */
 import { z } from 'zod'
-import * as executions from '../src/services/workflow-executions.service.ts'
+import * as executions from '../src/workflows/workflow-executions.service.ts'
 import {
   ListWorkflowExecutionsInput,
   WorkflowExecutionCounts,
@@ -13,7 +13,7 @@ import {
   WorkflowExecutionList,
   WorkflowExecutionPathInput,
   WorkflowExecutionResponse,
-} from '../src/schemas/workflow-execution.schema.ts'
+} from '../src/workflows/workflow-execution.schema.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
 const tags = ['Workflow executions']

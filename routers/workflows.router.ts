@@ -1,10 +1,10 @@
 /** Workflows as stored resources (specification: "Workflow"; docs/api/resources.md and docs/api/workflows.md). */
 import { z } from 'zod'
-import * as workflows from '../src/services/workflows.service.ts'
-import { generateWorkflow } from '../src/services/workflow-generate.service.ts'
-import { shareWorkflow } from '../src/services/workflow-shares.service.ts'
-import * as workflowRuns from '../src/services/workflow-runs.service.ts'
-import { WorkflowExecutionDetailResponse } from '../src/schemas/workflow-execution.schema.ts'
+import * as workflows from '../src/workflows/workflows.service.ts'
+import { generateWorkflow } from '../src/workflows/workflow-generate.service.ts'
+import { shareWorkflow } from '../src/workflows/workflow-shares.service.ts'
+import * as workflowRuns from '../src/workflows/workflow-runs.service.ts'
+import { WorkflowExecutionDetailResponse } from '../src/workflows/workflow-execution.schema.ts'
 import {
   CreateWorkflowInput,
   GenerateWorkflowInput,
@@ -15,7 +15,7 @@ import {
   WorkflowList,
   WorkflowPathInput,
   WorkflowResponse,
-} from '../src/schemas/workflow.schema.ts'
+} from '../src/workflows/workflow.schema.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
 const tags = ['Workflows']

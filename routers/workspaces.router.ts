@@ -1,11 +1,11 @@
 /** Workspaces and their members (specification: "Workspace"; docs/api/tenancy.md and docs/api/resources.md). */
 import { z } from 'zod'
-import * as members from '../src/services/members.service.ts'
-import * as workspaces from '../src/services/workspaces.service.ts'
-import { AddMemberInput, MemberList, MemberListInput, MemberPathInput, MemberResponse, UpdateMemberInput } from '../src/schemas/member.schema.ts'
-import { Workspace } from '../src/schemas/user.schema.ts'
-import { CreateWorkspaceInput, UpdateWorkspaceInput } from '../src/schemas/workspace.schema.ts'
-import { envelope, paginated, pageQuery, sortParam, text, withParam } from '../src/schemas/wire.ts'
+import * as members from '../src/tenancy/members.service.ts'
+import * as workspaces from '../src/tenancy/workspaces.service.ts'
+import { AddMemberInput, MemberList, MemberListInput, MemberPathInput, MemberResponse, UpdateMemberInput } from '../src/tenancy/member.schema.ts'
+import { Workspace } from '../src/access/user.schema.ts'
+import { CreateWorkspaceInput, UpdateWorkspaceInput } from '../src/access/workspace.schema.ts'
+import { envelope, paginated, pageQuery, sortParam, text, withParam } from '../src/access/wire.ts'
 import { authedProcedure, router } from '../src/trpc/init.ts'
 
 const WorkspaceResponse = envelope(Workspace)

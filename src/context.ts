@@ -3,9 +3,9 @@
  *
  * Services, access rules and the composition of a request's caller depend on these types only,
  * never on tRPC or HTTP: the tRPC context (src/trpc/context.ts) extends {@link ServiceCtx}, and a
- * workflow execution builds one of its own to act as its user (src/services/acting-context.ts).
+ * workflow execution builds one of its own to act as its user (src/access/acting-context.ts).
  * The runtime's engines appear here as ports: the few methods services call on the run manager
- * (src/llm/run-manager.ts), the workflow engine (src/workflow-engine/engine.ts), the knowledge
+ * (src/runs/run-manager.ts), the workflow engine (src/workflows/engine.ts), the knowledge
  * engine (src/knowledge/ingest.ts) and the command room engine (src/command-room/engine.ts).
  * This module imports types only, from the platform, entities, wire shapes and those engine classes,
  * none of which imports it back.
@@ -17,10 +17,10 @@ import type { Config } from './platform/config.ts'
 import type { Em, Orm } from './platform/db.ts'
 import type { Logger } from './platform/logger.ts'
 import type { ReadCache } from './platform/read-cache.ts'
-import type { UserRow } from './schemas/user.schema.ts'
-import type { WorkspaceRow } from './schemas/workspace.schema.ts'
-import type { RunManager } from './llm/run-manager.ts'
-import type { WorkflowEngine } from './workflow-engine/engine.ts'
+import type { UserRow } from './access/user.schema.ts'
+import type { WorkspaceRow } from './access/workspace.schema.ts'
+import type { RunManager } from './runs/run-manager.ts'
+import type { WorkflowEngine } from './workflows/engine.ts'
 import type { KnowledgeEngine } from './knowledge/ingest.ts'
 import type { CommandRoomEngine } from './command-room/engine.ts'
 
@@ -58,10 +58,10 @@ export interface WorkspaceContext {
   role: WorkspaceRole
 }
 
-/** What services call on the runs executing in this process (src/llm/run-manager.ts). */
+/** What services call on the runs executing in this process (src/runs/run-manager.ts). */
 export type RunsPort = Pick<RunManager, 'bus' | 'start' | 'track' | 'cancel'>
 
-/** What services call on this process's workflow engine (src/workflow-engine/engine.ts). */
+/** What services call on this process's workflow engine (src/workflows/engine.ts). */
 export type WorkflowsPort = Pick<WorkflowEngine, 'runHere' | 'runQueued' | 'abort' | 'syncSchedule' | 'webhooks'>
 
 /** What services call on the knowledge engine (src/knowledge/ingest.ts): queue documents, read the retrieval mode. */

@@ -7,7 +7,7 @@
  * non-empty string"). The process would then die on import, before the configuration could
  * report anything. The configuration treats an empty variable as unset (src/platform/config.ts,
  * `loadConfig`), so these two are removed from the environment when empty. The service never
- * uses the SDK's default providers: it passes every base URL explicitly (src/llm/registry.ts).
+ * uses the SDK's default providers: it passes every base URL explicitly (src/models/registry.ts).
  */
 for (const name of ['OPENAI_BASE_URL', 'ANTHROPIC_BASE_URL']) {
   if (process.env[name] === '') delete process.env[name]

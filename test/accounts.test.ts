@@ -1,5 +1,5 @@
 /**
- * Accounts (routers/accounts.router.ts, src/services/accounts.service.ts; docs/api/resources.md,
+ * Accounts (routers/accounts.router.ts, src/catalog/accounts.service.ts; docs/api/resources.md,
  * "accounts"): credentials of a provider in a workspace, the secret sealed at rest and never
  * answered or logged (only `secret_hint` / `has_secret`), tenancy and permissions of docs/api/tenancy.md.
  */

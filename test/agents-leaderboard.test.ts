@@ -8,9 +8,9 @@
  */
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { LEADERBOARD_PERIODS, type LeaderboardPeriod, type TLeaderboardEntry } from '../src/schemas/leaderboard.schema.ts'
-import { periodStart } from '../src/services/leaderboard.service.ts'
-import { compareEntries, LEADERBOARD_FORMULA, leaderboardScore, round4, successRate } from '../src/services/leaderboard.score.ts'
+import { LEADERBOARD_PERIODS, type LeaderboardPeriod, type TLeaderboardEntry } from '../src/agents/leaderboard.schema.ts'
+import { periodStart } from '../src/agents/leaderboard.service.ts'
+import { compareEntries, LEADERBOARD_FORMULA, leaderboardScore, round4, successRate } from '../src/agents/leaderboard.score.ts'
 import { expectNamed, member, readOnlyToken, type Member } from './helpers/agents.ts'
 import { createTestApp, type HttpResult, type TestApp } from './helpers/app.ts'
 import { createIn, idOf } from './helpers/metrics.ts'

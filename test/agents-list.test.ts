@@ -146,7 +146,7 @@ describe('agents lists', () => {
 
     it('embeds tools and workflows that several agents share as each single read does: in order, live ones only, each link with its own account', async () => {
       // The list reads each distinct tool, account and workflow of a page once and gives every
-      // agent its links' copies (src/services/agent-list.service.ts); the single read builds
+      // agent its links' copies (src/agents/agent-list.service.ts); the single read builds
       // each agent's own. Both must answer the same agents.
       const hana = await member(t, await t.make.user({ name: 'Hana Sharer' }))
       const mine = { userId: hana.id, workspaceId: hana.wsId }

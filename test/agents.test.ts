@@ -1,5 +1,5 @@
 /**
- * Agents (routers/agents.router.ts, src/services/agents.service.ts): create, retrieve, delete,
+ * Agents (routers/agents.router.ts, src/agents/agents.service.ts): create, retrieve, delete,
  * favourites; the Agent shape of the specification ("Agent (response shape)", "Agent metadata",
  * "Tool", "Workflow"), tenancy and permissions of docs/api/tenancy.md. Lists:
  * agents-list.test.ts; updates: agents-update.test.ts; shares: agents-share.test.ts.

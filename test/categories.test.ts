@@ -1,11 +1,11 @@
 /**
- * The category catalogue (routers/categories.router.ts, src/services/categories.service.ts): `GET /api/v1/categories` in the paginator shape, and the helpers agents and
+ * The category catalogue (routers/categories.router.ts, src/catalog/categories.service.ts): `GET /api/v1/categories` in the paginator shape, and the helpers agents and
  * workflows share (`resolveCategoryUuids`, `categoriesOf`).
  */
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ValidationError } from '../src/platform/errors.ts'
-import { categoriesOf } from '../src/services/categories.service.ts'
+import { categoriesOf } from '../src/catalog/categories.service.ts'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { expectErrorBody, expectInvalid, UUID } from './helpers/expect.ts'
 import type { ResourceCtx } from '../src/context.ts'

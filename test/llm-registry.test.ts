@@ -1,6 +1,6 @@
 /**
- * The provider registry (src/llm/registry.ts) and the local test model
- * (src/llm/local-model.ts): which credential and base URL a model resolves to (the caller's own
+ * The provider registry (src/models/registry.ts) and the local test model
+ * (src/models/local-model.ts): which credential and base URL a model resolves to (the caller's own
  * account > a workspace-visible account > the server's environment), the default model falling
  * back to `local-test-model`, and real calls through the AI SDK's `generateText` / `streamText`:
  * the local model offline, OpenAI and OpenAI-compatible models against a small chat completions
@@ -13,8 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import type { Config } from '../src/platform/config.ts'
 import { ValidationError } from '../src/platform/errors.ts'
-import { LOCAL_MODEL_PREFIX } from '../src/llm/local-model.ts'
-import { availableModelIds, costOf, modelBySlugSql, resolveModel, resolveReadModel, type CatalogModel, type ModelDeps, type ResolvedModel } from '../src/llm/registry.ts'
+import { LOCAL_MODEL_PREFIX } from '../src/models/local-model.ts'
+import { availableModelIds, costOf, modelBySlugSql, resolveModel, resolveReadModel, type CatalogModel, type ModelDeps, type ResolvedModel } from '../src/models/registry.ts'
 import type { TestApp, TestUser } from './helpers/app.ts'
 import { teamCast } from './helpers/resources.ts'
 

@@ -1,5 +1,5 @@
 /**
- * Executing an agent's `api` tools (src/llm/tools.ts, src/llm/tool-http.ts): bindings with opened secrets, the HTTP call (template, query or body,
+ * Executing an agent's `api` tools (src/catalog/tool-calls.ts, src/catalog/tool-http.ts): bindings with opened secrets, the HTTP call (template, query or body,
  * credential per scheme, timeout, size cap, private-address rule, redirects, non-2xx) and the AI
  * SDK tool set. Real HTTP servers on loopback; the model is a scripted AI SDK mock.
  */
@@ -10,8 +10,8 @@ import { generateText, stepCountIs } from 'ai'
 import { MockLanguageModelV4 } from 'ai/test'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Config } from '../src/platform/config.ts'
-import { sendToolRequest, ToolHttpError } from '../src/llm/tool-http.ts'
-import { callTool, loadAgentTools, toToolSet, ToolCredentialUnavailableError, type ToolBinding } from '../src/llm/tools.ts'
+import { sendToolRequest, ToolHttpError } from '../src/catalog/tool-http.ts'
+import { callTool, loadAgentTools, toToolSet, ToolCredentialUnavailableError, type ToolBinding } from '../src/catalog/tool-calls.ts'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 
 /** A request a test server received. */
@@ -131,7 +131,7 @@ const binding = (overrides: Partial<ToolBinding>): ToolBinding => ({
 
 const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } }
 
-describe('agent api tools (src/llm/tools.ts)', () => {
+describe('agent api tools (src/catalog/tool-calls.ts)', () => {
   let t: TestApp
   let alice: TestUser
   let echo: TestServer

@@ -1,6 +1,6 @@
 /**
  * Uploads over real HTTP with real multipart bodies (src/http/media.routes.ts,
- * src/services/media.service.ts, src/platform/storage.ts; docs/api/conventions.md and docs/api/resources.md):
+ * src/catalog/media.service.ts, src/platform/storage.ts; docs/api/conventions.md and docs/api/resources.md):
  * `POST /api/v1/media` types files from their bytes, holds them to the allow-list and
  * UPLOAD_MAX_BYTES, stores them under random keys in DATA_DIR/media and records them for the
  * request's workspace; `GET /api/v1/media/{key}` serves them publicly with safe headers.

@@ -1,11 +1,11 @@
 /**
- * Workspace members over REST (src/services/members.service.ts, docs/api/tenancy.md):
+ * Workspace members over REST (src/tenancy/members.service.ts, docs/api/tenancy.md):
  * `GET/POST/PUT/DELETE /api/v1/workspaces/{uuid}/members[/{user_id}]`. Any member lists; owners
  * and admins add, change and remove; only an owner grants or touches the `owner` role; the
  * creator stays an owner; a member may leave.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TWorkspace } from '../src/schemas/user.schema.ts'
+import type { TWorkspace } from '../src/access/user.schema.ts'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { expectInvalid, expectStatus, ISO_Z, USER_KEYS } from './helpers/expect.ts'
 

@@ -1,5 +1,5 @@
 /**
- * Memories (routers/memories.router.ts, src/services/memories.service.ts; docs/api/resources.md,
+ * Memories (routers/memories.router.ts, src/threads/memories.service.ts; docs/api/resources.md,
  * "memories"): facts agent runs learned about a user. Only that user, working in the workspace
  * the memory was learned in, lists, reads, edits and deletes it; anyone else gets a 404 that
  * says nothing of it. Runs write memories, so these tests insert them with SQL.

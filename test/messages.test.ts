@@ -1,5 +1,5 @@
 /**
- * Messages (routers/messages.router.ts, src/services/messages.service.ts; docs/api/resources.md,
+ * Messages (routers/messages.router.ts, src/threads/messages.service.ts; docs/api/resources.md,
  * "messages"): the messages of a thread, seen exactly by whoever sees the thread (its creator in
  * its workspace). `POST` adds a message without running the model; `threads.messages_count`
  * follows every insert and delete. Also the run engine's entry points: appendMessage and
@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestApp, TestUser } from './helpers/app.ts'
 import { expectErrorBody, expectInvalid, hiddenCheck, ISO, UUID } from './helpers/expect.ts'
 import { strangersOfCarols, teamCast } from './helpers/resources.ts'
-import { appendMessage, editedParts, threadHistory } from '../src/services/messages.service.ts'
+import { appendMessage, editedParts, threadHistory } from '../src/threads/messages.service.ts'
 
 const MESSAGE_KEYS = [
   'citations', 'completion_tokens', 'content', 'cost', 'created_at', 'latency_ms', 'model', 'parts', 'prompt_tokens', 'role', 'run_uuid',

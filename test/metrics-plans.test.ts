@@ -1,6 +1,6 @@
 /**
- * The shapes the metrics statements take for speed (src/services/metrics.service.ts,
- * src/services/metrics.query.ts), each against exact numbers: agents and workflows as two disjoint
+ * The shapes the metrics statements take for speed (src/metrics/metrics.service.ts,
+ * src/metrics/metrics.query.ts), each against exact numbers: agents and workflows as two disjoint
  * branches (the workspace's rows, and rows of other workspaces shared with the caller or the
  * workspace) that count exactly the rows of the list, once each; threads and messages excluded
  * when their agent is deleted ("no deleted agent"); daily and weekly buckets by `date_bin` from a

@@ -1,6 +1,6 @@
 /**
- * Large language models (routers/models.router.ts, src/services/models.service.ts; docs/api/resources.md, "Large language models"): the seeded catalog and the workspace's
- * custom models, `is_available` from the caller's credentials (src/llm/registry.ts), and the
+ * Large language models (routers/models.router.ts, src/models/models.service.ts; docs/api/resources.md, "Large language models"): the seeded catalog and the workspace's
+ * custom models, `is_available` from the caller's credentials (src/models/registry.ts), and the
  * tenancy and permission rules of docs/api/tenancy.md on custom models.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

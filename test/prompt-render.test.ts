@@ -1,9 +1,9 @@
 /**
- * Unit tests of prompt rendering (src/llm/prompt-render.ts): every input check, then Mustache.
+ * Unit tests of prompt rendering (src/prompts/prompt-render.ts): every input check, then Mustache.
  */
 import { describe, expect, it } from 'vitest'
 import { ValidationError } from '../src/platform/errors.ts'
-import { checkPromptTemplate, PROMPT_TEXT_INPUT_MAX, renderPrompt, type PromptInputDecl } from '../src/llm/prompt-render.ts'
+import { checkPromptTemplate, PROMPT_TEXT_INPUT_MAX, renderPrompt, type PromptInputDecl } from '../src/prompts/prompt-render.ts'
 
 const input = (key: string, type: string, extra: Partial<PromptInputDecl> = {}): PromptInputDecl => ({
   key,

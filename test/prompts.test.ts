@@ -1,5 +1,5 @@
 /**
- * Prompts (routers/prompts.router.ts, src/services/prompts.service.ts): create, retrieve, list and
+ * Prompts (routers/prompts.router.ts, src/prompts/prompts.service.ts): create, retrieve, list and
  * delete; the specification's "Prompt (response shape)", the bounds and input-field rules of
  * docs/api/resources.md, the tenancy, visibility and share rules of docs/api/tenancy.md. The `PUT`
  * update has its own file (test/prompts-update.test.ts).

@@ -1,5 +1,5 @@
 /**
- * Providers (routers/providers.router.ts, src/services/providers.service.ts; docs/api/resources.md,
+ * Providers (routers/providers.router.ts, src/catalog/providers.service.ts; docs/api/resources.md,
  * "providers"): the seeded built-ins listed to everyone and read-only, custom providers of a
  * workspace with the tenancy and permission rules of docs/api/tenancy.md.
  */

@@ -1,12 +1,12 @@
 /**
  * What a run in a thread sends the model before the new input (docs/api/runs.md):
  * stored messages as the AI SDK's model messages, and the newest of them that fit the context
- * window (src/services/runs.service.ts, pure functions).
+ * window (src/runs/runs.service.ts, pure functions).
  */
 import type { ModelMessage } from 'ai'
 import { describe, expect, it } from 'vitest'
-import type { ResolvedModel } from '../src/llm/registry.ts'
-import { fitWindow, toModelMessages } from '../src/services/runs.service.ts'
+import type { ResolvedModel } from '../src/models/registry.ts'
+import { fitWindow, toModelMessages } from '../src/runs/runs.service.ts'
 
 /** A model as far as the window arithmetic reads it. */
 const modelWith = (contextWindow: number, maxOutputTokens: number) => ({ llm: { contextWindow, maxOutputTokens } }) as unknown as ResolvedModel

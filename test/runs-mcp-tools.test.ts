@@ -1,5 +1,5 @@
 /**
- * Tools of type `mcp` (docs/api/mcp-tools.md; routers/tools.router.ts, src/llm/tool-mcp.ts): created
+ * Tools of type `mcp` (docs/api/mcp-tools.md; routers/tools.router.ts, src/runs/tool-mcp.ts): created
  * and checked over REST, then offered to an agent's model during a run and called against a real
  * MCP server that the test starts on loopback with the official SDK (`McpServer` over
  * `StreamableHTTPServerTransport` on a node:http server). The model is the real OpenAI provider

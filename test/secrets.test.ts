@@ -1,14 +1,14 @@
 /**
  * Sealing of account secrets (src/platform/secrets.ts; docs/api/resources.md, "Accounts"): AES-256-GCM
  * under APP_KEY with a key id per ciphertext, APP_PREVIOUS_KEYS for rotation, the masked hint,
- * and the server-only `revealAccountSecret` (src/platform/account-secrets.ts) and `resealSecrets` (src/services/accounts.service.ts).
+ * and the server-only `revealAccountSecret` (src/platform/account-secrets.ts) and `resealSecrets` (src/catalog/accounts.service.ts).
  */
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from '../src/platform/config.ts'
-import { resealSecrets } from '../src/services/accounts.service.ts'
+import { resealSecrets } from '../src/catalog/accounts.service.ts'
 import { revealAccountSecret as revealSecret } from '../src/platform/account-secrets.ts'
-import { resealWebhookSecrets } from '../src/services/webhooks.service.ts'
+import { resealWebhookSecrets } from '../src/workflows/webhooks.service.ts'
 import { keyId, keyringOf, needsReseal, open, seal, SecretUnavailableError, secretHint } from '../src/platform/secrets.ts'
 import { createTestApp, TEST_APP_KEY, type TestApp } from './helpers/app.ts'
 

@@ -1,8 +1,8 @@
 /**
- * Unit tests of the agent system prompt template (src/llm/system-prompt.ts).
+ * Unit tests of the agent system prompt template (src/runs/system-prompt.ts).
  */
 import { describe, expect, it } from 'vitest'
-import { composeSystemPrompt, DISC_DESCRIPTIONS } from '../src/llm/system-prompt.ts'
+import { composeSystemPrompt, DISC_DESCRIPTIONS } from '../src/runs/system-prompt.ts'
 
 const FULL = {
   name: 'Ada',

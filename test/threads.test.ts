@@ -1,5 +1,5 @@
 /**
- * Threads (routers/threads.router.ts, src/services/threads.service.ts; docs/api/resources.md,
+ * Threads (routers/threads.router.ts, src/threads/threads.service.ts; docs/api/resources.md,
  * "threads"): a thread is a private conversation of its creator, in the workspace it was created
  * in, with an agent the creator may read. Nobody else (another tenant, a workspace owner or
  * admin, the creator in another workspace context) sees it: 404 that says nothing of it.

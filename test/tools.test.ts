@@ -1,5 +1,5 @@
 /**
- * Tools (routers/tools.router.ts, src/services/tools.service.ts; docs/api/resources.md, "Tools"):
+ * Tools (routers/tools.router.ts, src/catalog/tools.service.ts; docs/api/resources.md, "Tools"):
  * `api` tools with a method, a URL template, a JSON-schema input compiled by Ajv, a provider of
  * type `tool` and `credits`; PUT semantics and the tenancy and permissions of docs/api/tenancy.md.
  */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { iso, page, withParam } from '../src/schemas/wire.ts'
+import { iso, page, withParam } from '../src/access/wire.ts'
 import { slugify } from '../src/platform/slugs.ts'
-import { mergeMetadata } from '../src/services/workspaces.service.ts'
+import { mergeMetadata } from '../src/tenancy/workspaces.service.ts'
 import { toDate } from '../src/platform/sql.ts'
 
 describe('paginator (docs/api/conventions.md)', () => {
@@ -79,7 +79,7 @@ describe('mergeMetadata (docs/api/resources.md: merged key by key, null removes)
 
 describe('name', () => {
   it('refuses blank and over-long names, NUL and lone surrogates', async () => {
-    const { name } = await import('../src/schemas/wire.ts')
+    const { name } = await import('../src/access/wire.ts')
     expect(name().safeParse('Ada').success).toBe(true)
     for (const bad of ['', '   ', 'a'.repeat(256), 'a\u0000b', '\ud800']) expect(name().safeParse(bad).success, JSON.stringify(bad)).toBe(false)
   })

@@ -1,13 +1,13 @@
 /**
  * Acting on workflow executions (routers/workflow-executions.router.ts,
- * src/services/workflow-executions.service.ts; docs/api/tenancy.md, docs/api/resources.md and docs/api/workflows.md):
+ * src/workflows/workflow-executions.service.ts; docs/api/tenancy.md, docs/api/resources.md and docs/api/workflows.md):
  * cancel (one conditional update, then the engine's `abort`), retry (a new queued execution with
  * mode `retry`, handed to the durable queue; the end-to-end runs are in workflow-runs.test.ts),
  * delete (hard, the node data cascades, gone from the metrics too); 409s, permissions and
  * another tenant's executions. Reads: workflow-executions.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { EXECUTION_JOB } from '../src/workflow-engine/engine.ts'
+import { EXECUTION_JOB } from '../src/workflows/engine.ts'
 import type { TestApp } from './helpers/app.ts'
 import { expectNamed, type Member } from './helpers/agents.ts'
 import { BASE, EXECUTION_KEYS, executionsCast, uuids, type Exec, type ExecutionsCast } from './helpers/executions.ts'

@@ -1,6 +1,6 @@
 /**
  * Reading workflow executions (routers/workflow-executions.router.ts,
- * src/services/workflow-executions.service.ts; docs/api/tenancy.md, docs/api/resources.md and docs/api/workflows.md): list
+ * src/workflows/workflow-executions.service.ts; docs/api/tenancy.md, docs/api/resources.md and docs/api/workflows.md): list
  * with filters and pagination, counts per status, retrieve with per-node data; visibility through
  * the workflow in the request's workspace (the executions metrics' rule), 401 and read-only
  * tokens on every operation, and validation. Executions are inserted by SQL with known statuses

@@ -5,7 +5,7 @@
  * node type catalogue `GET /api/v1/workflow-node-types`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { NODE_TYPES } from '../src/workflow-engine/node-types.ts'
+import { NODE_TYPES } from '../src/workflows/node-types.ts'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { expectErrorBody } from './helpers/expect.ts'
 

@@ -1,15 +1,15 @@
 /**
- * Validation of workflow graphs (src/workflow-engine/graph.ts; docs/api/workflows.md): node and edge
+ * Validation of workflow graphs (src/workflows/graph.ts; docs/api/workflows.md): node and edge
  * shapes, unique ids, edges pointing at existing nodes, storable JSON
- * (src/schemas/resource.schema.ts `unstorableJson`, `StorableObject`), and what `validateGraph`
+ * (src/access/resource.schema.ts `unstorableJson`, `StorableObject`), and what `validateGraph`
  * adds with the node types (each rule through the endpoints: workflow-graph-validation.test.ts).
  * Pure functions: no database.
  */
 import { describe, expect, it } from 'vitest'
-import { STORED_JSON_MAX_DEPTH as MAX_JSON_DEPTH, StorableObject, unstorableJson } from '../src/schemas/resource.schema.ts'
-import { jsonBytes } from '../src/schemas/wire.ts'
-import { MAX_EDGES, MAX_NODES, WorkflowEdge, WorkflowEdges, WorkflowNode, WorkflowNodes } from '../src/schemas/workflow-graph.schema.ts'
-import { graphIssues, validateGraph } from '../src/workflow-engine/graph.ts'
+import { STORED_JSON_MAX_DEPTH as MAX_JSON_DEPTH, StorableObject, unstorableJson } from '../src/access/resource.schema.ts'
+import { jsonBytes } from '../src/access/wire.ts'
+import { MAX_EDGES, MAX_NODES, WorkflowEdge, WorkflowEdges, WorkflowNode, WorkflowNodes } from '../src/workflows/workflow-graph.schema.ts'
+import { graphIssues, validateGraph } from '../src/workflows/graph.ts'
 
 const paths = (result: { success: boolean; error?: { issues: { path: PropertyKey[] }[] } }) =>
   result.success ? [] : [...new Set(result.error?.issues.map((issue) => issue.path.join('.')))]

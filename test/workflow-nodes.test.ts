@@ -10,12 +10,12 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Config } from '../src/platform/config.ts'
-import { createWorkflowNodeServices } from '../src/services/workflow-node-services.ts'
-import { evaluateDeep } from '../src/workflow-engine/expressions.ts'
-import { describeNodeTypes, NODE_TYPES, nodeType } from '../src/workflow-engine/node-types.ts'
-import { truthy } from '../src/workflow-engine/nodes/branching.ts'
+import { createWorkflowNodeServices } from '../src/workflows/workflow-node-services.ts'
+import { evaluateDeep } from '../src/workflows/expressions.ts'
+import { describeNodeTypes, NODE_TYPES, nodeType } from '../src/workflows/node-types.ts'
+import { truthy } from '../src/workflows/nodes/branching.ts'
 import { cronAfter } from '../src/platform/cron.ts'
-import { NodeError, type NodeContext, type NodeResult, type WebhookResponse } from '../src/workflow-engine/types.ts'
+import { NodeError, type NodeContext, type NodeResult, type WebhookResponse } from '../src/workflows/types.ts'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { workspaceId } from './helpers/rows.ts'
 
@@ -148,7 +148,7 @@ describe('workflow node types', () => {
     return error as NodeError
   }
 
-  describe('the registry (src/workflow-engine/node-types.ts)', () => {
+  describe('the registry (src/workflows/node-types.ts)', () => {
     it('holds the twelve node types of docs/api/workflows.md, each described with a JSON Schema of its parameters', () => {
       const names = [
         'webhook_trigger',

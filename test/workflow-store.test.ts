@@ -1,13 +1,13 @@
 /**
- * The execution rows' group commits (src/workflow-engine/store.ts): writes that
+ * The execution rows' group commits (src/workflows/store.ts): writes that
  * arrive together go to the database as one statement, each caller still waits for its own row,
  * the workflow's `trigger_count` counts every one, and a write that fails fails alone. Through the
  * real webhook route and the engine's store on the real database.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { NotFoundError } from '../src/platform/errors.ts'
-import type { ExecutionResult } from '../src/workflow-engine/executor.ts'
-import { MAX_UNSETTLED } from '../src/workflow-engine/store.ts'
+import type { ExecutionResult } from '../src/workflows/executor.ts'
+import { MAX_UNSETTLED } from '../src/workflows/store.ts'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 
 const hookGraph = {
@@ -145,7 +145,7 @@ describe('execution group commits', () => {
     const records = await Promise.all(Array.from({ length: 5 }, () => store.insert(base)))
 
     await Promise.all(records.slice(0, 3).map((record, i) => store.settle(record.id, record.attempts, result(i), 5)))
-    // Static data is stored by the node that changes it (src/workflow-engine/static-data.ts), not by settles.
+    // Static data is stored by the node that changes it (src/workflows/static-data.ts), not by settles.
     const [afterBatch] = await t.sql('select static_data from workflows where id = ?', [flow.id])
     expect(typeof afterBatch.static_data === 'string' ? JSON.parse(afterBatch.static_data) : afterBatch.static_data).toEqual({ kept: true })
 

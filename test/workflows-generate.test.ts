@@ -78,7 +78,7 @@ describe('workflows.generate (POST /api/v1/workflows/generate)', () => {
     expect(system.content).toContain('"properties"')
     expect(user).toEqual({ role: 'user', content: 'When I run it by hand, wait one second.' })
     expect(upstream.requests[0].body.model).toBe('gpt-4o-mini')
-    // Structured output (src/llm/structured-generate.ts), the mechanism agent generation uses too.
+    // Structured output (src/models/structured-generate.ts), the mechanism agent generation uses too.
     expect(upstream.requests[0].body.response_format).toMatchObject({
       type: 'json_schema',
       json_schema: { name: 'workflow', strict: false },

@@ -1,5 +1,5 @@
 /**
- * `GET /api/v1/workflows` (routers/workflows.router.ts, src/services/workflows.query.ts): the
+ * `GET /api/v1/workflows` (routers/workflows.router.ts, src/workflows/workflows.query.ts): the
  * paginator and `with` of docs/api/conventions.md, the list rule of docs/api/tenancy.md, the
  * specification's filters for workflows (`workspace_uuid`, `user_id`, `search`, `visibility`,
  * `category_uuids`, `favorite`, `template`) and a constant number of SQL queries

@@ -1,5 +1,5 @@
 /**
- * Workflows as stored resources (routers/workflows.router.ts, src/services/workflows.service.ts):
+ * Workflows as stored resources (routers/workflows.router.ts, src/workflows/workflows.service.ts):
  * create, retrieve, update (PUT semantics of docs/api/resources.md), soft delete, favourites; the
  * Workflow shape of the specification plus categories, is_favorite, user and workspace; graph
  * validation on save (docs/api/workflows.md); tenancy and permissions of docs/api/tenancy.md.
@@ -13,7 +13,7 @@ import { PDF, uploadKey } from './helpers/media.ts'
 import { workspaceId } from './helpers/rows.ts'
 import { WORKFLOW_KEYS } from './helpers/workflows.ts'
 import { keyringOf, open } from '../src/platform/secrets.ts'
-import { webhookSecretContext } from '../src/services/webhooks.service.ts'
+import { webhookSecretContext } from '../src/workflows/webhooks.service.ts'
 
 const NODES = [
   { id: 'start', type: 'manual_trigger', name: 'Start', parameters: {}, position: { x: 0, y: 0 } },

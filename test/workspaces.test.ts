@@ -1,5 +1,5 @@
 /**
- * Workspaces over REST (routers/workspaces.router.ts, src/services/workspaces.service.ts):
+ * Workspaces over REST (routers/workspaces.router.ts, src/tenancy/workspaces.service.ts):
  * list, create, retrieve, update, delete; shapes of the specification's "Workspace", tenancy
  * and roles of docs/api/tenancy.md, the paginator and `with` of docs/api/conventions.md.
  */

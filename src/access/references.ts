@@ -12,7 +12,7 @@
  */
 import type { ResourceCtx } from '../context.ts'
 import { ValidationError, type FieldPath } from '../platform/errors.ts'
-import type { TCreateAgentInput } from '../schemas/agent-input.schema.ts'
+import type { TCreateAgentInput } from '../agents/agent-input.schema.ts'
 import { listScopeSql, serviceScopeSql, viewerOf } from './resource-access.ts'
 import { visibleSql } from './visibility.ts'
 

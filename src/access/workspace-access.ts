@@ -4,8 +4,8 @@
  */
 import type { WorkspaceRole } from '../../entities/index.ts'
 import { ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
-import { notUuidMessage } from '../schemas/issues.ts'
-import type { WorkspaceRow } from '../schemas/workspace.schema.ts'
+import { notUuidMessage } from './issues.ts'
+import type { WorkspaceRow } from './workspace.schema.ts'
 import { unprefix, workspaceColumns } from '../platform/sql.ts'
 import type { AuthedCtx, WorkspaceContext } from '../context.ts'
 
@@ -70,7 +70,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /**
  * The caller's primary workspace as a context, from the authenticated caller (its row and the
- * caller's role there come with the token, src/services/auth.service.ts), when it is a context
+ * caller's role there come with the token, src/tenancy/auth.service.ts), when it is a context
  * the membership query would also answer: the token is bound to no other workspace and the
  * workspace is of the request's service scope. Saves a query on most resource requests.
  */

@@ -10,9 +10,9 @@
  */
 import { loadConfig, loadDotEnv } from '../platform/config.ts'
 import { openOrm, targetFromConfig } from '../platform/db.ts'
-import { resealSecrets } from '../services/accounts.service.ts'
+import { resealSecrets } from '../catalog/accounts.service.ts'
 import { keyringOf } from '../platform/secrets.ts'
-import { resealWebhookSecrets } from '../services/webhooks.service.ts'
+import { resealWebhookSecrets } from '../workflows/webhooks.service.ts'
 
 loadDotEnv()
 const config = loadConfig()

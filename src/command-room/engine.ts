@@ -80,7 +80,7 @@ export interface FiringLinks {
  */
 export type FiringOutcome = { status: 'succeeded' } | { status: 'failed'; error: string; deactivate?: boolean } | { status: 'pending' }
 
-/** Acts out a claimed firing (src/services/command-room-firing.ts). */
+/** Acts out a claimed firing (src/command-room/command-room-firing.ts). */
 export interface FiringActor {
   fire(target: FiringTarget, link: (links: FiringLinks) => Promise<void>): Promise<FiringOutcome>
 }

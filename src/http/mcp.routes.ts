@@ -1,7 +1,7 @@
 /**
  * The MCP server (docs/api/mcp.md): Model Context Protocol over Streamable HTTP at `/mcp`, with
  * the official SDK's server and transport. The tools and what calling them does are
- * src/services/mcp-server.service.ts; this plugin authenticates, and hands each request to the SDK.
+ * src/interop/mcp-server.service.ts; this plugin authenticates, and hands each request to the SDK.
  *
  * Stateless, the SDK's documented pattern for API-style servers: every `POST /mcp` gets a new
  * server and transport (`sessionIdGenerator: undefined`), so any API process can answer any
@@ -19,7 +19,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../platform/errors.ts'
-import { callTool, listTools, UnknownToolError } from '../services/mcp-server.service.ts'
+import { callTool, listTools, UnknownToolError } from '../interop/mcp-server.service.ts'
 import type { ResourceCtx } from '../context.ts'
 import { errorBody, handleRouteError } from './errors.ts'
 import type { CreateContext } from './request-context.ts'

@@ -6,16 +6,16 @@
  * run is a write, so a read-only token may list models but not run them (403). Every error,
  * from authentication to an unknown path under the prefix, is answered in OpenAI's error shape
  * `{"error": {message, type, param, code}}` with OpenAI's status. The work is done by
- * src/services/openai-compat.service.ts; a stream follows the run's event log
- * (src/services/openai-compat.stream.ts).
+ * src/interop/openai-compat.service.ts; a stream follows the run's event log
+ * (src/interop/openai-compat.stream.ts).
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { z } from 'zod'
 import { AppError, ValidationError, databaseUnavailable } from '../platform/errors.ts'
-import { ChatCompletionRequest, paramOf, ResponseRequest } from '../schemas/openai-compat.schema.ts'
-import { toChatCompletion, toResponse, type OpenAiErrorObject } from '../schemas/openai-compat.wire.ts'
-import * as openai from '../services/openai-compat.service.ts'
-import { chatFrames, responseFrames, type SseFrame } from '../services/openai-compat.stream.ts'
+import { ChatCompletionRequest, paramOf, ResponseRequest } from '../interop/openai-compat.schema.ts'
+import { toChatCompletion, toResponse, type OpenAiErrorObject } from '../interop/openai-compat.wire.ts'
+import * as openai from '../interop/openai-compat.service.ts'
+import { chatFrames, responseFrames, type SseFrame } from '../interop/openai-compat.stream.ts'
 import type { CreateContext } from './request-context.ts'
 import { authorize, contextOf } from './route-auth.ts'
 

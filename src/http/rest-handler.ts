@@ -40,8 +40,8 @@ import type { Ctx } from '../trpc/context.ts'
 import type { Meta } from '../trpc/init.ts'
 import { VALIDATION_MESSAGE } from '../trpc/errors.ts'
 import { errorBody } from './errors.ts'
-import { publicIssue } from '../schemas/issues.ts'
-import { isRecord } from '../schemas/wire.ts'
+import { publicIssue } from '../access/issues.ts'
+import { isRecord } from '../access/wire.ts'
 
 /** What the handler needs from the REST plugin. */
 export interface RestHandlerOptions {

@@ -3,7 +3,7 @@
  * Events for REST clients. Each event is `id: <seq>` / `event: <type>` / `data: <JSON>`; the
  * stream ends after the run's final event (`run.succeeded`, `run.failed`, `run.canceled`). A
  * client that lost its connection reconnects with `Last-Event-ID` (or `?last_event_id=`) to any
- * API process and gets what it missed: the log is in the database (src/llm/run-log.ts). A comment
+ * API process and gets what it missed: the log is in the database (src/runs/run-log.ts). A comment
  * line every 15 s keeps proxies from closing an idle stream. When the process starts shutting
  * down, each stream gets a `reconnect` event (and `retry: 1000`) and ends: EventSource clients
  * reconnect by themselves, with `Last-Event-ID`, and a load balancer sends them to another
@@ -13,7 +13,7 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { ValidationError } from '../platform/errors.ts'
-import { notUuidMessage } from '../schemas/issues.ts'
+import { notUuidMessage } from '../access/issues.ts'
 import { errorBody, handleRouteError } from './errors.ts'
 import { UUID_ATTEMPT } from './rest-routes.ts'
 import type { CreateContext } from './request-context.ts'

@@ -2,12 +2,12 @@
  * The inbound workflow webhook as a plain route beside the procedures (docs/api/workflows.md): `POST
  * /api/v1/hooks/{webhook_token}` takes any content type and keeps the raw body (the signature is
  * over those bytes). Bodies over `WEBHOOK_BODY_LIMIT_BYTES` are 413 before anything else runs.
- * What it does is src/services/webhooks.service.ts.
+ * What it does is src/workflows/webhooks.service.ts.
  */
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { NotFoundError } from '../platform/errors.ts'
-import { triggerWebhook } from '../services/webhooks.service.ts'
+import { triggerWebhook } from '../workflows/webhooks.service.ts'
 import type { AppDeps } from '../trpc/context.ts'
 import { handleRouteError } from './errors.ts'
 

@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 /**
  * Heartbeats of runs: the process executing a run refreshes `heartbeat_at`, and any process ends a
- * run whose heartbeat is stale `interrupted` (src/llm/run-manager.ts); the partial index keeps
+ * run whose heartbeat is stale `interrupted` (src/runs/run-manager.ts); the partial index keeps
  * that sweep to the unfinished runs.
  */
 export class Migration20261125144244_run_heartbeats extends Migration {

@@ -3,7 +3,7 @@ import { Migration } from '@mikro-orm/migrations';
 /**
  * Workflow schedule triggers on the one scheduler (docs/operations.md, "Scheduling"):
  * `workflow_schedules` holds each scheduled workflow's cron, zone and next due time (written on
- * every save, src/workflow-engine/schedules.ts), and `workflow_executions.due_at` the due time a
+ * every save, src/workflows/schedules.ts), and `workflow_executions.due_at` the due time a
  * scheduled execution fired for, unique per workflow, so a due time makes one execution across
  * processes. The rows are filled at the next start from the workflows themselves; the schedules
  * pg-boss held before are dropped then.

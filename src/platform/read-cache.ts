@@ -109,7 +109,7 @@ export class ReadCache {
 
   /**
    * A new store of one resource kind's reads, dropped with every write like the others (the
-   * owning service keeps it: `GET /api/v1/agents/{uuid}` in src/services/agents.service.ts).
+   * owning service keeps it: `GET /api/v1/agents/{uuid}` in src/agents/agents.service.ts).
    */
   store<T>(): ReadStore<T> {
     const store = new ReadStore<T>(this)

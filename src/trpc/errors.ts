@@ -11,7 +11,7 @@ import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc'
 import { ZodError, ZodRealError } from 'zod'
 import { DriverException, UniqueConstraintViolationException } from '@mikro-orm/core'
 import { AppError, databaseUnavailable, ServiceUnavailableError, TooManyRequestsError, ValidationError } from '../platform/errors.ts'
-import { publicIssue } from '../schemas/issues.ts'
+import { publicIssue } from '../access/issues.ts'
 import type { ErrorIssue } from './root-types.ts'
 
 const CODES: Record<AppError['status'], TRPC_ERROR_CODE_KEY> = {

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import http from 'node:http'
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc'
-import { isRecord } from '../../src/schemas/wire.ts'
+import { isRecord } from '../../src/access/wire.ts'
 
 /** The part of JSON Schema (OpenAPI 3.1) the generator reads. */
 export interface JsonSchema {

@@ -1,6 +1,6 @@
 /**
- * The cases every `POST /api/v1/<resources>/{uuid}/share` answers alike (src/services/shares.service.ts,
- * src/schemas/share.schema.ts): the refused bodies and the guards. test/agents-share.test.ts and
+ * The cases every `POST /api/v1/<resources>/{uuid}/share` answers alike (src/access/shares.ts,
+ * src/access/share.schema.ts): the refused bodies and the guards. test/agents-share.test.ts and
  * test/workflows-share.test.ts run them on their resource and then check their own rows.
  */
 import { expect } from 'vitest'

@@ -1,0 +1,70 @@
+/**
+ * Shares of a resource (docs/api/tenancy.md, "Shares"): the one implementation behind
+ * `POST /api/v1/agents/{agent_uuid}/share` and `POST /api/v1/workflows/{workflow_uuid}/share`.
+ * A share grants a user (of the caller's service scope) or a workspace (one the caller belongs
+ * to) `read`, `write` or `admin` on one row of `shares`, keyed by the resource's table and id;
+ * the visibility rules of src/access read it in SQL.
+ */
+import type { ResourceAccess } from './resource-access.ts'
+import { memberWorkspaceSql } from './workspace-access.ts'
+import { ValidationError } from '../platform/errors.ts'
+import type { TShareRequest } from './share.schema.ts'
+import type { ResourceCtx } from '../context.ts'
+
+/** Tables whose rows can be shared through a share endpoint. */
+export type ShareableTable = 'agents' | 'workflows'
+
+/**
+ * The id of the share's entity: a user of the caller's service scope other than the resource's
+ * owner, or a workspace the caller belongs to.
+ * @throws ValidationError naming `entity_id` otherwise.
+ */
+async function shareEntityId(ctx: ResourceCtx, input: TShareRequest, ownerId: number | null): Promise<number> {
+  if (input.entity_type === 'user') {
+    const userId = Number(input.entity_id)
+    const [user] = await ctx.em.execute('select id from users where id = ? and service_id is not distinct from ?', [userId, ctx.serviceId])
+    if (!user) throw new ValidationError(['entity_id'], 'No user has this id')
+    if (userId === ownerId) throw new ValidationError(['entity_id'], 'The owner already holds every permission')
+    return userId
+  }
+  const scope = memberWorkspaceSql(ctx)
+  const [workspace] = await ctx.em.execute(
+    `select w.id::float8 as id from workspaces w ${scope.join} where ${scope.where} and w.uuid = ?`,
+    [...scope.params, String(input.entity_id)],
+  )
+  if (!workspace) throw new ValidationError(['entity_id'], 'You are not a member of a workspace with this uuid')
+  return Number(workspace.id)
+}
+
+/**
+ * Sets the share of resource `access` (a row of `table`, already checked for `admin` by the
+ * caller with `requireResource`) with `input`'s entity at `input.permission`, replacing an
+ * existing share of that entity in place; `permission: null` removes it (a no-op when there is
+ * none). Answers nothing: the caller reads the resource back in its own shape.
+ * @throws ValidationError naming `entity_id` for an unknown user or one of another service
+ *   scope, the resource's owner, or a workspace the caller is not a member of.
+ */
+export async function shareResource(
+  ctx: ResourceCtx,
+  table: ShareableTable,
+  access: Pick<ResourceAccess, 'id' | 'userId'>,
+  input: TShareRequest,
+): Promise<void> {
+  const entityId = await shareEntityId(ctx, input, access.userId)
+  if (input.permission === null) {
+    await ctx.em.execute('delete from shares where resource_type = ? and resource_id = ? and entity_type = ? and entity_id = ?', [
+      table,
+      access.id,
+      input.entity_type,
+      entityId,
+    ])
+    return
+  }
+  await ctx.em.execute(
+    `insert into shares (resource_type, resource_id, entity_type, entity_id, permission, created_at, updated_at)
+     values (?, ?, ?, ?, ?, now(), now())
+     on conflict (resource_type, resource_id, entity_type, entity_id)
+     do update set permission = excluded.permission, updated_at = now()`,
+    [table, access.id, input.entity_type, entityId, input.permission],
+  )
+}

@@ -1,0 +1,102 @@
+/**
+ * What a command room firing does (docs/api/command-room.md, "Firing"): the scheduler's
+ * {@link FiringActor} (src/command-room/engine.ts), which the runtime binds (src/app.ts), so the
+ * engine imports no service.
+ *
+ * A firing acts as the task's owner in the task's workspace with the owner's current role there
+ * (src/access/acting-context.ts), through the same services and access rules as a request of
+ * theirs: an agent task is an ordinary run (src/runs/runs.service.ts) in a new thread of the
+ * owner, executed in this process, a workflow task an ordinary execution (mode `schedule`, or `manual` for
+ * "run now") run in this process. Its run, thread or execution is linked as soon as it is
+ * stored; the firing then waits for its end. A firing the owner may no longer make (no longer a
+ * member, the agent or workflow deleted or no longer visible to them) fails with the reason and
+ * stops the task; any other failure (the model call failed, no credential) fails this firing only.
+ */
+import { ForbiddenError, NotFoundError } from '../platform/errors.ts'
+import type { FiringActor, FiringLinks, FiringOutcome, FiringTarget } from './engine.ts'
+import { actingContext } from '../access/acting-context.ts'
+import { runAgent } from '../runs/runs.service.ts'
+import { runnableWorkflow } from '../workflows/workflow-runs.service.ts'
+import type { ResourceCtx, ServiceDeps } from '../context.ts'
+
+/** A failure that means the owner may no longer make this firing. */
+const lostAccess = (error: unknown) => error instanceof NotFoundError || error instanceof ForbiddenError
+
+/** The failed outcome of `error`, stopping the task when the owner lost access. */
+function failure(error: unknown, what: string): FiringOutcome {
+  if (lostAccess(error)) {
+    const reason = error instanceof Error ? error.message : 'not found'
+    return { status: 'failed', error: `The task's owner may no longer run this ${what} (${reason}); the task was deactivated`, deactivate: true }
+  }
+  if (error instanceof Error) return { status: 'failed', error: error.message }
+  return { status: 'failed', error: 'The firing failed' }
+}
+
+/**
+ * Runs the agent in a new thread of the owner and waits for the run's end (linked as soon as it
+ * is stored). The run executes here, so its end is awaited in memory, not read from its events.
+ */
+async function fireAgent(ctx: ResourceCtx, target: FiringTarget, link: (links: FiringLinks) => Promise<void>): Promise<FiringOutcome> {
+  let stored = false
+  let ended
+  try {
+    ended = await runAgent(
+      ctx,
+      { agent_uuid: target.agentUuid as string, input: typeof target.input === 'string' ? target.input : '' },
+      {
+        onStored: async (run) => {
+          stored = true
+          await link({ runUuid: run.uuid, threadUuid: run.threadUuid })
+        },
+      },
+    )
+  } catch (error) {
+    // Before the run was stored, the owner may have lost access; after, it is the run's own
+    // failure (the upstream's 502 or 504), recorded on the run too.
+    return stored ? { status: 'failed', error: error instanceof Error ? error.message : 'The run failed' } : failure(error, 'agent')
+  }
+  const run = ended.data.run
+  if (run.status === 'succeeded') return { status: 'succeeded' }
+  return { status: 'failed', error: run.error?.message ?? `The run ended ${run.status}` }
+}
+
+/** Runs the workflow here as the owner and waits for the execution's end. */
+async function fireWorkflow(ctx: ResourceCtx, target: FiringTarget, link: (links: FiringLinks) => Promise<void>): Promise<FiringOutcome> {
+  let workflow
+  try {
+    workflow = await runnableWorkflow(ctx, target.workflowUuid as string)
+  } catch (error) {
+    return failure(error, 'workflow')
+  }
+  const started = await ctx.deps.workflows.runHere(workflow, {
+    mode: target.manual ? 'manual' : 'schedule',
+    userId: ctx.auth.user.id,
+    input: target.input ?? {},
+  })
+  await link({ executionUuid: started.record.uuid })
+  const outcome = await started.done
+  // Handed back to the queue at shutdown: the execution ends elsewhere, the sweep records it.
+  if (outcome.handedOver) return { status: 'pending' }
+  if (outcome.status === 'succeeded') return { status: 'succeeded' }
+  return { status: 'failed', error: outcome.error?.message ?? `The execution ended ${outcome.status}` }
+}
+
+/** The {@link FiringActor} of this process over `deps` (the runtime's long-lived dependencies). */
+export function createCommandRoomActor(deps: ServiceDeps): FiringActor {
+  return {
+    fire: async (target, link) => {
+      let ctx: ResourceCtx
+      try {
+        ctx = await actingContext(deps, target.userId, target.workspaceId)
+      } catch (error) {
+        if (error instanceof NotFoundError) {
+          return { status: 'failed', error: "The task's owner is no longer a member of its workspace; the task was deactivated", deactivate: true }
+        }
+        throw error
+      }
+      if (target.agentUuid) return fireAgent(ctx, target, link)
+      if (target.workflowUuid) return fireWorkflow(ctx, target, link)
+      return { status: 'failed', error: "The task's agent or workflow was deleted; the task was deactivated", deactivate: true }
+    },
+  }
+}

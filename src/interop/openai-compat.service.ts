@@ -1,0 +1,239 @@
+/**
+ * The OpenAI-compatible API (docs/api/openai.md): the caller's runnable agents as models, and a
+ * chat completion or a response as an ordinary stored run of an agent through ./runs.service.ts
+ * (the agent's instruction, tools, memory and knowledge apply as in any run).
+ *
+ * The conversation a request sends becomes a thread: in a new thread, every message before the
+ * last user message is stored first (system and developer messages as `system` messages, after
+ * which the agent's own system prompt still comes first), then the last user message is run. A
+ * chat request naming a thread (`metadata.thread_uuid`) or a response continuing one
+ * (`previous_response_id`) adds only what is new: for chat the last user message (the thread holds
+ * the history the client sends again), for responses the input items (the Responses API sends only
+ * new items). If the run is refused before it starts (4xx), what this request stored is removed.
+ */
+import { z } from 'zod'
+import { listScopeSql } from '../access/resource-access.ts'
+import { AppError, NotFoundError, UpstreamError, UpstreamTimeoutError, ValidationError, type FieldPath } from '../platform/errors.ts'
+import { contentText, type TChatCompletionRequest, type TResponseRequest } from './openai-compat.schema.ts'
+import { unixSeconds, type RunRef } from './openai-compat.wire.ts'
+import type { TRunResult } from '../runs/run.schema.ts'
+import type { ResourceCtx } from '../context.ts'
+import { appendMessage } from '../threads/messages.service.ts'
+import * as messages from '../threads/messages.service.ts'
+import * as runs from '../runs/runs.service.ts'
+import * as threads from '../threads/threads.service.ts'
+
+/** 404 `model_not_found`: no agent the caller may run has this uuid or name. */
+export class ModelNotFoundError extends AppError {
+  override name = 'ModelNotFoundError'
+  readonly status = 404
+  constructor(readonly model: string) {
+    super(`The model '${model}' does not exist or you do not have access to it.`)
+  }
+}
+
+/** A 400 naming its field, with OpenAI's error `code` (`previous_response_not_found`, ...). */
+export class OpenAiParamError extends ValidationError {
+  override name = 'OpenAiParamError'
+  constructor(
+    path: FieldPath,
+    message: string,
+    readonly code: string,
+  ) {
+    super(path, message)
+  }
+}
+
+/** A model of `GET models`: an agent. `name` is this API's addition. */
+export interface AgentModel {
+  id: string
+  object: 'model'
+  created: number
+  owned_by: string
+  name: string
+}
+
+/**
+ * `GET /api/v1/openai/models`: the agents the caller may run in the request's workspace (the
+ * agents list's rule without filters: the workspace's agents they see and those shared with them
+ * or the workspace), by name. `owned_by` is the agent's workspace uuid.
+ */
+export async function listModels(ctx: ResourceCtx): Promise<{ object: 'list'; data: AgentModel[] }> {
+  const scope = listScopeSql('a', 'agents', ctx)
+  const rows = await ctx.em.execute<{ uuid: string; name: string; created_at: string | Date; workspace: string | null }[]>(
+    `select a.uuid, a.name, a.created_at, w.uuid as workspace from agents a left join workspaces w on w.id = a.workspace_id
+     where ${scope.sql} order by lower(a.name), a.id`,
+    scope.params,
+  )
+  return {
+    object: 'list',
+    data: rows.map((row) => ({ id: row.uuid, object: 'model', created: unixSeconds(row.created_at), owned_by: row.workspace ?? 'system', name: row.name })),
+  }
+}
+
+const isUuid = (value: string) => z.uuid().safeParse(value).success
+
+/**
+ * The uuid of the agent `model` names: a uuid as given (the run checks access), or the name of
+ * exactly one agent of {@link listModels}.
+ * @throws ModelNotFoundError; OpenAiParamError naming `model` when several agents have that name.
+ */
+async function agentUuidOf(ctx: ResourceCtx, model: string): Promise<string> {
+  if (isUuid(model)) return model.toLowerCase()
+  const scope = listScopeSql('a', 'agents', ctx)
+  const rows = await ctx.em.execute<{ uuid: string }[]>(`select a.uuid from agents a where a.name = ? and ${scope.sql} limit 2`, [model, ...scope.params])
+  if (rows.length === 0) throw new ModelNotFoundError(model)
+  if (rows.length > 1) throw new OpenAiParamError(['model'], `Several agents are named '${model}': use the agent's uuid`, 'model_ambiguous')
+  return rows[0].uuid
+}
+
+/** A turn of the conversation, with the role stored for it. */
+export interface Turn {
+  role: 'system' | 'user' | 'assistant'
+  content: string
+}
+
+/**
+ * The turns to store before the run and the input it runs: the last message must be a user
+ * message with text. `developer` messages are `system` messages.
+ * @throws OpenAiParamError naming `<field>[i]` of the last item otherwise.
+ */
+export function splitConversation(items: { role: string; content: string | { text: string }[] }[], field: string): { history: Turn[]; input: string } {
+  const turns = items.map((item): Turn => ({ role: item.role === 'developer' ? 'system' : (item.role as Turn['role']), content: contentText(item.content) }))
+  const last = turns.at(-1)
+  const at = items.length - 1
+  if (!last || last.role !== 'user') throw new OpenAiParamError([field, at, 'role'], 'The last message must be a user message: it is what the agent answers', 'invalid_value')
+  if (last.content === '') throw new OpenAiParamError([field, at, 'content'], 'The last user message must not be empty', 'invalid_value')
+  return { history: turns.slice(0, -1), input: last.content }
+}
+
+/** Where a run goes: a new thread, or an existing one (`param` names the request field that named it). */
+type Target = { thread: null } | { thread: { uuid: string; id: number }; param: FieldPath }
+
+/** What one run request stored before the run, removed again if the run is refused. */
+interface Seeded {
+  threadUuid: string
+  newThread: boolean
+  messageUuids: string[]
+}
+
+/**
+ * Stores `history` in the target thread (a new thread of the agent when there is none) and
+ * answers where the run goes; stores nothing for an existing thread without history, or a new one
+ * without history (the run makes its thread).
+ */
+async function seed(ctx: ResourceCtx, agentUuid: string, target: Target, history: Turn[]): Promise<Seeded | null> {
+  if (history.length === 0) return target.thread ? { threadUuid: target.thread.uuid, newThread: false, messageUuids: [] } : null
+  let thread = target.thread
+  if (!thread) {
+    const created = await threads.create(ctx, { agent_uuid: agentUuid }).catch((error: unknown) => {
+      if (error instanceof ValidationError) throw new ModelNotFoundError(agentUuid)
+      throw error
+    })
+    thread = { uuid: created.data.uuid, id: (await threads.requireThread(ctx, created.data.uuid, true)).id }
+  }
+  const messageUuids: string[] = []
+  for (const turn of history) {
+    const stored = await appendMessage(ctx.em, {
+      threadId: thread.id,
+      workspaceId: ctx.workspace.workspace.id,
+      userId: ctx.auth.user.id,
+      runId: null,
+      role: turn.role,
+      content: turn.content,
+      parts: [{ type: 'text', text: turn.content }],
+    })
+    messageUuids.push(stored.uuid)
+  }
+  return { threadUuid: thread.uuid, newThread: !target.thread, messageUuids }
+}
+
+/** Removes what {@link seed} stored. */
+async function unseed(ctx: ResourceCtx, seeded: Seeded | null): Promise<void> {
+  if (!seeded) return
+  if (seeded.newThread) await threads.remove(ctx, seeded.threadUuid)
+  else for (const uuid of seeded.messageUuids) await messages.remove(ctx, uuid)
+}
+
+/**
+ * Runs `input` with the agent in the target thread after storing `history`, in the background or
+ * until the end, and maps the runs service's refusals to this API's: the agent not found is the
+ * model's 404; a thread of another agent a 400 naming the request's thread field; the agent's own
+ * model not runnable a 400 naming `model`.
+ */
+async function runTurn(ctx: ResourceCtx, model: string, target: Target, conversation: { history: Turn[]; input: string }, background: boolean): Promise<TRunResult> {
+  const agentUuid = await agentUuidOf(ctx, model)
+  const seeded = await seed(ctx, agentUuid, target, conversation.history)
+  const threadUuid = seeded?.threadUuid ?? (target.thread ? target.thread.uuid : undefined)
+  try {
+    return await runs.runAgent(ctx, { agent_uuid: agentUuid, input: conversation.input, thread_uuid: threadUuid, background })
+  } catch (error) {
+    if (!(error instanceof UpstreamError || error instanceof UpstreamTimeoutError)) await unseed(ctx, seeded)
+    if (error instanceof NotFoundError) throw new ModelNotFoundError(model)
+    if (error instanceof ValidationError && !(error instanceof OpenAiParamError)) {
+      const field = error.issues[0]?.path[0]
+      if (field === 'thread_uuid' && target.thread) throw new OpenAiParamError(target.param, `The thread belongs to another model than '${model}'`, 'invalid_value')
+      throw new OpenAiParamError(['model'], `The agent cannot run: ${error.message}`, 'model_not_runnable')
+    }
+    throw error
+  }
+}
+
+/** The caller's thread `uuid`, named by request field `param`. @throws OpenAiParamError when the caller has none. */
+async function threadTarget(ctx: ResourceCtx, uuid: string, param: FieldPath): Promise<Target> {
+  try {
+    const found = await threads.requireThread(ctx, uuid, true)
+    return { thread: { uuid: found.uuid, id: found.id }, param }
+  } catch (error) {
+    if (error instanceof NotFoundError) throw new OpenAiParamError(param, 'No thread of yours has this uuid', 'thread_not_found')
+    throw error
+  }
+}
+
+/** A started or finished run of this API, with what its answers name. */
+export interface StartedRun {
+  ref: RunRef
+  result: TRunResult
+}
+
+function started(result: TRunResult): StartedRun {
+  const { run } = result.data
+  return { ref: { runUuid: run.uuid, threadUuid: run.thread_uuid, model: run.agent_uuid ?? '', created: unixSeconds(run.created_at) }, result }
+}
+
+/**
+ * `POST /api/v1/openai/chat/completions`: runs the request's conversation (see the module's
+ * comment), until the end unless `background` (the streaming route follows its events).
+ * @throws ModelNotFoundError, OpenAiParamError, ForbiddenError, UpstreamError, UpstreamTimeoutError.
+ */
+export async function startChat(ctx: ResourceCtx, request: TChatCompletionRequest, background: boolean): Promise<StartedRun> {
+  const threadUuid = request.metadata?.thread_uuid
+  const target: Target = threadUuid ? await threadTarget(ctx, threadUuid, ['metadata', 'thread_uuid']) : { thread: null }
+  const conversation = splitConversation(request.messages, 'messages')
+  // A continued thread already holds the history the client sends again: only its new message is run.
+  const turn = target.thread ? { history: [], input: conversation.input } : conversation
+  return started(await runTurn(ctx, request.model, target, turn, background))
+}
+
+/**
+ * `POST /api/v1/openai/responses`: `instructions` (a system message) and the input items, in
+ * the thread of `previous_response_id` when given, else a new one.
+ * @throws as {@link startChat}; OpenAiParamError `previous_response_not_found`.
+ */
+export async function startResponse(ctx: ResourceCtx, request: TResponseRequest, background: boolean): Promise<StartedRun> {
+  const items = typeof request.input === 'string' ? [{ role: 'user', content: request.input }] : request.input
+  const conversation = splitConversation(items, 'input')
+  if (request.instructions) conversation.history.unshift({ role: 'system', content: request.instructions })
+  let target: Target = { thread: null }
+  if (request.previous_response_id) {
+    const runUuid = request.previous_response_id.slice('resp_'.length)
+    const previous = await runs.retrieve(ctx, runUuid).catch((error: unknown) => {
+      if (error instanceof NotFoundError) throw new OpenAiParamError(['previous_response_id'], `Previous response with id '${request.previous_response_id}' not found.`, 'previous_response_not_found')
+      throw error
+    })
+    const threadUuid = previous.data.run.thread_uuid
+    if (!threadUuid) throw new OpenAiParamError(['previous_response_id'], 'The previous response has no thread to continue', 'previous_response_not_found')
+    target = await threadTarget(ctx, threadUuid, ['previous_response_id'])
+  }
+  return started(await runTurn(ctx, request.model, target, conversation, background))
+}

@@ -1,0 +1,154 @@
+/**
+ * Knowledge wire shapes (docs/api/knowledge.md): training sources, documents, search hits and
+ * citations, with the row -> wire mapper.
+ */
+import { z } from 'zod'
+import { KNOWLEDGE_SOURCE_TYPES, KNOWLEDGE_STATUSES, type KnowledgeSourceType, type KnowledgeStatus } from '../../entities/index.ts'
+import { envelope, iso, jsonInt, name, pageQuery, sortParam, text, timestamp } from '../access/wire.ts'
+
+/** Largest text source, in bytes of UTF-8 (1 MiB). */
+export const KNOWLEDGE_TEXT_MAX_BYTES = 1024 * 1024
+/** Most sources of one training request. */
+export const KNOWLEDGE_SOURCES_MAX = 20
+/** Longest URL source. */
+export const KNOWLEDGE_URL_MAX = 2048
+/** Longest search query, in characters. */
+export const KNOWLEDGE_QUERY_MAX = 2000
+
+/** A training source: text, an uploaded file, or a URL. */
+export const KnowledgeSource = z.discriminatedUnion('type', [
+  z.strictObject({
+    type: z.literal('text'),
+    name: name(255),
+    text: text(KNOWLEDGE_TEXT_MAX_BYTES, 1)
+      .refine((value) => value.trim().length > 0, 'must not be blank')
+      .refine((value) => Buffer.byteLength(value, 'utf8') <= KNOWLEDGE_TEXT_MAX_BYTES, `must not exceed ${KNOWLEDGE_TEXT_MAX_BYTES} bytes`),
+  }),
+  z.strictObject({ type: z.literal('file'), key: text(255, 1) }),
+  z.strictObject({ type: z.literal('url'), url: text(KNOWLEDGE_URL_MAX, 1) }),
+])
+export type TKnowledgeSource = z.infer<typeof KnowledgeSource>
+
+/** `POST /api/v1/agents/{agent_uuid}/train`. */
+export const TrainAgentInput = z.strictObject({
+  agent_uuid: z.uuid(),
+  workspace_uuid: z.uuid().optional(),
+  sources: z.array(KnowledgeSource).min(1).max(KNOWLEDGE_SOURCES_MAX),
+})
+export type TTrainAgentInput = z.infer<typeof TrainAgentInput>
+
+/** The KnowledgeDocument shape. */
+export const KnowledgeDocument = z
+  .object({
+    uuid: z.uuid(),
+    agent_uuid: z.uuid(),
+    name: z.string(),
+    source_type: z.enum(KNOWLEDGE_SOURCE_TYPES),
+    media_key: z.string().nullable(),
+    url: z.string().nullable(),
+    mime_type: z.string(),
+    size_bytes: z.number().int(),
+    /** SHA-256 (hex) of the extracted text; null until it is extracted. */
+    content_hash: z.string().nullable(),
+    status: z.enum(KNOWLEDGE_STATUSES),
+    /** Why it failed, in words a user can act on; null unless `failed`. */
+    error: z.string().nullable(),
+    chunks_count: z.number().int(),
+    tokens_count: z.number().int(),
+    created_at: timestamp(),
+    updated_at: timestamp(),
+  })
+  .meta({ id: 'KnowledgeDocument' })
+export type TKnowledgeDocument = z.infer<typeof KnowledgeDocument>
+
+/** `{data: KnowledgeDocument}`. */
+export const KnowledgeDocumentEnvelope = envelope(KnowledgeDocument)
+/** `{data: [KnowledgeDocument, ...]}`: a training's documents, one per source, in order. */
+export const KnowledgeDocumentsEnvelope = envelope(z.array(KnowledgeDocument))
+
+/** The columns of a document as {@link KnowledgeDocumentRow}, over `d` (documents) and `a` (its agent). */
+export const KNOWLEDGE_DOCUMENT_COLUMNS = `d.id::float8 as id, d.uuid, a.uuid as "agentUuid", d.name, d.source_type as "sourceType",
+  d.media_key as "mediaKey", d.url, d.mime_type as "mimeType", d.size_bytes::float8 as "sizeBytes", d.content_hash as "contentHash",
+  d.status, d.error, d.chunks_count as "chunksCount", d.tokens_count as "tokensCount", d.created_at as "createdAt", d.updated_at as "updatedAt"`
+
+/** A document row as {@link KNOWLEDGE_DOCUMENT_COLUMNS} reads it. */
+export interface KnowledgeDocumentRow {
+  id: number
+  uuid: string
+  agentUuid: string
+  name: string
+  sourceType: KnowledgeSourceType
+  mediaKey: string | null
+  url: string | null
+  mimeType: string
+  sizeBytes: number | string
+  contentHash: string | null
+  status: KnowledgeStatus
+  error: string | null
+  chunksCount: number
+  tokensCount: number
+  createdAt: Date | string
+  updatedAt: Date | string
+}
+
+/** Row -> wire. */
+export function toKnowledgeDocument(row: KnowledgeDocumentRow): TKnowledgeDocument {
+  return {
+    uuid: row.uuid,
+    agent_uuid: row.agentUuid,
+    name: row.name,
+    source_type: row.sourceType,
+    media_key: row.mediaKey,
+    url: row.url,
+    mime_type: row.mimeType,
+    size_bytes: Number(row.sizeBytes),
+    content_hash: row.contentHash,
+    status: row.status,
+    error: row.error,
+    chunks_count: Number(row.chunksCount),
+    tokens_count: Number(row.tokensCount),
+    created_at: iso(row.createdAt),
+    updated_at: iso(row.updatedAt),
+  }
+}
+
+/** Sortable columns of the document list. */
+export const KNOWLEDGE_SORTS = ['created_at', '-created_at', 'name', '-name', 'updated_at', '-updated_at'] as const
+
+/** `GET /api/v1/agents/{agent_uuid}/knowledge`. */
+export const KnowledgeListInput = z.strictObject({
+  agent_uuid: z.uuid(),
+  workspace_uuid: z.uuid().optional(),
+  ...pageQuery,
+  sort: sortParam(KNOWLEDGE_SORTS, '-created_at'),
+  status: z.enum(KNOWLEDGE_STATUSES).optional(),
+  search: text(255).optional(),
+})
+export type TKnowledgeListInput = z.infer<typeof KnowledgeListInput>
+
+/** Path of retrieve, delete and retry. */
+export const KnowledgePathInput = z.strictObject({ document_uuid: z.uuid(), workspace_uuid: z.uuid().optional() })
+
+/** `POST /api/v1/agents/{agent_uuid}/knowledge/search`. */
+export const KnowledgeSearchInput = z.strictObject({
+  agent_uuid: z.uuid(),
+  workspace_uuid: z.uuid().optional(),
+  query: text(KNOWLEDGE_QUERY_MAX, 1).refine((value) => value.trim().length > 0, 'must not be blank'),
+  limit: jsonInt(1, 50).default(5),
+})
+export type TKnowledgeSearchInput = z.infer<typeof KnowledgeSearchInput>
+
+/** One search hit: exactly what a run would be given. */
+export const KnowledgeHit = z
+  .object({ chunk_uuid: z.uuid(), document_uuid: z.uuid(), document_name: z.string(), text: z.string(), score: z.number() })
+  .meta({ id: 'KnowledgeHit' })
+export type TKnowledgeHit = z.infer<typeof KnowledgeHit>
+
+/** `{data: [KnowledgeHit, ...]}`, best first. */
+export const KnowledgeSearchEnvelope = envelope(z.array(KnowledgeHit))
+
+/** A citation of an assistant message: a chunk its run was given. */
+export const Citation = z
+  .object({ document_uuid: z.uuid(), chunk_uuid: z.uuid(), document_name: z.string(), score: z.number() })
+  .meta({ id: 'Citation' })
+export type TCitation = z.infer<typeof Citation>

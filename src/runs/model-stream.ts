@@ -1,0 +1,142 @@
+/**
+ * The model's side of a run (docs/api/runs.md): the parts
+ * of its answer as the run executor records them, from the Vercel AI SDK.
+ *
+ * A run whose model is offered tools goes through `streamText`, which runs the tool loop: it
+ * executes each tool call ({@link toToolSet}, {@link toWorkflowToolSet}, an MCP server's tools
+ * through ./tool-mcp.ts, connected first and closed at the end; a provider's web search
+ * runs at the provider), sends the results back and calls the model again,
+ * at most `LLM_MAX_STEPS` times. A run without tools has no loop, so it makes its one model call
+ * through the SDK's `experimental_streamLanguageModelCall`: the same prompt conversion, provider
+ * call and stream parsing that `streamText` runs for each step, without the multi-step
+ * machinery around it. On this machine that saves about 1.3 ms of CPU per run (docs/benchmarks.md,
+ * "Runs benchmark").
+ */
+import { experimental_streamLanguageModelCall, stepCountIs, streamText, type TextStreamPart, type ToolSet } from 'ai'
+import type { Config } from '../platform/config.ts'
+import type { TRunWarning } from './run.schema.ts'
+import type { ModelCall } from './run-types.ts'
+import { openMcpTools, type McpSession } from './tool-mcp.ts'
+import { toToolSet } from '../catalog/tool-calls.ts'
+import { toWorkflowToolSet, type WorkflowCallLinks, type WorkflowLink } from './workflow-tools.ts'
+
+/** One part of a model's answer, as the run executor records it. */
+export type ModelPart =
+  | { type: 'text'; text: string }
+  /** `providerExecuted`: a tool the provider ran itself (its web search), not one the run executed. */
+  | { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown; providerExecuted: boolean }
+  | { type: 'tool-result'; toolCallId: string; toolName: string; output: unknown; providerExecuted: boolean; link?: WorkflowLink }
+  /** A tool call that failed: invalid input, an unknown tool, its HTTP call failed or its workflow execution did not succeed. */
+  | { type: 'tool-error'; toolCallId: string; toolName: string; error: unknown; providerExecuted: boolean; link?: WorkflowLink }
+  /** The end of one model call, with its token counts (0 when the provider sent none). */
+  | { type: 'step-end'; inputTokens: number; outputTokens: number }
+  /** Something the run goes on without (an MCP server whose tools could not be listed), before the answer. */
+  | { type: 'warning'; warning: TRunWarning }
+
+/**
+ * The parts of the answer to `call`, in order: first a `warning` per MCP server that could not be
+ * listed, then the answer. The MCP connections are closed when the answer ends, however it ends.
+ * @param signal aborts the model call and any tool call under way.
+ * @throws the provider's error (`APICallError` for an error status), an error part of the
+ *   stream, or the abort reason.
+ */
+export async function* modelParts(call: ModelCall, o: { config: Config; signal: AbortSignal }): AsyncGenerator<ModelPart> {
+  const mcp = call.mcpServers?.length && call.model.llm.supportsTools ? await openMcpTools(call.mcpServers, o) : null
+  try {
+    for (const warning of mcp?.warnings ?? []) yield { type: 'warning', warning }
+    yield* answerParts(call, o, mcp)
+  } finally {
+    await mcp?.close()
+  }
+}
+
+/** The parts of the model's answer (see {@link modelParts}), with the tools of `mcp` offered besides the call's own. */
+async function* answerParts(call: ModelCall, o: { config: Config; signal: AbortSignal }, mcp: McpSession | null): AsyncGenerator<ModelPart> {
+  const links: WorkflowCallLinks = new Map()
+  const tools = toolSetOf(call, o, links, mcp?.tools ?? {})
+  const common = {
+    // A provider's web search may need another API of the same model (OpenAI's: Responses).
+    model: call.webSearch?.model ?? call.model.model,
+    system: call.system,
+    messages: call.messages,
+    allowSystemInMessages: true,
+    maxOutputTokens: call.model.llm.maxOutputTokens,
+    abortSignal: o.signal,
+  }
+  if (!tools) {
+    const { stream } = await experimental_streamLanguageModelCall(common)
+    for await (const part of stream) {
+      if (part.type === 'text-delta') yield { type: 'text', text: part.text }
+      else if (part.type === 'model-call-end') yield stepEnd(part.usage)
+      else if (part.type === 'error') throw part.error
+    }
+    return
+  }
+  const result = streamText({
+    ...common,
+    tools,
+    stopWhen: stepCountIs(o.config.llm.maxSteps),
+    maxRetries: 0,
+    // Errors arrive as `error` parts of the stream and are thrown from there; the default logs to the console.
+    onError: () => {},
+  })
+  for await (const part of result.fullStream) {
+    const mapped = partOf(part, links, o.signal)
+    if (mapped) yield mapped
+  }
+}
+
+/**
+ * A part of `streamText`'s full stream as a {@link ModelPart}, or null for the parts a run does
+ * not record. @throws an `error` part's error, or the abort reason for `abort`.
+ */
+function partOf(part: StreamPart, links: WorkflowCallLinks, signal: AbortSignal): ModelPart | null {
+  switch (part.type) {
+    case 'text-delta':
+      return { type: 'text', text: part.text }
+    case 'tool-call':
+      return { type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, input: part.input, ...toolMeta(part) }
+    case 'tool-result':
+      return { type: 'tool-result', toolCallId: part.toolCallId, toolName: part.toolName, output: part.output, ...toolMeta(part, links) }
+    case 'tool-error':
+      return { type: 'tool-error', toolCallId: part.toolCallId, toolName: part.toolName, error: part.error, ...toolMeta(part, links) }
+    case 'finish-step':
+      return stepEnd(part.usage)
+    case 'error':
+      throw part.error
+    case 'abort':
+      throw signal.reason ?? new Error('aborted')
+    default:
+      return null
+  }
+}
+
+type StreamPart = TextStreamPart<ToolSet>
+
+/**
+ * Every tool the run offers: the agent's HTTP tools, its MCP servers' tools (`mcpTools`), its
+ * linked workflows and the provider's web search (their names were made unique when the run was
+ * planned; MCP tools' names hold `__`, which no other does); undefined for none, or for a model
+ * without tool support.
+ */
+function toolSetOf(call: ModelCall, o: { config: Config; signal: AbortSignal }, links: WorkflowCallLinks, mcpTools: ToolSet): ToolSet | undefined {
+  if (!call.model.llm.supportsTools) return undefined
+  const tools: ToolSet = { ...toToolSet(call.tools, o), ...mcpTools, ...toWorkflowToolSet(call.workflowTools ?? [], { signal: o.signal, links }) }
+  if (call.webSearch) tools[call.webSearch.name] = call.webSearch.tool
+  return Object.keys(tools).length > 0 ? tools : undefined
+}
+
+/** Whether the provider ran a tool part's call itself, and the workflow execution the call made (from `links`). */
+function toolMeta(
+  part: { toolCallId: string; providerExecuted?: boolean },
+  links?: WorkflowCallLinks,
+): { providerExecuted: boolean; link?: WorkflowLink } {
+  const link = links?.get(part.toolCallId)
+  return { providerExecuted: part.providerExecuted === true, ...(link ? { link } : {}) }
+}
+
+const stepEnd = (usage: { inputTokens: number | undefined; outputTokens: number | undefined }): ModelPart => ({
+  type: 'step-end',
+  inputTokens: usage.inputTokens ?? 0,
+  outputTokens: usage.outputTokens ?? 0,
+})

@@ -1,0 +1,382 @@
+/**
+ * Executes one run against its model (docs/api/runs.md): streams the
+ * answer through the AI SDK, writes every delta, tool call and tool result to the run's event
+ * log, stores the answer as thread messages, and settles the run's status, usage and timings.
+ *
+ * Failures: whatever the upstream does (error status, timeout,
+ * malformed JSON, a dropped stream), the run ends `failed` with `{code, message}`, an `error`
+ * event and `run.failed`; the user's message (stored before the model was called) stays, and no
+ * partial answer is stored as a message. A cancel ends it `canceled` the same way.
+ */
+import type { ExecutorDeps, ModelCall, RunOutcome, RunPlan } from './run-types.ts'
+import { APICallError } from 'ai'
+import { uuidv7 } from 'uuidv7'
+import { executePrepared, type Orm } from '../platform/db.ts'
+import { costOf } from '../models/registry.ts'
+import { RUN_FIELDS, type RunEventRecord, type TRunWarning } from './run.schema.ts'
+import { storableJson, storableText } from '../access/wire.ts'
+import { selectColumns } from '../platform/sql.ts'
+import { eventsJson, RunLog } from './run-log.ts'
+import { modelParts } from './model-stream.ts'
+import { messageColumns } from '../threads/message.schema.ts'
+
+/** A stored message part (the wire `parts` of src/threads/message.schema.ts). */
+type Part =
+  | { type: 'text'; text: string }
+  | { type: 'tool-call'; tool_call_id: string; tool_name: string; input: unknown }
+  | { type: 'tool-result'; tool_call_id: string; tool_name: string; output: unknown; is_error: boolean }
+
+interface Step {
+  text: string
+  calls: Part[]
+  results: Part[]
+  promptTokens: number
+  completionTokens: number
+}
+
+/**
+ * Runs a run to its end; never throws for the upstream's faults (they become a `failed`
+ * outcome). The model `call` starts at once, while `stored` (the run's launch statement) may
+ * still be under way: the events wait for it, and when it fails the call is aborted and nothing
+ * is written (the outcome is then `failed`, `not_stored`; the caller answers the launch's own
+ * error). `cancel` aborts the run (a cancel request); `LLM_TIMEOUT_MS` bounds the whole run.
+ */
+export async function executeRun(deps: ExecutorDeps, call: ModelCall, stored: Promise<RunPlan>, cancel: AbortSignal): Promise<RunOutcome> {
+  const { orm, config } = deps
+  const notStored = new AbortController()
+  const planned = stored.then(
+    (plan) => plan,
+    (error: unknown) => {
+      notStored.abort(error)
+      return null
+    },
+  )
+  // `run.started` was stored with the run (src/runs/runs.service.ts): the log goes on at 2.
+  const log = new RunLog(
+    orm,
+    deps.bus,
+    planned.then((plan) => plan?.run.id ?? null),
+    1,
+  )
+  const timeout = AbortSignal.timeout(config.llm.timeoutMs)
+  const signal = AbortSignal.any([cancel, timeout, notStored.signal])
+  const started = performance.now()
+  const answer: Answer = { steps: [], step: emptyStep(), firstEventMs: null, warnings: [] }
+
+  // Before the answer, as they came before the model was asked.
+  for (const warning of call.warnings ?? []) log.append('run.warning', warning)
+  if (call.knowledge) log.append('knowledge.retrieved', call.knowledge.event)
+  let failure: Failure | null = null
+  try {
+    await streamAnswer(call, config, signal, log, started, answer)
+  } catch (error) {
+    failure = classify(error, cancel, timeout)
+  }
+  const plan = await planned
+  if (!plan) return { status: 'failed', error: { code: 'not_stored', message: 'The run could not be stored' }, output: '' }
+  // Another process ended the run (and wrote its final event): nothing more is ours to write.
+  if (cancel.reason instanceof RunLostError) return { status: 'failed', error: { code: 'interrupted', message: cancel.reason.message }, output: '' }
+  const outcome = await conclude(deps, plan, log, failure, answer, started)
+  return answer.warnings.length > 0 ? { ...outcome, warnings: answer.warnings } : outcome
+}
+
+/** What the model has answered so far: its finished steps, the step under way and when its first text came. */
+interface Answer {
+  steps: Step[]
+  step: Step
+  firstEventMs: number | null
+  /** The warnings logged while it streamed. */
+  warnings: TRunWarning[]
+}
+
+/**
+ * Streams the model's answer into `answer` and the run's event log. Throws what the stream
+ * throws, or the abort reason when `signal` ended it; what came before stays in `answer`, whose
+ * `firstEventMs` the failed run still records.
+ */
+async function streamAnswer(
+  call: ModelCall,
+  config: ExecutorDeps['config'],
+  signal: AbortSignal,
+  log: RunLog,
+  started: number,
+  answer: Answer,
+): Promise<void> {
+  for await (const part of modelParts(call, { config, signal })) {
+    switch (part.type) {
+      case 'text':
+        if (part.text.length === 0) break
+        answer.firstEventMs ??= Math.round(performance.now() - started)
+        answer.step.text += part.text
+        log.append('text.delta', { text: part.text })
+        break
+      case 'tool-call': {
+        const called: Part = { type: 'tool-call', tool_call_id: part.toolCallId, tool_name: part.toolName, input: part.input }
+        // A provider's own tool (its web search) is only logged: sent back to the model in a later
+        // run as an ordinary call, it would name a function the provider does not know.
+        if (part.providerExecuted) log.append('tool.call', { ...called, provider_executed: true })
+        else {
+          answer.step.calls.push(called)
+          log.append('tool.call', called)
+        }
+        break
+      }
+      case 'tool-result':
+      case 'tool-error': {
+        // A tool's failure is stored as its result, marked `is_error`, for the model's next step.
+        const failed = part.type === 'tool-error'
+        const result: Part = {
+          type: 'tool-result',
+          tool_call_id: part.toolCallId,
+          tool_name: part.toolName,
+          output: failed ? { error: errorText(part.error) } : part.output,
+          is_error: failed,
+        }
+        if (part.providerExecuted) log.append('tool.result', { ...result, provider_executed: true })
+        else {
+          answer.step.results.push(result)
+          // A workflow tool's event names its execution, so a client can open it.
+          log.append('tool.result', part.link ? { ...result, ...part.link } : result)
+        }
+        break
+      }
+      case 'warning':
+        answer.warnings.push(part.warning)
+        log.append('run.warning', part.warning)
+        break
+      case 'step-end':
+        answer.step.promptTokens = part.inputTokens
+        answer.step.completionTokens = part.outputTokens
+        answer.steps.push(answer.step)
+        answer.step = emptyStep()
+        break
+    }
+  }
+  if (signal.aborted) throw signal.reason
+}
+
+/**
+ * Ends a stored run: settles its answer, or its failure (`streamFailure`, or an answer that could
+ * not be stored), then waits for its events to be written.
+ */
+async function conclude(
+  deps: ExecutorDeps,
+  plan: RunPlan,
+  log: RunLog,
+  streamFailure: Failure | null,
+  answer: Answer,
+  started: number,
+): Promise<RunOutcome> {
+  let failure = streamFailure
+  let outcome: RunOutcome | null = null
+  if (!failure) {
+    try {
+      outcome = await succeed(deps, plan, log, answer.steps, started, answer.firstEventMs)
+    } catch (error) {
+      // The answer came but could not be stored: our fault, not the upstream's.
+      deps.log.error({ err: error, run: plan.run.uuid }, 'run answer not stored')
+      failure = { status: 'failed', code: 'internal_error', message: 'The answer could not be stored' }
+    }
+  }
+  if (failure) outcome = await fail(deps, plan, log, failure, started, answer.firstEventMs)
+  await log.drain().catch((error: unknown) => deps.log.error({ err: error, run: plan.run.uuid }, 'run events not stored'))
+  return outcome ?? { status: 'failed', error: { code: 'internal_error', message: 'The run ended without an outcome' }, output: '' }
+}
+
+/** How a run that did not succeed ends. */
+type Failure = { status: 'failed' | 'canceled'; code: string; message: string }
+
+const emptyStep = (): Step => ({ text: '', calls: [], results: [], promptTokens: 0, completionTokens: 0 })
+
+async function succeed(deps: ExecutorDeps, plan: RunPlan, log: RunLog, steps: Step[], started: number, firstEventMs: number | null): Promise<RunOutcome> {
+  const latencyMs = Math.round(performance.now() - started)
+  const promptTokens = steps.reduce((sum, s) => sum + s.promptTokens, 0)
+  const completionTokens = steps.reduce((sum, s) => sum + s.completionTokens, 0)
+  const cost = costOf(plan.model.llm, { promptTokens, completionTokens })
+  const output = storableText(steps.map((s) => s.text).join(''))
+  // The messages it stores in the thread: per step the assistant's text and tool calls, then the tool results.
+  const stored: StoredMessage[] = []
+  if (plan.threadId !== null) {
+    for (const [index, step] of steps.entries()) {
+      const parts: Part[] = [...(step.text ? [{ type: 'text' as const, text: step.text }] : []), ...step.calls]
+      if (parts.length > 0) {
+        stored.push({
+          uuid: uuidv7(),
+          role: 'assistant',
+          content: storableText(step.text),
+          parts,
+          promptTokens: step.promptTokens,
+          completionTokens: step.completionTokens,
+          latencyMs: index === steps.length - 1 ? latencyMs : null,
+          cost: costOf(plan.model.llm, step),
+          // The final answer cites the knowledge the run was given.
+          citations: index === steps.length - 1 && plan.knowledge ? plan.knowledge.citations : null,
+        })
+      }
+      if (step.results.length > 0) {
+        stored.push({ uuid: uuidv7(), role: 'tool', content: '', parts: step.results, promptTokens: null, completionTokens: null, latencyMs: null, cost: null, citations: null })
+      }
+    }
+  }
+  // The deltas not stored yet go into the settle statement, in order, ahead of the final events.
+  const queued = await log.takeQueued()
+  const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens, cost }
+  const finals = log.reserve([
+    ...stored.map((m) => ({ type: 'message' as const, data: { message_uuid: m.uuid, role: m.role, content: m.content, parts: m.parts } })),
+    { type: 'run.succeeded', data: { run_uuid: plan.run.uuid, output, usage } },
+  ])
+  const events = [...queued, ...finals]
+  const settledRows = await settle(deps.orm, plan, stored, events, { output, promptTokens, completionTokens, cost, latencyMs, firstEventMs })
+  if (settledRows.length === 0) {
+    // Canceled meanwhile (by a process that could not reach this one): the cancel wins.
+    log.release(finals)
+    log.requeue(queued)
+    log.append('run.canceled', { run_uuid: plan.run.uuid })
+    return { status: 'canceled', error: { code: 'canceled', message: 'The run was canceled' }, output }
+  }
+  log.publish(events)
+  return { status: 'succeeded', error: null, output, settledRows }
+}
+
+/** A message a succeeded run stores in its thread. */
+interface StoredMessage {
+  uuid: string
+  role: 'assistant' | 'tool'
+  content: string
+  parts: Part[]
+  promptTokens: number | null
+  completionTokens: number | null
+  latencyMs: number | null
+  cost: number | null
+  /** The knowledge chunks the answer was given (`messages.citations`); null for none. */
+  citations: unknown[] | null
+}
+
+/**
+ * The settle statement of {@link settle}, one text for every run whatever its number of events
+ * and messages (they come as JSON arrays, opened by `jsonb_to_recordset`), so it runs prepared
+ * (src/platform/db.ts, `executePrepared`): PostgreSQL parses and plans it once per pooled
+ * connection, where a statement with a VALUES row per event was a new text to parse and plan at
+ * the end of every run (about 0.5 ms of server time, more than running it). With no message
+ * (a prompt run, or an answer without text or calls), `stored` inserts nothing, `counted` adds 0
+ * and the answer is one row whose `m.` columns are null.
+ */
+const SETTLE_SQL = `with settled as (
+     update runs set status = 'succeeded', output = ?, prompt_tokens = ?, completion_tokens = ?, total_tokens = ?, cost = ?,
+       finished_at = now(), latency_ms = ?, first_event_ms = ?, events_count = ?, updated_at = now()
+     where id = ? and status = 'running' returning *),
+   logged as (
+     insert into run_events (run_id, seq, type, data, created_at)
+     select settled.id, e.seq, e.type, e.data, e.created_at
+     from settled cross join jsonb_to_recordset(?::jsonb) as e(seq int, type text, data jsonb, created_at timestamptz)),
+   stored as (
+     insert into messages (uuid, thread_id, run_id, user_id, workspace_id, role, content, parts, model,
+       prompt_tokens, completion_tokens, total_tokens, latency_ms, cost, citations, created_at, updated_at)
+     select v.uuid, ?::bigint, settled.id, null, ?::bigint, v.role, v.content, v.parts, ?, v.pt, v.ct, v.tt, v.lat, v.cost, v.citations, clock_timestamp(), clock_timestamp()
+     from settled cross join jsonb_to_recordset(?::jsonb)
+       as v(uuid uuid, role text, content text, parts jsonb, pt int, ct int, tt int, lat int, cost numeric, citations jsonb, ord int)
+     order by v.ord
+     returning *),
+   counted as (update threads set messages_count = messages_count + ?::int, updated_at = now() where id = ?::bigint and ?::int > 0 and exists (select 1 from settled))
+   select ${selectColumns('settled', '', RUN_FIELDS)}, ${messageColumns('stored', '?::uuid', 'settled.uuid', 'm.')}
+   from settled left join stored on true order by stored.id`
+
+/**
+ * Settles a succeeded run in one statement (one round trip, atomic; {@link SETTLE_SQL}): its
+ * status, output, usage and times, its messages (in order), the thread's `messages_count` and
+ * `events` (the deltas not stored yet, then the final events). Answers the {@link RunOutcome}
+ * `settledRows`; none when the run was no longer `running` (canceled meanwhile): then nothing is
+ * written.
+ */
+async function settle(
+  orm: Orm,
+  plan: RunPlan,
+  messages: StoredMessage[],
+  events: RunEventRecord[],
+  o: { output: string; promptTokens: number; completionTokens: number; cost: number; latencyMs: number; firstEventMs: number | null },
+): Promise<Record<string, unknown>[]> {
+  // A run without a thread stores no message (succeed() builds none then).
+  const stored = plan.threadId === null ? [] : messages
+  const rows = stored.map((m, index) => ({
+    uuid: m.uuid,
+    role: m.role,
+    content: m.content,
+    parts: m.parts,
+    pt: m.promptTokens,
+    ct: m.completionTokens,
+    tt: m.promptTokens === null || m.completionTokens === null ? null : m.promptTokens + m.completionTokens,
+    lat: m.latencyMs,
+    cost: m.cost,
+    citations: m.citations,
+    ord: index,
+  }))
+  // In the order the placeholders appear: settled, logged, stored (thread, workspace, model, rows), counted, the answer's thread.
+  // prettier-ignore
+  const params: unknown[] = [
+    o.output, o.promptTokens, o.completionTokens, o.promptTokens + o.completionTokens, o.cost, o.latencyMs, o.firstEventMs, events.at(-1)?.seq ?? 0, plan.run.id,
+    eventsJson(events),
+    plan.threadId, plan.workspaceId, plan.model.llm.slug, storableJson(rows),
+    stored.length, plan.threadId, stored.length,
+    plan.threadUuid,
+  ]
+  return executePrepared(orm, () => orm.em.fork(), 'run_settle', SETTLE_SQL, params)
+}
+
+async function fail(
+  deps: ExecutorDeps,
+  plan: RunPlan,
+  log: RunLog,
+  failure: Failure,
+  started: number,
+  firstEventMs: number | null,
+): Promise<RunOutcome> {
+  const error = { code: failure.code, message: failure.message }
+  await deps.orm.em
+    .fork()
+    .execute(
+      `update runs set status = ?, error = ?::jsonb, finished_at = now(), latency_ms = ?, first_event_ms = ?, updated_at = now()
+       where id = ? and status in ('queued', 'running')`,
+      [failure.status, JSON.stringify(error), Math.round(performance.now() - started), firstEventMs, plan.run.id],
+    )
+  if (failure.status === 'failed') log.append('error', error)
+  log.append(failure.status === 'failed' ? 'run.failed' : 'run.canceled', { run_uuid: plan.run.uuid, error })
+  return { status: failure.status, error, output: '' }
+}
+
+/** Maps what the run threw to its final status and a message fit for the caller (no secrets, no stack). */
+function classify(error: unknown, cancel: AbortSignal, timeout: AbortSignal): Failure {
+  if (cancel.aborted) {
+    const reason: unknown = cancel.reason
+    if (reason instanceof RunInterruptedError) return { status: 'failed', code: 'interrupted', message: reason.message }
+    return { status: 'canceled', code: 'canceled', message: 'The run was canceled' }
+  }
+  if (timeout.aborted) return { status: 'failed', code: 'upstream_timeout', message: 'The model did not answer in time' }
+  if (APICallError.isInstance(error)) {
+    const status = error.statusCode
+    return {
+      status: 'failed',
+      code: 'upstream_error',
+      message: status ? `The model provider answered ${status}${status === 429 ? ' (rate limited)' : ''}` : `The model provider could not be reached`,
+    }
+  }
+  return { status: 'failed', code: 'upstream_error', message: `The model provider failed: ${errorText(error)}` }
+}
+
+/** Thrown into a run's cancel signal when the process shuts down under it. */
+export class RunInterruptedError extends Error {
+  override name = 'RunInterruptedError'
+}
+
+/**
+ * Thrown into a run's cancel signal when its heartbeat finds that another process has ended it
+ * (this process's beats did not land for three beats): the run stops without writing anything.
+ */
+export class RunLostError extends Error {
+  override name = 'RunLostError'
+}
+
+/** A short, single-line description of an error for a run's record. */
+function errorText(error: unknown): string {
+  const text = error instanceof Error ? `${error.name === 'Error' ? '' : `${error.name}: `}${error.message}` : String(error)
+  return text.replace(/\s+/g, ' ').slice(0, 300)
+}

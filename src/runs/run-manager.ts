@@ -1,0 +1,191 @@
+/**
+ * The runs of one process: starts executions detached from the request that
+ * asked for them (a client that disconnects does not lose the answer), cancels them on request
+ * from any process, waits for them on shutdown, and repairs runs a dead process left behind.
+ *
+ * Runs execute in the API process that accepted them rather than through the job queue: a
+ * caller waiting for its answer (and the benchmark's 5 ms budget) cannot afford a queue's
+ * polling delay. What a queue would add, noticing that the process died, heartbeats give: every
+ * `RUN_HEARTBEAT_MS` the process refreshes `heartbeat_at` of the runs it executes (one statement
+ * for all of them), and every process sweeps as often: a run still `queued`/`running` whose
+ * heartbeat (or, before its first beat, `updated_at`) is {@link MISSED_BEATS} beats old is
+ * marked `failed` (`interrupted`) with its final event, so its followers end and none stays
+ * `running`. With the default 3 s beat, that is within 12 s of the process's death. The same
+ * heartbeat statement answers each run's status: a run canceled meanwhile by a process that could
+ * not reach this one is stopped here, and one another process already ended is dropped.
+ */
+import type { Config } from '../platform/config.ts'
+import type { Orm } from '../platform/db.ts'
+import type { ReadCache } from '../platform/read-cache.ts'
+import type { CacheLog } from '../platform/subscriber.ts'
+import { jsonValueOf } from '../access/wire.ts'
+import { RunBus } from './run-bus.ts'
+import { executeRun, RunInterruptedError, RunLostError } from './run-executor.ts'
+import type { ModelCall, RunOutcome, RunPlan } from './run-types.ts'
+import type { RedisConnection } from '../platform/redis.ts'
+
+/** Heartbeats missed before a run counts as interrupted (its process died). */
+export const MISSED_BEATS = 3
+
+/** See the module comment. */
+export class RunManager {
+  readonly bus: RunBus
+  readonly #orm: Orm
+  readonly #config: Config
+  readonly #log: CacheLog
+  readonly #readCache: ReadCache
+  /** Cancel switches of the runs executing here, by run id. */
+  readonly #active = new Map<number, AbortController>()
+  /** Every execution and after-run job still under way here. */
+  readonly #work = new Set<Promise<unknown>>()
+  #sweepTimer: NodeJS.Timeout | undefined
+  #beatTimer: NodeJS.Timeout | undefined
+
+  private constructor(bus: RunBus, o: { orm: Orm; config: Config; log: CacheLog; readCache: ReadCache }) {
+    this.bus = bus
+    this.#orm = o.orm
+    this.#config = o.config
+    this.#log = o.log
+    this.#readCache = o.readCache
+    bus.onCancel((runId) => this.#active.get(runId)?.abort())
+  }
+
+  /**
+   * Opens the bus, marks interrupted runs failed, and from then on beats and sweeps every
+   * `RUN_HEARTBEAT_MS` (module comment).
+   * @throws when Redis (given) cannot be reached.
+   */
+  static async create(o: { orm: Orm; config: Config; log: CacheLog; readCache: ReadCache; redis?: RedisConnection }): Promise<RunManager> {
+    const manager = new RunManager(await RunBus.create({ redis: o.redis, log: o.log }), o)
+    await manager.sweep()
+    const beat = o.config.llm.heartbeatMs
+    manager.#beatTimer = setInterval(() => void manager.#beat(), beat)
+    manager.#beatTimer.unref()
+    manager.#sweepTimer = setInterval(() => void manager.sweep(), beat)
+    manager.#sweepTimer.unref()
+    return manager
+  }
+
+  /** Number of runs executing in this process. */
+  get activeCount(): number {
+    return this.#active.size
+  }
+
+  /**
+   * Starts the model `call` of a run in the background, while `stored` (its launch statement) may
+   * still be under way, and answers the run's outcome when it ends (src/runs/run-executor.ts,
+   * `executeRun`). Agent usage changed, so cached reads are dropped once it has.
+   */
+  start(call: ModelCall, stored: Promise<RunPlan>): Promise<RunOutcome> {
+    const controller = new AbortController()
+    // Cancels find the run by id, which it has once stored; none can name it before.
+    const runId = stored.then(
+      (plan) => {
+        this.#active.set(plan.run.id, controller)
+        return plan.run.id
+      },
+      () => null,
+    )
+    const deps = { orm: this.#orm, config: this.#config, bus: this.bus, log: this.#log }
+    const execution = executeRun(deps, call, stored, controller.signal).finally(async () => {
+      const id = await runId
+      if (id !== null) this.#active.delete(id)
+      await this.#readCache.written()
+    })
+    this.track(execution)
+    return execution
+  }
+
+  /** Keeps `work` (an after-run job) in the set shutdown waits for; its failure is logged. */
+  track(work: Promise<unknown>): void {
+    const tracked = work.catch((error: unknown) => this.#log.error({ err: error }, 'run work failed'))
+    this.#work.add(tracked)
+    void tracked.finally(() => this.#work.delete(tracked))
+  }
+
+  /** Asks whichever process executes run `runId` to stop it. */
+  cancel(runId: number): Promise<void> {
+    return this.bus.cancel(runId)
+  }
+
+  /** Marks runs whose process died `failed` (`interrupted`, module comment); answers how many. */
+  async sweep(): Promise<number> {
+    const staleSeconds = (this.#config.llm.heartbeatMs * MISSED_BEATS) / 1000
+    const error = JSON.stringify({ code: 'interrupted', message: 'The process running this run stopped before it finished' })
+    try {
+      // The final event too, so followers of the log end (the dead writer can no longer add one).
+      // Never this process's own runs: a late heartbeat (a busy event loop) is no death.
+      const rows = await this.#orm.em.fork().execute<{ run_id: number; seq: number; data: unknown; created_at: Date | string }[]>(
+        `with swept as (
+           update runs set status = 'failed', error = ?::jsonb, finished_at = now(), updated_at = now(),
+             events_count = (select coalesce(max(e.seq), 0) + 1 from run_events e where e.run_id = runs.id)
+           where status in ('queued', 'running') and coalesce(heartbeat_at, updated_at) < clock_timestamp() - make_interval(secs => ?)
+             and not (id = any(string_to_array(?, ',')::bigint[]))
+           returning id, uuid, events_count)
+         insert into run_events (run_id, seq, type, data, created_at)
+         select s.id, s.events_count, 'run.failed', jsonb_build_object('run_uuid', s.uuid, 'error', ?::jsonb), now() from swept s
+         returning run_id::float8 as run_id, seq, data, created_at`,
+        [error, staleSeconds, [...this.#active.keys()].join(','), error],
+      )
+      // Followers here (and, with Redis, elsewhere) get it at once rather than at their next look at the log.
+      for (const row of rows) {
+        const event = { seq: Number(row.seq), type: 'run.failed', data: jsonValueOf(row.data), created_at: new Date(row.created_at).toISOString() }
+        this.bus.publish(Number(row.run_id), [event])
+      }
+      return rows.length
+    } catch (cause) {
+      this.#log.warn({ err: cause }, 'run sweep failed')
+      return 0
+    }
+  }
+
+  /**
+   * Refreshes the heartbeat of the runs executing here (module comment); stops those canceled
+   * meanwhile, and drops those another process has ended (this one's beats did not land in time).
+   */
+  async #beat(): Promise<void> {
+    if (this.#active.size === 0) return
+    try {
+      const rows = await this.#orm.em.fork().execute<{ id: number; status: string }[]>(
+        `update runs set heartbeat_at = clock_timestamp() where id = any(string_to_array(?, ',')::bigint[]) returning id::float8 as id, status`,
+        [[...this.#active.keys()].join(',')],
+      )
+      for (const row of rows) {
+        const controller = this.#active.get(Number(row.id))
+        if (row.status === 'canceled') controller?.abort()
+        else if (row.status !== 'running' && row.status !== 'queued') controller?.abort(new RunLostError('Another process ended the run'))
+      }
+    } catch (error) {
+      this.#log.warn({ err: error }, 'run heartbeat failed')
+    }
+  }
+
+  /** Resolves once no run or after-run job is under way here, or at `deadline` (epoch milliseconds). */
+  async settled(deadline: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))))
+    await Promise.race([Promise.all([...this.#work]), late])
+    clearTimeout(timer)
+  }
+
+  /**
+   * Interrupts the runs still executing here (they end `failed`, `interrupted`, with their final
+   * event) and waits for them to record it, and for the after-run jobs.
+   */
+  async interrupt(): Promise<void> {
+    for (const controller of this.#active.values()) controller.abort(new RunInterruptedError('The service shut down before the run finished'))
+    await Promise.all([...this.#work])
+  }
+
+  /**
+   * Waits up to `timeoutMs` for executions to end, interrupts the rest ({@link interrupt}), stops
+   * beating and sweeping, and closes the bus.
+   */
+  async close(timeoutMs = 0): Promise<void> {
+    await this.settled(Date.now() + timeoutMs)
+    await this.interrupt()
+    clearInterval(this.#sweepTimer)
+    clearInterval(this.#beatTimer)
+    await this.bus.close()
+  }
+}

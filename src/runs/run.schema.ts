@@ -1,0 +1,212 @@
+/**
+ * Wire shapes of runs (docs/api/runs.md): the three ways to start
+ * one, the stored `Run`, the answer of a run request, and the events of its log.
+ */
+import type { RunEventRecord } from './run-event.ts'
+import { z } from 'zod'
+import { RUN_KINDS, RUN_STATUSES, type IRun } from '../../entities/index.ts'
+import { Message } from '../threads/message.schema.ts'
+import { envelope, iso, isoOrNull, isRecord, jsonBoolean, jsonValueOf, text, timestamp } from '../access/wire.ts'
+
+/** Longest user input or message of a run, in characters (docs/api/resources.md bounds `instruction`/`content` alike). */
+export const RUN_INPUT_MAX = 100_000
+
+const background = jsonBoolean().optional()
+/**
+ * `stream: true` answers as Server-Sent Events on the REST surface (docs/api/runs.md, "One-request
+ * streaming"); through tRPC it runs the run as `background: true` does.
+ */
+const stream = jsonBoolean()
+  .optional()
+  .meta({
+    description:
+      "Answer as Server-Sent Events (REST): the run's events, then the stream ends. Through tRPC, the same as `background: true`.",
+  })
+const workspaceUuid = z.uuid().optional()
+
+/** `POST /api/v1/agents/{agent_uuid}/run`: `{input, thread_uuid?, background?, stream?}`. */
+export const RunAgentInput = z.strictObject({
+  agent_uuid: z.uuid(),
+  workspace_uuid: workspaceUuid,
+  input: text(RUN_INPUT_MAX, 1),
+  thread_uuid: z.uuid().optional(),
+  background,
+  stream,
+})
+export type TRunAgentInput = z.infer<typeof RunAgentInput>
+
+/** `POST /api/v1/threads/{thread_uuid}/run`: `{content, background?, stream?}`. */
+export const RunThreadInput = z.strictObject({
+  thread_uuid: z.uuid(),
+  workspace_uuid: workspaceUuid,
+  content: text(RUN_INPUT_MAX, 1),
+  background,
+  stream,
+})
+export type TRunThreadInput = z.infer<typeof RunThreadInput>
+
+/** `POST /api/v1/prompts/{prompt_uuid}/run`: `{input: {key: value}, large_language_model?, background?, stream?}`. */
+export const RunPromptInput = z.strictObject({
+  prompt_uuid: z.uuid(),
+  workspace_uuid: workspaceUuid,
+  /** Checked against the prompt's declared inputs by src/prompts/prompt-render.ts (400 naming `input.<key>`). */
+  input: z.record(z.string(), z.unknown()).default({}),
+  large_language_model: z.string().min(1).max(120).optional(),
+  background,
+  stream,
+})
+export type TRunPromptInput = z.infer<typeof RunPromptInput>
+
+/** `{run_uuid}` of the run paths. */
+export const RunPathInput = z.strictObject({ run_uuid: z.uuid(), workspace_uuid: workspaceUuid })
+
+/** `runs.events`: the run and, to resume, the last event id seen (tRPC's tracked `lastEventId`). */
+export const RunEventsInput = z.strictObject({
+  run_uuid: z.uuid(),
+  workspace_uuid: workspaceUuid,
+  lastEventId: z.union([z.string().regex(/^\d{1,9}$/), z.number().int().min(0)]).nullish(),
+})
+
+/** Token counts and cost in US dollars. */
+export const Usage = z.object({
+  prompt_tokens: z.number().int(),
+  completion_tokens: z.number().int(),
+  total_tokens: z.number().int(),
+  cost: z.number(),
+})
+export type TUsage = z.infer<typeof Usage>
+
+/**
+ * Something a run could not do as its agent asks, and went on without (docs/api/runs.md,
+ * "Warnings"): `web_search_unavailable` when the model's provider offers no web search.
+ */
+export const RunWarning = z.object({ code: z.string(), message: z.string() })
+export type TRunWarning = z.infer<typeof RunWarning>
+
+/** A stored run. Times in milliseconds; `first_event_ms` is from start to the first text delta. */
+export const Run = z.object({
+  uuid: z.uuid(),
+  kind: z.enum(RUN_KINDS),
+  status: z.enum(RUN_STATUSES),
+  agent_uuid: z.uuid().nullable(),
+  thread_uuid: z.uuid().nullable(),
+  prompt_uuid: z.uuid().nullable(),
+  model: z.string().nullable(),
+  input: z.unknown(),
+  output: z.string().nullable(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  background: z.boolean(),
+  usage: Usage,
+  events_count: z.number().int(),
+  started_at: timestamp().nullable(),
+  finished_at: timestamp().nullable(),
+  latency_ms: z.number().int().nullable(),
+  first_event_ms: z.number().int().nullable(),
+  /** The run's `run.warning` events' data, in order; empty for most runs. */
+  warnings: z.array(RunWarning),
+  created_at: timestamp(),
+  updated_at: timestamp(),
+})
+export type TRun = z.infer<typeof Run>
+
+/** The answer of a run request and of `GET /api/v1/runs/{run_uuid}`: the run, its stored messages and its usage. */
+export const RunResult = envelope(z.object({ run: Run, messages: z.array(Message), usage: Usage }))
+export type TRunResult = z.infer<typeof RunResult>
+
+/** One event of a run's log. */
+export const RunEvent = z.object({ id: z.number().int(), type: z.string(), data: z.unknown(), created_at: timestamp() })
+export type TRunEvent = z.infer<typeof RunEvent>
+
+/** A stored event on the wire (SSE `data`). Mapped, not parsed: the log holds only what the executor wrote. */
+export const toRunEvent = (event: RunEventRecord): TRunEvent => ({
+  id: event.seq,
+  type: event.type,
+  data: event.data,
+  created_at: event.created_at,
+})
+
+/** A run row with the uuids of what it refers to, as src/runs/runs.service.ts reads it. */
+export type RunRecord = Pick<
+  IRun,
+  | 'uuid'
+  | 'kind'
+  | 'status'
+  | 'model'
+  | 'input'
+  | 'output'
+  | 'error'
+  | 'background'
+  | 'promptTokens'
+  | 'completionTokens'
+  | 'totalTokens'
+  | 'cost'
+  | 'eventsCount'
+  | 'startedAt'
+  | 'finishedAt'
+  | 'latencyMs'
+  | 'firstEventMs'
+  | 'createdAt'
+  | 'updatedAt'
+> & {
+  id: number
+  agentUuid: string | null
+  threadUuid: string | null
+  promptUuid: string | null
+  /** The data of its `run.warning` events (JSON text or parsed); absent or null: none. */
+  warnings?: unknown
+}
+
+/** The stored columns of a {@link RunRecord} (camelCase; read through `selectColumns` of src/platform/sql.ts). */
+// prettier-ignore
+export const RUN_FIELDS = [
+  'id', 'uuid', 'kind', 'status', 'model', 'input', 'output', 'error', 'background', 'promptTokens', 'completionTokens', 'totalTokens',
+  'cost', 'eventsCount', 'startedAt', 'finishedAt', 'latencyMs', 'firstEventMs', 'createdAt', 'updatedAt',
+] as const
+
+/** Maps a run row to the wire. */
+export function toRun(row: RunRecord): TRun {
+  return {
+    uuid: row.uuid,
+    kind: row.kind,
+    status: row.status,
+    agent_uuid: row.agentUuid,
+    thread_uuid: row.threadUuid,
+    prompt_uuid: row.promptUuid,
+    model: row.model ?? null,
+    input: row.input ?? null,
+    output: row.output ?? null,
+    error: row.error ?? null,
+    background: row.background,
+    usage: toUsage(row),
+    events_count: Number(row.eventsCount),
+    started_at: isoOrNull(row.startedAt),
+    finished_at: isoOrNull(row.finishedAt),
+    latency_ms: row.latencyMs ?? null,
+    first_event_ms: row.firstEventMs ?? null,
+    warnings: warningsOf(row.warnings),
+    created_at: iso(row.createdAt),
+    updated_at: iso(row.updatedAt),
+  }
+}
+
+/** Stored warnings (a JSON array, as text or parsed) as the wire's list; anything malformed is left out. */
+function warningsOf(value: unknown): TRunWarning[] {
+  const parsed = jsonValueOf(value)
+  if (!Array.isArray(parsed)) return []
+  return parsed.flatMap((item) =>
+    isRecord(item) && typeof item.code === 'string' && typeof item.message === 'string' ? [{ code: item.code, message: item.message }] : [],
+  )
+}
+
+/** The usage of a run row. */
+export function toUsage(row: Pick<RunRecord, 'promptTokens' | 'completionTokens' | 'totalTokens' | 'cost'>): TUsage {
+  return {
+    prompt_tokens: Number(row.promptTokens),
+    completion_tokens: Number(row.completionTokens),
+    total_tokens: Number(row.totalTokens),
+    cost: Number(row.cost),
+  }
+}
+
+// In a file of its own that imports nothing: the runs.events subscription's declared output names it.
+export type { RunEventRecord } from './run-event.ts'

@@ -1,0 +1,506 @@
+/**
+ * Runs (docs/api/runs.md): starting an agent, thread or prompt run,
+ * reading and cancelling runs, and following their event logs.
+ *
+ * Everything a run can fail on before the model is called (visibility, the thread, the model and
+ * its credential, prompt inputs, tools) is checked first and answers 4xx with nothing stored.
+ * Then one transaction stores the run (`running`), the thread when a new one is needed, the
+ * user's message and the agent's usage; the run then executes in this process, detached from the
+ * request (src/runs/run-manager.ts). Without `background` the request waits for the end: 200
+ * with the run, its stored messages and usage, or 502/504 when the upstream failed (the run and
+ * the user's message stay stored). With `background: true` it answers 202 at once.
+ *
+ * Runs are the caller's own: a run is visible only to the user who started it (404 for anyone
+ * else, another tenant included).
+ */
+import type { ModelMessage } from 'ai'
+import { uuidv7 } from 'uuidv7'
+import { requireResource, requireResourceWith } from '../access/resource-access.ts'
+import { executePrepared } from '../platform/db.ts'
+import { ConflictError, NotFoundError, UpstreamError, UpstreamTimeoutError, ValidationError } from '../platform/errors.ts'
+import { renderPrompt } from '../prompts/prompt-render.ts'
+import { modelBySlugSql, type ResolvedModel } from '../models/registry.ts'
+import { resolveAgentModel, resolveFor } from '../models/agent-model.ts'
+import { eventsAfterSql, eventsOf, followRun } from './run-log.ts'
+import { composeSystemPrompt } from './system-prompt.ts'
+import { agentToolsSql } from '../catalog/tool-calls.ts'
+import { RUN_FIELDS, toRun, toUsage, type RunRecord, type TRunAgentInput, type TRunPromptInput, type TRunResult, type TRunThreadInput, type RunEventRecord } from './run.schema.ts'
+import { extractMemories, memoriesFor } from './memory-extraction.ts'
+import { threadHistory } from '../threads/messages.service.ts'
+import { knowledgeForRun } from '../knowledge/knowledge.service.ts'
+import { toMessage, type MessageRow, messageColumns } from '../threads/message.schema.ts'
+import { isRecord, jsonRecordOf, storableJson, storableText } from '../access/wire.ts'
+import { selectColumns, unprefix } from '../platform/sql.ts'
+import { requireThread } from '../threads/threads.service.ts'
+import { linkedWorkflowsSql, offeredTools } from './run-tools.ts'
+import type { ResourceCtx } from '../context.ts'
+import type { ModelCall, RunOutcome, RunPlan } from './run-types.ts'
+import type { RunKind } from '../../entities/index.ts'
+
+/** The agent columns a run needs. */
+interface AgentForRun {
+  id: number
+  uuid: string
+  name: string
+  instruction: string
+  metadata: Record<string, unknown>
+  /** Its tools as read with it, opened by {@link toolsOf} (src/catalog/tool-calls.ts, `agentToolsSql`). */
+  toolRows: unknown
+  /** Its model as read with it (src/models/registry.ts, `modelBySlugSql`), for {@link resolveAgentModel}. */
+  modelRow: unknown
+  /** Its linked workflows the caller may run, as read with it (./run-tools.ts, `linkedWorkflowsSql`). */
+  workflowRows: unknown
+}
+
+/**
+ * How a caller inside the service (a workflow's run nodes) waits for a run: `signal` cancels the
+ * run (it ends `canceled`, as `POST runs/{x}/cancel` would) when it aborts before the run ended.
+ */
+export interface RunOptions {
+  signal?: AbortSignal
+  /**
+   * Called once the run is stored, before it ends (a caller that waits for the end but must name
+   * the run at once: a command room firing links it). A failure is the caller's: it is thrown to
+   * it, and the run goes on.
+   */
+  onStored?: (run: { uuid: string; threadUuid: string | null }) => Promise<void>
+  /** For a run a workflow execution starts: that execution's `toolDepth` (./run-tools.ts). */
+  toolDepth?: number
+}
+
+/** Most earlier thread messages read for a run's context (then trimmed to the model's window). */
+const HISTORY_LIMIT = 200
+
+/** `POST /api/v1/agents/{agent_uuid}/run`. @throws NotFoundError, ValidationError, UpstreamError (502), UpstreamTimeoutError (504). */
+export async function runAgent(ctx: ResourceCtx, input: TRunAgentInput, options: RunOptions = {}): Promise<TRunResult> {
+  const agent = await requireAgent(ctx, input.agent_uuid)
+  let thread: Ref | null = null
+  if (input.thread_uuid) {
+    const found = await requireThread(ctx, input.thread_uuid, true)
+    if (found.agentId !== agent.id) throw new ValidationError(['thread_uuid'], 'The thread belongs to another agent')
+    thread = found
+  }
+  return launchAgentRun(ctx, agent, thread, input.input, input.background === true, 'agent', options)
+}
+
+/** `POST /api/v1/threads/{thread_uuid}/run`. @throws as {@link runAgent}. */
+export async function runThread(ctx: ResourceCtx, input: TRunThreadInput): Promise<TRunResult> {
+  const thread = await requireThread(ctx, input.thread_uuid, true)
+  // The thread stays the caller's, but running it still needs the agent to be usable by them.
+  const agent = await requireAgent(ctx, { id: thread.agentId })
+  return launchAgentRun(ctx, agent, thread, input.content, input.background === true, 'thread')
+}
+
+/** `POST /api/v1/prompts/{prompt_uuid}/run`: the prompt's content rendered with `input`, no thread. */
+export async function runPrompt(ctx: ResourceCtx, input: TRunPromptInput, options: RunOptions = {}): Promise<TRunResult> {
+  const access = await requireResource(ctx, 'prompts', 'Prompt', input.prompt_uuid, 'read')
+  const [prompt] = await ctx.em.execute<{ content: string; metadata: unknown }[]>('select content, metadata from prompts where id = ?', [
+    access.id,
+  ])
+  const metadata = jsonRecordOf(prompt.metadata)
+  const declared = Array.isArray(metadata.input) ? metadata.input : []
+  const rendered = renderPrompt(prompt.content, declared, input.input)
+  const model = await resolveFor(ctx, input.large_language_model ?? null, ['large_language_model'])
+  const background = input.background === true
+  const call: ModelCall = { model, system: undefined, messages: [{ role: 'user', content: rendered }], tools: [] }
+  return launch(ctx, { kind: 'prompt', agent: null, thread: null, prompt: access, model, input: input.input, background }, call, null, options)
+}
+
+/** `GET /api/v1/runs/{run_uuid}`. @throws NotFoundError */
+export async function retrieve(ctx: ResourceCtx, runUuid: string): Promise<TRunResult> {
+  return readResult(ctx, runUuid)
+}
+
+/**
+ * `POST /api/v1/runs/{run_uuid}/cancel`: stops a queued or running run (it ends `canceled`).
+ * @throws NotFoundError; ConflictError when the run has already ended.
+ */
+export async function cancel(ctx: ResourceCtx, runUuid: string): Promise<TRunResult> {
+  const run = await requireRun(ctx, runUuid)
+  if (!(await cancelRun(ctx, run.id))) throw new ConflictError(`The run has already ended (${run.status})`)
+  return readResult(ctx, runUuid)
+}
+
+/** Marks run `runId` canceled unless it has ended, and stops it wherever it runs; answers whether it was canceled. */
+async function cancelRun(ctx: ResourceCtx, runId: number): Promise<boolean> {
+  const rows = await ctx.em.fork().execute<{ id: number }[]>(
+    `update runs set status = 'canceled', error = ?::jsonb, finished_at = now(), updated_at = now()
+     where id = ? and status in ('queued', 'running') returning id`,
+    [JSON.stringify({ code: 'canceled', message: 'The run was canceled' }), runId],
+  )
+  if (rows.length === 0) return false
+  await ctx.deps.runs.cancel(runId)
+  return true
+}
+
+/**
+ * The events of a run after `lastEventId` (0: from the start), stored then live, ending after its
+ * final event (`runs.events`, `GET /api/v1/runs/{run_uuid}/events`). One prepared statement checks
+ * that the caller started the run and reads its log: a run that has ended needs no other
+ * (src/runs/run-log.ts, `followRun`).
+ * @throws NotFoundError before the first event.
+ */
+export async function events(
+  ctx: ResourceCtx,
+  runUuid: string,
+  lastEventId: number,
+  signal?: AbortSignal,
+): Promise<AsyncGenerator<RunEventRecord>> {
+  const [row] = await executePrepared(ctx.deps.orm, () => ctx.em, 'run_follow', FOLLOW_SQL, [lastEventId, runUuid, ctx.auth.user.id])
+  if (!row) throw new NotFoundError('Run')
+  return followRun(ctx.deps.orm, ctx.deps.runs.bus, Number(row.id), lastEventId, signal, eventsOf(row.events))
+}
+
+/** The run `r` by uuid, if the caller started it (parameters: the uuid, the caller's id); anyone else's is not found. */
+const CALLERS_RUN = 'r.uuid = ? and r.user_id = ?'
+
+/** The statement of {@link events}: the caller's run by uuid, and its first events after the one given. */
+const FOLLOW_SQL = `select r.id::float8 as id, ${eventsAfterSql('r', '?::int')} as events from runs r where ${CALLERS_RUN}`
+
+/** The id and status of run `uuid` if the caller started it. @throws NotFoundError */
+export async function requireRun(ctx: ResourceCtx, uuid: string): Promise<{ id: number; status: string }> {
+  const [row] = await ctx.em.execute<{ id: number; status: string }[]>(`select r.id::float8 as id, r.status from runs r where ${CALLERS_RUN}`, [
+    uuid,
+    ctx.auth.user.id,
+  ])
+  if (!row) throw new NotFoundError('Run')
+  return { id: Number(row.id), status: row.status }
+}
+
+/**
+ * The answer of a run request for the run `uuid` if the caller started it: the run, the live
+ * messages it stored (its user message first) and its usage, in one statement.
+ * @throws NotFoundError
+ */
+async function readResult(ctx: ResourceCtx, uuid: string): Promise<TRunResult> {
+  const rows = await ctx.em.execute<Record<string, unknown>[]>(
+    `select ${RUN_COLUMNS}, ${messageColumns('m', 'mt.uuid', 'r.uuid', 'm.')}
+     from ${RUN_FROM} left join messages m on m.run_id = r.id and m.deleted_at is null left join threads mt on mt.id = m.thread_id
+     where ${CALLERS_RUN} order by m.id`,
+    [uuid, ctx.auth.user.id],
+  )
+  if (rows.length === 0) throw new NotFoundError('Run')
+  return answerOf(rows[0] as unknown as RunRecord, rows)
+}
+
+/**
+ * A run answer from `run` and `rows` that each hold one of its messages as `m.`-prefixed
+ * {@link MessageRow} columns (all null in a row without one), in the order given.
+ */
+function answerOf(run: RunRecord, rows: Record<string, unknown>[]): TRunResult {
+  const messages = rows.flatMap((row) => (row['m.id'] == null ? [] : [toMessage(unprefix<MessageRow>(row, 'm.'))]))
+  return { data: { run: toRun(run), messages, usage: toUsage(run) } }
+}
+
+/** A run (`r`) with the uuids of its agent, thread (`t`; its messages' thread too) and prompt. */
+const RUN_FROM = 'runs r left join agents a on a.id = r.agent_id left join threads t on t.id = r.thread_id left join prompts p on p.id = r.prompt_id'
+const RUN_COLUMNS = `${selectColumns('r', '', RUN_FIELDS)}, a.uuid as "agentUuid", t.uuid as "threadUuid", p.uuid as "promptUuid",
+  (select json_agg(w.data order by w.seq) from run_events w where w.run_id = r.id and w.type = 'run.warning') as warnings`
+
+/**
+ * The agent (by uuid, or by id for a thread's agent) with the columns a run needs, if the caller
+ * may use it, in one statement: its tools, and its model (the one its metadata names, else the
+ * default) with the accounts that could serve it.
+ * @throws NotFoundError, ForbiddenError
+ */
+async function requireAgent(ctx: ResourceCtx, key: string | { id: number }): Promise<AgentForRun> {
+  // The slug resolveAgentModel reads from the metadata: a non-empty string, else the default.
+  const slug = {
+    sql: `coalesce(case when jsonb_typeof(r.metadata->'large_language_model') = 'string' then nullif(r.metadata->>'large_language_model', '') end, ?)`,
+    params: [ctx.config.llm.defaultModel],
+  }
+  const model = modelBySlugSql(slug, { workspaceId: ctx.workspace.workspace.id, userId: ctx.auth.user.id })
+  const workflows = linkedWorkflowsSql(ctx, 'r.id')
+  const access = await requireResourceWith<{ name: string; instruction: string; metadata: unknown; tools: unknown; model: unknown; workflows: unknown }>(
+    ctx,
+    'agents',
+    'Agent',
+    key,
+    'read',
+    {
+      sql: `r.name, r.instruction, r.metadata, ${agentToolsSql('r.id')} as tools, ${model.sql} as model, ${workflows.sql} as workflows`,
+      params: [...model.params, ...workflows.params],
+    },
+  )
+  const { name, instruction, metadata, tools } = access.row
+  return {
+    id: access.id,
+    uuid: access.uuid,
+    name,
+    instruction,
+    metadata: jsonRecordOf(metadata),
+    toolRows: tools,
+    modelRow: access.row.model,
+    workflowRows: access.row.workflows,
+  }
+}
+
+async function launchAgentRun(
+  ctx: ResourceCtx,
+  agent: AgentForRun,
+  existingThread: Ref | null,
+  content: string,
+  background: boolean,
+  kind: RunKind,
+  options: RunOptions = {},
+): Promise<TRunResult> {
+  const model = await resolveAgentModel(ctx, agent.metadata, agent)
+  const { tools, mcpServers, workflowTools, webSearch, warnings } = offeredTools(ctx, agent, model, options.toolDepth ?? 0)
+  const memoryOn = agent.metadata.memory === true
+  const memories = memoryOn ? await memoriesFor(ctx.em, ctx.auth.user.id, agent.id) : []
+  const knowledge = agent.metadata.knowledge === true ? await knowledgeForRun(ctx, agent.id, content, model) : null
+  const system = composeSystemPrompt(agent, { memories, knowledge: knowledge?.context })
+  const history = existingThread === null ? [] : await threadHistory(ctx.em, existingThread.id, HISTORY_LIMIT)
+
+  const call: ModelCall = {
+    model,
+    system,
+    messages: [...fitWindow(toModelMessages(history), model, system, content), { role: 'user', content }],
+    tools,
+    mcpServers,
+    workflowTools,
+    webSearch,
+    warnings,
+    ...(knowledge ? { knowledge: { event: knowledge.event, citations: knowledge.citations } } : {}),
+  }
+  const launchInput = { kind, agent: { id: agent.id, uuid: agent.uuid }, thread: existingThread ?? 'new', prompt: null, model, input: content, background, warnings } as const
+  return launch(ctx, launchInput, call, memoryOn ? content : null, options)
+}
+
+/**
+ * Stores the run ({@link insertRun}) and starts its model call at once, without waiting for the
+ * store: the model's first bytes come while the launch statement commits (the executor holds the
+ * events until the run is stored, and aborts the call if storing fails). Then answers as
+ * {@link settle} does.
+ * @throws the launch statement's error (nothing stored, the model call aborted); as {@link settle}.
+ */
+async function launch(ctx: ResourceCtx, o: LaunchInput, call: ModelCall, memoryInput: string | null, options: RunOptions): Promise<TRunResult> {
+  const launching = insertRun(ctx, o)
+  const stored = launching.then(
+    (launched): RunPlan => ({
+      ...call,
+      run: { id: launched.record.id, uuid: launched.record.uuid },
+      kind: o.kind,
+      workspaceId: ctx.workspace.workspace.id,
+      userId: ctx.auth.user.id,
+      agent: o.agent,
+      threadId: launched.threadId,
+      threadUuid: launched.record.threadUuid,
+    }),
+  )
+  const execution = ctx.deps.runs.start(call, stored)
+  const launched = await launching
+  const plan = await stored
+  await options.onStored?.({ uuid: plan.run.uuid, threadUuid: plan.threadUuid })
+  return settle(ctx, plan, launched, execution, o.background, memoryInput, options)
+}
+
+/** Answers a started run at once in the background (the router answers 202), else when its `execution` ended. */
+async function settle(
+  ctx: ResourceCtx,
+  plan: RunPlan,
+  launched: LaunchedRun,
+  execution: Promise<RunOutcome>,
+  background: boolean,
+  memoryInput: string | null,
+  options: RunOptions,
+): Promise<TRunResult> {
+  const runs = ctx.deps.runs
+  const { signal } = options
+  if (signal) {
+    const stop = () => void cancelRun(ctx, plan.run.id).catch((error: unknown) => ctx.deps.log.warn({ err: error }, 'run cancel failed'))
+    if (signal.aborted) stop()
+    else {
+      signal.addEventListener('abort', stop, { once: true })
+      const forget = () => signal.removeEventListener('abort', stop)
+      // Both ways: a `.finally` chain would be a second, unhandled rejection if the run rejected.
+      execution.then(forget, forget)
+    }
+  }
+  if (memoryInput !== null) {
+    runs.track(
+      execution.then((outcome) =>
+        outcome.status === 'succeeded'
+          ? extractMemories({ orm: ctx.deps.orm, config: ctx.config }, { plan, userText: memoryInput, answer: outcome.output })
+          : undefined,
+      ),
+    )
+  }
+  // Answered from what the launch and settle statements returned, without reading the run again.
+  if (background) return answerOf(launched.record, launched.rows)
+  const outcome = await execution
+  failIfUpstream(outcome, plan.run.uuid)
+  const settledRows = outcome.settledRows ?? []
+  if (settledRows.length === 0) return readResult(ctx, plan.run.uuid)
+  // The warnings of the launch, then those the run met while it executed (src/runs/run-executor.ts).
+  const launchWarnings = Array.isArray(launched.record.warnings) ? launched.record.warnings : []
+  const warnings = outcome.warnings ? [...launchWarnings, ...outcome.warnings] : launched.record.warnings
+  return answerOf({ ...launched.record, ...(settledRows[0] as unknown as RunRecord), warnings }, [...launched.rows, ...settledRows])
+}
+
+/** 502/504 for a run the upstream failed; the run itself stays stored and readable. */
+function failIfUpstream(outcome: RunOutcome, runUuid: string): void {
+  if (outcome.status !== 'failed' || !outcome.error) return
+  const message = `Run ${runUuid} failed: ${outcome.error.message}`
+  if (outcome.error.code === 'upstream_timeout') throw new UpstreamTimeoutError(message)
+  throw new UpstreamError(message)
+}
+
+/** The keys of the thread, agent or prompt a run goes with. */
+interface Ref {
+  id: number
+  uuid: string
+}
+
+/**
+ * A run as its launch statement stored it: `record` (the run with its agent, thread and prompt
+ * uuids) and `rows`, each holding the user's message it stored as `m.` columns (none for prompt
+ * runs), for {@link answerOf}.
+ */
+interface LaunchedRun {
+  threadId: number | null
+  record: RunRecord
+  rows: Record<string, unknown>[]
+}
+
+/** What {@link insertRun} stores: the run's kind, what it goes with, its model, input and mode. */
+interface LaunchInput {
+  kind: RunKind
+  agent: Ref | null
+  thread: Ref | 'new' | null
+  prompt: Ref | null
+  model: ResolvedModel
+  input: unknown
+  background: boolean
+  /** The run's warnings, answered with it at once (its executor logs them as `run.warning` events). */
+  warnings?: ModelCall['warnings']
+}
+
+/**
+ * The launch statement of {@link insertRun}, prepared (src/platform/db.ts, `executePrepared`): one text for
+ * every run, planned once per pooled connection. A thread inserted by this statement is invisible
+ * to its other parts: it starts at one message.
+ */
+const LAUNCH_SQL = `with new_thread as (
+     insert into threads (uuid, name, agent_id, messages_count, metadata, user_id, workspace_id, created_at, updated_at)
+     select ?, null, ?, 1, '{}', ?, ?, now(), now() where ?::boolean returning id),
+   run as (
+     insert into runs (uuid, kind, status, agent_id, thread_id, prompt_id, model, input, background, events_count, started_at, user_id, workspace_id, created_at, updated_at)
+     values (?, ?, 'running', ?, coalesce((select id from new_thread), ?::bigint), ?, ?, ?::jsonb, ?, 1, now(), ?, ?, now(), now())
+     returning *),
+   message as (
+     insert into messages (uuid, thread_id, run_id, user_id, workspace_id, role, content, parts, created_at, updated_at)
+     select ?, run.thread_id, run.id, ?, ?, 'user', ?, ?::jsonb, clock_timestamp(), clock_timestamp() from run where run.thread_id is not null
+     returning *),
+   counted as (update threads set messages_count = messages_count + 1, updated_at = now() where id = ?::bigint),
+   used as (update agents set usage_count = usage_count + 1, last_used_at = now() where id = ?::bigint),
+   started as (insert into run_events (run_id, seq, type, data, created_at) select run.id, 1, 'run.started', ?::jsonb, now() from run)
+   select ${selectColumns('run', '', RUN_FIELDS)}, run.thread_id::float8 as "threadId", ${messageColumns('message', '?::uuid', 'run.uuid', 'm.')}
+   from run left join message on true`
+
+/**
+ * Stores a starting run in one statement (so atomically, in one round trip): the new thread when
+ * `thread` is `'new'`, the run (`running`, its log holding `run.started` as event 1), the user's
+ * message with the thread's `messages_count`, and the agent's usage. Prompt runs (`thread` null)
+ * store the run and its first event only. Answers the stored run and message as they would be
+ * read back.
+ */
+async function insertRun(ctx: ResourceCtx, o: LaunchInput): Promise<LaunchedRun> {
+  const uuid = uuidv7()
+  const user = ctx.auth.user.id
+  const workspace = ctx.workspace.workspace.id
+  const isNew = o.thread === 'new'
+  const existing = o.thread === 'new' ? null : o.thread
+  const threadUuid = isNew ? uuidv7() : (existing?.uuid ?? null)
+  const agentId = o.agent?.id ?? null
+  const text = typeof o.input === 'string' ? storableText(o.input) : ''
+  const rows = await executePrepared(
+    ctx.deps.orm,
+    () => ctx.em,
+    'run_launch',
+    LAUNCH_SQL,
+    // One line per part of the statement: new_thread, run, message, then counted, used, started, the answer.
+    // prettier-ignore
+    [
+      threadUuid, agentId, user, workspace, isNew,
+      uuid, o.kind, agentId, existing?.id ?? null, o.prompt?.id ?? null, o.model.llm.slug, storableJson(o.input), o.background, user, workspace,
+      uuidv7(), user, workspace, text, storableJson([{ type: 'text', text }]),
+      existing?.id ?? null,
+      agentId,
+      storableJson({ run_uuid: uuid, model: o.model.llm.slug }),
+      threadUuid,
+    ],
+  )
+  const row = rows[0]
+  const threadId = row.threadId === null ? null : Number(row.threadId)
+  const record = { ...(row as unknown as RunRecord), agentUuid: o.agent?.uuid ?? null, threadUuid, promptUuid: o.prompt?.uuid ?? null, warnings: o.warnings ?? [] }
+  return { threadId, record, rows }
+}
+
+/** Stored thread messages as the AI SDK's model messages (tool calls and results kept paired). */
+export function toModelMessages(history: { role: string; content: string; parts: unknown }[]): ModelMessage[] {
+  const out: ModelMessage[] = []
+  for (const message of history) {
+    const parts = Array.isArray(message.parts) ? message.parts.filter(isRecord) : []
+    if (message.role === 'user') out.push({ role: 'user', content: message.content })
+    else if (message.role === 'system') out.push({ role: 'system', content: message.content })
+    else if (message.role === 'assistant') {
+      const calls = parts.filter((part) => part.type === 'tool-call')
+      if (calls.length === 0) out.push({ role: 'assistant', content: message.content })
+      else {
+        out.push({
+          role: 'assistant',
+          content: [
+            ...(message.content ? [{ type: 'text' as const, text: message.content }] : []),
+            ...calls.map((call) => ({
+              type: 'tool-call' as const,
+              toolCallId: String(call.tool_call_id),
+              toolName: String(call.tool_name),
+              input: call.input ?? {},
+            })),
+          ],
+        })
+      }
+    } else if (message.role === 'tool') {
+      const results = parts.filter((part) => part.type === 'tool-result')
+      if (results.length === 0) continue
+      out.push({
+        role: 'tool',
+        content: results.map((part) => ({
+          type: 'tool-result' as const,
+          toolCallId: String(part.tool_call_id),
+          toolName: String(part.tool_name),
+          output:
+            part.is_error === true
+              ? { type: 'error-text' as const, value: JSON.stringify(part.output) }
+              : { type: 'json' as const, value: jsonValue(part.output) },
+        })),
+      })
+    }
+  }
+  return out
+}
+
+/**
+ * The newest history that fits the model's context window next to the system prompt, the new
+ * input and the answer (tokens estimated as characters / 4), never starting on a tool result
+ * whose call was cut off.
+ */
+export function fitWindow(history: ModelMessage[], model: ResolvedModel, system: string | undefined, input: string): ModelMessage[] {
+  const estimate = (value: unknown) => Math.ceil(JSON.stringify(value).length / 4)
+  let budget = model.llm.contextWindow - model.llm.maxOutputTokens - estimate(system ?? '') - estimate(input)
+  let start = history.length
+  while (start > 0) {
+    const cost = estimate(history[start - 1].content)
+    if (cost > budget) break
+    budget -= cost
+    start -= 1
+  }
+  while (start < history.length && history[start].role === 'tool') start += 1
+  return history.slice(start)
+}
+
+/** A stored value as the AI SDK's JSON value type (stored JSON is JSON; `undefined` becomes null). */
+function jsonValue(value: unknown): import('@ai-sdk/provider').JSONValue {
+  return JSON.parse(JSON.stringify(value ?? null))
+}

@@ -1,0 +1,247 @@
+/**
+ * Authentication (docs/api/authentication.md): sign-up, sign-in, logout, and resolving a bearer token to
+ * the caller in one query.
+ */
+import type { AuthContext, ServiceCtx } from '../context.ts'
+import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2'
+import { AccessToken, User, Workspace, WorkspaceMember, type WorkspaceRole } from '../../entities/index.ts'
+import { ForbiddenError, UnauthorizedError, ValidationError } from '../platform/errors.ts'
+import type { UserRow } from '../access/user.schema.ts'
+import { toUser } from '../access/user.schema.ts'
+import type { WorkspaceRow } from '../access/workspace.schema.ts'
+import { prepared } from '../platform/db.ts'
+import { authCacheKey } from '../platform/auth-cache.ts'
+import { unprefix, userColumns, workspaceColumns, toDate } from '../platform/sql.ts'
+import { hashToken, newToken } from '../platform/tokens.ts'
+import { uniqueSlug } from '../platform/slugs.ts'
+
+/** argon2id with the OWASP parameters (19 MiB, 2 passes). */
+const ARGON2 = { algorithm: 2, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const
+/** Verified against when the e-mail is unknown, so both failures take the same time. */
+const DUMMY_HASH = await argon2Hash('not-a-real-password', ARGON2)
+
+/** Hashes a password with argon2id. */
+export const hashPassword = (password: string) => argon2Hash(password, ARGON2)
+
+/** How often `last_used_at` is written at most, so authenticated reads stay reads. */
+const LAST_USED_RESOLUTION_MS = 60_000
+
+const AUTH_SQL = `
+select t.id::float8 as "t_id", t.uuid as "t_uuid", t.kind as "t_kind", t.name as "t_name", t.prefix as "t_prefix",
+       t.abilities as "t_abilities", t.workspace_id::float8 as "t_workspaceId", bw.uuid as "t_workspaceUuid",
+       t.expires_at as "t_expiresAt", t.last_used_at as "t_lastUsedAt", t.created_at as "t_createdAt",
+       ${userColumns('u', 'u_')}, ${workspaceColumns('w', 'w_')}, pm.role as "primaryRole"
+from access_tokens t
+join users u on u.id = t.user_id
+left join workspaces w on w.id = u.primary_workspace_id and w.deleted_at is null
+left join workspace_members pm on pm.workspace_id = w.id and pm.user_id = u.id
+left join workspaces bw on bw.id = t.workspace_id
+where t.token_hash = ? and t.revoked_at is null and (t.expires_at is null or t.expires_at > now())
+  and u.service_id is not distinct from ?`
+/** Runs on every authenticated request: prepared once per connection on PostgreSQL. */
+const authQuery = prepared('authenticate', AUTH_SQL)
+
+const BEARER = /^Bearer +([A-Za-z0-9_-]{16,200})$/i
+
+/**
+ * Resolves `Authorization: Bearer <token>` to the caller: from this process's token cache
+ * (src/platform/auth-cache.ts) when it holds the token, else one indexed query for token, user
+ * and primary workspace, whose answer is then cached. A token of another service scope is as
+ * unknown as a wrong one (the scope is part of the cache key and of the query).
+ * The answer is frozen: concurrent requests with the same token share it.
+ * @throws UnauthorizedError for a missing, malformed, unknown, expired or revoked token.
+ */
+export async function authenticate(ctx: ServiceCtx): Promise<AuthContext> {
+  const header = ctx.headers.authorization
+  const match = header ? BEARER.exec(header) : null
+  if (!match) throw new UnauthorizedError(header ? 'Invalid bearer token' : 'Missing bearer token')
+  const tokenHash = hashToken(match[1])
+  const key = authCacheKey(tokenHash, ctx.serviceId)
+  const auth = ctx.deps.authCache.get(key) ?? (await loadAuth(ctx, key, tokenHash))
+  recordUse(ctx, key, auth)
+  return auth
+}
+
+/** The authentication query; caches a hit. */
+async function loadAuth(ctx: ServiceCtx, key: string, tokenHash: string): Promise<AuthContext> {
+  const cache = ctx.deps.authCache
+  const generation = cache.generation
+  const rows = await authQuery(ctx.deps.orm, () => ctx.em, [tokenHash, ctx.serviceId])
+  const row = rows[0]
+  if (!row) throw new UnauthorizedError('Invalid, expired or revoked token')
+  const token = unprefix<AuthContext['token']>(row, 't_')
+  const user = unprefix<UserRow>(row, 'u_')
+  const primary = row.w_uuid ? unprefix<WorkspaceRow>(row, 'w_') : null
+  // Instants as Dates once here, rather than parsing PostgreSQL's text form on every cached use.
+  token.expiresAt = token.expiresAt === null ? null : toDate(token.expiresAt)
+  token.lastUsedAt = token.lastUsedAt === null ? null : toDate(token.lastUsedAt)
+  token.createdAt = toDate(token.createdAt)
+  user.createdAt = toDate(user.createdAt)
+  user.updatedAt = toDate(user.updatedAt)
+  if (primary) {
+    primary.createdAt = toDate(primary.createdAt)
+    primary.updatedAt = toDate(primary.updatedAt)
+  }
+  const primaryRole = primary && row.primaryRole ? (String(row.primaryRole) as WorkspaceRole) : null
+  const auth = freezeAuth({ user, primaryWorkspace: primary, primaryRole, token })
+  cache.set(key, auth, generation)
+  return auth
+}
+
+/**
+ * Writes `last_used_at` when the stored one is more than a minute old, without awaiting it (a
+ * bookkeeping write must not slow or fail the request it belongs to). The cached caller gets the
+ * new time, so later requests served from the cache do not write again; this request still
+ * answers the time it found.
+ */
+function recordUse(ctx: ServiceCtx, key: string, auth: AuthContext): void {
+  const lastUsed = auth.token.lastUsedAt ? toDate(auth.token.lastUsedAt).getTime() : 0
+  const now = Date.now()
+  if (now - lastUsed <= LAST_USED_RESOLUTION_MS) return
+  ctx.deps.authCache.replace(key, freezeAuth({ ...auth, token: { ...auth.token, lastUsedAt: new Date(now) } }))
+  ctx.deps.orm.em
+    .fork()
+    .execute('update access_tokens set last_used_at = now() where id = ?', [auth.token.id])
+    .catch((error: unknown) => ctx.log.warn({ err: error }, 'could not record token use'))
+}
+
+/** Freezes a caller (and the objects it holds) so that no request can change what others share. */
+function freezeAuth(auth: AuthContext): AuthContext {
+  Object.freeze(auth.user)
+  Object.freeze(auth.token.abilities)
+  Object.freeze(auth.token)
+  if (auth.primaryWorkspace) {
+    deepFreeze(auth.primaryWorkspace.metadata)
+    Object.freeze(auth.primaryWorkspace)
+  }
+  return Object.freeze(auth)
+}
+
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return
+  for (const child of Object.values(value)) deepFreeze(child)
+  Object.freeze(value)
+}
+
+/** The sign-in answer (docs/api/authentication.md). */
+export interface SignInResult {
+  data: { access_token: string; token_type: 'Bearer'; expires_at: string; user: ReturnType<typeof toUser> }
+}
+
+async function issueBasicToken(ctx: ServiceCtx, userId: number): Promise<{ plaintext: string; expiresAt: Date }> {
+  const token = newToken('basic')
+  const expiresAt = new Date(Date.now() + ctx.config.basicTokenTtlDays * 86_400_000)
+  ctx.em.create(AccessToken, {
+    user: userId,
+    kind: 'basic',
+    name: 'sign-in',
+    tokenHash: token.hash,
+    prefix: token.prefix,
+    abilities: ['read', 'write'],
+    serviceId: ctx.serviceId,
+    expiresAt,
+  })
+  await ctx.em.flush()
+  return { plaintext: token.plaintext, expiresAt }
+}
+
+async function signedIn(ctx: ServiceCtx, userId: number): Promise<SignInResult> {
+  const { plaintext, expiresAt } = await issueBasicToken(ctx, userId)
+  const [row] = await ctx.em.execute(
+    `select ${userColumns('u', 'u_')}, ${workspaceColumns('w', 'w_')} from users u
+     left join workspaces w on w.id = u.primary_workspace_id and w.deleted_at is null where u.id = ?`,
+    [userId],
+  )
+  const user = unprefix<UserRow>(row, 'u_')
+  const primary = row.w_uuid ? unprefix<WorkspaceRow>(row, 'w_') : null
+  return {
+    data: {
+      access_token: plaintext,
+      token_type: 'Bearer',
+      expires_at: expiresAt.toISOString(),
+      user: toUser(user, primary, userId, ctx.config.appUrl),
+    },
+  }
+}
+
+/** Input of sign-up. */
+export interface SignUpInput {
+  name: string
+  email: string
+  password: string
+  first_name?: string
+  last_name?: string
+}
+
+/** Splits a display name into first and last name at the first space. */
+function splitName(name: string): { first: string; last: string } {
+  const trimmed = name.trim()
+  const space = trimmed.indexOf(' ')
+  return space < 0 ? { first: trimmed, last: '' } : { first: trimmed.slice(0, space), last: trimmed.slice(space + 1).trim() }
+}
+
+/**
+ * Creates a user, their primary workspace (they own it) and a basic token.
+ * @throws ForbiddenError when sign-up is turned off; ValidationError (`email`) when taken.
+ */
+export async function signUp(ctx: ServiceCtx, input: SignUpInput): Promise<SignInResult> {
+  if (!ctx.config.signUpEnabled) throw new ForbiddenError('Sign-up is disabled on this server')
+  const email = input.email.trim().toLowerCase()
+  const taken = await ctx.em.execute('select 1 from users where email = ? and service_id is not distinct from ?', [
+    email,
+    ctx.serviceId,
+  ])
+  if (taken.length) throw new ValidationError(['email'], 'The email has already been taken')
+  const split = splitName(input.name)
+  const passwordHash = await hashPassword(input.password)
+  const userId = await ctx.em.transactional(async (em) => {
+    const user = em.create(User, {
+      name: input.name.trim(),
+      firstName: input.first_name?.trim() ?? split.first,
+      lastName: input.last_name?.trim() ?? split.last,
+      email,
+      passwordHash,
+      serviceId: ctx.serviceId,
+      primaryWorkspace: null,
+    })
+    await em.flush()
+    const workspaceName = `${user.firstName || user.name}'s Workspace`
+    const workspace = em.create(Workspace, {
+      name: workspaceName,
+      slug: await uniqueSlug(em, workspaceName),
+      serviceId: ctx.serviceId,
+      user,
+      metadata: {},
+    })
+    em.create(WorkspaceMember, { workspace, user, role: 'owner' })
+    user.primaryWorkspace = workspace
+    await em.flush()
+    return user.id
+  })
+  return signedIn(ctx, userId)
+}
+
+/**
+ * Checks e-mail and password and issues a basic token. Unknown e-mail and wrong password answer
+ * the same 401 after the same work.
+ * @throws UnauthorizedError on bad credentials.
+ */
+export async function signIn(ctx: ServiceCtx, input: { email: string; password: string }): Promise<SignInResult> {
+  const email = input.email.trim().toLowerCase()
+  const [row] = await ctx.em.execute(
+    'select id, password_hash as "passwordHash" from users where email = ? and service_id is not distinct from ?',
+    [email, ctx.serviceId],
+  )
+  const valid = await argon2Verify(typeof row?.passwordHash === 'string' ? row.passwordHash : DUMMY_HASH, input.password)
+  if (!row || !valid) throw new UnauthorizedError('Invalid credentials')
+  return signedIn(ctx, Number(row.id))
+}
+
+/**
+ * Revokes the token the caller used, and drops the caller's cached tokens here and in every
+ * process (src/platform/auth-cache.ts), so the token answers 401 from the next request on.
+ */
+export async function logout(ctx: ServiceCtx & { auth: AuthContext }): Promise<void> {
+  await ctx.em.execute('update access_tokens set revoked_at = now(), updated_at = now() where id = ?', [ctx.auth.token.id])
+  await ctx.deps.authCache.invalidate({ users: [ctx.auth.user.id] })
+}

@@ -1,0 +1,58 @@
+/**
+ * `POST /api/v1/threads/{thread_uuid}/generate-name` (docs/api/resources.md): names a
+ * thread from its first messages with the thread agent's model, stores and answers the thread.
+ *
+ * The model is asked for a title of at most six words; its answer is cut to its first line,
+ * stripped of quotes and a final full stop, and bounded to 80 characters. The built-in local test
+ * model does not think, so with it the name is the opening words of the first user message.
+ */
+import { ValidationError } from '../platform/errors.ts'
+import type { TThread } from './thread.schema.ts'
+import { jsonRecordOf, storableText } from '../access/wire.ts'
+import { completeText } from '../models/complete.ts'
+import { resolveAgentModel } from '../models/agent-model.ts'
+import { threadHistory } from './messages.service.ts'
+import type { ResourceCtx } from '../context.ts'
+import { readThread, requireThread } from './threads.service.ts'
+
+/** Messages the name is made from. */
+const NAME_SOURCE_MESSAGES = 6
+/** Longest name stored, in characters. */
+const NAME_MAX = 80
+
+const INSTRUCTION = 'Name this conversation in at most six words. Answer with the name only, without quotes.'
+
+/**
+ * Names thread `uuid` (module comment).
+ * @throws NotFoundError (not the caller's thread), ValidationError (no messages yet, or the
+ *   agent's model is unknown or has no credential), UpstreamError / UpstreamTimeoutError.
+ */
+export async function generateName(ctx: ResourceCtx, uuid: string): Promise<{ data: TThread }> {
+  const thread = await requireThread(ctx, uuid, true)
+  const history = (await threadHistory(ctx.em, thread.id, NAME_SOURCE_MESSAGES)).filter((m) => m.content.trim() !== '')
+  if (history.length === 0) throw new ValidationError(['thread_uuid'], 'The thread has no messages to name it from')
+  const [agent] = await ctx.em.execute<{ metadata: unknown }[]>('select metadata from agents where id = ?', [thread.agentId])
+  const model = await resolveAgentModel(ctx, jsonRecordOf(agent?.metadata))
+  let name: string
+  if (model.driver === 'local') {
+    const first = history.find((m) => m.role === 'user') ?? history[0]
+    name = first.content.split(/\s+/).filter(Boolean).slice(0, 6).join(' ')
+  } else {
+    const transcript = history.map((m) => `${m.role}: ${m.content}`).join('\n').slice(0, 8_000)
+    name = cleanName(await completeText(model, ctx.config, { system: INSTRUCTION, prompt: transcript, maxOutputTokens: 30 }, 'name the thread'))
+  }
+  const cleaned = storableText(cleanName(name)) || 'Untitled conversation'
+  await ctx.em.execute('update threads set name = ?, updated_at = now() where id = ?', [cleaned, thread.id])
+  return { data: await readThread(ctx.em, ctx.config.appUrl, thread.id) }
+}
+
+/** First line, no surrounding quotes or final full stop, white space folded, at most {@link NAME_MAX} characters. */
+export function cleanName(raw: string): string {
+  const line = raw.trim().split('\n')[0] ?? ''
+  return line
+    .replace(/^["'“”‘’`*#\s]+|["'“”‘’`*\s]+$/g, '')
+    .replace(/\.$/, '')
+    .replace(/\s+/g, ' ')
+    .slice(0, NAME_MAX)
+    .trim()
+}
