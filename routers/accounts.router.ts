@@ -3,15 +3,8 @@
  * is write-only: answers show `secret_hint` and `has_secret`, never the secret.
  */
 import { z } from 'zod'
-import * as accounts from '../src/catalog/accounts.service.ts'
-import {
-  Account,
-  AccountListInput,
-  CreateAccountInput,
-  DeleteAccountInput,
-  RetrieveAccountInput,
-  UpdateAccountInput,
-} from '../src/catalog/account.schema.ts'
+import { accounts } from '../src/catalog/index.ts'
+import { Account, AccountListInput, CreateAccountInput, DeleteAccountInput, RetrieveAccountInput, UpdateAccountInput } from '../src/catalog/index.ts'
 import { envelope, paginated } from '../src/access/wire.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 

@@ -4,9 +4,9 @@
  * update, delete, share, favourite.
  */
 import { z } from 'zod'
-import * as agents from '../src/agents/agents.service.ts'
-import { generateAgent } from '../src/agents/agent-generate.service.ts'
-import * as leaderboard from '../src/agents/leaderboard.service.ts'
+import { agents } from '../src/agents/index.ts'
+import { generateAgent } from '../src/agents/index.ts'
+import { leaderboard } from '../src/agents/index.ts'
 import {
   AgentPathInput,
   CreateAgentInput,
@@ -15,9 +15,9 @@ import {
   RetrieveAgentInput,
   ShareAgentInput,
   UpdateAgentInput,
-} from '../src/agents/agent-input.schema.ts'
-import { Agent } from '../src/agents/agent.schema.ts'
-import { LeaderboardInput, LeaderboardResponse } from '../src/agents/leaderboard.schema.ts'
+} from '../src/agents/index.ts'
+import { Agent } from '../src/agents/index.ts'
+import { LeaderboardInput, LeaderboardResponse } from '../src/agents/index.ts'
 import { envelope, paginated } from '../src/access/wire.ts'
 import { cachedWorkspaceProcedure } from '../src/trpc/cache.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'

@@ -1,7 +1,7 @@
 /** Authentication (docs/api/authentication.md): sign-up, sign-in, logout. */
 import { z } from 'zod'
-import * as auth from '../src/tenancy/auth.service.ts'
-import { SignInInput, SignInResponse, SignUpInput } from '../src/tenancy/auth.schema.ts'
+import { auth } from '../src/tenancy/index.ts'
+import { SignInInput, SignInResponse, SignUpInput } from '../src/tenancy/index.ts'
 import { authedProcedure, publicProcedure, router } from '../src/trpc/init.ts'
 import { signInLimit, signUpLimit } from '../src/trpc/limits.ts'
 

@@ -1,5 +1,5 @@
 /** The category catalogue: `GET /api/v1/categories`. */
-import * as categories from '../src/catalog/categories.service.ts'
+import { categories } from '../src/catalog/index.ts'
 import { Category, ListCategoriesInput } from '../src/access/resource.schema.ts'
 import { paginated } from '../src/access/wire.ts'
 import { authedProcedure, router } from '../src/trpc/init.ts'

@@ -12,7 +12,7 @@ import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server'
 import type { AppRouter } from './index.ts'
 
 export type { AppRouter }
-export type { RunEventRecord } from '../src/runs/run-event.ts'
+export type { RunEventRecord } from '../src/runs/index.ts'
 export type { ErrorIssue } from '../src/trpc/root-types.ts'
 
 /** The input of every procedure, by router and procedure: `RouterInputs['agents']['create']`. */

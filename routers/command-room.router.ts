@@ -3,18 +3,8 @@
  * their owner. Store, list, retrieve, update, remove, fire now, and a task's firings.
  */
 import { z } from 'zod'
-import * as commandRoom from '../src/command-room/command-room.service.ts'
-import {
-  CommandRoomFiring,
-  CommandRoomFiringEnvelope,
-  CommandRoomFiringListInput,
-  CommandRoomTask,
-  CommandRoomTaskEnvelope,
-  CommandRoomTaskListInput,
-  CommandRoomTaskPathInput,
-  StoreCommandRoomTaskInput,
-  UpdateCommandRoomTaskInput,
-} from '../src/command-room/command-room.schema.ts'
+import { commandRoom } from '../src/command-room/index.ts'
+import { CommandRoomFiring, CommandRoomFiringEnvelope, CommandRoomFiringListInput, CommandRoomTask, CommandRoomTaskEnvelope, CommandRoomTaskListInput, CommandRoomTaskPathInput, StoreCommandRoomTaskInput, UpdateCommandRoomTaskInput } from '../src/command-room/index.ts'
 import { paginated } from '../src/access/wire.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 

@@ -3,17 +3,8 @@
  * retrieve, delete and retry documents, and search what a run would be given.
  */
 import { z } from 'zod'
-import * as knowledge from '../src/knowledge/knowledge.service.ts'
-import {
-  KnowledgeDocument,
-  KnowledgeDocumentEnvelope,
-  KnowledgeDocumentsEnvelope,
-  KnowledgeListInput,
-  KnowledgePathInput,
-  KnowledgeSearchEnvelope,
-  KnowledgeSearchInput,
-  TrainAgentInput,
-} from '../src/knowledge/knowledge.schema.ts'
+import { knowledge } from '../src/knowledge/index.ts'
+import { KnowledgeDocument, KnowledgeDocumentEnvelope, KnowledgeDocumentsEnvelope, KnowledgeListInput, KnowledgePathInput, KnowledgeSearchEnvelope, KnowledgeSearchInput, TrainAgentInput } from '../src/knowledge/index.ts'
 import { paginated } from '../src/access/wire.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 

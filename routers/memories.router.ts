@@ -3,8 +3,8 @@
  * them; their owner lists, reads, edits and deletes them.
  */
 import { z } from 'zod'
-import * as memories from '../src/threads/memories.service.ts'
-import { Memory, MemoryEnvelope, MemoryListInput, MemoryPathInput, UpdateMemoryInput } from '../src/threads/memory.schema.ts'
+import { memories } from '../src/threads/index.ts'
+import { Memory, MemoryEnvelope, MemoryListInput, MemoryPathInput, UpdateMemoryInput } from '../src/threads/index.ts'
 import { paginated } from '../src/access/wire.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 

@@ -3,15 +3,8 @@
  * message without running the model (`POST /api/v1/threads/{uuid}/run` runs it).
  */
 import { z } from 'zod'
-import * as messages from '../src/threads/messages.service.ts'
-import {
-  CreateMessageInput,
-  Message,
-  MessageEnvelope,
-  MessageListInput,
-  MessagePathInput,
-  UpdateMessageInput,
-} from '../src/threads/message.schema.ts'
+import { messages } from '../src/threads/index.ts'
+import { CreateMessageInput, Message, MessageEnvelope, MessageListInput, MessagePathInput, UpdateMessageInput } from '../src/threads/index.ts'
 import { paginated } from '../src/access/wire.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 

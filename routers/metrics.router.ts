@@ -7,17 +7,8 @@
  * parsers run.
  */
 import type { z } from 'zod'
-import * as metrics from '../src/metrics/metrics.service.ts'
-import {
-  AgentMetricsInput,
-  ExecutionMetricsInput,
-  MessageMetricsInput,
-  MetricsResponse,
-  ThreadMetricsInput,
-  WorkflowMetricsInput,
-  WorkspaceMetricsInput,
-  WorkspaceMetricsResponse,
-} from '../src/metrics/metrics.schema.ts'
+import { metrics } from '../src/metrics/index.ts'
+import { AgentMetricsInput, ExecutionMetricsInput, MessageMetricsInput, MetricsResponse, ThreadMetricsInput, WorkflowMetricsInput, WorkspaceMetricsInput, WorkspaceMetricsResponse } from '../src/metrics/index.ts'
 import { cachedWorkspaceProcedure } from '../src/trpc/cache.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 

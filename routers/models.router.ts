@@ -3,15 +3,8 @@
  * a workspace sees, with `is_available` for the caller, and the workspace's custom models.
  */
 import { z } from 'zod'
-import * as models from '../src/models/models.service.ts'
-import {
-  CreateModelInput,
-  LargeLanguageModel,
-  ModelListInput,
-  ModelPathInput,
-  ModelRefInput,
-  UpdateModelInput,
-} from '../src/models/model.schema.ts'
+import { models } from '../src/models/index.ts'
+import { CreateModelInput, LargeLanguageModel, ModelListInput, ModelPathInput, ModelRefInput, UpdateModelInput } from '../src/models/index.ts'
 import { envelope, paginated } from '../src/access/wire.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 

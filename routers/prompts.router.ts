@@ -3,16 +3,8 @@
  * reusable prompt templates with declared inputs.
  */
 import { z } from 'zod'
-import * as prompts from '../src/prompts/prompts.service.ts'
-import {
-  CreatePromptInput,
-  DeletePromptInput,
-  ListPromptsInput,
-  PromptList,
-  PromptResponse,
-  RetrievePromptInput,
-  UpdatePromptInput,
-} from '../src/prompts/prompt.schema.ts'
+import { prompts } from '../src/prompts/index.ts'
+import { CreatePromptInput, DeletePromptInput, ListPromptsInput, PromptList, PromptResponse, RetrievePromptInput, UpdatePromptInput } from '../src/prompts/index.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
 const tags = ['Prompts']

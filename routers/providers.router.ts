@@ -3,8 +3,8 @@
  * (openai, anthropic, openai-compatible, ollama, local) plus custom ones of a workspace.
  */
 import { z } from 'zod'
-import * as providers from '../src/catalog/providers.service.ts'
-import { CreateProviderInput, Provider, ProviderListInput, ProviderPathInput, UpdateProviderInput } from '../src/catalog/provider.schema.ts'
+import { providers } from '../src/catalog/index.ts'
+import { CreateProviderInput, Provider, ProviderListInput, ProviderPathInput, UpdateProviderInput } from '../src/catalog/index.ts'
 import { envelope, paginated } from '../src/access/wire.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 

@@ -5,16 +5,8 @@
  * REST clients follow events at `GET /api/v1/runs/{run_uuid}/events` (src/http/run-events.routes.ts).
  */
 import { tracked } from '@trpc/server'
-import * as runs from '../src/runs/runs.service.ts'
-import {
-  RunAgentInput,
-  RunEventsInput,
-  RunPathInput,
-  RunPromptInput,
-  RunResult,
-  RunThreadInput,
-  type TRunResult,
-} from '../src/runs/run.schema.ts'
+import { runs } from '../src/runs/index.ts'
+import { RunAgentInput, RunEventsInput, RunPathInput, RunPromptInput, RunResult, RunThreadInput, type TRunResult } from '../src/runs/index.ts'
 import type { Ctx } from '../src/trpc/context.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 

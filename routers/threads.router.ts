@@ -4,9 +4,9 @@
  * (`generate-name`) calls the agent's model through src/threads/thread-names.service.ts.
  */
 import { z } from 'zod'
-import * as threadNames from '../src/threads/thread-names.service.ts'
-import * as threads from '../src/threads/threads.service.ts'
-import { CreateThreadInput, Thread, ThreadEnvelope, ThreadListInput, ThreadPathInput, UpdateThreadInput } from '../src/threads/thread.schema.ts'
+import { threadNames } from '../src/threads/index.ts'
+import { threads } from '../src/threads/index.ts'
+import { CreateThreadInput, Thread, ThreadEnvelope, ThreadListInput, ThreadPathInput, UpdateThreadInput } from '../src/threads/index.ts'
 import { paginated } from '../src/access/wire.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 

@@ -3,8 +3,8 @@
  * request (method, URL template, JSON-schema input) to an optional provider of type `tool`.
  */
 import { z } from 'zod'
-import * as tools from '../src/catalog/tools.service.ts'
-import { CreateToolInput, Tool, ToolListInput, ToolPathInput, UpdateToolInput } from '../src/catalog/tool.schema.ts'
+import { tools } from '../src/catalog/index.ts'
+import { CreateToolInput, Tool, ToolListInput, ToolPathInput, UpdateToolInput } from '../src/catalog/index.ts'
 import { envelope, paginated } from '../src/access/wire.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 

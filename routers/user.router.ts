@@ -1,16 +1,8 @@
 /** The authenticated user and their access tokens (docs/api/authentication.md). */
-import * as tokens from '../src/tenancy/access-tokens.service.ts'
-import * as users from '../src/tenancy/users.service.ts'
+import { tokens } from '../src/tenancy/index.ts'
+import { users } from '../src/tenancy/index.ts'
 import { z } from 'zod'
-import {
-  AccessTokenList,
-  AccessTokenListInput,
-  AccessTokenResponse,
-  AccessTokenUuidInput,
-  CreateAccessTokenInput,
-  CreatedAccessTokenResponse,
-  UserResponse,
-} from '../src/tenancy/auth.schema.ts'
+import { AccessTokenList, AccessTokenListInput, AccessTokenResponse, AccessTokenUuidInput, CreateAccessTokenInput, CreatedAccessTokenResponse, UserResponse } from '../src/tenancy/index.ts'
 import { authedProcedure, router } from '../src/trpc/init.ts'
 
 export const userRouter = router({

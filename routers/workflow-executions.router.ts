@@ -4,16 +4,8 @@
  * `/{execution_uuid}` paths so the static path is matched first.
  */
 import { z } from 'zod'
-import * as executions from '../src/workflows/workflow-executions.service.ts'
-import {
-  ListWorkflowExecutionsInput,
-  WorkflowExecutionCounts,
-  WorkflowExecutionCountsInput,
-  WorkflowExecutionDetailResponse,
-  WorkflowExecutionList,
-  WorkflowExecutionPathInput,
-  WorkflowExecutionResponse,
-} from '../src/workflows/workflow-execution.schema.ts'
+import { executions } from '../src/workflows/index.ts'
+import { ListWorkflowExecutionsInput, WorkflowExecutionCounts, WorkflowExecutionCountsInput, WorkflowExecutionDetailResponse, WorkflowExecutionList, WorkflowExecutionPathInput, WorkflowExecutionResponse } from '../src/workflows/index.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
 const tags = ['Workflow executions']

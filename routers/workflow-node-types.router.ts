@@ -1,7 +1,7 @@
 /** The workflow node type catalogue (docs/api/workflows.md): `GET /api/v1/workflow-node-types`. */
 import { z } from 'zod'
-import { WorkflowNodeTypeList } from '../src/workflows/workflow-node-type.schema.ts'
-import * as nodeTypes from '../src/workflows/workflow-node-types.service.ts'
+import { WorkflowNodeTypeList } from '../src/workflows/index.ts'
+import { nodeTypes } from '../src/workflows/index.ts'
 import { authedProcedure, router } from '../src/trpc/init.ts'
 
 export const workflowNodeTypesRouter = router({

@@ -1,21 +1,11 @@
 /** Workflows as stored resources (specification: "Workflow"; docs/api/resources.md and docs/api/workflows.md). */
 import { z } from 'zod'
-import * as workflows from '../src/workflows/workflows.service.ts'
-import { generateWorkflow } from '../src/workflows/workflow-generate.service.ts'
-import { shareWorkflow } from '../src/workflows/workflow-shares.service.ts'
-import * as workflowRuns from '../src/workflows/workflow-runs.service.ts'
-import { WorkflowExecutionDetailResponse } from '../src/workflows/workflow-execution.schema.ts'
-import {
-  CreateWorkflowInput,
-  GenerateWorkflowInput,
-  ListWorkflowsInput,
-  RunWorkflowInput,
-  ShareWorkflowInput,
-  UpdateWorkflowInput,
-  WorkflowList,
-  WorkflowPathInput,
-  WorkflowResponse,
-} from '../src/workflows/workflow.schema.ts'
+import { workflows } from '../src/workflows/index.ts'
+import { generateWorkflow } from '../src/workflows/index.ts'
+import { shareWorkflow } from '../src/workflows/index.ts'
+import { workflowRuns } from '../src/workflows/index.ts'
+import { WorkflowExecutionDetailResponse } from '../src/workflows/index.ts'
+import { CreateWorkflowInput, GenerateWorkflowInput, ListWorkflowsInput, RunWorkflowInput, ShareWorkflowInput, UpdateWorkflowInput, WorkflowList, WorkflowPathInput, WorkflowResponse } from '../src/workflows/index.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
 const tags = ['Workflows']

@@ -1,8 +1,8 @@
 /** Workspaces and their members (specification: "Workspace"; docs/api/tenancy.md and docs/api/resources.md). */
 import { z } from 'zod'
-import * as members from '../src/tenancy/members.service.ts'
-import * as workspaces from '../src/tenancy/workspaces.service.ts'
-import { AddMemberInput, MemberList, MemberListInput, MemberPathInput, MemberResponse, UpdateMemberInput } from '../src/tenancy/member.schema.ts'
+import { members } from '../src/tenancy/index.ts'
+import { workspaces } from '../src/tenancy/index.ts'
+import { AddMemberInput, MemberList, MemberListInput, MemberPathInput, MemberResponse, UpdateMemberInput } from '../src/tenancy/index.ts'
 import { Workspace } from '../src/access/user.schema.ts'
 import { CreateWorkspaceInput, UpdateWorkspaceInput } from '../src/access/workspace.schema.ts'
 import { envelope, paginated, pageQuery, sortParam, text, withParam } from '../src/access/wire.ts'

@@ -15,12 +15,13 @@ import { DueScheduler } from './platform/scheduler.ts'
 import { RedisConnection } from './platform/redis.ts'
 import type { AuthContext } from './context.ts'
 import type { AppDeps } from './trpc/context.ts'
-import { RunManager } from './runs/run-manager.ts'
-import { WorkflowEngine } from './workflows/engine.ts'
-import { KnowledgeEngine } from './knowledge/ingest.ts'
-import { CommandRoomEngine } from './command-room/engine.ts'
-import { createCommandRoomActor } from './command-room/command-room-firing.ts'
-import { createWorkflowNodeServices } from './workflows/workflow-node-services.ts'
+import { RunManager } from './runs/index.ts'
+import { WorkflowEngine } from './workflows/index.ts'
+import { KnowledgeEngine } from './knowledge/index.ts'
+import { CommandRoomEngine } from './command-room/index.ts'
+import { createCommandRoomActor } from './command-room/index.ts'
+import { createWorkflowNodeServices } from './workflows/index.ts'
+import { linkedWorkflows } from './workflows/index.ts'
 import { InFlight } from './trpc/in-flight.ts'
 import { hashServiceKeys } from './trpc/init.ts'
 import { createRateLimits } from './trpc/rate-limit.ts'
@@ -53,13 +54,13 @@ export const RELEASE_MS = 1_500
 
 /** Dependencies plus the means to release them. */
 export interface Runtime extends AppDeps {
-  /** The whole run manager (services see its port, `RunsPort`). */
+  /** The whole run manager (services see its port, `RunsPort`, src/runs/runs.port.ts). */
   runs: RunManager
-  /** The whole workflow engine (services see its port, `WorkflowsPort`). */
+  /** The whole workflow engine (services see its port, `WorkflowsPort`, src/workflows/workflows.port.ts). */
   workflows: WorkflowEngine
-  /** The whole knowledge engine (services see its port, `KnowledgePort`). */
+  /** The whole knowledge engine (services see its port, `KnowledgePort`, src/knowledge/knowledge.port.ts). */
   knowledge: KnowledgeEngine
-  /** The command room engine (services see its port, `CommandRoomPort`). */
+  /** The command room engine (services see its port, `CommandRoomPort`, src/command-room/command-room.port.ts). */
   commandRoom: CommandRoomEngine
   /** The durable job queue (pg-boss) the engines register their jobs with. */
   jobs: JobQueue
@@ -149,6 +150,7 @@ export async function createRuntime(
     inFlight,
     readCache,
     runs,
+    linkedWorkflows,
     workflows,
     knowledge,
     commandRoom,

@@ -4,11 +4,12 @@
  * Services, access rules and the composition of a request's caller depend on these types only,
  * never on tRPC or HTTP: the tRPC context (src/trpc/context.ts) extends {@link ServiceCtx}, and a
  * workflow execution builds one of its own to act as its user (src/access/acting-context.ts).
- * The runtime's engines appear here as ports: the few methods services call on the run manager
- * (src/runs/run-manager.ts), the workflow engine (src/workflows/engine.ts), the knowledge
- * engine (src/knowledge/ingest.ts) and the command room engine (src/command-room/engine.ts).
- * This module imports types only, from the platform, entities, wire shapes and those engine classes,
- * none of which imports it back.
+ * The runtime's engines appear in {@link ServiceDeps} as ports that each capability adds to it
+ * itself, by declaration merging, in its own `<capability>.port.ts` (src/runs/runs.port.ts,
+ * src/workflows/workflows.port.ts, src/knowledge/knowledge.port.ts,
+ * src/command-room/command-room.port.ts): this module names no capability, so every capability
+ * may import it without a circle. It imports types only, from the platform, entities and the
+ * shared resource kit's owner and workspace rows.
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import type { TokenAbility, TokenKind, WorkspaceRole } from '../entities/index.ts'
@@ -19,10 +20,6 @@ import type { Logger } from './platform/logger.ts'
 import type { ReadCache } from './platform/read-cache.ts'
 import type { UserRow } from './access/user.schema.ts'
 import type { WorkspaceRow } from './access/workspace.schema.ts'
-import type { RunManager } from './runs/run-manager.ts'
-import type { WorkflowEngine } from './workflows/engine.ts'
-import type { KnowledgeEngine } from './knowledge/ingest.ts'
-import type { CommandRoomEngine } from './command-room/engine.ts'
 
 /** The authenticated caller, attached to the context by `authedProcedure`. */
 export interface AuthContext {
@@ -58,19 +55,10 @@ export interface WorkspaceContext {
   role: WorkspaceRole
 }
 
-/** What services call on the runs executing in this process (src/runs/run-manager.ts). */
-export type RunsPort = Pick<RunManager, 'bus' | 'start' | 'track' | 'cancel'>
-
-/** What services call on this process's workflow engine (src/workflows/engine.ts). */
-export type WorkflowsPort = Pick<WorkflowEngine, 'runHere' | 'runQueued' | 'abort' | 'syncSchedule' | 'webhooks'>
-
-/** What services call on the knowledge engine (src/knowledge/ingest.ts): queue documents, read the retrieval mode. */
-export type KnowledgePort = Pick<KnowledgeEngine, 'queue' | 'mode'>
-
-/** What services call on the command room engine (src/command-room/engine.ts): send a firing's job, wake the scheduler for a new due time. */
-export type CommandRoomPort = Pick<CommandRoomEngine, 'send' | 'wake'>
-
-/** Long-lived dependencies of one process that services use. */
+/**
+ * Long-lived dependencies of one process that services use. Capabilities add their engines'
+ * ports here (module comment); the runtime (src/app.ts) supplies them all.
+ */
 export interface ServiceDeps {
   orm: Orm
   config: Config
@@ -79,10 +67,6 @@ export interface ServiceDeps {
   authCache: AuthCache<AuthContext>
   /** Cached single-resource reads of this process; every mutation drops them. */
   readCache: ReadCache
-  runs: RunsPort
-  workflows: WorkflowsPort
-  knowledge: KnowledgePort
-  commandRoom: CommandRoomPort
 }
 
 /** What a transport knows about one request (an HTTP request, a WebSocket call, a workflow node). */

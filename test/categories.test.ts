@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ValidationError } from '../src/platform/errors.ts'
-import { categoriesOf } from '../src/catalog/categories.service.ts'
+import { categoriesOf } from '../src/access/categories.ts'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { expectErrorBody, expectInvalid, UUID } from './helpers/expect.ts'
 import type { ResourceCtx } from '../src/context.ts'

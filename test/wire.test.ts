@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { iso, page, withParam } from '../src/access/wire.ts'
 import { slugify } from '../src/platform/slugs.ts'
-import { mergeMetadata } from '../src/tenancy/workspaces.service.ts'
+import { mergeMetadata } from '../src/access/metadata.ts'
 import { toDate } from '../src/platform/sql.ts'
 
 describe('paginator (docs/api/conventions.md)', () => {

@@ -6,7 +6,7 @@
  */
 import { likePattern, listScopeSql } from './resource-access.ts'
 import type { TResourceListFilters } from './resource.schema.ts'
-import { inCategoriesSql } from '../catalog/categories.service.ts'
+import { inCategoriesSql } from './categories.ts'
 import type { ResourceCtx } from '../context.ts'
 import { favoriteSql } from './visibility.ts'
 import type { SqlFragment } from '../platform/sql.ts'

@@ -12,7 +12,6 @@
  */
 import type { ResourceCtx } from '../context.ts'
 import { ValidationError, type FieldPath } from '../platform/errors.ts'
-import type { TCreateAgentInput } from '../agents/agent-input.schema.ts'
 import { listScopeSql, serviceScopeSql, viewerOf } from './resource-access.ts'
 import { visibleSql } from './visibility.ts'
 
@@ -94,7 +93,13 @@ export interface AgentLinks {
   categoryIds?: number[]
 }
 
-type LinkInput = Pick<TCreateAgentInput, 'tools' | 'workflows' | 'file' | 'category_uuids'>
+/** The links of an agent's create or update body (src/agents/agent-input.schema.ts), as far as they are resolved here. */
+interface LinkInput {
+  tools?: { tool_uuid: string; account_uuid?: string | null }[]
+  workflows?: { workflow_uuid: string }[]
+  file?: { keys: string[] }
+  category_uuids?: string[]
+}
 
 /** Live rows of `table` with these uuids that the caller may see, in the caller's service scope. */
 async function visibleRows(ctx: ResourceCtx, table: 'tools' | 'accounts' | 'workflows', uuids: string[], extra = '', join = '') {

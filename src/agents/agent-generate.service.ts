@@ -25,7 +25,7 @@
  */
 import { z } from 'zod'
 import { bindableTools, type BindableTool } from '../access/references.ts'
-import { checkWith, generateStructured, issueLines, type Checked } from '../models/structured-generate.ts'
+import { checkWith, generateStructured, issueLines, type Checked } from '../models/index.ts'
 import { UpstreamError } from '../platform/errors.ts'
 import {
   CreateAgentInput,
@@ -35,7 +35,7 @@ import {
   type TGeneratedAgent,
 } from './agent-input.schema.ts'
 import { DISC_PERSONALITIES, OPENAI_VOICES, type TAgent } from './agent.schema.ts'
-import { resolveFor } from '../models/agent-model.ts'
+import { resolveFor } from '../models/index.ts'
 import { create } from './agents.service.ts'
 import type { ResourceCtx } from '../context.ts'
 

@@ -6,7 +6,7 @@ import { z } from 'zod'
 import { AGENT_RELATIONS, AGENT_SORTS, DISC_PERSONALITIES, OPENAI_VOICES } from './agent.schema.ts'
 import { CategoryUuids, checkMetadata, extraStringsDocumented, MediaKey, ProfilePhotoConfigInput, resourceListFilters, Visibility } from '../access/resource.schema.ts'
 import { shareInput } from '../access/share.schema.ts'
-import { ModelRef } from '../models/model.schema.ts'
+import { ModelRef } from '../models/index.ts'
 import { jsonBoolean, name, pageQuery, sortParam, text, withParam } from '../access/wire.ts'
 
 /** Largest `metadata`, serialized as JSON, in bytes (docs/api/resources.md: 64 KiB), also after an update's merge. */

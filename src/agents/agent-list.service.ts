@@ -12,17 +12,8 @@
 import { permissionOf } from '../access/visibility.ts'
 import type { TListAgentsInput } from './agent-input.schema.ts'
 import { toAgent, type AgentRelation } from './agent.schema.ts'
-import {
-  toPivotAccount,
-  toTool,
-  withPivotAccount,
-  type PivotAccountRow,
-  type TAgentTool,
-  type TPivotAccount,
-  type TTool,
-  type ToolRow,
-} from '../catalog/tool.schema.ts'
-import { toWorkflowBase, type TWorkflowBase, type WorkflowRow } from '../workflows/workflow.schema.ts'
+import { toPivotAccount, toTool, withPivotAccount, type PivotAccountRow, type TAgentTool, type TPivotAccount, type TTool, type ToolRow } from '../catalog/index.ts'
+import { toWorkflowBase, type TWorkflowBase, type WorkflowRow } from '../workflows/index.ts'
 import { isRecord, jsonValueOf, page, sortOf } from '../access/wire.ts'
 import { linkedRowsSql, linksColumn, selectSql, toRecord } from './agent-read.service.ts'
 import { executePrepared } from '../platform/db.ts'

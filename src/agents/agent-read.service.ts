@@ -22,9 +22,9 @@ import {
   type TAgent,
 } from './agent.schema.ts'
 import type { TCategory } from '../access/resource.schema.ts'
-import { TOOL_FIELDS, type AgentToolRow } from '../catalog/tool.schema.ts'
+import { TOOL_FIELDS, type AgentToolRow } from '../catalog/index.ts'
 import type { UserRow } from '../access/user.schema.ts'
-import { WORKFLOW_FIELDS, type WorkflowRow } from '../workflows/workflow.schema.ts'
+import { WORKFLOW_FIELDS, type WorkflowRow } from '../workflows/index.ts'
 import type { WorkspaceRow } from '../access/workspace.schema.ts'
 import { USAGE_WINDOW_DAYS } from './usage-frequency.ts'
 import {

@@ -7,10 +7,10 @@ import { z } from 'zod'
 import type { SharePermission } from '../../entities/index.ts'
 import { usageFrequency, USAGE_FREQUENCIES } from './usage-frequency.ts'
 import { Category, ProfilePhotoConfig, toProfilePhotoConfig, Visibility, type ResourceRow, type TCategory } from '../access/resource.schema.ts'
-import { AgentTool, toAgentTool, type AgentToolRow, type TAgentTool } from '../catalog/tool.schema.ts'
+import { AgentTool, toAgentTool, type AgentToolRow, type TAgentTool } from '../catalog/index.ts'
 import { NestedUser, NestedWorkspace, toNestedUser, type UserRow } from '../access/user.schema.ts'
 import { iso, isoOrNull, timestamp } from '../access/wire.ts'
-import { AgentWorkflow, toWorkflowBase, type TWorkflowBase, type WorkflowRow } from '../workflows/workflow.schema.ts'
+import { AgentWorkflow, toWorkflowBase, type TWorkflowBase, type WorkflowRow } from '../workflows/index.ts'
 import { mediaUrl, toWorkspaceBase, type WorkspaceRow } from '../access/workspace.schema.ts'
 
 /** Relations an agent response can embed (`with`); single responses embed them all. */

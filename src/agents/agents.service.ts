@@ -6,7 +6,7 @@
  * references a request names (photo, tools, accounts, workflows, files, categories) are resolved
  * by the access rules of src/access/references.ts before anything is written.
  */
-import { queueTrainedFiles, removeAgentKnowledge, syncAgentFiles } from '../knowledge/knowledge.service.ts'
+import { queueTrainedFiles, removeAgentKnowledge, syncAgentFiles } from '../knowledge/index.ts'
 import type { ReadCache, ReadStore } from '../platform/read-cache.ts'
 import { LockMode } from '@mikro-orm/core'
 import { Agent } from '../../entities/index.ts'
@@ -28,7 +28,7 @@ import { loadAgent, retrieveAgent } from './agent-read.service.ts'
 import { addFavorite, removeFavorite } from '../access/favorites.ts'
 import { shareResource } from '../access/shares.ts'
 import type { ResourceCtx } from '../context.ts'
-import { mergeMetadata } from '../tenancy/workspaces.service.ts'
+import { mergeMetadata } from '../access/metadata.ts'
 
 type Envelope = { data: TAgent }
 

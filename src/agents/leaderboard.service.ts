@@ -17,7 +17,7 @@ import { iso } from '../access/wire.ts'
 import { mediaUrl } from '../access/workspace.schema.ts'
 import { LEADERBOARD_FORMULA } from './leaderboard.score.ts'
 import { leaderboardStatement } from './leaderboard.query.ts'
-import { nowMicros } from '../metrics/metrics.query.ts'
+import { nowMicros } from '../metrics/index.ts'
 
 const HOUR_MS = 3_600_000
 

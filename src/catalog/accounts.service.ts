@@ -31,7 +31,7 @@ import { resealColumn, type ResealReport } from '../platform/reseal.ts'
 import { keyringOf, seal, secretHint, type Keyring } from '../platform/secrets.ts'
 import { selectColumns, unprefix, userColumns, workspaceColumns } from '../platform/sql.ts'
 import type { ResourceCtx } from '../context.ts'
-import { mergeMetadata } from '../tenancy/workspaces.service.ts'
+import { mergeMetadata } from '../access/metadata.ts'
 
 /**
  * Page or single-row source: the account, its provider, owner and workspace; never the ciphertext.

@@ -27,7 +27,7 @@ import { listPage, nameAndTimeSorts, type ListSource } from '../access/list-page
 import { selectColumns, unprefix } from '../platform/sql.ts'
 import { slugify } from '../platform/slugs.ts'
 import type { ResourceCtx } from '../context.ts'
-import { mergeMetadata } from '../tenancy/workspaces.service.ts'
+import { mergeMetadata } from '../access/metadata.ts'
 
 const SOURCE: ListSource = { from: 'providers p', columns: selectColumns('p', '', PROVIDER_FIELDS), alias: 'p', sorts: nameAndTimeSorts('p') }
 

@@ -26,7 +26,7 @@ import { listPage, nameAndTimeSorts, type ListSource } from '../access/list-page
 import { resolveProfilePhotoKey } from '../access/references.ts'
 import { usableProvider } from './providers.service.ts'
 import { selectColumns, unprefix } from '../platform/sql.ts'
-import { mergeMetadata } from '../tenancy/workspaces.service.ts'
+import { mergeMetadata } from '../access/metadata.ts'
 import type { ResourceCtx } from '../context.ts'
 
 const SOURCE: ListSource = {

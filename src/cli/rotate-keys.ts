@@ -10,9 +10,9 @@
  */
 import { loadConfig, loadDotEnv } from '../platform/config.ts'
 import { openOrm, targetFromConfig } from '../platform/db.ts'
-import { resealSecrets } from '../catalog/accounts.service.ts'
+import { resealSecrets } from '../catalog/index.ts'
 import { keyringOf } from '../platform/secrets.ts'
-import { resealWebhookSecrets } from '../workflows/webhooks.service.ts'
+import { resealWebhookSecrets } from '../workflows/index.ts'
 
 loadDotEnv()
 const config = loadConfig()

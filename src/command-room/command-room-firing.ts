@@ -15,8 +15,8 @@
 import { ForbiddenError, NotFoundError } from '../platform/errors.ts'
 import type { FiringActor, FiringLinks, FiringOutcome, FiringTarget } from './engine.ts'
 import { actingContext } from '../access/acting-context.ts'
-import { runAgent } from '../runs/runs.service.ts'
-import { runnableWorkflow } from '../workflows/workflow-runs.service.ts'
+import { runAgent } from '../runs/index.ts'
+import { runnableWorkflow } from '../workflows/index.ts'
 import type { ResourceCtx, ServiceDeps } from '../context.ts'
 
 /** A failure that means the owner may no longer make this firing. */

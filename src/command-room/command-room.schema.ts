@@ -8,7 +8,7 @@
 import { z } from 'zod'
 import { COMMAND_ROOM_FIRING_STATUSES, COMMAND_ROOM_LAST_STATUSES, type CommandRoomFiringStatus, type CommandRoomLastStatus } from '../../entities/index.ts'
 import { refineStorableJson, queryBoolean } from '../access/resource.schema.ts'
-import { RUN_INPUT_MAX } from '../runs/run.schema.ts'
+import { RUN_INPUT_MAX } from '../runs/index.ts'
 import { NestedUser, NestedWorkspace, toNestedUser, type UserRow } from '../access/user.schema.ts'
 import { envelope, iso, isoOrNull, jsonBoolean, name, pageQuery, sortParam, text, timestamp } from '../access/wire.ts'
 import { toWorkspaceBase, type WorkspaceRow } from '../access/workspace.schema.ts'

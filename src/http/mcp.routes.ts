@@ -19,7 +19,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../platform/errors.ts'
-import { callTool, listTools, UnknownToolError } from '../interop/mcp-server.service.ts'
+import { callTool, listTools, UnknownToolError } from '../interop/index.ts'
 import type { ResourceCtx } from '../context.ts'
 import { errorBody, handleRouteError } from './errors.ts'
 import type { CreateContext } from './request-context.ts'

@@ -6,7 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { resolveWorkspaceContext } from '../access/workspace-access.ts'
 import { ForbiddenError } from '../platform/errors.ts'
-import { authenticate } from '../tenancy/auth.service.ts'
+import { authenticate } from '../tenancy/index.ts'
 import type { Ctx } from '../trpc/context.ts'
 import { serviceIdOf } from '../trpc/service-scope.ts'
 import type { RequestMeta, ResourceCtx } from '../context.ts'

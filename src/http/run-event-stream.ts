@@ -12,9 +12,9 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ResourceCtx } from '../context.ts'
-import { FINAL_EVENT_TYPES } from '../runs/run-log.ts'
-import { toRunEvent, type TRunResult } from '../runs/run.schema.ts'
-import * as runs from '../runs/runs.service.ts'
+import { FINAL_EVENT_TYPES } from '../runs/index.ts'
+import { toRunEvent, type TRunResult } from '../runs/index.ts'
+import { runs } from '../runs/index.ts'
 import type { Ctx } from '../trpc/context.ts'
 
 /** Milliseconds between keep-alive comments. */

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { NotFoundError } from '../platform/errors.ts'
-import { triggerWebhook } from '../workflows/webhooks.service.ts'
+import { triggerWebhook } from '../workflows/index.ts'
 import type { AppDeps } from '../trpc/context.ts'
 import { handleRouteError } from './errors.ts'
 

@@ -15,12 +15,12 @@ import { z } from 'zod'
 import { listScopeSql } from '../access/resource-access.ts'
 import { AppError, ForbiddenError, ValidationError, type FieldIssue } from '../platform/errors.ts'
 import { fieldName } from '../access/issues.ts'
-import type { TPromptInputField } from '../prompts/prompt.schema.ts'
-import { RUN_INPUT_MAX, type TRunResult } from '../runs/run.schema.ts'
+import type { TPromptInputField } from '../prompts/index.ts'
+import { RUN_INPUT_MAX, type TRunResult } from '../runs/index.ts'
 import { refineStorableJson } from '../access/resource.schema.ts'
 import { isRecord, jsonValueOf, text } from '../access/wire.ts'
-import type { TWorkflowExecutionDetail } from '../workflows/workflow-execution.schema.ts'
-import { triggerOf } from '../workflows/node-types.ts'
+import type { TWorkflowExecutionDetail } from '../workflows/index.ts'
+import { triggerOf } from '../workflows/index.ts'
 import type { ResourceCtx } from '../context.ts'
 import {
   AGENT_INPUT_SCHEMA,
@@ -33,9 +33,9 @@ import {
   type McpToolKind,
   type ObjectSchema,
 } from './mcp-tools.ts'
-import { triggerShape, type TriggerShape } from '../runs/run-tools.ts'
-import { runAgent, runPrompt } from '../runs/runs.service.ts'
-import { run as runWorkflow } from '../workflows/workflow-runs.service.ts'
+import { triggerShape, type TriggerShape } from '../workflows/index.ts'
+import { runAgent, runPrompt } from '../runs/index.ts'
+import { run as runWorkflow } from '../workflows/index.ts'
 
 /** Most resources of each kind offered as tools (the oldest first). */
 export const MCP_TOOLS_PER_KIND = 500

@@ -11,9 +11,9 @@
  * matched by kind and `id`, so renaming a resource does not break a client that listed it
  * before.
  */
-import type { TPromptInputField } from '../prompts/prompt.schema.ts'
-import { PROMPT_TEXT_INPUT_MAX } from '../prompts/prompt-render.ts'
-import { RUN_INPUT_MAX } from '../runs/run.schema.ts'
+import type { TPromptInputField } from '../prompts/index.ts'
+import { PROMPT_TEXT_INPUT_MAX } from '../prompts/index.ts'
+import { RUN_INPUT_MAX } from '../runs/index.ts'
 
 /** What a tool runs. */
 export type McpToolKind = 'agent' | 'prompt' | 'workflow'

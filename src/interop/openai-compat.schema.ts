@@ -7,7 +7,7 @@
  * `logprobs`, a JSON `response_format`, images) are refused with the field named.
  */
 import { z } from 'zod'
-import { RUN_INPUT_MAX } from '../runs/run.schema.ts'
+import { RUN_INPUT_MAX } from '../runs/index.ts'
 import { text } from '../access/wire.ts'
 
 /** One message's text, bounded as a run's input. */

@@ -16,12 +16,12 @@ import { listScopeSql } from '../access/resource-access.ts'
 import { AppError, NotFoundError, UpstreamError, UpstreamTimeoutError, ValidationError, type FieldPath } from '../platform/errors.ts'
 import { contentText, type TChatCompletionRequest, type TResponseRequest } from './openai-compat.schema.ts'
 import { unixSeconds, type RunRef } from './openai-compat.wire.ts'
-import type { TRunResult } from '../runs/run.schema.ts'
+import type { TRunResult } from '../runs/index.ts'
 import type { ResourceCtx } from '../context.ts'
-import { appendMessage } from '../threads/messages.service.ts'
-import * as messages from '../threads/messages.service.ts'
-import * as runs from '../runs/runs.service.ts'
-import * as threads from '../threads/threads.service.ts'
+import { appendMessage } from '../threads/index.ts'
+import { messages } from '../threads/index.ts'
+import { runs } from '../runs/index.ts'
+import { threads } from '../threads/index.ts'
 
 /** 404 `model_not_found`: no agent the caller may run has this uuid or name. */
 export class ModelNotFoundError extends AppError {

@@ -6,9 +6,9 @@
  */
 import { isRecord } from '../access/wire.ts'
 import { toChatChunk, toChatUsageChunk, toOutputMessage, toOutputText, toResponse, type OpenAiErrorObject, type ResponseEcho } from './openai-compat.wire.ts'
-import type { TUsage } from '../runs/run.schema.ts'
+import type { TUsage } from '../runs/index.ts'
 import type { ResourceCtx } from '../context.ts'
-import * as runs from '../runs/runs.service.ts'
+import { runs } from '../runs/index.ts'
 import type { StartedRun } from './openai-compat.service.ts'
 
 /** One Server-Sent Event: an optional event name, and JSON data (or the literal `[DONE]`). */

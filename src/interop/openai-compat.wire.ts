@@ -4,7 +4,7 @@
  * `response` object and its event stream, as OpenAI's API reference defines them (the fields the
  * official SDKs read). Ids are the run's: `chatcmpl-<run uuid>`, `resp_<run uuid>`, `msg_<run uuid>`.
  */
-import type { TUsage } from '../runs/run.schema.ts'
+import type { TUsage } from '../runs/index.ts'
 
 /** Seconds since the epoch, as OpenAI's `created` / `created_at`. */
 export const unixSeconds = (at: string | Date | number): number => Math.floor(new Date(at).getTime() / 1000)

@@ -18,7 +18,7 @@ import { resolveMediaKeys } from '../access/references.ts'
 import type { Em } from '../platform/db.ts'
 import { ConflictError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import { unprefix } from '../platform/sql.ts'
-import type { ResolvedModel } from '../models/registry.ts'
+import type { ResolvedModel } from '../models/index.ts'
 import { isTrainable } from './extract.ts'
 import { retrieve, type RetrievedChunk } from './retrieval.ts'
 import {
@@ -34,7 +34,7 @@ import {
   type TTrainAgentInput,
 } from './knowledge.schema.ts'
 import { jsonRecordOf, storableText } from '../access/wire.ts'
-import { resolveAgentModel } from '../models/agent-model.ts'
+import { resolveAgentModel } from '../models/index.ts'
 import { Conditions, searchSql } from '../access/list-filters.ts'
 import { listPage, type ListSource } from '../access/list-page.ts'
 

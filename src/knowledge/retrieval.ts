@@ -10,7 +10,7 @@
  */
 import { embed } from 'ai'
 import type { Em } from '../platform/db.ts'
-import type { KnowledgeEmbedding } from '../models/registry.ts'
+import type { KnowledgeEmbedding } from '../models/index.ts'
 import type { RetrievalMode } from './vector-store.ts'
 
 /** Reciprocal rank fusion's constant (Cormack et al., 2009). */

@@ -25,7 +25,7 @@ import { Conditions, searchSql } from '../access/list-filters.ts'
 import { resolveProfilePhotoKey } from '../access/references.ts'
 import { selectColumns, unprefix, userColumns, workspaceColumns, type SqlFragment } from '../platform/sql.ts'
 import type { ResourceCtx } from '../context.ts'
-import { mergeMetadata } from '../tenancy/workspaces.service.ts'
+import { mergeMetadata } from '../access/metadata.ts'
 
 const SORT_COLUMNS: Record<string, string> = { created_at: 'p.created_at', name: 'lower(p.name)', updated_at: 'p.updated_at' }
 

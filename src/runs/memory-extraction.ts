@@ -8,7 +8,7 @@
  * (prose, an error, the local test model's fixed reply) stores nothing: memory is best effort and
  * never fails the run it follows.
  */
-import { completeText } from '../models/complete.ts'
+import { completeText } from '../models/index.ts'
 import { uuidv7 } from 'uuidv7'
 import type { Config } from '../platform/config.ts'
 import type { Em, Orm } from '../platform/db.ts'

@@ -17,7 +17,7 @@ import type { Config } from '../platform/config.ts'
 import type { TRunWarning } from './run.schema.ts'
 import type { ModelCall } from './run-types.ts'
 import { openMcpTools, type McpSession } from './tool-mcp.ts'
-import { toToolSet } from '../catalog/tool-calls.ts'
+import { toToolSet } from '../catalog/index.ts'
 import { toWorkflowToolSet, type WorkflowCallLinks, type WorkflowLink } from './workflow-tools.ts'
 
 /** One part of a model's answer, as the run executor records it. */

@@ -12,13 +12,13 @@ import type { ExecutorDeps, ModelCall, RunOutcome, RunPlan } from './run-types.t
 import { APICallError } from 'ai'
 import { uuidv7 } from 'uuidv7'
 import { executePrepared, type Orm } from '../platform/db.ts'
-import { costOf } from '../models/registry.ts'
+import { costOf } from '../models/index.ts'
 import { RUN_FIELDS, type RunEventRecord, type TRunWarning } from './run.schema.ts'
 import { storableJson, storableText } from '../access/wire.ts'
 import { selectColumns } from '../platform/sql.ts'
 import { eventsJson, RunLog } from './run-log.ts'
 import { modelParts } from './model-stream.ts'
-import { messageColumns } from '../threads/message.schema.ts'
+import { messageColumns } from '../threads/index.ts'
 
 /** A stored message part (the wire `parts` of src/threads/message.schema.ts). */
 type Part =

@@ -5,7 +5,7 @@
 import type { RunEventRecord } from './run-event.ts'
 import { z } from 'zod'
 import { RUN_KINDS, RUN_STATUSES, type IRun } from '../../entities/index.ts'
-import { Message } from '../threads/message.schema.ts'
+import { Message } from '../threads/index.ts'
 import { envelope, iso, isoOrNull, isRecord, jsonBoolean, jsonValueOf, text, timestamp } from '../access/wire.ts'
 
 /** Longest user input or message of a run, in characters (docs/api/resources.md bounds `instruction`/`content` alike). */

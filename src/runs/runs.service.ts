@@ -18,21 +18,21 @@ import { uuidv7 } from 'uuidv7'
 import { requireResource, requireResourceWith } from '../access/resource-access.ts'
 import { executePrepared } from '../platform/db.ts'
 import { ConflictError, NotFoundError, UpstreamError, UpstreamTimeoutError, ValidationError } from '../platform/errors.ts'
-import { renderPrompt } from '../prompts/prompt-render.ts'
-import { modelBySlugSql, type ResolvedModel } from '../models/registry.ts'
-import { resolveAgentModel, resolveFor } from '../models/agent-model.ts'
+import { renderPrompt } from '../prompts/index.ts'
+import { modelBySlugSql, type ResolvedModel } from '../models/index.ts'
+import { resolveAgentModel, resolveFor } from '../models/index.ts'
 import { eventsAfterSql, eventsOf, followRun } from './run-log.ts'
 import { composeSystemPrompt } from './system-prompt.ts'
-import { agentToolsSql } from '../catalog/tool-calls.ts'
+import { agentToolsSql } from '../catalog/index.ts'
 import { RUN_FIELDS, toRun, toUsage, type RunRecord, type TRunAgentInput, type TRunPromptInput, type TRunResult, type TRunThreadInput, type RunEventRecord } from './run.schema.ts'
 import { extractMemories, memoriesFor } from './memory-extraction.ts'
-import { threadHistory } from '../threads/messages.service.ts'
-import { knowledgeForRun } from '../knowledge/knowledge.service.ts'
-import { toMessage, type MessageRow, messageColumns } from '../threads/message.schema.ts'
+import { threadHistory } from '../threads/index.ts'
+import { knowledgeForRun } from '../knowledge/index.ts'
+import { toMessage, type MessageRow, messageColumns } from '../threads/index.ts'
 import { isRecord, jsonRecordOf, storableJson, storableText } from '../access/wire.ts'
 import { selectColumns, unprefix } from '../platform/sql.ts'
-import { requireThread } from '../threads/threads.service.ts'
-import { linkedWorkflowsSql, offeredTools } from './run-tools.ts'
+import { requireThread } from '../threads/index.ts'
+import { offeredTools } from './run-tools.ts'
 import type { ResourceCtx } from '../context.ts'
 import type { ModelCall, RunOutcome, RunPlan } from './run-types.ts'
 import type { RunKind } from '../../entities/index.ts'
@@ -48,7 +48,7 @@ interface AgentForRun {
   toolRows: unknown
   /** Its model as read with it (src/models/registry.ts, `modelBySlugSql`), for {@link resolveAgentModel}. */
   modelRow: unknown
-  /** Its linked workflows the caller may run, as read with it (./run-tools.ts, `linkedWorkflowsSql`). */
+  /** Its linked workflows the caller may run, as read with it (the `linkedWorkflows` port's `sql`, ./runs.port.ts). */
   workflowRows: unknown
 }
 
@@ -64,7 +64,7 @@ export interface RunOptions {
    * it, and the run goes on.
    */
   onStored?: (run: { uuid: string; threadUuid: string | null }) => Promise<void>
-  /** For a run a workflow execution starts: that execution's `toolDepth` (./run-tools.ts). */
+  /** For a run a workflow execution starts: that execution's `toolDepth` (src/workflows/linked-workflows.ts). */
   toolDepth?: number
 }
 
@@ -210,7 +210,7 @@ async function requireAgent(ctx: ResourceCtx, key: string | { id: number }): Pro
     params: [ctx.config.llm.defaultModel],
   }
   const model = modelBySlugSql(slug, { workspaceId: ctx.workspace.workspace.id, userId: ctx.auth.user.id })
-  const workflows = linkedWorkflowsSql(ctx, 'r.id')
+  const workflows = ctx.deps.linkedWorkflows.sql(ctx, 'r.id')
   const access = await requireResourceWith<{ name: string; instruction: string; metadata: unknown; tools: unknown; model: unknown; workflows: unknown }>(
     ctx,
     'agents',

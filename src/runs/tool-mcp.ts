@@ -27,8 +27,8 @@ import type { Config } from '../platform/config.ts'
 import { keyringOf } from '../platform/secrets.ts'
 import type { TRunWarning } from './run.schema.ts'
 import { isRecord } from '../access/wire.ts'
-import { sendToolRequest, ToolHttpError, type ToolHttpLimits } from '../catalog/tool-http.ts'
-import { agentToolRows, credentialOf, credentialParts, excerpt, functionNames, objectTool, scrub, secretForms, type Credential } from '../catalog/tool-calls.ts'
+import { sendToolRequest, ToolHttpError, type ToolHttpLimits } from '../catalog/index.ts'
+import { agentToolRows, credentialOf, credentialParts, excerpt, functionNames, objectTool, scrub, secretForms, type Credential } from '../catalog/index.ts'
 
 /** One `mcp` tool bound to an agent, ready to connect. */
 export interface McpServerBinding {

@@ -3,14 +3,14 @@
  * the model is offered for each one, and the AI SDK tools that run them.
  *
  * The run executor knows no service, so each binding carries its own `run`, made by the runs
- * service (src/runs/run-tools.ts): one call is one ordinary workflow execution,
+ * capability (src/workflows/linked-workflows.ts): one call is one ordinary workflow execution,
  * stored and visible like a manual run. What this module adds is the tool's side: the input is
  * checked against the binding's schema before anything runs, a succeeded execution's output is
  * the tool result, anything else becomes a failed tool result naming the execution (the run
  * goes on), and the run's signal stops the execution.
  */
 import type { ToolSet } from 'ai'
-import { objectTool } from '../catalog/tool-calls.ts'
+import { objectTool } from '../catalog/index.ts'
 
 /** How one workflow tool call ended. `executionUuid` is null when no execution could be stored. */
 export interface WorkflowToolOutcome {

@@ -2,6 +2,7 @@
  * Workspaces (specification: "Workspace"; docs/api/tenancy.md and docs/api/resources.md): list, create, retrieve,
  * update, delete. Access goes through src/access/workspace-access.ts first in every function.
  */
+import { mergeMetadata } from '../access/metadata.ts'
 import type { z } from 'zod'
 import { LockMode } from '@mikro-orm/core'
 import { Workspace, WorkspaceMember } from '../../entities/index.ts'
@@ -97,16 +98,6 @@ export async function create(ctx: AuthedCtx, input: z.infer<typeof CreateWorkspa
     return workspace.id
   })
   return { data: await load(ctx, id) }
-}
-
-/** Merges a metadata patch key by key; a `null` value removes the key (docs/api/resources.md). */
-export function mergeMetadata(current: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
-  const merged = { ...current }
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete merged[key]
-    else merged[key] = value
-  }
-  return merged
 }
 
 /**

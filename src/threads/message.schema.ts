@@ -8,7 +8,7 @@ import { z } from 'zod'
 import { MESSAGE_ROLES, type MessageRole } from '../../entities/index.ts'
 import { refineStorableJson } from '../access/resource.schema.ts'
 import { envelope, isRecord, iso, jsonBoolean, jsonBytes, jsonValueOf, pageQuery, sortParam, text, timestamp } from '../access/wire.ts'
-import { Citation, type TCitation } from '../knowledge/knowledge.schema.ts'
+import { Citation, type TCitation } from '../knowledge/index.ts'
 
 /** Longest message `content` (docs/api/resources.md bounds of `content`). */
 export const MESSAGE_CONTENT_MAX = 100_000

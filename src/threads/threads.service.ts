@@ -25,7 +25,7 @@ import { Conditions, threadSearchSql } from '../access/list-filters.ts'
 import { listPage, type ListSource } from '../access/list-page.ts'
 import { unprefix, type SqlFragment } from '../platform/sql.ts'
 import type { ResourceCtx } from '../context.ts'
-import { mergeMetadata } from '../tenancy/workspaces.service.ts'
+import { mergeMetadata } from '../access/metadata.ts'
 
 /**
  * The threads the caller sees, over the `threads` alias: live, created by the caller, in the

@@ -16,10 +16,10 @@
  */
 import type { z } from 'zod'
 import type { ExecutionMode } from '../../entities/index.ts'
-import type { Credential } from '../catalog/tool-calls.ts'
+import type { Credential } from '../catalog/index.ts'
 import type { Config } from '../platform/config.ts'
 import type { Orm } from '../platform/db.ts'
-import type { TRunAgentInput, TRunPromptInput, TRunResult } from '../runs/run.schema.ts'
+import type { TRunAgentInput, TRunPromptInput, TRunResult } from '../runs/index.ts'
 import type { Logger } from '../platform/logger.ts'
 
 /** A node of a stored graph, as the executor reads it (the request shape is `WorkflowNode` in graph.ts). */
@@ -71,7 +71,7 @@ export interface NodeContext<P = unknown> {
     userId: number
     /**
      * How many agent runs calling a linked workflow led to this execution (0 or absent: none); a
-     * run it starts offers linked workflows only below a limit (src/runs/run-tools.ts).
+     * run it starts offers linked workflows only below a limit (./linked-workflows.ts).
      */
     toolDepth?: number
   }

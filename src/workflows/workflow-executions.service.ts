@@ -27,7 +27,7 @@ import {
 } from './workflow-execution.schema.ts'
 import { listPage, type ListSource } from '../access/list-page.ts'
 import { Conditions } from '../access/list-filters.ts'
-import { dateBounds } from '../metrics/metrics.query.ts'
+import { dateBounds } from '../metrics/index.ts'
 import { selectColumns, unprefix, userColumns, type SqlFragment } from '../platform/sql.ts'
 import type { ResourceCtx } from '../context.ts'
 

@@ -19,8 +19,8 @@
  */
 import { z } from 'zod'
 import { ValidationError } from '../platform/errors.ts'
-import { resolveModel } from '../models/registry.ts'
-import { checkWith, generateStructured, issueLines, type Checked } from '../models/structured-generate.ts'
+import { resolveModel } from '../models/index.ts'
+import { checkWith, generateStructured, issueLines, type Checked } from '../models/index.ts'
 import type { TGenerateWorkflowInput, TWorkflow } from './workflow.schema.ts'
 import { jsonBytes, storableText, text } from '../access/wire.ts'
 import { MAX_GRAPH_BYTES, WorkflowEdges, WorkflowNodes } from './workflow-graph.schema.ts'

@@ -12,7 +12,7 @@ import { accountSealContext } from '../platform/account-secrets.ts'
 import { keyringOf, open } from '../platform/secrets.ts'
 import type { AccountCredentialAnswer, Actor, WorkflowServices } from './types.ts'
 import { actingContext } from '../access/acting-context.ts'
-import { runAgent, runPrompt } from '../runs/runs.service.ts'
+import { runAgent, runPrompt } from '../runs/index.ts'
 
 const schemeOf = (value: unknown) => AUTH_SCHEMES.find((scheme) => scheme === value)
 

@@ -17,7 +17,7 @@ import {
   Visibility,
   type ResourceRow,
 } from '../access/resource.schema.ts'
-import { ModelRef } from '../models/model.schema.ts'
+import { ModelRef } from '../models/index.ts'
 import { shareInput } from '../access/share.schema.ts'
 import { NestedUser, NestedWorkspace } from '../access/user.schema.ts'
 import { envelope, iso, isoOrNull, jsonBoolean, jsonBytes, jsonInt, name, paginated, pageQuery, sortParam, text, timestamp, withParam } from '../access/wire.ts'

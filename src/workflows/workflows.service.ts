@@ -15,7 +15,7 @@ import type { TCreateWorkflowInput, TListWorkflowsInput, TUpdateWorkflowInput, T
 import { jsonBytes, page } from '../access/wire.ts'
 import { MAX_GRAPH_BYTES } from './workflow-graph.schema.ts'
 import { validateGraph, type GraphIssue } from './graph.ts'
-import { setCategories } from '../catalog/categories.service.ts'
+import { setCategories } from '../access/categories.ts'
 import { keyringOf, seal, type Keyring } from '../platform/secrets.ts'
 import { webhookSecretContext } from './webhooks.service.ts'
 import { addFavorite, removeFavorite } from '../access/favorites.ts'

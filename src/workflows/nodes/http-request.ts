@@ -10,8 +10,8 @@
  * origin) or query parameter, and scrubbed from the output and from every error message.
  */
 import { z } from 'zod'
-import { sendToolRequest, ToolHttpError, type HttpMethod, type ToolHttpResponse } from '../../catalog/tool-http.ts'
-import { bodyText, credentialParts, excerpt, parseBody, scrub, secretForms, type Credential } from '../../catalog/tool-calls.ts'
+import { sendToolRequest, ToolHttpError, type HttpMethod, type ToolHttpResponse } from '../../catalog/index.ts'
+import { bodyText, credentialParts, excerpt, parseBody, scrub, secretForms, type Credential } from '../../catalog/index.ts'
 import { SecretUnavailableError } from '../../platform/secrets.ts'
 import { expr } from '../expressions.ts'
 import { NodeError, type AccountCredentialAnswer, type NodeContext, type NodeType } from '../types.ts'

@@ -17,7 +17,7 @@ import {
   UpstreamTimeoutError,
   ValidationError,
 } from '../../platform/errors.ts'
-import { RUN_INPUT_MAX, type TRunResult } from '../../runs/run.schema.ts'
+import { RUN_INPUT_MAX, type TRunResult } from '../../runs/index.ts'
 import { text } from '../../access/wire.ts'
 import { expr } from '../expressions.ts'
 import { NodeError, type NodeType } from '../types.ts'

@@ -1,0 +1,8 @@
+/**
+ * The knowledge capability's public surface: the only module routers, the HTTP host, the runtime and
+ * other capabilities import from src/knowledge/ (docs/architecture.md, "Rules").
+ */
+export { KnowledgeEngine } from './ingest.ts'
+export { Citation, KnowledgeDocument, KnowledgeDocumentEnvelope, KnowledgeDocumentsEnvelope, KnowledgeListInput, KnowledgePathInput, KnowledgeSearchEnvelope, KnowledgeSearchInput, type TCitation, TrainAgentInput } from './knowledge.schema.ts'
+export * as knowledge from './knowledge.service.ts'
+export { knowledgeForRun, queueTrainedFiles, removeAgentKnowledge, syncAgentFiles } from './knowledge.service.ts'

@@ -1,0 +1,14 @@
+/**
+ * What the knowledge capability adds to the service context's dependencies (src/context.ts,
+ * `ServiceDeps`), by declaration merging.
+ */
+import type { KnowledgeEngine } from './ingest.ts'
+
+/** What services call on the knowledge engine (./ingest.ts): queue documents, read the retrieval mode. */
+export type KnowledgePort = Pick<KnowledgeEngine, 'queue' | 'mode'>
+
+declare module '../context.ts' {
+  interface ServiceDeps {
+    knowledge: KnowledgePort
+  }
+}
