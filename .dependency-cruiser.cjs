@@ -1,31 +1,42 @@
 /**
- * The import graph's rules (docs/architecture.md, "Rules"), checked by `npm run lint` and CI:
- * no circle anywhere in src, routers or entities (type-only imports included; entities may
- * name each other for their relations), and the layers point one way. ESLint's
- * no-restricted-imports (eslint.config.js) says the same per folder, next to the code.
+ * The import graph's rules (docs/architecture.md, "Rules"), checked by `npm run deps` in CI:
+ * no circle anywhere in src, routers or entities (type-only imports included), and the roles
+ * point one way. A capability is any folder of src/ that is not one of the shared folders below,
+ * so a new capability is covered the day its folder appears. ESLint's no-restricted-imports
+ * (eslint.config.js) states the same rules next to the code.
  */
-const layer = (name, comment, from, to) => ({ name, comment, severity: 'error', from: { path: from }, to: { path: to } })
+const SHARED = 'access|platform|trpc|http|console|migrations|cli'
+/** A file inside a capability; `$1` is its folder. */
+const CAPABILITY = `^src/(?!(?:${SHARED})/)([^/]+)/`
+/** A file inside any capability other than its index.ts. */
+const CAPABILITY_INSIDE = `^src/(?!(?:${SHARED})/)[^/]+/(?!index\\.ts$)`
+const rule = (name, comment, from, to) => ({ name, comment, severity: 'error', from, to })
 
 module.exports = {
   forbidden: [
-    {
-      name: 'no-circular',
-      comment: 'No import circles, type-only imports included; entities may name each other for their relations.',
-      severity: 'error',
-      from: { pathNot: '^entities/' },
-      to: { circular: true },
-    },
-    layer('platform-points-down', 'Infrastructure imports no service, engine, schema, access rule, context, tRPC, HTTP or router.', '^src/platform/', '^(src/(services|access|schemas|trpc|http|llm|workflow-engine|knowledge|command-room|context\\.ts|app\\.ts)|routers/)'),
-    layer('context-is-narrow', 'The service context knows no service, access rule, tRPC, HTTP or router.', '^src/context\\.ts$', '^(src/(services|access|trpc|http)|routers/)'),
-    layer('schemas-know-shapes-only', 'Wire shapes import only zod, entities and the platform.', '^src/schemas/', '^(src/(services|access|trpc|http|llm|workflow-engine|knowledge|command-room|context\\.ts)|routers/)'),
-    layer('access-below-services', 'Access rules are SQL over the service context.', '^src/access/', '^(src/(services|trpc|http|llm|workflow-engine|knowledge|command-room)|routers/)'),
-    layer('services-know-no-transport', 'Services take the narrow context, never tRPC or HTTP.', '^src/services/', '^(src/(trpc|http)|routers/)'),
-    layer('engines-get-ports', 'Engines reach services through interfaces handed to them.', '^src/(llm|workflow-engine|knowledge|command-room)/', '^(src/(services|access|trpc|http|context\\.ts)|routers/)'),
-    layer('trpc-no-way-up', 'The tRPC layer never imports routers or the HTTP host.', '^src/trpc/', '^(src/http|routers/)'),
-    layer('entities-only-orm', 'Entities import only MikroORM.', '^entities/', '^(src|routers)/'),
-    layer('console-is-a-client', 'The web console reaches the service through the tRPC client: router types from routers/client.ts, no server code.', '^src/console/', '^(src/(?!console/)|entities/|routers/(?!client\\.ts$))'),
-    layer('nothing-imports-the-console', 'The console is built and served as files; no server code imports it.', '^(src/(?!console/)|routers/|entities/)', '^src/console/'),
-    layer('routers-declare-only', 'Routers call services; no queries, entities or engines of their own.', '^routers/', '^(entities/|src/(access|llm|workflow-engine|knowledge|command-room|platform/db\\.ts))'),
+    rule('no-circular', 'No import circles, type-only imports included, entities too.', {}, { circular: true }),
+    rule(
+      'capabilities-meet-at-their-index',
+      "A capability imports another capability only through that capability's index.ts.",
+      { path: CAPABILITY },
+      { path: CAPABILITY_INSIDE, pathNot: '^src/$1/' },
+    ),
+    rule('capabilities-reach-inside-directly', 'Inside a capability, files import each other, never their own index.ts.', { path: CAPABILITY }, { path: '^src/$1/index\\.ts$' }),
+    rule(
+      'outside-code-meets-capabilities-at-their-index',
+      'Routers, the tRPC layer, the HTTP host, the runtime and the CLI reach a capability only through its index.ts.',
+      { path: `^(routers/|src/(?:trpc|http|cli)/|src/[^/]+\\.ts$)` },
+      { path: CAPABILITY_INSIDE },
+    ),
+    rule('capabilities-know-no-transport', 'A capability never imports tRPC, the HTTP host or routers.', { path: CAPABILITY }, { path: '^(src/(trpc|http)/|routers/)' }),
+    rule('kit-serves-every-capability', 'The shared resource kit (src/access) imports no capability, tRPC, HTTP host or router.', { path: '^src/access/' }, { path: `^(${CAPABILITY.slice(1)}|src/(trpc|http)/|routers/)` }),
+    rule('platform-points-down', 'The platform imports no capability, kit, context, tRPC, HTTP host or router.', { path: '^src/platform/' }, { path: `^(${CAPABILITY.slice(1)}|src/(access|trpc|http)/|src/[^/]+\\.ts$|routers/)` }),
+    rule('context-is-narrow', 'The service context names no capability (they add their ports to it), tRPC, HTTP host or router.', { path: '^src/context\\.ts$' }, { path: `^(${CAPABILITY.slice(1)}|src/(trpc|http)/|routers/)` }),
+    rule('trpc-no-way-up', 'The tRPC layer never imports routers or the HTTP host.', { path: '^src/trpc/' }, { path: '^(src/http/|routers/)' }),
+    rule('entities-only-orm', 'Entities import only MikroORM (and each other).', { path: '^entities/' }, { path: '^(src|routers)/' }),
+    rule('routers-declare-only', 'Routers declare procedures and call a capability; no entities, queries or database of their own.', { path: '^routers/' }, { path: '^(entities/|src/platform/db\\.ts$)' }),
+    rule('console-is-a-client', 'The web console reaches the service through the tRPC client: router types from routers/client.ts, no server code.', { path: '^src/console/' }, { path: '^(src/(?!console/)|entities/|routers/(?!client\\.ts$))' }),
+    rule('nothing-imports-the-console', 'The console is built and served as files; no server code imports it.', { path: '^(src/(?!console/)|routers/|entities/)' }, { path: '^src/console/' }),
   ],
   options: {
     tsPreCompilationDeps: true,

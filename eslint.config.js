@@ -5,15 +5,23 @@ import tseslint from 'typescript-eslint'
 
 /** An import pattern refused with the rule it breaks. */
 const refuse = (group, message) => ({ group, message })
+/** An import specifier refused by regular expression, with the rule it breaks. */
+const refuseRegex = (regex, message) => ({ regex, message })
 const ROUTERS = refuse(['**/routers/**', '../routers/*', '../../routers/*'], 'Only the HTTP host and tests import routers.')
 const HTTP = refuse(['**/http/**'], 'Nothing below the HTTP host imports it.')
-const TRPC = refuse(['**/trpc/**', '@trpc/*', 'trpc-to-openapi'], 'Only routers, the HTTP host and the tRPC layer know tRPC; services take src/context.ts.')
+const TRPC = refuse(['**/trpc/**', '@trpc/*', 'trpc-to-openapi'], 'Only routers, the HTTP host and the tRPC layer know tRPC; capabilities take src/context.ts.')
 const FASTIFY = refuse(['fastify', '@fastify/*'], 'Only the HTTP host knows Fastify (the platform logger type aside).')
-const SERVICES = refuse(['**/services/**'], 'Services sit above this layer.')
-const ACCESS = refuse(['**/access/**'], 'Access rules sit above this layer.')
-const SCHEMAS = refuse(['**/schemas/**'], 'Wire shapes sit above this layer.')
-const ENGINES = refuse(['**/llm/**', '**/workflow-engine/**', '**/knowledge/**', '**/command-room/**'], 'Engines sit above this layer.')
+const CONSOLE = refuse(['**/console/**'], 'The console is built and served as files; no server code imports it.')
 const CONTEXT = refuse(['**/context.ts', '!**/trpc/context.ts'], 'The service context sits above this layer.')
+/** The folders of src/ every capability shares; every other folder of src/ is a capability. */
+const SHARED = 'access|platform|trpc|http|console|migrations|cli'
+const OTHER_CAPABILITY_INSIDE = refuseRegex(
+  `^(\\.\\./)+(?!(?:${SHARED}|entities)/)[^./][^/]*/(?!index\\.ts$)`,
+  "A capability imports another capability only through that capability's index.ts.",
+)
+const OWN_INDEX = refuseRegex('^\\.\\.?/index\\.ts$', 'Inside a capability, files import each other, never their own index.ts.')
+const ANY_CAPABILITY = refuseRegex(`^\\.\\./(?!(?:${SHARED})/)[^./][^/]*/`, 'The shared kit and the platform serve every capability and import none.')
+const KIT = refuse(['**/access/**'], 'The shared resource kit sits above the platform.')
 const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] })
 
 export default tseslint.config(
@@ -49,26 +57,40 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off', '@typescript-eslint/no-non-null-assertion': 'off' },
   },
   { files: ['entities/**/*.ts'], rules: restrict(ROUTERS, refuse(['**/src/**', '@trpc/*', 'fastify'], 'Entities import only MikroORM.')) },
-  { files: ['src/platform/**/*.ts'], rules: restrict(ROUTERS, HTTP, TRPC, SERVICES, ACCESS, SCHEMAS, ENGINES, CONTEXT) },
-  { files: ['src/context.ts'], rules: restrict(ROUTERS, HTTP, TRPC, FASTIFY, SERVICES, ACCESS) },
-  { files: ['src/schemas/**/*.ts'], rules: restrict(ROUTERS, HTTP, TRPC, FASTIFY, SERVICES, ACCESS, ENGINES, CONTEXT) },
-  { files: ['src/access/**/*.ts'], rules: restrict(ROUTERS, HTTP, TRPC, FASTIFY, SERVICES, ENGINES) },
-  { files: ['src/services/**/*.ts'], rules: restrict(ROUTERS, HTTP, TRPC, FASTIFY) },
-  { files: ['src/llm/**/*.ts', 'src/workflow-engine/**/*.ts', 'src/knowledge/**/*.ts', 'src/command-room/**/*.ts'], rules: restrict(ROUTERS, HTTP, TRPC, FASTIFY, SERVICES, ACCESS, CONTEXT) },
-  { files: ['src/trpc/**/*.ts'], rules: restrict(ROUTERS, HTTP) },
+  { files: ['src/platform/**/*.ts'], rules: restrict(ROUTERS, HTTP, TRPC, CONSOLE, KIT, ANY_CAPABILITY, CONTEXT) },
+  {
+    files: ['src/context.ts'],
+    rules: restrict(ROUTERS, HTTP, TRPC, FASTIFY, CONSOLE, refuseRegex(`^\\./(?!(?:platform|access)/)[^/]+/`, 'The service context names no capability: capabilities add their ports to it.')),
+  },
+  { files: ['src/access/**/*.ts'], rules: restrict(ROUTERS, HTTP, TRPC, FASTIFY, CONSOLE, ANY_CAPABILITY) },
+  {
+    // Every folder of src/ that is not shared is a capability (docs/architecture.md, "Capabilities").
+    files: ['src/*/**/*.ts'],
+    ignores: ['src/{access,platform,trpc,http,console,migrations,cli}/**'],
+    rules: restrict(ROUTERS, HTTP, TRPC, FASTIFY, CONSOLE, OTHER_CAPABILITY_INSIDE, OWN_INDEX),
+  },
+  { files: ['src/trpc/**/*.ts'], rules: restrict(ROUTERS, HTTP, CONSOLE, OTHER_CAPABILITY_INSIDE) },
+  { files: ['src/http/**/*.ts', 'src/cli/**/*.ts'], rules: restrict(CONSOLE, OTHER_CAPABILITY_INSIDE) },
+  {
+    files: ['src/*.ts'],
+    ignores: ['src/context.ts'],
+    rules: restrict(ROUTERS, CONSOLE, refuseRegex(`^\\./(?!(?:${SHARED})/)[^/]+/(?!index\\.ts$)`, 'The runtime reaches a capability only through its index.ts.')),
+  },
   {
     // The console is a browser app: it reaches the service through the tRPC client and the router's types only.
     files: ['src/console/**/*.ts', 'src/console/**/*.tsx'],
     rules: restrict(
       refuse(['**/routers/*', '!**/routers/client.ts'], 'The console imports the router types from routers/client.ts only.'),
-      refuse(['**/services/**', '**/platform/**', '**/schemas/**', '**/access/**', '**/http/**', '**/entities/**', 'fastify', '@fastify/*', '@mikro-orm/*'], 'The console runs in a browser: no server code.'),
+      // The capabilities' folders are named like the console's screens: dependency-cruiser's
+      // console-is-a-client rule refuses any path out of src/console but routers/client.ts.
+      refuse(['**/platform/**', '**/access/**', '**/http/**', '**/trpc/**', '**/entities/**', 'fastify', '@fastify/*', '@mikro-orm/*'], 'The console runs in a browser: no server code.'),
     ),
   },
   {
     files: ['routers/**/*.ts'],
     rules: restrict(
-      refuse(['@mikro-orm/*', '**/entities/**'], 'Routers declare procedures and call a service; no queries of their own.'),
-      refuse(['**/access/**', '**/llm/**', '**/workflow-engine/**', '**/knowledge/**', '**/command-room/**', '**/platform/db.ts'], 'Routers reach access rules and engines through a service.'),
+      refuse(['@mikro-orm/*', '**/entities/**', '**/platform/db.ts'], 'Routers declare procedures and call a capability; no queries of their own.'),
+      refuseRegex(`^\\.\\./src/(?!(?:${SHARED})/)[^/]+/(?!index\\.ts$)`, "Routers reach a capability only through its index.ts."),
     ),
   },
 )

@@ -1,8 +1,7 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
 import { timestamps } from './columns.ts'
 import { uuidv7 } from 'uuidv7'
-import { User } from './user.entity.ts'
-import { Workspace } from './workspace.entity.ts'
+import { User, Workspace } from './user-workspace.entity.ts'
 
 /** `basic`: issued by sign-in; `application`: created by a user for an integration (docs/api/authentication.md). */
 export const TOKEN_KINDS = ['basic', 'application'] as const

@@ -1,5 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
-import { ownership, resourceKeys, softDelete, timestamps } from './columns.ts'
+import { resourceKeys, softDelete, timestamps } from './columns.ts'
+import { ownership } from './ownership.ts'
 import { Provider } from './provider.entity.ts'
 
 /** Accounts are never public: credentials stay with their owner or their workspace. */

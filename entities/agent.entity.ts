@@ -1,5 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
-import { deletedIdIndex, ownership, presentation, resourceKeys, softDelete, timestamps } from './columns.ts'
+import { deletedIdIndex, presentation, resourceKeys, softDelete, timestamps } from './columns.ts'
+import { ownership } from './ownership.ts'
 
 /**
  * An AI assistant (`agents`, specification: "Agent"). `usage_count` and `last_used_at` follow

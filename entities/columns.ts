@@ -4,8 +4,6 @@
  */
 import { p } from '@mikro-orm/core'
 import { uuidv7 } from 'uuidv7'
-import { User } from './user.entity.ts'
-import { Workspace } from './workspace.entity.ts'
 
 /** `visibility` values of the specification ("Conventions"). */
 export const VISIBILITIES = ['public', 'private', 'workspace'] as const
@@ -25,9 +23,7 @@ export const resourceKeys = () => ({
 })
 
 /**
- * `created_at` / `updated_at`, set by the ORM on insert and update. A function declaration, so
- * users and workspaces (which this module imports for {@link ownership}) can call it whichever
- * module of the cycle loads first.
+ * `created_at` / `updated_at`, set by the ORM on insert and update.
  */
 export function timestamps() {
   return {
@@ -50,47 +46,6 @@ export const presentation = () => ({
   profilePhotoKey: p.string().length(512).nullable().fieldName('profile_photo_key'),
   profilePhotoConfig: p.json<ProfilePhotoConfigValue>().nullable().fieldName('profile_photo_config'),
   visibility: p.enum(VISIBILITIES).default('private'),
-})
-
-/** `workspace_id`, the tenant of a row, deleted with its workspace. */
-const tenant = () =>
-  p.manyToOne(Workspace)
-    .fieldName('workspace_id')
-    .deleteRule('cascade')
-
-/** Owner (`user_id`) and tenant (`workspace_id`) of a tenant-owned row (docs/api/tenancy.md). */
-export const ownership = () => ({
-  user: () =>
-    p.manyToOne(User)
-      .fieldName('user_id')
-      .deleteRule('cascade'),
-  workspace: tenant,
-})
-
-/**
- * As {@link ownership}, both optional: rows seeded by the service have neither (the built-in
- * providers).
- */
-export const optionalOwnership = () => ({
-  user: () =>
-    p.manyToOne(User)
-      .nullable()
-      .fieldName('user_id')
-      .deleteRule('cascade'),
-  workspace: () => tenant().nullable(),
-})
-
-/**
- * Tenant (`workspace_id`) of a record of something that happened (messages, workflow
- * executions) and the user who caused it (`user_id`), if any: the record outlives its user.
- */
-export const recordOwnership = () => ({
-  user: () =>
-    p.manyToOne(User)
-      .fieldName('user_id')
-      .nullable()
-      .deleteRule('set null'),
-  workspace: tenant,
 })
 
 /**

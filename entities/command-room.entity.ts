@@ -1,6 +1,7 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
 import { Agent } from './agent.entity.ts'
-import { ownership, resourceKeys, softDelete, timestamps } from './columns.ts'
+import { resourceKeys, softDelete, timestamps } from './columns.ts'
+import { ownership } from './ownership.ts'
 import { Workflow } from './workflow.entity.ts'
 
 /** What a task's last firing ended as (docs/api/command-room.md, "Task"). */

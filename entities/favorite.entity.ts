@@ -1,5 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
-import { User } from './user.entity.ts'
+import { User } from './user-workspace.entity.ts'
 
 /**
  * A user's favourite (`favorites`). Polymorphic like `shares`: `resource_type` is the table name

@@ -18,11 +18,10 @@ import { Run, RunEvent } from './run.entity.ts'
 import { Share } from './share.entity.ts'
 import { Thread } from './thread.entity.ts'
 import { Tool } from './tool.entity.ts'
-import { User } from './user.entity.ts'
+import { User, Workspace } from './user-workspace.entity.ts'
 import { WorkflowExecution, WorkflowExecutionData } from './workflow-execution.entity.ts'
 import { WorkspaceMember } from './workspace-member.entity.ts'
 import { Workflow, WorkflowSchedule } from './workflow.entity.ts'
-import { Workspace } from './workspace.entity.ts'
 
 export {
   AccessToken,
@@ -64,6 +63,7 @@ export * from './agent-links.entity.ts'
 export * from './agent.entity.ts'
 export * from './category.entity.ts'
 export * from './columns.ts'
+export * from './ownership.ts'
 export * from './command-room.entity.ts'
 export * from './favorite.entity.ts'
 export * from './knowledge.entity.ts'
@@ -77,11 +77,10 @@ export * from './run.entity.ts'
 export * from './share.entity.ts'
 export * from './thread.entity.ts'
 export * from './tool.entity.ts'
-export * from './user.entity.ts'
 export * from './workflow-execution.entity.ts'
 export * from './workflow.entity.ts'
 export * from './workspace-member.entity.ts'
-export * from './workspace.entity.ts'
+export * from './user-workspace.entity.ts'
 
 /** Typed as the ORM takes them: the inferred tuple type is too long for declaration emit (docs/api/clients.md). */
 export const entities: EntitySchema[] = [

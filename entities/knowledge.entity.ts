@@ -1,6 +1,7 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
 import { Agent } from './agent.entity.ts'
-import { recordOwnership, resourceKeys, timestamps } from './columns.ts'
+import { resourceKeys, timestamps } from './columns.ts'
+import { recordOwnership } from './ownership.ts'
 
 /** Where a knowledge document's text comes from (docs/api/knowledge.md, "Training"). */
 export const KNOWLEDGE_SOURCE_TYPES = ['text', 'file', 'url'] as const

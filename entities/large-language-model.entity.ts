@@ -1,5 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
-import { optionalOwnership, resourceKeys, softDelete, timestamps, workspaceSlugUnique } from './columns.ts'
+import { resourceKeys, softDelete, timestamps, workspaceSlugUnique } from './columns.ts'
+import { optionalOwnership } from './ownership.ts'
 import { Provider } from './provider.entity.ts'
 
 /**

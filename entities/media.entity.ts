@@ -1,5 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
-import { ownership, resourceKeys, timestamps } from './columns.ts'
+import { resourceKeys, timestamps } from './columns.ts'
+import { ownership } from './ownership.ts'
 
 /**
  * An uploaded file (`media`, docs/api/resources.md). `key` is what requests refer to

@@ -1,6 +1,7 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
 import { Agent } from './agent.entity.ts'
-import { ownership, resourceKeys, timestamps } from './columns.ts'
+import { resourceKeys, timestamps } from './columns.ts'
+import { ownership } from './ownership.ts'
 import { Run } from './run.entity.ts'
 
 /**

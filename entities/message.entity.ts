@@ -1,5 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
-import { recordOwnership, resourceKeys, softDelete, timestamps } from './columns.ts'
+import { resourceKeys, softDelete, timestamps } from './columns.ts'
+import { recordOwnership } from './ownership.ts'
 import { Run } from './run.entity.ts'
 import { Thread } from './thread.entity.ts'
 

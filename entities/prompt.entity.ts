@@ -1,5 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
-import { ownership, presentation, resourceKeys, softDelete, timestamps } from './columns.ts'
+import { presentation, resourceKeys, softDelete, timestamps } from './columns.ts'
+import { ownership } from './ownership.ts'
 
 /** A reusable prompt template with declared inputs (`prompts`, specification: "Prompt"). */
 export const Prompt = defineEntity({

@@ -1,5 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
-import { optionalOwnership, resourceKeys, softDelete, timestamps, VISIBILITIES, workspaceSlugUnique } from './columns.ts'
+import { resourceKeys, softDelete, timestamps, VISIBILITIES, workspaceSlugUnique } from './columns.ts'
+import { optionalOwnership } from './ownership.ts'
 
 /** What a provider serves: language models or tool calls (docs/api/resources.md). */
 export const PROVIDER_TYPES = ['llm', 'tool'] as const

@@ -1,6 +1,7 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
 import { Agent } from './agent.entity.ts'
-import { recordOwnership, resourceKeys, timestamps } from './columns.ts'
+import { resourceKeys, timestamps } from './columns.ts'
+import { recordOwnership } from './ownership.ts'
 import { Prompt } from './prompt.entity.ts'
 import { Thread } from './thread.entity.ts'
 

@@ -1,6 +1,7 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
 import { Agent } from './agent.entity.ts'
-import { deletedIdIndex, ownership, resourceKeys, softDelete, timestamps } from './columns.ts'
+import { deletedIdIndex, resourceKeys, softDelete, timestamps } from './columns.ts'
+import { ownership } from './ownership.ts'
 
 /**
  * A conversation with an agent (`threads`). Created here so agent `threads_count` is real;

@@ -1,5 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
-import { recordOwnership, resourceKeys, softDelete, timestamps } from './columns.ts'
+import { resourceKeys, softDelete, timestamps } from './columns.ts'
+import { recordOwnership } from './ownership.ts'
 import { Workflow } from './workflow.entity.ts'
 
 /** States of an execution (docs/api/workflows.md): `queued` -> `running` -> `succeeded` | `failed` | `canceled`. */

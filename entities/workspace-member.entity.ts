@@ -1,7 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
 import { timestamps } from './columns.ts'
-import { User } from './user.entity.ts'
-import { Workspace } from './workspace.entity.ts'
+import { User, Workspace } from './user-workspace.entity.ts'
 
 /** Roles of a workspace member, strongest first (docs/api/tenancy.md). */
 export const WORKSPACE_ROLES = ['owner', 'admin', 'member'] as const
