@@ -82,6 +82,45 @@ export * from './workflow.entity.ts'
 export * from './workspace-member.entity.ts'
 export * from './user-workspace.entity.ts'
 
+/**
+ * Every entity definition as one type, for queries typed from the entities (src/platform/db.ts,
+ * `Database`). The same list as {@link entities}: an entity missing here has no table in typed
+ * queries, so the type check of the query that needs it fails.
+ */
+export type EntityDefinition =
+  | typeof User
+  | typeof Workspace
+  | typeof WorkspaceMember
+  | typeof AccessToken
+  | typeof Share
+  | typeof Category
+  | typeof Provider
+  | typeof Account
+  | typeof Tool
+  | typeof Workflow
+  | typeof Agent
+  | typeof AgentTool
+  | typeof AgentWorkflow
+  | typeof AgentFile
+  | typeof AgentCategory
+  | typeof WorkflowCategory
+  | typeof Favorite
+  | typeof Media
+  | typeof Prompt
+  | typeof Thread
+  | typeof Run
+  | typeof RunEvent
+  | typeof Message
+  | typeof Memory
+  | typeof LargeLanguageModel
+  | typeof WorkflowExecution
+  | typeof WorkflowExecutionData
+  | typeof WorkflowSchedule
+  | typeof KnowledgeDocument
+  | typeof KnowledgeChunk
+  | typeof CommandRoomTask
+  | typeof CommandRoomTaskFiring
+
 /** Typed as the ORM takes them: the inferred tuple type is too long for declaration emit (docs/api/clients.md). */
 export const entities: EntitySchema[] = [
   User,

@@ -11,14 +11,27 @@ import { Migrator } from '@mikro-orm/migrations'
 import { vector } from '@electric-sql/pglite-pgvector'
 import { PgliteDriver } from '@mikro-orm/pglite'
 import { PostgreSqlConnection, PostgreSqlDriver } from '@mikro-orm/postgresql'
-import { type AbstractSqlDriver, type EntityManager, MikroORM, defineConfig } from '@mikro-orm/sql'
-import { entities } from '../../entities/index.ts'
+import { type AbstractSqlDriver, type EntityManager, type InferKyselyDB, MikroORM, defineConfig } from '@mikro-orm/sql'
+import { entities, type EntityDefinition } from '../../entities/index.ts'
 import { migrationsList } from '../migrations/index.ts'
 import { DATABASE_CONNECT_TIMEOUT_MS, DATABASE_STATEMENT_TIMEOUT_MS } from './config.ts'
 import { databaseUnavailable } from './errors.ts'
 
 /** The SQL EntityManager both drivers hand out. */
 export type Em = EntityManager
+
+/**
+ * The tables and columns of the entities as Kysely sees them (table and column names as stored,
+ * `created_at`, `workspace_id`), so that a query naming a column the entities do not have fails
+ * the type check (docs/architecture.md, "Queries").
+ */
+export type Database = InferKyselyDB<EntityDefinition>
+
+/**
+ * MikroORM's Kysely query builder typed by {@link Database}, on `em`'s connection (inside its
+ * transaction when `em` is in one).
+ */
+export const queries = (em: Em) => em.getKysely<Database>()
 
 /**
  * Where the database lives. PostgreSQL's deadlines (docs/operations.md, "Database deadlines"), in
