@@ -29,9 +29,12 @@ export type Database = InferKyselyDB<EntityDefinition>
 
 /**
  * MikroORM's Kysely query builder typed by {@link Database}, on `em`'s connection (inside its
- * transaction when `em` is in one).
+ * transaction when `em` is in one). Values are converted as the entities declare them, both
+ * ways (`convertValues`): a `bigint('number')` column reads as a number and a datetime as a
+ * `Date` on PostgreSQL and PGlite alike. Aggregates are the driver's (PostgreSQL answers
+ * `count(*)` as a string): read them through `Number()`.
  */
-export const queries = (em: Em) => em.getKysely<Database>()
+export const queries = (em: Em) => em.getKysely<Database>({ convertValues: true })
 
 /**
  * Where the database lives. PostgreSQL's deadlines (docs/operations.md, "Database deadlines"), in
