@@ -20,7 +20,7 @@
  *    `GET /api/v1/ping` (c) with autocannon (50 connections, 2 s warm-up, BENCH_DURATION s, default
  *    10, in BENCH_SLICES turns that alternate the three rows), in the same run. Target: >= 80% of (c).
  * 5. Prints a markdown table and writes bench/results/metrics-latest.{json,md}, with the EXPLAIN
- *    ANALYZE of the service's statement (built by src/services/metrics.*.ts, run here through `pg`
+ *    ANALYZE of the service's statement (built by src/metrics/metrics.*.ts, run here through `pg`
  *    with the same `$n` parameters) for each endpoint's daily count, and of the bare SQL.
  *
  * HTTP requests go through `node:http` with a keep-alive agent (one connection, as `pg` uses one),

@@ -18,7 +18,7 @@ export type NodeRunStatus = (typeof NODE_RUN_STATUSES)[number]
 /**
  * One run of a workflow (`workflow_executions`, docs/api/metrics.md and docs/api/workflows.md): recorded before it
  * starts, then claimed by the process that runs it, which keeps `heartbeat_at` fresh; the
- * recovery sweep resumes or fails a `running` execution whose heartbeat stopped (src/workflow-engine).
+ * recovery sweep resumes or fails a `running` execution whose heartbeat stopped (src/workflows/engine.ts).
  */
 export const WorkflowExecution = defineEntity({
   name: 'WorkflowExecution',

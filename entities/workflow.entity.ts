@@ -4,7 +4,7 @@ import { ownership } from './ownership.ts'
 
 /**
  * A node/edge graph (`workflows`, specification: "Workflow"). Stored with structural checks;
- * the node types and the executor live in src/workflow-engine.
+ * the node types and the executor live in src/workflows.
  */
 export const Workflow = defineEntity({
   name: 'Workflow',

@@ -1,5 +1,5 @@
 /**
- * Workflow node types without the executor (src/workflow-engine/nodes): each node
+ * Workflow node types without the executor (src/workflows/nodes): each node
  * is run the way the executor runs it (expressions evaluated with `evaluateDeep`, then the type's
  * schema parses the result) with a NodeContext built by hand. HTTP requests go to a loopback
  * server (the test app allows private addresses, as test/llm-tools.test.ts does) with accounts

@@ -3,7 +3,7 @@
  * user who created it, in the workspace it was created in (the request's workspace context):
  * only that user, working in that workspace, lists, reads, updates or deletes it and its
  * messages; to anyone else it does not exist (404). A thread whose agent was deleted is gone too.
- * Runs (`POST threads/{x}/run`) and generated names live in the run engine (src/llm), which
+ * Runs (`POST threads/{x}/run`) and generated names live in the runs capability (src/runs), which
  * enters through {@link requireThread}.
  */
 import { Thread as ThreadEntity } from '../../entities/index.ts'

@@ -1,6 +1,6 @@
 /**
  * The contracts of the workflow engine (docs/api/workflows.md): what a node type is, what it
- * receives when it runs and what it answers. Node types live in src/workflow-engine/nodes, the
+ * receives when it runs and what it answers. Node types live in src/workflows/nodes, the
  * executor that walks a graph in src/workflows/executor.ts.
  *
  * Data model: every node answers one JSON value, its `output`. A node's `input` is the output of
