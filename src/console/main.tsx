@@ -1,6 +1,7 @@
 /**
- * The web console's entry (docs/console.md): Mantine's theme, TanStack Query's cache over the tRPC
- * client, and the routes. A 401 from any call ends the session and shows sign-in.
+ * The web console's entry (docs/console.md): Mantine's theme, TanStack Query's cache, tRPC's
+ * integration with it over the tRPC client (lib/trpc.ts), and the routes. A 401 from any call
+ * ends the session and shows sign-in.
  */
 import '@mantine/core/styles.css'
 import '@mantine/notifications/styles.css'
@@ -10,8 +11,9 @@ import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@ta
 import { StrictMode } from 'react'
 import { createRoot } from 'react-dom/client'
 import { RouterProvider } from 'react-router'
-import { isUnauthorized, problemOf } from './lib/api.ts'
+import { api, isUnauthorized, problemOf } from './lib/api.ts'
 import { forgetSession } from './lib/session.tsx'
+import { TRPCProvider } from './lib/trpc.ts'
 import { router } from './routes.tsx'
 
 /** An expired or revoked token: forget it and go to sign-in, once, saying why. */
@@ -40,7 +42,9 @@ createRoot(document.getElementById('root')!).render(
     <MantineProvider defaultColorScheme="auto">
       <Notifications position="bottom-right" />
       <QueryClientProvider client={queryClient}>
-        <RouterProvider router={router} />
+        <TRPCProvider trpcClient={api} queryClient={queryClient}>
+          <RouterProvider router={router} />
+        </TRPCProvider>
       </QueryClientProvider>
     </MantineProvider>
   </StrictMode>,

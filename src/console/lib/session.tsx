@@ -5,9 +5,10 @@
  * token) forgets the token and sends the browser to sign-in once: the sign-in screen makes no
  * authenticated call, so there is nothing to loop on.
  */
-import { useQuery, useQueryClient } from '@tanstack/react-query'
+import { useQueryClient } from '@tanstack/react-query'
 import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react'
-import { api, credentials, type RouterOutputs } from './api.ts'
+import { credentials, type RouterOutputs } from './api.ts'
+import { revokeToken, useMe, useResetWorkspaceData, useWorkspaces } from './session-api.ts'
 
 export type Me = RouterOutputs['user']['me']['data']
 export type Workspace = RouterOutputs['workspaces']['list']['data'][number]
@@ -46,22 +47,19 @@ export function forgetSession(): void {
 export function SessionProvider({ children, fallback }: { children: ReactNode; fallback: ReactNode }) {
   const queryClient = useQueryClient()
   const [workspace, setWorkspace] = useState(credentials.workspace)
-  const me = useQuery({ queryKey: ['session', 'me'], queryFn: () => api.user.me.query(), staleTime: Infinity })
-  const workspaces = useQuery({
-    queryKey: ['session', 'workspaces'],
-    queryFn: () => api.workspaces.list.query({ per_page: 100, sort: 'name' }),
-    staleTime: 60_000,
-  })
+  const me = useMe()
+  const workspaces = useWorkspaces()
+  const resetWorkspaceData = useResetWorkspaceData()
   const switchWorkspace = useCallback(
     (uuid: string) => {
       credentials.workspace = uuid
       setWorkspace(uuid)
-      void queryClient.resetQueries({ predicate: (query) => query.queryKey[0] !== 'session' })
+      resetWorkspaceData()
     },
-    [queryClient],
+    [resetWorkspaceData],
   )
   const signOut = useCallback(async () => {
-    await api.auth.logout.mutate({}).catch(() => {})
+    await revokeToken()
     forgetSession()
     queryClient.clear()
     location.assign('/console/sign-in')

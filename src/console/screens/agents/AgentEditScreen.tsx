@@ -9,13 +9,13 @@
  */
 import { Alert, Anchor, Badge, Button, Group, Modal, Stack, Text, Title } from '@mantine/core'
 import { notifications } from '@mantine/notifications'
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { Link, useNavigate, useParams } from 'react-router'
-import { api, problemOf } from '../../lib/api.ts'
+import { problemOf } from '../../lib/api.ts'
 import { ScreenTitle } from '../../ui/ListControls.tsx'
 import { describeProblem, describeStatus, ErrorNotice, Loading } from '../../ui/states.tsx'
 import type { Agent } from './agentDraft.ts'
+import { useAgent, useDeleteAgent, useFavoriteToggle } from './api.ts'
 import { AgentForm } from './AgentForm.tsx'
 import { AgentSharing } from './AgentSharing.tsx'
 
@@ -58,11 +58,7 @@ function EditAgent({ uuid }: { uuid: string }) {
   const valid = UUID.test(uuid)
   const [open, setOpen] = useState<string[]>(['basics'])
   const [saves, setSaves] = useState(0)
-  const agent = useQuery({
-    queryKey: ['agents.retrieve', uuid],
-    queryFn: () => api.agents.retrieve.query({ agent_uuid: uuid }),
-    enabled: valid,
-  })
+  const agent = useAgent(valid ? uuid : null)
   if (!valid) {
     return (
       <>
@@ -120,22 +116,13 @@ function EditAgent({ uuid }: { uuid: string }) {
 
 /** Chat, favourite and delete: the buttons of the screen's title row. */
 function AgentActions({ agent }: { agent: Agent }) {
-  const queryClient = useQueryClient()
   const navigate = useNavigate()
   const [confirming, setConfirming] = useState(false)
-  const favorite = useMutation({
-    mutationFn: () => (agent.is_favorite ? api.agents.unfavorite.mutate({ agent_uuid: agent.uuid }) : api.agents.favorite.mutate({ agent_uuid: agent.uuid })),
-    onSuccess: () => {
-      queryClient.setQueryData(['agents.retrieve', agent.uuid], { data: { ...agent, is_favorite: !agent.is_favorite } })
-      void queryClient.invalidateQueries({ queryKey: ['agents.list'] })
-    },
+  const favorite = useFavoriteToggle(agent, {
     onError: (error) => notifications.show({ color: 'red', title: describeProblem(error).title, message: describeProblem(error).detail }),
   })
-  const remove = useMutation({
-    mutationFn: () => api.agents.delete.mutate({ agent_uuid: agent.uuid }),
+  const remove = useDeleteAgent({
     onSuccess: () => {
-      queryClient.removeQueries({ queryKey: ['agents.retrieve', agent.uuid] })
-      void queryClient.invalidateQueries({ queryKey: ['agents.list'] })
       notifications.show({ color: 'green', message: 'Agent deleted' })
       void navigate('/agents', { replace: true })
     },
@@ -146,7 +133,7 @@ function AgentActions({ agent }: { agent: Agent }) {
       <Button component={Link} to={`/chat/${agent.uuid}`}>
         Chat
       </Button>
-      <Button variant="default" aria-pressed={agent.is_favorite} loading={favorite.isPending} onClick={() => favorite.mutate()}>
+      <Button variant="default" aria-pressed={agent.is_favorite} loading={favorite.isPending} onClick={() => favorite.mutate({ agent_uuid: agent.uuid })}>
         {agent.is_favorite ? '★ Favourite' : '☆ Add to favourites'}
       </Button>
       <Button variant="light" color="red" onClick={() => setConfirming(true)}>
@@ -175,7 +162,7 @@ function AgentActions({ agent }: { agent: Agent }) {
             <Button variant="default" onClick={() => setConfirming(false)}>
               Cancel
             </Button>
-            <Button color="red" loading={remove.isPending} onClick={() => remove.mutate()}>
+            <Button color="red" loading={remove.isPending} onClick={() => remove.mutate({ agent_uuid: agent.uuid })}>
               Delete agent
             </Button>
           </Group>

@@ -7,12 +7,12 @@
  */
 import { Accordion, Alert, Badge, Button, Group, Paper, Stack, Text } from '@mantine/core'
 import { notifications } from '@mantine/notifications'
-import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { useCallback, useState, type FormEvent, type JSX } from 'react'
 import { useNavigate } from 'react-router'
-import { api, problemOf, type Problem } from '../../lib/api.ts'
+import { problemOf, type Problem } from '../../lib/api.ts'
 import { otherIssues } from '../../ui/forms.ts'
 import { describeStatus } from '../../ui/states.tsx'
+import { useCreateAgent, useUpdateAgent } from './api.ts'
 import { createInput, draftOf, emptyDraft, isDirty, updateInput, type Agent, type Draft } from './agentDraft.ts'
 import {
   AppearanceSection,
@@ -77,7 +77,6 @@ export function AgentForm({
   onSaved?: () => void
 }) {
   const navigate = useNavigate()
-  const queryClient = useQueryClient()
   // The form restarts from the stored agent after each of its saves (the screen keys it by them).
   const [initial] = useState<Draft>(() => (agent ? draftOf(agent) : emptyDraft()))
   const [draft, setDraft] = useState<Draft>(initial)
@@ -88,27 +87,34 @@ export function AgentForm({
   const fieldsBySection = sectionFields(draft)
   const shown = Object.values(fieldsBySection).flat()
 
-  const save = useMutation({
-    mutationFn: async () => (agent ? api.agents.update.mutate(updateInput(agent.uuid, initial, draft)) : api.agents.create.mutate(createInput(draft))),
+  // A refusal opens the sections holding its issues.
+  const onError = (error: unknown) => {
+    const problem = problemOf(error)
+    const withIssues = SECTIONS.map(([key]) => key).filter((key) => issuesAt(problem, fieldsBySection[key]) > 0)
+    if (withIssues.length) setOpen((current) => [...new Set([...current, ...withIssues])])
+  }
+  const create = useCreateAgent({
     onSuccess: (answer) => {
-      void queryClient.invalidateQueries({ queryKey: ['agents.list'] })
-      queryClient.setQueryData(['agents.retrieve', answer.data.uuid], answer)
-      notifications.show({ color: 'green', message: agent ? 'Agent saved' : 'Agent created' })
-      if (!agent) void navigate(`/agents/${answer.data.uuid}`, { replace: true })
-      else onSaved?.()
+      notifications.show({ color: 'green', message: 'Agent created' })
+      void navigate(`/agents/${answer.data.uuid}`, { replace: true })
     },
-    onError: (error) => {
-      const problem = problemOf(error)
-      const withIssues = SECTIONS.map(([key]) => key).filter((key) => issuesAt(problem, fieldsBySection[key]) > 0)
-      if (withIssues.length) setOpen((current) => [...new Set([...current, ...withIssues])])
-    },
+    onError,
   })
+  const update = useUpdateAgent({
+    onSuccess: () => {
+      notifications.show({ color: 'green', message: 'Agent saved' })
+      onSaved?.()
+    },
+    onError,
+  })
+  const save = agent ? update : create
   const problem = save.error ? problemOf(save.error) : null
   const dirty = isDirty(initial, draft)
 
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    save.mutate()
+    if (agent) update.mutate(updateInput(agent.uuid, initial, draft))
+    else create.mutate(createInput(draft))
   }
   return (
     <form onSubmit={submit} noValidate aria-label={agent ? 'Edit agent' : 'New agent'}>

@@ -6,13 +6,10 @@
  * caller could not list it (bound rows are part of the agent, docs/api/resources.md, "References").
  */
 import { ActionIcon, Button, Group, MultiSelect, Paper, Select, Stack, Text, type ComboboxData } from '@mantine/core'
-import { useQuery } from '@tanstack/react-query'
-import { api, type Problem } from '../../lib/api.ts'
+import type { Problem } from '../../lib/api.ts'
 import { fieldError } from '../../ui/forms.ts'
 import { LINKS_MAX, type Agent, type ToolLink } from './agentDraft.ts'
-
-/** Every catalogue is read as one page of its largest size: enough for a picker. */
-const PAGE = { per_page: 100 } as const
+import { useAccounts, useCategories, useModels, useTools, useWorkflowCatalogue } from './api.ts'
 
 /** Options with the bound ones the list did not hold added at the end. */
 function withBound(options: { value: string; label: string }[], bound: { value: string; label: string }[]) {
@@ -24,7 +21,7 @@ function withBound(options: { value: string; label: string }[], bound: { value: 
 const loadFailure = (error: unknown) => (error ? 'Could not load the choices; try again later.' : undefined)
 
 export function ModelSelect({ value, onChange, error, disabled }: { value: string; onChange: (value: string) => void; error?: string; disabled?: boolean }) {
-  const models = useQuery({ queryKey: ['largeLanguageModels.list', PAGE], queryFn: () => api.largeLanguageModels.list.query(PAGE), staleTime: 60_000 })
+  const models = useModels()
   const groups = new Map<string, { value: string; label: string }[]>()
   for (const model of models.data?.data ?? []) {
     const items = groups.get(model.provider.name) ?? []
@@ -54,7 +51,7 @@ export function ModelSelect({ value, onChange, error, disabled }: { value: strin
 }
 
 export function WorkflowPicker({ agent, value, onChange, error }: { agent?: Agent; value: string[]; onChange: (value: string[]) => void; error?: string }) {
-  const workflows = useQuery({ queryKey: ['workflows.list', PAGE], queryFn: () => api.workflows.list.query(PAGE), staleTime: 30_000 })
+  const workflows = useWorkflowCatalogue()
   const data = withBound(
     (workflows.data?.data ?? []).map((workflow) => ({ value: workflow.uuid, label: workflow.name })),
     (agent?.workflows ?? []).map((workflow) => ({ value: workflow.uuid, label: workflow.name })),
@@ -78,7 +75,7 @@ export function WorkflowPicker({ agent, value, onChange, error }: { agent?: Agen
 }
 
 export function CategoryPicker({ agent, value, onChange, error }: { agent?: Agent; value: string[]; onChange: (value: string[]) => void; error?: string }) {
-  const categories = useQuery({ queryKey: ['categories.list', PAGE], queryFn: () => api.categories.list.query(PAGE), staleTime: 300_000 })
+  const categories = useCategories()
   const data = withBound(
     (categories.data?.data ?? []).map((category) => ({ value: category.uuid, label: category.name })),
     (agent?.categories ?? []).map((category) => ({ value: category.uuid, label: category.name })),
@@ -121,7 +118,7 @@ export function ToolLinks({
   onChange: (links: ToolLink[]) => void
   problem: Problem | null
 }) {
-  const tools = useQuery({ queryKey: ['tools.list', PAGE], queryFn: () => api.tools.list.query(PAGE), staleTime: 30_000 })
+  const tools = useTools()
   const options: ToolOption[] = (tools.data?.data ?? []).map((tool) => ({ value: tool.uuid, label: tool.name, providerUuid: tool.provider?.uuid ?? null }))
   const known = new Set(options.map((option) => option.value))
   for (const tool of agent?.tools ?? []) {
@@ -215,8 +212,7 @@ function AccountSelect({
   onChange: (value: string | null) => void
   error?: string
 }) {
-  const input = { ...PAGE, provider_uuid: providerUuid }
-  const accounts = useQuery({ queryKey: ['accounts.list', input], queryFn: () => api.accounts.list.query(input), staleTime: 30_000 })
+  const accounts = useAccounts(providerUuid)
   const label = (name: string, hint: string | null) => (hint ? `${name} (${hint})` : name)
   const data = withBound(
     (accounts.data?.data ?? []).map((account) => ({ value: account.uuid, label: label(account.name, account.secret_hint) })),

@@ -7,13 +7,14 @@
  */
 import { Alert, Button, Group, NumberInput, Paper, SegmentedControl, Select, Stack, Table, Text, Title, VisuallyHidden } from '@mantine/core'
 import { notifications } from '@mantine/notifications'
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState, type FormEvent } from 'react'
-import { api, problemOf, type RouterInputs } from '../../lib/api.ts'
+import { problemOf, type RouterInputs } from '../../lib/api.ts'
 import { useSession } from '../../lib/session.tsx'
+import { useWorkspaceMembers } from '../../lib/session-api.ts'
 import { fieldError, otherIssues } from '../../ui/forms.ts'
 import { describeStatus } from '../../ui/states.tsx'
 import type { Agent } from './agentDraft.ts'
+import { useShareAgent } from './api.ts'
 
 type ShareInput = RouterInputs['agents']['share']
 type Permission = NonNullable<ShareInput['permission']>
@@ -29,13 +30,8 @@ function shareName(share: NonNullable<Agent['shares']>[number]): string {
 }
 
 export function AgentSharing({ agent }: { agent: Agent }) {
-  const queryClient = useQueryClient()
-  const share = useMutation({
-    mutationFn: (input: Omit<ShareInput, 'agent_uuid'>) => api.agents.share.mutate({ agent_uuid: agent.uuid, ...input } as ShareInput),
-    onSuccess: (answer, input) => {
-      queryClient.setQueryData(['agents.retrieve', agent.uuid], answer)
-      notifications.show({ color: 'green', message: input.permission ? 'Shared' : 'Share removed' })
-    },
+  const share = useShareAgent({
+    onSuccess: (_answer, input) => notifications.show({ color: 'green', message: input.permission ? 'Shared' : 'Share removed' }),
   })
   const shares = agent.shares ?? []
   const problem = share.error ? problemOf(share.error) : null
@@ -45,7 +41,7 @@ export function AgentSharing({ agent }: { agent: Agent }) {
         <Title order={3} size="h4" id="agent-sharing">
           Sharing
         </Title>
-        <ShareForm onShare={(input, done) => share.mutate(input, { onSuccess: done })} pending={share.isPending} problem={problem} />
+        <ShareForm onShare={(input, done) => share.mutate({ agent_uuid: agent.uuid, ...input }, { onSuccess: done })} pending={share.isPending} problem={problem} />
         {problem && !(problem.status === 400 && otherIssues(problem, ['entity_id', 'permission']).length === 0) ? (
           <Alert color="red" title={problem.status === 403 ? 'Not allowed to share this agent' : describeStatus(problem).title} role="alert">
             <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
@@ -88,13 +84,13 @@ export function AgentSharing({ agent }: { agent: Agent }) {
                           data={PERMISSIONS.map(({ value }) => value)}
                           value={item.permission}
                           allowDeselect={false}
-                          onChange={(permission) => permission && share.mutate({ ...entity, permission: permission as Permission })}
+                          onChange={(permission) => permission && share.mutate({ agent_uuid: agent.uuid, ...entity, permission: permission as Permission })}
                           w={110}
                           comboboxProps={{ withinPortal: true }}
                         />
                       </Table.Td>
                       <Table.Td>
-                        <Button size="xs" variant="subtle" color="red" aria-label={`Stop sharing with ${who}`} onClick={() => share.mutate({ ...entity, permission: null })}>
+                        <Button size="xs" variant="subtle" color="red" aria-label={`Stop sharing with ${who}`} onClick={() => share.mutate({ agent_uuid: agent.uuid, ...entity, permission: null })}>
                           Remove
                         </Button>
                       </Table.Td>
@@ -125,13 +121,7 @@ function ShareForm({
   const [userId, setUserId] = useState<number | string>('')
   const [workspace, setWorkspace] = useState<string | null>(null)
   const [permission, setPermission] = useState<Permission>('read')
-  const membersInput = { workspace_uuid: session.workspace, per_page: 100 }
-  const members = useQuery({
-    queryKey: ['workspaces.members.list', membersInput],
-    queryFn: () => api.workspaces.members.list.query(membersInput),
-    enabled: kind === 'user',
-    staleTime: 60_000,
-  })
+  const members = useWorkspaceMembers(session.workspace, kind === 'user')
   const memberOptions = (members.data?.data ?? [])
     .filter((member) => member.user.id !== session.me.id)
     .map((member) => ({ value: String(member.user.id), label: `${member.user.name} <${member.user.email}>` }))

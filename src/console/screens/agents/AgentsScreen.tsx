@@ -4,12 +4,11 @@
  */
 import { Badge, Button, Group, Switch, Table, Text } from '@mantine/core'
 import { useDebouncedValue } from '@mantine/hooks'
-import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
 import { Link } from 'react-router'
-import { api } from '../../lib/api.ts'
 import { ScreenTitle, SearchField, VisibilityFilter, type VisibilityChoice, useFilter } from '../../ui/ListControls.tsx'
 import { DataTable, ListStates, NameCell } from '../../ui/ListTable.tsx'
+import { useAgents } from './api.ts'
 
 export default function AgentsScreen() {
   const [page, setPage] = useState(1)
@@ -25,11 +24,7 @@ export default function AgentsScreen() {
     ...(visibility !== 'all' ? { visibility } : {}),
     ...(favorite ? { favorite: true } : {}),
   }
-  const agents = useQuery({
-    queryKey: ['agents.list', input],
-    queryFn: () => api.agents.list.query(input),
-    placeholderData: keepPreviousData,
-  })
+  const agents = useAgents(input)
   return (
     <>
       <ScreenTitle title="Agents">

@@ -4,13 +4,13 @@
  * nothing that needs a token, so an expired one cannot send it round in a loop.
  */
 import { Alert, Anchor, Button, Container, Group, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core'
-import { useMutation } from '@tanstack/react-query'
 import { useState, type FormEvent, type ReactNode } from 'react'
 import { Link, useNavigate, useSearchParams } from 'react-router'
-import { api, problemOf } from '../../lib/api.ts'
-import { signedIn } from '../../lib/session.tsx'
+import { problemOf } from '../../lib/api.ts'
+import type { MutationConfig } from '../../lib/trpc.ts'
 import { fieldError } from '../../ui/forms.ts'
 import { FormProblem } from '../../ui/FormProblem.tsx'
+import { useSignIn, useSignUp } from './api.ts'
 
 /** Where to go after signing in: the `next` the screen was given, if it is a console path. */
 function useNext(): string {
@@ -35,29 +35,24 @@ function AuthFrame({ title, children }: { title: string; children: ReactNode }) 
   )
 }
 
+/** A mutation hook of ./api.ts that starts a session with the form's fields. */
+type UseStart<Fields> = (config: MutationConfig<unknown, Fields>) => { mutate: (form: Fields) => void; isPending: boolean; error: unknown }
+
 /**
- * Sign-in and sign-up alike: the form's fields (`initial`), `call` with them on submit; on success
- * the answer's token is kept and the console goes on to the screen asked for before (`next`).
- * `field(name)` binds an input to its value and to the refusal's issue at that field.
+ * Sign-in and sign-up alike: the form's fields (`initial`), sent with `useStart`'s mutation on
+ * submit; on success (the answer's token is kept by it) the console goes on to the screen asked
+ * for before (`next`). `field(name)` binds an input to its value and to the refusal's issue at
+ * that field.
  */
-function useSessionForm<Fields extends Record<string, string>>(
-  initial: Fields,
-  call: (form: Fields) => Promise<{ data: { access_token: string } }>,
-) {
+function useSessionForm<Fields extends Record<string, string>>(initial: Fields, useStart: UseStart<Fields>) {
   const navigate = useNavigate()
   const next = useNext()
   const [form, setForm] = useState(initial)
-  const start = useMutation({
-    mutationFn: () => call(form),
-    onSuccess: (answer) => {
-      signedIn(answer.data.access_token)
-      void navigate(next, { replace: true })
-    },
-  })
+  const start = useStart({ onSuccess: () => void navigate(next, { replace: true }) })
   const problem = start.error ? problemOf(start.error) : null
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    start.mutate()
+    start.mutate(form)
   }
   const field = (name: keyof Fields & string) => ({
     required: true,
@@ -82,7 +77,7 @@ function OtherForm({ question, to, label }: { question: string; to: string; labe
 
 export function SignIn() {
   const [params] = useSearchParams()
-  const { pending, problem, fields, submit, field } = useSessionForm({ email: '', password: '' }, (form) => api.auth.signIn.mutate(form))
+  const { pending, problem, fields, submit, field } = useSessionForm({ email: '', password: '' }, useSignIn)
   return (
     <AuthFrame title="Sign in to your workspace">
       <form onSubmit={submit} noValidate>
@@ -106,9 +101,7 @@ export function SignIn() {
 }
 
 export function SignUp() {
-  const { pending, problem, fields, submit, field } = useSessionForm({ name: '', email: '', password: '' }, (form) =>
-    api.auth.signUp.mutate(form),
-  )
+  const { pending, problem, fields, submit, field } = useSessionForm({ name: '', email: '', password: '' }, useSignUp)
   return (
     <AuthFrame title="Create an account and its workspace">
       <form onSubmit={submit} noValidate>

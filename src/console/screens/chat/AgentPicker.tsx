@@ -4,19 +4,18 @@
  */
 import { Button, Select, Text } from '@mantine/core'
 import { useDebouncedValue } from '@mantine/hooks'
-import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
 import { Link, useNavigate } from 'react-router'
-import { api } from '../../lib/api.ts'
 import { ScreenTitle } from '../../ui/ListControls.tsx'
 import { Empty, ErrorNotice, Loading } from '../../ui/states.tsx'
+import { useAgents } from '../agents/api.ts'
 
 export function AgentPicker() {
   const navigate = useNavigate()
   const [search, setSearch] = useState('')
   const [debounced] = useDebouncedValue(search.trim(), 250)
   const input = { per_page: 50, sort: '-usage_count' as const, ...(debounced ? { search: debounced } : {}) }
-  const agents = useQuery({ queryKey: ['agents.list', input], queryFn: () => api.agents.list.query(input), placeholderData: keepPreviousData })
+  const agents = useAgents(input)
   const list = agents.data?.data ?? []
   return (
     <>

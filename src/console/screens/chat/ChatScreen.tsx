@@ -9,14 +9,14 @@
  * `runs.retrieve`, `runs.cancel`, and the `runs.events` subscription over Server-Sent Events.
  */
 import { Box, Button, Flex, Group, Stack, Text, Title } from '@mantine/core'
-import { useQuery } from '@tanstack/react-query'
 import { Link, Navigate, useParams } from 'react-router'
-import { api } from '../../lib/api.ts'
 import { ScreenTitle } from '../../ui/ListControls.tsx'
 import { ErrorNotice, Loading } from '../../ui/states.tsx'
+import { useAgent } from '../agents/api.ts'
 import { AgentPicker } from './AgentPicker.tsx'
+import { useThread, useThreads } from './api.ts'
 import { Conversation } from './Conversation.tsx'
-import { ThreadList, ThreadSelect, threadTitle, useThreads } from './ThreadNav.tsx'
+import { ThreadList, ThreadSelect, threadTitle } from './ThreadNav.tsx'
 
 export default function ChatScreen() {
   const { agentUuid, threadUuid } = useParams()
@@ -25,12 +25,8 @@ export default function ChatScreen() {
 }
 
 function AgentChat({ agentUuid, threadUuid }: { agentUuid: string; threadUuid: string | null }) {
-  const agent = useQuery({ queryKey: ['agents.retrieve', agentUuid], queryFn: () => api.agents.retrieve.query({ agent_uuid: agentUuid }) })
-  const thread = useQuery({
-    queryKey: ['threads.retrieve', threadUuid],
-    queryFn: () => api.threads.retrieve.query({ thread_uuid: threadUuid! }),
-    enabled: threadUuid !== null,
-  })
+  const agent = useAgent(agentUuid)
+  const thread = useThread(threadUuid)
   const threads = useThreads(agentUuid)
 
   if (agent.isPending) return <Loading label="Loading the agent" />

@@ -14,39 +14,21 @@
  * the first.
  */
 import { Alert, Button, Center, Loader, Stack, Text } from '@mantine/core'
-import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { useLocation, useNavigate } from 'react-router'
-import { api, problemOf } from '../../lib/api.ts'
+import { problemOf } from '../../lib/api.ts'
 import { fieldError } from '../../ui/forms.ts'
 import { Empty, ErrorNotice, describeStatus } from '../../ui/states.tsx'
+import { useCancelRun, useMessages, useRefreshConversation, useRun, useSendInThread, useStartThread } from './api.ts'
 import { AnswerItems, Bubble, MessageText, Sources, UsageLine, userText } from './AnswerParts.tsx'
 import { Composer } from './Composer.tsx'
 import { useRunFollower, type RunStatus, type RunView } from './runStream.ts'
-import { threadsKey } from './ThreadNav.tsx'
 import { toTurns, type Message, type Turn } from './turns.ts'
-
-const PAGE = 50
-/** Longest thread name (the first line of the first message, cut). */
-const NAME_MAX = 80
 
 /** What a screen that started a run hands to the thread it moves to (router state). */
 export interface FollowState {
   runUuid: string
   threadUuid: string
-}
-
-const messagesKey = (threadUuid: string | null) => ['messages.list', { thread_uuid: threadUuid }] as const
-
-function useMessages(threadUuid: string | null) {
-  return useInfiniteQuery({
-    queryKey: messagesKey(threadUuid),
-    queryFn: ({ pageParam }) => api.messages.list.query({ thread_uuid: threadUuid!, page: pageParam, per_page: PAGE, sort: '-created_at' }),
-    initialPageParam: 1,
-    getNextPageParam: (last) => (last.meta.current_page < last.meta.last_page ? last.meta.current_page + 1 : undefined),
-    enabled: threadUuid !== null,
-    select: (data) => data.pages.flatMap((page) => page.data).reverse(),
-  })
 }
 
 /** Keeps the page scrolled to its end while it grows, unless the reader scrolled up. */
@@ -148,7 +130,6 @@ function newestRun(messages: Message[] | undefined): string | null {
 }
 
 export function Conversation({ agentUuid, agentName, threadUuid }: { agentUuid: string; agentName: string; threadUuid: string | null }) {
-  const queryClient = useQueryClient()
   const navigate = useNavigate()
   const location = useLocation()
   const handed = location.state as FollowState | null
@@ -165,13 +146,7 @@ export function Conversation({ agentUuid, agentName, threadUuid }: { agentUuid: 
   // A run still going that this page did not start (a reload, another tab): follow it.
   const newest = newestRun(messages.data)
   const candidate = newest !== followed && (followed === null || settled?.runUuid === followed) ? newest : null
-  const candidateRun = useQuery({
-    queryKey: ['runs.retrieve', candidate],
-    queryFn: () => api.runs.retrieve.query({ run_uuid: candidate! }),
-    enabled: candidate !== null,
-    staleTime: 0,
-    gcTime: 0,
-  })
+  const candidateRun = useRun(candidate)
   const candidateStatus = candidateRun.data?.data.run.status
   useEffect(() => {
     if (candidate && (candidateStatus === 'running' || candidateStatus === 'queued')) {
@@ -180,16 +155,14 @@ export function Conversation({ agentUuid, agentName, threadUuid }: { agentUuid: 
     }
   }, [candidate, candidateStatus])
 
+  const refresh = useRefreshConversation(agentUuid, threadUuid)
   const onEnded = useCallback(
     (status: RunStatus) => {
       const runUuid = followed
       if (!runUuid) return
-      void Promise.all([
-        queryClient.invalidateQueries({ queryKey: messagesKey(threadUuid) }),
-        queryClient.invalidateQueries({ queryKey: threadsKey(agentUuid) }),
-      ]).finally(() => setSettled({ runUuid, status }))
+      void refresh().finally(() => setSettled({ runUuid, status }))
     },
-    [followed, queryClient, threadUuid, agentUuid],
+    [followed, refresh],
   )
   const view = useRunFollower(followed, onEnded)
   const running = followed !== null && view.connection !== 'ended'
@@ -198,34 +171,26 @@ export function Conversation({ agentUuid, agentName, threadUuid }: { agentUuid: 
   const streaming = followed !== null && !replaced
   const turns = useMemo(() => toTurns(messages.data ?? [], streaming ? followed : null), [messages.data, streaming, followed])
 
-  const stop = useMutation({ mutationFn: (runUuid: string) => api.runs.cancel.mutate({ run_uuid: runUuid }) })
+  const stop = useCancelRun()
   const started = (runUuid: string) => {
     stop.reset()
     setSettled(null)
     setFollowed(runUuid)
   }
-  const sendInThread = useMutation({
-    mutationFn: (content: string) => api.runs.thread.mutate({ thread_uuid: threadUuid!, content, background: true }),
-    onSuccess: (answer) => {
-      started(answer.data.run.uuid)
-      void queryClient.invalidateQueries({ queryKey: messagesKey(threadUuid) })
-      void queryClient.invalidateQueries({ queryKey: threadsKey(agentUuid) })
-    },
-  })
-  const startThread = useMutation({
-    mutationFn: (input: string) => api.runs.agent.mutate({ agent_uuid: agentUuid, input, background: true }),
-    onSuccess: async (answer, input) => {
+  const sendInThread = useSendInThread(agentUuid, { onSuccess: (answer) => started(answer.data.run.uuid) })
+  const startThread = useStartThread({
+    onSuccess: async (answer) => {
       const { uuid: runUuid, thread_uuid: newThread } = answer.data.run
       if (!newThread) return
-      const name = input.trim().split('\n')[0].slice(0, NAME_MAX).trim()
-      // A name is a convenience: a thread without one is listed by its date.
-      if (name) await api.threads.update.mutate({ thread_uuid: newThread, name }).catch(() => {})
-      void queryClient.invalidateQueries({ queryKey: threadsKey(agentUuid) })
       const state: FollowState = { runUuid, threadUuid: newThread }
       await navigate(`/chat/${agentUuid}/${newThread}`, { state })
     },
   })
   const send = threadUuid ? sendInThread : startThread
+  const sendText = (text: string) =>
+    threadUuid
+      ? sendInThread.mutateAsync({ thread_uuid: threadUuid, content: text, background: true })
+      : startThread.mutateAsync({ agent_uuid: agentUuid, input: text, background: true })
   const problem = send.error ? problemOf(send.error) : null
   const fieldProblem = fieldError(problem, threadUuid ? 'content' : 'input')
   const stopProblem = stop.error && problemOf(stop.error).status !== 409 ? stop.error : null
@@ -263,13 +228,13 @@ export function Conversation({ agentUuid, agentName, threadUuid }: { agentUuid: 
         <Composer
           onSend={async (text) => {
             try {
-              await send.mutateAsync(text)
+              await sendText(text)
               return true
             } catch {
               return false
             }
           }}
-          onStop={() => followed && stop.mutate(followed)}
+          onStop={() => followed && stop.mutate({ run_uuid: followed })}
           running={running}
           stopping={stop.isPending}
           sending={send.isPending}

@@ -3,27 +3,13 @@
  * first, 30 at a time): a side list on wide screens, a Select on narrow ones.
  */
 import { Box, Button, NavLink, Select, Stack, Text } from '@mantine/core'
-import { useInfiniteQuery } from '@tanstack/react-query'
 import dayjs from 'dayjs'
 import { Link, useNavigate } from 'react-router'
-import { api, type RouterOutputs } from '../../lib/api.ts'
+import type { RouterOutputs } from '../../lib/api.ts'
 import { ErrorNotice, Loading } from '../../ui/states.tsx'
+import type { useThreads } from './api.ts'
 
 type Thread = RouterOutputs['threads']['list']['data'][number]
-
-const PER_PAGE = 30
-
-/** The cache key of an agent's thread list, for the screens that add or rename threads. */
-export const threadsKey = (agentUuid: string) => ['threads.list', { agent_uuid: agentUuid }] as const
-
-export function useThreads(agentUuid: string) {
-  return useInfiniteQuery({
-    queryKey: threadsKey(agentUuid),
-    queryFn: ({ pageParam }) => api.threads.list.query({ agent_uuid: agentUuid, page: pageParam, per_page: PER_PAGE, sort: '-updated_at' }),
-    initialPageParam: 1,
-    getNextPageParam: (last) => (last.meta.current_page < last.meta.last_page ? last.meta.current_page + 1 : undefined),
-  })
-}
 
 export const threadTitle = (thread: Pick<Thread, 'name' | 'created_at'>) => thread.name?.trim() || `Thread of ${dayjs(thread.created_at).format('D MMM YYYY, HH:mm')}`
 

@@ -6,38 +6,18 @@
  * again every 1.5 s, so "run now" shows its outcome without a reload.
  */
 import { Anchor, Badge, Table, Text } from '@mantine/core'
-import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query'
-import { useEffect, useRef, useState } from 'react'
+import { useState } from 'react'
 import { Link } from 'react-router'
-import { api } from '../../lib/api.ts'
 import { Pager } from '../../ui/ListControls.tsx'
 import { Empty, ErrorNotice, Loading } from '../../ui/states.tsx'
-import { ROOT_KEY } from './task-actions.ts'
+import { useFirings } from './api.ts'
 import { formatIn, type Firing, type Task } from './task-model.ts'
 
 export const STATUS_COLORS: Record<string, string> = { queued: 'gray', running: 'blue', succeeded: 'green', failed: 'red', skipped: 'yellow' }
 
-const unsettled = (firings: Firing[] | undefined) => Boolean(firings?.some((f) => f.status === 'queued' || f.status === 'running'))
-
 export function FiringHistory({ task }: { task: Task }) {
   const [page, setPage] = useState(1)
-  const firings = useQuery({
-    queryKey: [ROOT_KEY, 'firings', task.uuid, page, task.firings_count],
-    queryFn: () => api.commandRoom.firings.query({ task_uuid: task.uuid, page, per_page: 20 }),
-    placeholderData: keepPreviousData,
-    refetchInterval: (query) => (unsettled(query.state.data?.data) ? 1500 : false),
-  })
-  // A firing that ends changes the task too (last status, last run, next run): read it again then.
-  const queryClient = useQueryClient()
-  const busy = unsettled(firings.data?.data)
-  const wasBusy = useRef(busy)
-  useEffect(() => {
-    if (wasBusy.current && !busy) {
-      void queryClient.invalidateQueries({ queryKey: [ROOT_KEY, 'task', task.uuid] })
-      void queryClient.invalidateQueries({ queryKey: [ROOT_KEY, 'list'] })
-    }
-    wasBusy.current = busy
-  }, [busy, queryClient, task.uuid])
+  const firings = useFirings(task, page)
   if (firings.isPending) return <Loading label="Loading the history" />
   if (firings.error) return <ErrorNotice error={firings.error} onRetry={() => void firings.refetch()} />
   if (firings.data.data.length === 0) return <Empty title="No firings yet">The task has not fired. “Run now” fires it at once.</Empty>

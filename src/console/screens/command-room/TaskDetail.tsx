@@ -5,13 +5,12 @@
  * 404 in words.
  */
 import { Anchor, Badge, Button, Code, Group, Modal, Paper, SimpleGrid, Stack, Text, Title } from '@mantine/core'
-import { useQuery } from '@tanstack/react-query'
 import { useState, type ReactNode } from 'react'
 import { Link } from 'react-router'
-import { api } from '../../lib/api.ts'
 import { ErrorNotice, Loading } from '../../ui/states.tsx'
 import { FiringHistory, STATUS_COLORS } from './FiringHistory.tsx'
-import { ROOT_KEY, useTaskActions } from './task-actions.ts'
+import { useTask } from './api.ts'
+import { notifyDeleted, useTaskActions } from './task-actions.ts'
 import { describeSchedule, formatIn, type Task } from './task-model.ts'
 
 interface Props {
@@ -21,7 +20,7 @@ interface Props {
 }
 
 export function TaskDetail({ taskUuid, onEdit, onDeleted }: Props) {
-  const task = useQuery({ queryKey: [ROOT_KEY, 'task', taskUuid], queryFn: () => api.commandRoom.retrieve.query({ task_uuid: taskUuid }) })
+  const task = useTask(taskUuid)
   return (
     <>
       <Anchor component={Link} to="/command-room" size="sm">
@@ -47,10 +46,10 @@ function TaskView({ task, onEdit, onDeleted }: { task: Task; onEdit: (task: Task
           <Button variant="default" onClick={() => onEdit(task)}>
             Edit
           </Button>
-          <Button variant="default" loading={setActive.isPending} onClick={() => setActive.mutate({ task, active: !task.is_active })}>
+          <Button variant="default" loading={setActive.isPending} onClick={() => setActive.mutate({ task_uuid: task.uuid, is_active: !task.is_active })}>
             {task.is_active ? 'Pause' : 'Resume'}
           </Button>
-          <Button loading={runNow.isPending} onClick={() => runNow.mutate(task)}>
+          <Button loading={runNow.isPending} onClick={() => runNow.mutate({ task_uuid: task.uuid })}>
             Run now
           </Button>
           <Button color="red" variant="light" onClick={() => setConfirming(true)}>
@@ -77,12 +76,16 @@ function TaskView({ task, onEdit, onDeleted }: { task: Task; onEdit: (task: Task
             color="red"
             loading={remove.isPending}
             onClick={() =>
-              remove.mutate(task, {
-                onSuccess: () => {
-                  setConfirming(false)
-                  onDeleted()
+              remove.mutate(
+                { task_uuid: task.uuid },
+                {
+                  onSuccess: () => {
+                    notifyDeleted(task.name)
+                    setConfirming(false)
+                    onDeleted()
+                  },
                 },
-              })
+              )
             }
           >
             Delete task

@@ -9,12 +9,13 @@
 import { Alert, Button, Group, JsonInput, Modal, SegmentedControl, Select, Stack, Switch, Text, Textarea, TextInput } from '@mantine/core'
 import { DateInput } from '@mantine/dates'
 import { useMediaQuery } from '@mantine/hooks'
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useMemo, useState, type FormEvent } from 'react'
-import { api, problemOf, type Problem } from '../../lib/api.ts'
+import { problemOf, type Problem } from '../../lib/api.ts'
 import { fieldError, otherIssues } from '../../ui/forms.ts'
 import { describeStatus } from '../../ui/states.tsx'
-import { ROOT_KEY } from './task-actions.ts'
+import { useAgentChoices } from '../agents/api.ts'
+import { useWorkflowChoices } from '../workflows/api.ts'
+import { useStoreTask, useUpdateTask } from './api.ts'
 import { draftOf, emptyDraft, SCHEDULE_KINDS, storeBody, timeZones, updateBody, type LocalIssues, type ScheduleKind, type Task, type TaskDraft } from './task-model.ts'
 
 const FIELDS = ['name', 'agent_uuid', 'workflow_uuid', 'input', 'schedule', 'timezone', 'run_at', 'is_active']
@@ -28,32 +29,28 @@ interface Props {
 
 export function TaskForm({ task, onClose, onSaved }: Props) {
   const narrow = useMediaQuery('(max-width: 48em)')
-  const queryClient = useQueryClient()
   const [draft, setDraft] = useState<TaskDraft>(() => (task ? draftOf(task) : emptyDraft()))
   const [local, setLocal] = useState<LocalIssues>({})
   const set = (patch: Partial<TaskDraft>) => setDraft((current) => ({ ...current, ...patch }))
-  const save = useMutation({
-    mutationFn: async () => {
-      if (task) {
-        const built = updateBody(task, draft)
-        setLocal(built.issues)
-        return built.body ? (await api.commandRoom.update.mutate(built.body)).data : null
-      }
-      const built = storeBody(draft)
-      setLocal(built.issues)
-      return built.body ? (await api.commandRoom.store.mutate(built.body)).data : null
-    },
-    onSuccess: (saved) => {
-      if (!saved) return
-      void queryClient.invalidateQueries({ queryKey: [ROOT_KEY] })
-      onSaved(saved)
-    },
-  })
+  const store = useStoreTask({ onSuccess: (answer) => onSaved(answer.data) })
+  const update = useUpdateTask({ onSuccess: (answer) => onSaved(answer.data) })
+  const save = task ? update : store
   const problem = save.error ? problemOf(save.error) : null
   const issue = (path: string) => local[path] ?? fieldError(problem, path)
+  // Issues found here are shown instead of sending (and of the service's last answer).
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    save.mutate()
+    if (task) {
+      const built = updateBody(task, draft)
+      setLocal(built.issues)
+      if (built.body) update.mutate(built.body)
+      else update.reset()
+      return
+    }
+    const built = storeBody(draft)
+    setLocal(built.issues)
+    if (built.body) store.mutate(built.body)
+    else store.reset()
   }
   return (
     <Modal opened onClose={onClose} title={task ? `Edit ${task.name}` : 'New task'} size="lg" fullScreen={narrow} styles={{ title: { overflowWrap: 'anywhere', fontWeight: 700 } }}>
@@ -107,12 +104,8 @@ interface FieldsProps {
 
 /** Agent or workflow, which one, and the input it takes (a message, or a JSON object). */
 function TargetFields({ draft, set, issue }: FieldsProps) {
-  const agents = useQuery({ queryKey: ['agents.list', 'command-room-target'], queryFn: () => api.agents.list.query({ per_page: 100, sort: 'name' }) })
-  const workflows = useQuery({
-    queryKey: ['workflows.list', 'command-room-target'],
-    queryFn: () => api.workflows.list.query({ per_page: 100, sort: 'name' }),
-    enabled: draft.targetKind === 'workflow',
-  })
+  const agents = useAgentChoices()
+  const workflows = useWorkflowChoices(draft.targetKind === 'workflow')
   const isAgent = draft.targetKind === 'agent'
   const list = isAgent ? agents : workflows
   // Neither target named is an issue at `agent_uuid`, both at `workflow_uuid`: one picker shows either.

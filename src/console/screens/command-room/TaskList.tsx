@@ -4,17 +4,16 @@
  * the quick actions run now and pause or resume.
  */
 import { Anchor, Button, Group, SegmentedControl, Select, Table, Text } from '@mantine/core'
-import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
 import { Link } from 'react-router'
-import { api, type RouterInputs } from '../../lib/api.ts'
 import { useFilter } from '../../ui/ListControls.tsx'
 import { DataTable, ListStates } from '../../ui/ListTable.tsx'
+import { useTasks, type TasksInput } from './api.ts'
 import { TaskState } from './TaskDetail.tsx'
-import { ROOT_KEY, useTaskActions } from './task-actions.ts'
+import { useTaskActions } from './task-actions.ts'
 import { describeSchedule, formatIn, type Task } from './task-model.ts'
 
-type Sort = NonNullable<Exclude<RouterInputs['commandRoom']['list'], void | undefined>['sort']>
+type Sort = NonNullable<TasksInput['sort']>
 
 const SORTS: { value: Sort; label: string }[] = [
   { value: '-created_at', label: 'Newest first' },
@@ -28,11 +27,7 @@ export function TaskList() {
   const [state, setState] = useFilter<'all' | 'active' | 'paused'>('all', setPage)
   const [sort, setSort] = useState<Sort>('-created_at')
   const input = { page, per_page: 20, sort, ...(state !== 'all' ? { is_active: state === 'active' } : {}) }
-  const tasks = useQuery({
-    queryKey: [ROOT_KEY, 'list', input],
-    queryFn: () => api.commandRoom.list.query(input),
-    placeholderData: keepPreviousData,
-  })
+  const tasks = useTasks(input)
   return (
     <>
       <Group mb="md" gap="sm" wrap="wrap" align="end">
@@ -116,8 +111,8 @@ function TaskTable({ tasks }: { tasks: Task[] }) {
                 size="xs"
                 variant="light"
                 aria-label={`Run ${task.name} now`}
-                loading={runNow.isPending && runNow.variables?.uuid === task.uuid}
-                onClick={() => runNow.mutate(task)}
+                loading={runNow.isPending && runNow.variables?.task_uuid === task.uuid}
+                onClick={() => runNow.mutate({ task_uuid: task.uuid })}
               >
                 Run now
               </Button>
@@ -125,8 +120,8 @@ function TaskTable({ tasks }: { tasks: Task[] }) {
                 size="xs"
                 variant="default"
                 aria-label={`${task.is_active ? 'Pause' : 'Resume'} ${task.name}`}
-                loading={setActive.isPending && setActive.variables?.task.uuid === task.uuid}
-                onClick={() => setActive.mutate({ task, active: !task.is_active })}
+                loading={setActive.isPending && setActive.variables?.task_uuid === task.uuid}
+                onClick={() => setActive.mutate({ task_uuid: task.uuid, is_active: !task.is_active })}
               >
                 {task.is_active ? 'Pause' : 'Resume'}
               </Button>

@@ -1,19 +1,14 @@
 /**
  * What can be done to a stored task from the list and from its page: pause or resume
  * (`commandRoom.update` with `is_active`, `PUT /api/v1/command-room/tasks/{task_uuid}`), run now
- * (`commandRoom.run`, `POST .../run`) and delete (`commandRoom.delete`, `DELETE ...`). Each
- * refreshes the command room's queries (they all start with `commandRoom`), where its outcome
- * shows (the state, the new firing); a refusal, and a deletion, which takes the task off the
- * screen, are told in a notification.
+ * (`commandRoom.run`, `POST .../run`) and delete (`commandRoom.delete`, `DELETE ...`), through
+ * ./api.ts, whose hooks refresh the command room's queries, where the outcome shows (the state,
+ * the new firing). A refusal is told in a notification; so is a deletion, which takes the task
+ * off the screen (by the caller, which knows its name).
  */
 import { notifications } from '@mantine/notifications'
-import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { api } from '../../lib/api.ts'
 import { describeProblem } from '../../ui/states.tsx'
-import type { Task } from './task-model.ts'
-
-/** The query keys of the command room start with this. */
-export const ROOT_KEY = 'commandRoom'
+import { useDeleteTask, useRunTask, useUpdateTask } from './api.ts'
 
 function failed(action: string) {
   return (error: unknown) => {
@@ -23,26 +18,11 @@ function failed(action: string) {
 }
 
 export function useTaskActions() {
-  const queryClient = useQueryClient()
-  const refresh = () => queryClient.invalidateQueries({ queryKey: [ROOT_KEY] })
-
-  const setActive = useMutation({
-    mutationFn: ({ task, active }: { task: Task; active: boolean }) => api.commandRoom.update.mutate({ task_uuid: task.uuid, is_active: active }),
-    onSuccess: () => void refresh(),
-    onError: failed('Changing the task'),
-  })
-  const runNow = useMutation({
-    mutationFn: (task: Task) => api.commandRoom.run.mutate({ task_uuid: task.uuid }),
-    onSuccess: () => void refresh(),
-    onError: failed('Run now'),
-  })
-  const remove = useMutation({
-    mutationFn: (task: Task) => api.commandRoom.delete.mutate({ task_uuid: task.uuid }),
-    onSuccess: (_answer, task) => {
-      notifications.show({ color: 'green', message: `${task.name} is deleted. Its past runs and executions stay.` })
-      void refresh()
-    },
-    onError: failed('Deleting the task'),
-  })
+  const setActive = useUpdateTask({ onError: failed('Changing the task') })
+  const runNow = useRunTask({ onError: failed('Run now') })
+  const remove = useDeleteTask({ onError: failed('Deleting the task') })
   return { setActive, runNow, remove }
 }
+
+/** Says that `name` is deleted and what stays of it. */
+export const notifyDeleted = (name: string) => notifications.show({ color: 'green', message: `${name} is deleted. Its past runs and executions stay.` })

@@ -8,25 +8,18 @@
 import { Badge, Button, Group, Loader, Modal, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core'
 import { useDebouncedValue } from '@mantine/hooks'
 import { notifications } from '@mantine/notifications'
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
-import { api, type RouterInputs, type RouterOutputs } from '../../lib/api.ts'
+import { problemOf } from '../../lib/api.ts'
 import { useFilter } from '../../ui/ListControls.tsx'
 import { DataTable, ListStates } from '../../ui/ListTable.tsx'
 import { ErrorNotice } from '../../ui/states.tsx'
+import { unfinished, useDeleteDocument, useDocuments, useRetryDocument, type Document, type DocumentsInput } from './api.ts'
 
-type Document = RouterOutputs['knowledge']['list']['data'][number]
 type Status = Document['status']
-type ListInput = RouterInputs['knowledge']['list']
-
-/** How often an unfinished training is looked at again. */
-const REFRESH_MS = 2_000
 
 const STATUS_COLORS: Record<Status, string> = { queued: 'gray', processing: 'blue', ready: 'green', failed: 'red' }
 const SOURCE_LABELS: Record<Document['source_type'], string> = { text: 'Text', url: 'Web page', file: 'File' }
 const dateTimeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
-
-const unfinished = (document: Document) => document.status === 'queued' || document.status === 'processing'
 
 export function DocumentList({ agentUuid }: { agentUuid: string }) {
   const [page, setPage] = useState(1)
@@ -34,7 +27,7 @@ export function DocumentList({ agentUuid }: { agentUuid: string }) {
   const [search, setSearch] = useFilter('', setPage)
   const [debounced] = useDebouncedValue(search.trim(), 250)
   const [deleting, setDeleting] = useState<Document | null>(null)
-  const input: ListInput = {
+  const input: DocumentsInput = {
     agent_uuid: agentUuid,
     page,
     per_page: 20,
@@ -42,12 +35,7 @@ export function DocumentList({ agentUuid }: { agentUuid: string }) {
     ...(status ? { status } : {}),
     ...(debounced ? { search: debounced } : {}),
   }
-  const documents = useQuery({
-    queryKey: ['knowledge.list', agentUuid, input],
-    queryFn: () => api.knowledge.list.query(input),
-    placeholderData: keepPreviousData,
-    refetchInterval: (query) => (query.state.data?.data.some(unfinished) ? REFRESH_MS : false),
-  })
+  const documents = useDocuments(input)
   const filtered = status !== null || debounced !== ''
   const working = documents.data?.data.some(unfinished) ?? false
   return (
@@ -108,11 +96,8 @@ export function DocumentList({ agentUuid }: { agentUuid: string }) {
 }
 
 function DocumentTable({ documents, onDelete }: { documents: Document[]; onDelete: (document: Document) => void }) {
-  const queryClient = useQueryClient()
-  const retry = useMutation({
-    mutationFn: (uuid: string) => api.knowledge.retry.mutate({ document_uuid: uuid }),
-    onSuccess: (answer) => void queryClient.invalidateQueries({ queryKey: ['knowledge.list', answer.data.agent_uuid] }),
-    onError: (error) => notifications.show({ color: 'red', message: `The retry was refused: ${error.message}` }),
+  const retry = useRetryDocument({
+    onError: (error) => notifications.show({ color: 'red', message: `The retry was refused: ${problemOf(error).message}` }),
   })
   return (
     <DataTable columns={['Document', 'Status', 'Chunks', 'Updated', 'Actions']} minWidth={640}>
@@ -150,8 +135,8 @@ function DocumentTable({ documents, onDelete }: { documents: Document[]; onDelet
                   size="xs"
                   variant="light"
                   aria-label={`Retry ${document.name}`}
-                  loading={retry.isPending && retry.variables === document.uuid}
-                  onClick={() => retry.mutate(document.uuid)}
+                  loading={retry.isPending && retry.variables?.document_uuid === document.uuid}
+                  onClick={() => retry.mutate({ document_uuid: document.uuid })}
                 >
                   Retry
                 </Button>
@@ -171,15 +156,17 @@ function DeleteModal({ document: target, onClose }: { document: Document | null;
   // Kept while the dialog closes, so its text does not empty before it is gone.
   const [document, setShown] = useState(target)
   if (target && target !== document) setShown(target)
-  const queryClient = useQueryClient()
-  const remove = useMutation({
-    mutationFn: (deleted: Document) => api.knowledge.delete.mutate({ document_uuid: deleted.uuid }),
-    onSuccess: (_, deleted) => {
-      void queryClient.invalidateQueries({ queryKey: ['knowledge.list', deleted.agent_uuid] })
-      notifications.show({ message: `“${deleted.name}” deleted` })
-      close()
-    },
-  })
+  const remove = useDeleteDocument()
+  const confirm = (deleted: Document) =>
+    remove.mutate(
+      { document_uuid: deleted.uuid },
+      {
+        onSuccess: () => {
+          notifications.show({ message: `“${deleted.name}” deleted` })
+          close()
+        },
+      },
+    )
   const close = () => {
     remove.reset()
     onClose()
@@ -195,7 +182,7 @@ function DeleteModal({ document: target, onClose }: { document: Document | null;
           <Button variant="default" onClick={close}>
             Cancel
           </Button>
-          <Button color="red" loading={remove.isPending} onClick={() => document && remove.mutate(document)}>
+          <Button color="red" loading={remove.isPending} onClick={() => document && confirm(document)}>
             Delete document
           </Button>
         </Group>

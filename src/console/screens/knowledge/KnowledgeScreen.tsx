@@ -9,26 +9,18 @@
  * does not call: a file is trained by the key such an upload answered.
  */
 import { Alert, Anchor, Select, Stack, Text } from '@mantine/core'
-import { useQuery } from '@tanstack/react-query'
 import { Link, useSearchParams } from 'react-router'
-import { api } from '../../lib/api.ts'
 import { ScreenTitle } from '../../ui/ListControls.tsx'
 import { Empty, ErrorNotice, Loading } from '../../ui/states.tsx'
+import { useAgent, useAgentChoices } from '../agents/api.ts'
 import { DocumentList } from './DocumentList.tsx'
 import { TrainForm } from './TrainForm.tsx'
 
 export default function KnowledgeScreen() {
   const [params, setParams] = useSearchParams()
   const agentUuid = params.get('agent') ?? ''
-  const agents = useQuery({
-    queryKey: ['agents.list', 'knowledge-picker'],
-    queryFn: () => api.agents.list.query({ per_page: 100, sort: 'name' }),
-  })
-  const agent = useQuery({
-    queryKey: ['agents.retrieve', agentUuid],
-    queryFn: () => api.agents.retrieve.query({ agent_uuid: agentUuid }),
-    enabled: agentUuid !== '',
-  })
+  const agents = useAgentChoices()
+  const agent = useAgent(agentUuid === '' ? null : agentUuid)
   const options = (agents.data?.data ?? []).map((a) => ({ value: a.uuid, label: a.name }))
   // The agent named in the address may be beyond the first page of the picker.
   if (agent.data && !options.some((option) => option.value === agentUuid))

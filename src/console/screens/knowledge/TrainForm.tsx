@@ -6,11 +6,11 @@
  */
 import { Button, Group, Paper, SegmentedControl, Stack, Text, Textarea, TextInput, Title } from '@mantine/core'
 import { notifications } from '@mantine/notifications'
-import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { useState, type FormEvent } from 'react'
-import { api, problemOf, type RouterInputs } from '../../lib/api.ts'
+import { problemOf, type RouterInputs } from '../../lib/api.ts'
 import { fieldError } from '../../ui/forms.ts'
 import { FormProblem } from '../../ui/FormProblem.tsx'
+import { useTrain } from './api.ts'
 
 type Source = RouterInputs['knowledge']['train']['sources'][number]
 type Kind = Source['type']
@@ -24,13 +24,10 @@ function toSource(kind: Kind, form: typeof EMPTY): Source {
 }
 
 export function TrainForm({ agentUuid }: { agentUuid: string }) {
-  const queryClient = useQueryClient()
   const [kind, setKind] = useState<Kind>('text')
   const [form, setForm] = useState(EMPTY)
-  const train = useMutation({
-    mutationFn: () => api.knowledge.train.mutate({ agent_uuid: agentUuid, sources: [toSource(kind, form)] }),
+  const train = useTrain({
     onSuccess: (answer) => {
-      void queryClient.invalidateQueries({ queryKey: ['knowledge.list', agentUuid] })
       const document = answer.data[0]
       notifications.show({ color: 'green', message: document ? `“${document.name}” is ${document.status}` : 'Training started' })
       setForm(EMPTY)
@@ -39,7 +36,7 @@ export function TrainForm({ agentUuid }: { agentUuid: string }) {
   const problem = train.error ? problemOf(train.error) : null
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    train.mutate()
+    train.mutate({ agent_uuid: agentUuid, sources: [toSource(kind, form)] })
   }
   const set = (key: keyof typeof EMPTY) => (event: { currentTarget: { value: string } }) =>
     setForm({ ...form, [key]: event.currentTarget.value })

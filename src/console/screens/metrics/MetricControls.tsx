@@ -6,9 +6,11 @@
  */
 import { Group, SegmentedControl, Select, SimpleGrid, Stack, Switch, Text, TextInput } from '@mantine/core'
 import { DateInput } from '@mantine/dates'
-import { useQuery } from '@tanstack/react-query'
-import { api, type Problem } from '../../lib/api.ts'
+import type { Problem } from '../../lib/api.ts'
 import { fieldError } from '../../ui/forms.ts'
+import { useAgentChoices } from '../agents/api.ts'
+import { useThreadChoices } from '../chat/api.ts'
+import { useWorkflowChoices } from '../workflows/api.ts'
 import {
   CALCULATIONS,
   GRANULARITIES,
@@ -177,21 +179,9 @@ function ResourceSwitches({ choices, onChange, problem }: Omit<Props, 'searchTex
 /** The agent (threads), thread (messages) or workflow (executions) to count within. */
 function TargetFilter({ choices, onChange, problem }: Omit<Props, 'searchText' | 'onSearchText'>) {
   const { resource } = choices
-  const agents = useQuery({
-    queryKey: ['agents.list', 'metrics-filter'],
-    queryFn: () => api.agents.list.query({ per_page: 100, sort: 'name' }),
-    enabled: takes(resource, 'agent'),
-  })
-  const threads = useQuery({
-    queryKey: ['threads.list', 'metrics-filter'],
-    queryFn: () => api.threads.list.query({ per_page: 100, sort: '-updated_at' }),
-    enabled: takes(resource, 'thread'),
-  })
-  const workflows = useQuery({
-    queryKey: ['workflows.list', 'metrics-filter'],
-    queryFn: () => api.workflows.list.query({ per_page: 100, sort: 'name' }),
-    enabled: takes(resource, 'workflow'),
-  })
+  const agents = useAgentChoices(takes(resource, 'agent'))
+  const threads = useThreadChoices(takes(resource, 'thread'))
+  const workflows = useWorkflowChoices(takes(resource, 'workflow'))
   const common = { searchable: true, clearable: true, placeholder: 'Any', nothingFoundMessage: 'Nothing found', comboboxProps: { withinPortal: true } }
   if (takes(resource, 'agent')) {
     return (

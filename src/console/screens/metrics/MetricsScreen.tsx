@@ -13,7 +13,6 @@ import '@mantine/charts/styles.css'
 import '@mantine/dates/styles.css'
 import { Alert, Text } from '@mantine/core'
 import { useDebouncedValue } from '@mantine/hooks'
-import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useEffect, useRef, useState } from 'react'
 import { useSearchParams } from 'react-router'
 import { problemOf } from '../../lib/api.ts'
@@ -21,16 +20,17 @@ import { useSession } from '../../lib/session.tsx'
 import { otherIssues } from '../../ui/forms.ts'
 import { ScreenTitle } from '../../ui/ListControls.tsx'
 import { Empty, ErrorNotice, Loading } from '../../ui/states.tsx'
+import { useMetric } from './api.ts'
 import { MetricControls } from './MetricControls.tsx'
 import { MetricResult } from './MetricResult.tsx'
-import { CALCULATIONS, fetchMetric, isAverage, isEmptyAnswer, readChoices, requestOf, RESOURCES, writeChoices, type MetricChoices } from './metrics-model.ts'
+import { CALCULATIONS, isAverage, isEmptyAnswer, readChoices, requestOf, RESOURCES, writeChoices, type MetricChoices } from './metrics-model.ts'
 import { WorkspaceSummary } from './WorkspaceSummary.tsx'
 
 /** The fields the controls show issues at; the rest of a 400 goes in one alert. */
 const CONTROL_FIELDS = ['calculation', 'granularity', 'column', 'date_from', 'date_to', 'search', 'visibility', 'agent_uuid', 'thread_uuid', 'workflow_uuid']
 
 export default function MetricsScreen() {
-  const { me, workspace } = useSession()
+  const { me } = useSession()
   const [params, setParams] = useSearchParams()
   // The choices are state, mirrored into the address: several quick changes each build on the
   // last (a navigation per change would commit later, and a second change would undo the first).
@@ -61,11 +61,7 @@ export default function MetricsScreen() {
   }, [debounced])
 
   const body = requestOf(choices, me.id)
-  const metric = useQuery({
-    queryKey: ['metrics', workspace, choices.resource, body],
-    queryFn: () => fetchMetric(choices.resource, body),
-    placeholderData: keepPreviousData,
-  })
+  const metric = useMetric(choices.resource, body)
   const problem = metric.error ? problemOf(metric.error) : null
   const unclaimed = otherIssues(problem, CONTROL_FIELDS)
   const resource = RESOURCES[choices.resource]

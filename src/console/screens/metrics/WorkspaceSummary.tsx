@@ -4,10 +4,10 @@
  * its figure each.
  */
 import { Paper, SimpleGrid, Text, Title } from '@mantine/core'
-import { useQuery } from '@tanstack/react-query'
-import { api, type RouterOutputs } from '../../lib/api.ts'
+import type { RouterOutputs } from '../../lib/api.ts'
 import { useSession } from '../../lib/session.tsx'
 import { ErrorNotice, Loading } from '../../ui/states.tsx'
+import { useWorkspaceSummary } from './api.ts'
 import { formatValue } from './metrics-model.ts'
 
 type Summary = RouterOutputs['metrics']['workspace']['data']
@@ -28,10 +28,7 @@ const CARDS: [keyof Summary, string][] = [
 
 export function WorkspaceSummary() {
   const { workspace, workspaces } = useSession()
-  const summary = useQuery({
-    queryKey: ['metrics.workspace', workspace],
-    queryFn: () => api.metrics.workspace.query({ workspace_uuid: workspace }),
-  })
+  const summary = useWorkspaceSummary(workspace)
   const name = workspaces.find((w) => w.uuid === workspace)?.name ?? 'This workspace'
   return (
     <section aria-labelledby="workspace-summary-title">

@@ -4,25 +4,21 @@
  * edit screen, where its inputs and model are declared.
  */
 import { Button, Group, Modal, Select, Stack, Textarea, TextInput } from '@mantine/core'
-import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { useState, type FormEvent } from 'react'
 import { useNavigate } from 'react-router'
-import { api, problemOf } from '../../lib/api.ts'
+import { problemOf } from '../../lib/api.ts'
 import { fieldError } from '../../ui/forms.ts'
 import { FormProblem } from '../../ui/FormProblem.tsx'
+import { useCreatePrompt } from './api.ts'
 import { VISIBILITY_OPTIONS, type Visibility } from './promptTypes.ts'
 
 const EMPTY = { name: '', description: '', content: '', visibility: 'private' as Visibility }
 
 export function CreatePromptModal({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   const navigate = useNavigate()
-  const queryClient = useQueryClient()
   const [form, setForm] = useState(EMPTY)
-  const create = useMutation({
-    mutationFn: () => api.prompts.create.mutate(form),
+  const create = useCreatePrompt({
     onSuccess: (answer) => {
-      void queryClient.invalidateQueries({ queryKey: ['prompts.list'] })
-      queryClient.setQueryData(['prompts.retrieve', answer.data.uuid], answer)
       setForm(EMPTY)
       void navigate(`/prompts/${answer.data.uuid}`)
     },
@@ -30,7 +26,7 @@ export function CreatePromptModal({ opened, onClose }: { opened: boolean; onClos
   const problem = create.error ? problemOf(create.error) : null
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    create.mutate()
+    create.mutate(form)
   }
   const close = () => {
     create.reset()

@@ -5,8 +5,7 @@
  * so the form never shows a blank value for it.
  */
 import { Select } from '@mantine/core'
-import { useQuery } from '@tanstack/react-query'
-import { api } from '../../lib/api.ts'
+import { useAvailableModels } from './api.ts'
 
 /** Mantine's Select cannot hold '' as a value: the default model is this sentinel in the control. */
 const DEFAULT = '__default__'
@@ -25,11 +24,7 @@ export function ModelSelect({
   onChange: (slug: string) => void
   error?: string
 }) {
-  const models = useQuery({
-    queryKey: ['largeLanguageModels.list', 'available'],
-    queryFn: () => api.largeLanguageModels.list.query({ per_page: 100, is_available: true }),
-    staleTime: 60_000,
-  })
+  const models = useAvailableModels()
   const options = (models.data?.data ?? []).map((model) => ({ value: model.slug, label: `${model.name} (${model.provider.name})` }))
   if (value && !options.some((option) => option.value === value)) options.unshift({ value, label: value })
   return (

@@ -7,22 +7,18 @@
 import { Anchor, Badge, Button, Group, Modal, Stack, Tabs, Text } from '@mantine/core'
 import { useDisclosure } from '@mantine/hooks'
 import { notifications } from '@mantine/notifications'
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { Link, useNavigate, useParams } from 'react-router'
-import { api } from '../../lib/api.ts'
 import { ScreenTitle } from '../../ui/ListControls.tsx'
 import { ErrorNotice, Loading } from '../../ui/states.tsx'
+import { useDeletePrompt, usePrompt } from './api.ts'
 import { PromptForm } from './PromptForm.tsx'
 import type { Prompt } from './promptTypes.ts'
 import { RunPanel } from './RunPanel.tsx'
 
 export default function PromptEditScreen() {
   const { promptUuid = '' } = useParams()
-  const prompt = useQuery({
-    queryKey: ['prompts.retrieve', promptUuid],
-    queryFn: () => api.prompts.retrieve.query({ prompt_uuid: promptUuid }),
-  })
+  const prompt = usePrompt(promptUuid)
   return (
     <>
       <Anchor component={Link} to="/prompts" size="sm">
@@ -67,13 +63,9 @@ function PromptScreen({ prompt }: { prompt: Prompt }) {
 
 function DeletePrompt({ prompt }: { prompt: Prompt }) {
   const navigate = useNavigate()
-  const queryClient = useQueryClient()
   const [opened, { open, close }] = useDisclosure(false)
-  const remove = useMutation({
-    mutationFn: () => api.prompts.delete.mutate({ prompt_uuid: prompt.uuid }),
+  const remove = useDeletePrompt({
     onSuccess: () => {
-      queryClient.removeQueries({ queryKey: ['prompts.retrieve', prompt.uuid] })
-      void queryClient.invalidateQueries({ queryKey: ['prompts.list'] })
       notifications.show({ message: `Prompt "${prompt.name}" deleted` })
       void navigate('/prompts')
     },
@@ -93,7 +85,7 @@ function DeletePrompt({ prompt }: { prompt: Prompt }) {
             <Button variant="default" onClick={close}>
               Cancel
             </Button>
-            <Button color="red" loading={remove.isPending} onClick={() => remove.mutate()}>
+            <Button color="red" loading={remove.isPending} onClick={() => remove.mutate({ prompt_uuid: prompt.uuid })}>
               Delete prompt
             </Button>
           </Group>

@@ -7,13 +7,13 @@
  */
 import { ActionIcon, Button, ColorInput, Divider, Group, Select, SimpleGrid, Stack, Text, Textarea, TextInput } from '@mantine/core'
 import { notifications } from '@mantine/notifications'
-import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { useEffect, useMemo, useState, type FormEvent } from 'react'
-import { api, problemOf, type Problem } from '../../lib/api.ts'
+import { problemOf, type Problem } from '../../lib/api.ts'
 import { fieldError } from '../../ui/forms.ts'
 import { FormProblem } from '../../ui/FormProblem.tsx'
 import { InputsEditor, newInputId, toInputDraft, toInputList, type InputDraft } from './InputsEditor.tsx'
 import { ModelSelect } from './ModelSelect.tsx'
+import { useUpdatePrompt } from './api.ts'
 import { extraMetadata, MODEL_METADATA_KEY, VISIBILITY_OPTIONS, type Prompt, type PromptUpdate, type Visibility } from './promptTypes.ts'
 
 type Preference = 'emoji' | 'image'
@@ -99,16 +99,12 @@ function shownFields(draft: Draft): string[] {
 }
 
 export function PromptForm({ prompt, onDirtyChange }: { prompt: Prompt; onDirtyChange: (dirty: boolean) => void }) {
-  const queryClient = useQueryClient()
   const initial = useMemo(() => toDraft(prompt), [prompt])
   const [draft, setDraft] = useState(initial)
   const dirty = comparable(draft) !== comparable(initial)
   useEffect(() => onDirtyChange(dirty), [dirty, onDirtyChange])
-  const save = useMutation({
-    mutationFn: () => api.prompts.update.mutate(toUpdate(prompt, draft)),
+  const save = useUpdatePrompt({
     onSuccess: (answer) => {
-      queryClient.setQueryData(['prompts.retrieve', prompt.uuid], answer)
-      void queryClient.invalidateQueries({ queryKey: ['prompts.list'] })
       setDraft(toDraft(answer.data))
       notifications.show({ color: 'green', message: 'Prompt saved' })
     },
@@ -117,7 +113,7 @@ export function PromptForm({ prompt, onDirtyChange }: { prompt: Prompt; onDirtyC
   const set = <K extends keyof Draft>(key: K, value: Draft[K]) => setDraft((current) => ({ ...current, [key]: value }))
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    save.mutate()
+    save.mutate(toUpdate(prompt, draft))
   }
   return (
     <form onSubmit={submit} noValidate aria-label="Edit prompt">

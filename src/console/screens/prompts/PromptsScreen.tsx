@@ -6,14 +6,11 @@
  */
 import { Badge, Button, Group, Table, Text } from '@mantine/core'
 import { useDebouncedValue, useDisclosure } from '@mantine/hooks'
-import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
-import { api, type RouterInputs } from '../../lib/api.ts'
 import { ScreenTitle, SearchField, VisibilityFilter, type VisibilityChoice, useFilter } from '../../ui/ListControls.tsx'
 import { DataTable, ListStates, NameCell } from '../../ui/ListTable.tsx'
+import { usePrompts, type PromptsInput } from './api.ts'
 import { CreatePromptModal } from './CreatePromptModal.tsx'
-
-type ListInput = Exclude<RouterInputs['prompts']['list'], void | undefined>
 
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' })
 
@@ -23,18 +20,14 @@ export default function PromptsScreen() {
   const [debounced] = useDebouncedValue(search.trim(), 250)
   const [visibility, setVisibility] = useFilter<VisibilityChoice>('all', setPage)
   const [creating, { open, close }] = useDisclosure(false)
-  const input: ListInput = {
+  const input: PromptsInput = {
     page,
     per_page: 20,
     sort: '-created_at',
     ...(debounced ? { search: debounced } : {}),
     ...(visibility !== 'all' ? { visibility } : {}),
   }
-  const prompts = useQuery({
-    queryKey: ['prompts.list', input],
-    queryFn: () => api.prompts.list.query(input),
-    placeholderData: keepPreviousData,
-  })
+  const prompts = usePrompts(input)
   const filtered = Boolean(debounced) || visibility !== 'all'
   return (
     <>

@@ -20,11 +20,11 @@ import {
   TextInput,
   Title,
 } from '@mantine/core'
-import { useMutation } from '@tanstack/react-query'
 import { useState, type FormEvent } from 'react'
-import { api, problemOf, type RouterOutputs } from '../../lib/api.ts'
+import { problemOf, type RouterOutputs } from '../../lib/api.ts'
 import { fieldError } from '../../ui/forms.ts'
 import { FormProblem } from '../../ui/FormProblem.tsx'
+import { useRunPrompt } from './api.ts'
 import { ModelSelect } from './ModelSelect.tsx'
 import { promptModel, type Prompt, type PromptInput } from './promptTypes.ts'
 
@@ -63,18 +63,11 @@ export function RunPanel({ prompt, unsaved }: { prompt: Prompt; unsaved: boolean
   const inputs = prompt.metadata.input
   const [values, setValues] = useState<Record<string, Value>>({})
   const [model, setModel] = useState(() => promptModel(prompt))
-  const run = useMutation({
-    mutationFn: () =>
-      api.runs.prompt.mutate({
-        prompt_uuid: prompt.uuid,
-        input: toRunInput(inputs, values),
-        ...(model ? { large_language_model: model } : {}),
-      }),
-  })
+  const run = useRunPrompt()
   const problem = run.error ? problemOf(run.error) : null
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    run.mutate()
+    run.mutate({ prompt_uuid: prompt.uuid, input: toRunInput(inputs, values), ...(model ? { large_language_model: model } : {}) })
   }
   const set = (key: string, value: Value) => setValues((current) => ({ ...current, [key]: value }))
   return (

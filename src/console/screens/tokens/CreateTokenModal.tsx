@@ -4,12 +4,12 @@
  * so the dialog then shows it with a copy button and a warning, and forgets it when closed.
  */
 import { Alert, Button, CopyButton, Group, Modal, Radio, Select, Stack, Textarea, TextInput } from '@mantine/core'
-import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { useState, type FormEvent } from 'react'
-import { api, problemOf, type RouterInputs } from '../../lib/api.ts'
+import { problemOf, type RouterInputs } from '../../lib/api.ts'
 import { useSession } from '../../lib/session.tsx'
 import { fieldError } from '../../ui/forms.ts'
 import { FormProblem } from '../../ui/FormProblem.tsx'
+import { useCreateToken } from './api.ts'
 
 type CreateInput = RouterInputs['accessTokens']['create']
 
@@ -35,13 +35,9 @@ function toInput(form: typeof EMPTY): CreateInput {
 }
 
 export function CreateTokenModal({ opened, onClose }: { opened: boolean; onClose: () => void }) {
-  const queryClient = useQueryClient()
   const { workspaces } = useSession()
   const [form, setForm] = useState(EMPTY)
-  const create = useMutation({
-    mutationFn: () => api.accessTokens.create.mutate(toInput(form)),
-    onSuccess: () => void queryClient.invalidateQueries({ queryKey: ['accessTokens.list'] }),
-  })
+  const create = useCreateToken()
   const problem = create.error ? problemOf(create.error) : null
   const created = create.data?.data
   // The plaintext is dropped once the dialog has closed (not before: its closing would show the form again).
@@ -51,7 +47,7 @@ export function CreateTokenModal({ opened, onClose }: { opened: boolean; onClose
   }
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    create.mutate()
+    create.mutate(toInput(form))
   }
   return (
     <Modal

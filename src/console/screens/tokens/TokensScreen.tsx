@@ -8,13 +8,13 @@
 import { Badge, Button, Group, Modal, Stack, Table, Text } from '@mantine/core'
 import { useDisclosure } from '@mantine/hooks'
 import { notifications } from '@mantine/notifications'
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
-import { api, type RouterOutputs } from '../../lib/api.ts'
+import type { RouterOutputs } from '../../lib/api.ts'
 import { useSession } from '../../lib/session.tsx'
 import { ScreenTitle } from '../../ui/ListControls.tsx'
 import { DataTable, ListStates } from '../../ui/ListTable.tsx'
 import { ErrorNotice } from '../../ui/states.tsx'
+import { useRevokeToken, useTokens } from './api.ts'
 import { CreateTokenModal } from './CreateTokenModal.tsx'
 
 type Token = RouterOutputs['accessTokens']['list']['data'][number]
@@ -27,11 +27,7 @@ export default function TokensScreen() {
   const [creating, { open, close }] = useDisclosure(false)
   const [revoking, setRevoking] = useState<Token | null>(null)
   const input = { page, per_page: 20 }
-  const tokens = useQuery({
-    queryKey: ['accessTokens.list', input],
-    queryFn: () => api.accessTokens.list.query(input),
-    placeholderData: keepPreviousData,
-  })
+  const tokens = useTokens(input)
   return (
     <>
       <ScreenTitle title="Access tokens">
@@ -108,11 +104,8 @@ function RevokeModal({ token: target, onClose }: { token: Token | null; onClose:
   // Kept while the dialog closes, so its text does not empty before it is gone.
   const [token, setShown] = useState(target)
   if (target && target !== token) setShown(target)
-  const queryClient = useQueryClient()
-  const revoke = useMutation({
-    mutationFn: (uuid: string) => api.accessTokens.delete.mutate({ token_uuid: uuid }),
+  const revoke = useRevokeToken({
     onSuccess: () => {
-      void queryClient.invalidateQueries({ queryKey: ['accessTokens.list'] })
       notifications.show({ message: `Token "${token?.name ?? ''}" revoked` })
       close()
     },
@@ -132,7 +125,7 @@ function RevokeModal({ token: target, onClose }: { token: Token | null; onClose:
           <Button variant="default" onClick={close}>
             Cancel
           </Button>
-          <Button color="red" loading={revoke.isPending} onClick={() => token && revoke.mutate(token.uuid)}>
+          <Button color="red" loading={revoke.isPending} onClick={() => token && revoke.mutate({ token_uuid: token.uuid })}>
             Revoke token
           </Button>
         </Group>

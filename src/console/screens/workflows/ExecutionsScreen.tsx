@@ -8,18 +8,16 @@
  * (`GET .../{execution_uuid}`), `workflowExecutions.cancel` and `.retry` (`POST .../cancel`, `.../retry`).
  */
 import { Anchor, Button, CloseButton, Group, Paper, Select, Table, Text, Title } from '@mantine/core'
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useEffect, useRef, useState } from 'react'
 import { Link, useParams, useSearchParams } from 'react-router'
-import { api, type RouterInputs } from '../../lib/api.ts'
 import { ScreenTitle, useFilter } from '../../ui/ListControls.tsx'
 import { DataTable, ListStates } from '../../ui/ListTable.tsx'
 import { ErrorNotice, Loading } from '../../ui/states.tsx'
+import { useCancelExecution, useExecution, useExecutions, useRetryExecution, useWorkflow, type ExecutionsInput } from './api.ts'
 import { ExecutionView, formatDuration, formatTime, isUnderway, StatusBadge } from './ExecutionView.tsx'
 
-type Status = NonNullable<Exclude<RouterInputs['workflowExecutions']['list'], void | undefined>['status']>
+type Status = NonNullable<ExecutionsInput['status']>
 const STATUSES: Status[] = ['queued', 'running', 'succeeded', 'failed', 'canceled']
-const REFRESH_MS = 2000
 
 export default function ExecutionsScreen() {
   const { workflowUuid = '' } = useParams()
@@ -27,17 +25,9 @@ export default function ExecutionsScreen() {
   const [page, setPage] = useState(1)
   const [status, setStatus] = useFilter<Status | null>(null, setPage)
   const selected = params.get('execution')
-  const workflow = useQuery({
-    queryKey: ['workflows.retrieve', workflowUuid],
-    queryFn: () => api.workflows.retrieve.query({ workflow_uuid: workflowUuid }),
-  })
+  const workflow = useWorkflow(workflowUuid)
   const input = { workflow_uuid: workflowUuid, page, per_page: 20, ...(status ? { status } : {}) }
-  const executions = useQuery({
-    queryKey: ['workflowExecutions.list', input],
-    queryFn: () => api.workflowExecutions.list.query(input),
-    placeholderData: keepPreviousData,
-    refetchInterval: (query) => (query.state.data?.data.some((execution) => isUnderway(execution.status)) ? REFRESH_MS : false),
-  })
+  const executions = useExecutions(input)
   const open = (uuid: string | null) => setParams(uuid ? { execution: uuid } : {}, { replace: true })
   const name = workflow.data?.data.name
   return (
@@ -108,22 +98,10 @@ export default function ExecutionsScreen() {
 }
 
 function ExecutionPanel({ uuid, onOpen }: { uuid: string; onOpen: (uuid: string | null) => void }) {
-  const queryClient = useQueryClient()
   const heading = useRef<HTMLHeadingElement>(null)
-  const execution = useQuery({
-    queryKey: ['workflowExecutions.retrieve', uuid],
-    queryFn: () => api.workflowExecutions.retrieve.query({ execution_uuid: uuid }),
-    refetchInterval: (query) => (query.state.data && isUnderway(query.state.data.data.status) ? REFRESH_MS : false),
-  })
-  const refresh = () => queryClient.invalidateQueries({ predicate: (query) => String(query.queryKey[0]).startsWith('workflowExecutions') })
-  const cancel = useMutation({
-    mutationFn: () => api.workflowExecutions.cancel.mutate({ execution_uuid: uuid }),
-    onSuccess: () => void refresh(),
-  })
-  const retry = useMutation({
-    mutationFn: () => api.workflowExecutions.retry.mutate({ execution_uuid: uuid }),
-    onSuccess: () => void refresh(),
-  })
+  const execution = useExecution(uuid)
+  const cancel = useCancelExecution()
+  const retry = useRetryExecution()
   const loaded = Boolean(execution.data)
   useEffect(() => {
     if (loaded) heading.current?.focus()
@@ -145,12 +123,12 @@ function ExecutionPanel({ uuid, onOpen }: { uuid: string; onOpen: (uuid: string 
         <>
           <Group gap="xs" mb="sm">
             {isUnderway(data.status) ? (
-              <Button size="xs" color="red" variant="light" loading={cancel.isPending} onClick={() => cancel.mutate()}>
+              <Button size="xs" color="red" variant="light" loading={cancel.isPending} onClick={() => cancel.mutate({ execution_uuid: uuid })}>
                 Cancel execution
               </Button>
             ) : null}
             {data.status === 'failed' || data.status === 'canceled' ? (
-              <Button size="xs" variant="light" loading={retry.isPending} onClick={() => retry.mutate()}>
+              <Button size="xs" variant="light" loading={retry.isPending} onClick={() => retry.mutate({ execution_uuid: uuid })}>
                 Retry
               </Button>
             ) : null}

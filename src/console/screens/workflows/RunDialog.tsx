@@ -6,12 +6,12 @@
  */
 import { Anchor, Button, Group, Modal, Stack, Text, Textarea } from '@mantine/core'
 import { useMediaQuery } from '@mantine/hooks'
-import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { useState, type FormEvent } from 'react'
 import { Link } from 'react-router'
-import { api, problemOf } from '../../lib/api.ts'
+import { problemOf } from '../../lib/api.ts'
 import { fieldError } from '../../ui/forms.ts'
 import { ErrorNotice } from '../../ui/states.tsx'
+import { useRunWorkflow } from './api.ts'
 import { ExecutionView } from './ExecutionView.tsx'
 
 /** Reads the input box: empty is null, else JSON; undefined with a message when it is not JSON. */
@@ -37,19 +37,15 @@ export function RunDialog({
   note?: string
 }) {
   const narrow = useMediaQuery('(max-width: 48em)')
-  const queryClient = useQueryClient()
   const [text, setText] = useState('{}')
   const [parseError, setParseError] = useState<string>()
-  const run = useMutation({
-    mutationFn: (input: unknown) => api.workflows.run.mutate({ workflow_uuid: workflow.uuid, input }),
-    onSuccess: () => void queryClient.invalidateQueries({ predicate: (query) => String(query.queryKey[0]).startsWith('workflowExecutions') }),
-  })
+  const run = useRunWorkflow()
   const problem = run.error ? problemOf(run.error) : null
   const submit = (event: FormEvent) => {
     event.preventDefault()
     const parsed = parseInput(text)
     setParseError(parsed.error)
-    if (!parsed.error) run.mutate(parsed.value)
+    if (!parsed.error) run.mutate({ workflow_uuid: workflow.uuid, input: parsed.value })
   }
   const close = () => {
     run.reset()

@@ -16,7 +16,6 @@
 import '@xyflow/react/dist/style.css'
 import { Badge, Button, Grid, Group, Modal, Paper, Stack, Switch, Text, TextInput, useComputedColorScheme } from '@mantine/core'
 import { notifications } from '@mantine/notifications'
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import {
   addEdge,
   Background,
@@ -31,10 +30,11 @@ import {
 } from '@xyflow/react'
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { Link, useBlocker, useParams } from 'react-router'
-import { api, problemOf, type Problem, type RouterOutputs } from '../../lib/api.ts'
+import { problemOf, type Problem } from '../../lib/api.ts'
 import { fieldError } from '../../ui/forms.ts'
 import { ScreenTitle } from '../../ui/ListControls.tsx'
 import { describeProblem, ErrorNotice, Loading } from '../../ui/states.tsx'
+import { useNodeTypes, useUpdateWorkflow, useWorkflow } from './api.ts'
 import { AddNode, Connections, NodeEditor, NodeList, ProblemList } from './EditorPanels.tsx'
 import { freshId, graphProblems, toFlow, toStored, type GraphProblem, type NodeType, type StepEdge, type StepNode, type Workflow } from './graph.ts'
 import { RunDialog } from './RunDialog.tsx'
@@ -42,11 +42,8 @@ import { CanvasContext, NODE_TYPES } from './StepNodeView.tsx'
 
 export default function WorkflowEditScreen() {
   const { workflowUuid = '' } = useParams()
-  const workflow = useQuery({
-    queryKey: ['workflows.retrieve', workflowUuid],
-    queryFn: () => api.workflows.retrieve.query({ workflow_uuid: workflowUuid }),
-  })
-  const types = useQuery({ queryKey: ['workflowNodeTypes.list'], queryFn: () => api.workflowNodeTypes.list.query(), staleTime: Infinity })
+  const workflow = useWorkflow(workflowUuid)
+  const types = useNodeTypes()
   const error = workflow.error ?? types.error
   if (error) {
     return (
@@ -84,7 +81,6 @@ function freshEdgeId(edges: StepEdge[]): string {
 }
 
 function Editor({ workflow, types }: { workflow: Workflow; types: NodeType[] }) {
-  const queryClient = useQueryClient()
   const flow = useReactFlow<StepNode, StepEdge>()
   const colorScheme = useComputedColorScheme('light')
   const catalog = useMemo(() => new Map(types.map((type) => [type.type, type])), [types])
@@ -195,29 +191,26 @@ function Editor({ workflow, types }: { workflow: Workflow; types: NodeType[] }) 
     if (chosen.length === 1) setSelectedId(chosen[0].id)
   }, [])
 
-  const save = useMutation({
-    mutationFn: (sent: { details: Details; nodes: StepNode[]; edges: StepEdge[] }) =>
-      api.workflows.update.mutate({ workflow_uuid: workflow.uuid, ...sent.details, ...toStored(sent.nodes, sent.edges) }),
-    onSuccess: (answer, sent) => {
-      setSaved(snapshotOf(sent.details, sent.nodes, sent.edges))
-      setProblems([])
-      setSaveProblem(null)
-      queryClient.setQueryData(['workflows.retrieve', workflow.uuid], answer)
-      void queryClient.invalidateQueries({ queryKey: ['workflows.list'] })
-      setSavedAt(new Date().toLocaleTimeString())
-    },
-    onError: (error, sent) => {
-      const problem = problemOf(error)
-      setSaveProblem(problem)
-      setProblems(problem.status === 400 ? graphProblems(problem, sent).filter((p) => p.nodeId || p.edgeId || !['name', 'description'].includes(p.field)) : [])
-    },
-  })
-  const activation = useMutation({
-    mutationFn: (isActive: boolean) => api.workflows.update.mutate({ workflow_uuid: workflow.uuid, is_active: isActive }),
-    onSuccess: (answer: RouterOutputs['workflows']['update']) => {
-      queryClient.setQueryData(['workflows.retrieve', workflow.uuid], answer)
-      void queryClient.invalidateQueries({ queryKey: ['workflows.list'] })
-    },
+  const save = useUpdateWorkflow()
+  // The graph sent stays with its own callbacks: a refusal's issues name its nodes and connections by position.
+  const saveGraph = (sent: { details: Details; nodes: StepNode[]; edges: StepEdge[] }) =>
+    save.mutate(
+      { workflow_uuid: workflow.uuid, ...sent.details, ...toStored(sent.nodes, sent.edges) },
+      {
+        onSuccess: () => {
+          setSaved(snapshotOf(sent.details, sent.nodes, sent.edges))
+          setProblems([])
+          setSaveProblem(null)
+          setSavedAt(new Date().toLocaleTimeString())
+        },
+        onError: (error) => {
+          const problem = problemOf(error)
+          setSaveProblem(problem)
+          setProblems(problem.status === 400 ? graphProblems(problem, sent).filter((p) => p.nodeId || p.edgeId || !['name', 'description'].includes(p.field)) : [])
+        },
+      },
+    )
+  const activation = useUpdateWorkflow({
     onError: (error) => {
       const { title, detail } = describeProblem(error)
       notifications.show({ color: 'red', title, message: detail })
@@ -257,7 +250,7 @@ function Editor({ workflow, types }: { workflow: Workflow; types: NodeType[] }) 
           label="Active"
           checked={workflow.is_active}
           disabled={activation.isPending}
-          onChange={(event) => activation.mutate(event.currentTarget.checked)}
+          onChange={(event) => activation.mutate({ workflow_uuid: workflow.uuid, is_active: event.currentTarget.checked })}
         />
         <Button variant="default" onClick={() => setRunning(true)}>
           Run
@@ -265,7 +258,7 @@ function Editor({ workflow, types }: { workflow: Workflow; types: NodeType[] }) 
         <Button variant="default" component={Link} to={`/workflows/${workflow.uuid}/executions`}>
           Executions
         </Button>
-        <Button onClick={() => save.mutate({ details, nodes, edges })} loading={save.isPending}>
+        <Button onClick={() => saveGraph({ details, nodes, edges })} loading={save.isPending}>
           Save
         </Button>
       </ScreenTitle>

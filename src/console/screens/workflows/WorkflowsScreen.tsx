@@ -12,14 +12,14 @@
 import { Badge, Button, Group, Modal, SegmentedControl, Stack, Switch, Table, Text, TextInput, Textarea } from '@mantine/core'
 import { useDebouncedValue } from '@mantine/hooks'
 import { notifications } from '@mantine/notifications'
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState, type FormEvent } from 'react'
 import { Link, useNavigate } from 'react-router'
-import { api, problemOf, type RouterOutputs } from '../../lib/api.ts'
+import { problemOf, type RouterOutputs } from '../../lib/api.ts'
 import { fieldError, otherIssues } from '../../ui/forms.ts'
 import { ScreenTitle, SearchField, useFilter } from '../../ui/ListControls.tsx'
 import { DataTable, ListStates, NameCell } from '../../ui/ListTable.tsx'
 import { describeProblem, ErrorNotice } from '../../ui/states.tsx'
+import { useCreateWorkflow, useDeleteWorkflow, useUpdateWorkflow, useWorkflows } from './api.ts'
 import { formatTime } from './ExecutionView.tsx'
 import { RunDialog } from './RunDialog.tsx'
 
@@ -33,7 +33,6 @@ function notifyFailure(error: unknown) {
 }
 
 export default function WorkflowsScreen() {
-  const queryClient = useQueryClient()
   const [page, setPage] = useState(1)
   const [search, setSearch] = useFilter('', setPage)
   const [debounced] = useDebouncedValue(search.trim(), 250)
@@ -42,18 +41,8 @@ export default function WorkflowsScreen() {
   const [running, setRunning] = useState<WorkflowRow | null>(null)
   const [deleting, setDeleting] = useState<WorkflowRow | null>(null)
   const input = { page, per_page: active === 'all' ? 20 : 100, sort: '-updated_at' as const, ...(debounced ? { search: debounced } : {}) }
-  const workflows = useQuery({
-    queryKey: ['workflows.list', input],
-    queryFn: () => api.workflows.list.query(input),
-    placeholderData: keepPreviousData,
-  })
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ['workflows.list'] })
-  const activation = useMutation({
-    mutationFn: (row: { uuid: string; is_active: boolean }) =>
-      api.workflows.update.mutate({ workflow_uuid: row.uuid, is_active: row.is_active }),
-    onSuccess: () => void refresh(),
-    onError: notifyFailure,
-  })
+  const workflows = useWorkflows(input)
+  const activation = useUpdateWorkflow({ onError: notifyFailure })
   const rows = workflows.data?.data.filter((row) => active === 'all' || row.is_active === (active === 'active'))
   const filtered = Boolean(debounced) || active !== 'all'
   return (
@@ -94,8 +83,8 @@ export default function WorkflowsScreen() {
                   <Switch
                     aria-label={`Active: ${workflow.name}`}
                     checked={workflow.is_active}
-                    disabled={activation.isPending && activation.variables?.uuid === workflow.uuid}
-                    onChange={(event) => activation.mutate({ uuid: workflow.uuid, is_active: event.currentTarget.checked })}
+                    disabled={activation.isPending && activation.variables?.workflow_uuid === workflow.uuid}
+                    onChange={(event) => activation.mutate({ workflow_uuid: workflow.uuid, is_active: event.currentTarget.checked })}
                   />
                 </Table.Td>
                 <Table.Td>
@@ -138,7 +127,7 @@ export default function WorkflowsScreen() {
       </ListStates>
       <CreateDialog opened={creating} onClose={() => setCreating(false)} />
       {running ? <RunDialog workflow={running} opened onClose={() => setRunning(null)} /> : null}
-      {deleting ? <DeleteDialog workflow={deleting} onClose={() => setDeleting(null)} onDeleted={() => void refresh()} /> : null}
+      {deleting ? <DeleteDialog workflow={deleting} onClose={() => setDeleting(null)} /> : null}
     </>
   )
 }
@@ -147,15 +136,12 @@ export default function WorkflowsScreen() {
 function CreateDialog({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   const navigate = useNavigate()
   const [form, setForm] = useState({ name: '', description: '' })
-  const create = useMutation({
-    mutationFn: () => api.workflows.create.mutate({ name: form.name, description: form.description }),
-    onSuccess: (answer) => void navigate(`/workflows/${answer.data.uuid}`),
-  })
+  const create = useCreateWorkflow({ onSuccess: (answer) => void navigate(`/workflows/${answer.data.uuid}`) })
   const problem = create.error ? problemOf(create.error) : null
   const others = otherIssues(problem, ['name', 'description'])
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    create.mutate()
+    create.mutate({ name: form.name, description: form.description })
   }
   return (
     <Modal opened={opened} onClose={onClose} title="New workflow">
@@ -192,12 +178,10 @@ function CreateDialog({ opened, onClose }: { opened: boolean; onClose: () => voi
   )
 }
 
-function DeleteDialog({ workflow, onClose, onDeleted }: { workflow: WorkflowRow; onClose: () => void; onDeleted: () => void }) {
-  const remove = useMutation({
-    mutationFn: () => api.workflows.delete.mutate({ workflow_uuid: workflow.uuid }),
+function DeleteDialog({ workflow, onClose }: { workflow: WorkflowRow; onClose: () => void }) {
+  const remove = useDeleteWorkflow({
     onSuccess: () => {
       notifications.show({ message: `Deleted ${workflow.name}` })
-      onDeleted()
       onClose()
     },
   })
@@ -212,7 +196,7 @@ function DeleteDialog({ workflow, onClose, onDeleted }: { workflow: WorkflowRow;
           <Button variant="default" onClick={onClose}>
             Cancel
           </Button>
-          <Button color="red" loading={remove.isPending} onClick={() => remove.mutate()}>
+          <Button color="red" loading={remove.isPending} onClick={() => remove.mutate({ workflow_uuid: workflow.uuid })}>
             Delete
           </Button>
         </Group>

@@ -1,0 +1,48 @@
+/**
+ * tRPC's TanStack React Query integration over the console's client (./api.ts, which stays the
+ * link layer): `TRPCProvider` (in main.tsx) hands that client and the query cache down, and
+ * `useTRPC()` answers the options proxy the area modules (`screens/<area>/api.ts`, ./session-api.ts)
+ * build their queries and mutations from: `trpc.agents.list.queryOptions(input)`,
+ * `trpc.agents.create.mutationOptions()`, and the typed keys and filters
+ * (`trpc.agents.pathFilter()`, `trpc.knowledge.list.queryFilter({ agent_uuid })`).
+ *
+ * Keys have tRPC's shape, `[['agents', 'list'], { input, type: 'query' }]`, so a filter on a path
+ * matches every query beneath it. {@link pagedInfiniteOptions} gives the service's page-numbered
+ * lists read as infinite queries the same shape, since tRPC's own infinite options want a cursor.
+ */
+import { infiniteQueryOptions } from '@tanstack/react-query'
+import { createTRPCContext, type TRPCOptionsProxy, type TRPCQueryKey } from '@trpc/tanstack-react-query'
+import type { AppRouter } from './api.ts'
+
+export const { TRPCProvider, useTRPC } = createTRPCContext<AppRouter>()
+
+/** The options proxy `useTRPC()` answers, for the `queryOptions` builders that take it. */
+export type TRPC = TRPCOptionsProxy<AppRouter>
+
+/** What every page of a list answers about the paging. */
+interface Paged {
+  meta: { current_page: number; last_page: number }
+}
+
+/**
+ * Infinite-query options for a page-numbered list: `path` is the procedure's `pathKey()`, `input`
+ * what the pages share (in the key), `fetchPage` reads page n of it. The key is tRPC's infinite
+ * key (`[path, { input, type: 'infinite' }]`), so the procedure's `pathFilter()` matches it.
+ */
+export function pagedInfiniteOptions<Input extends object, Page extends Paged>(path: TRPCQueryKey, input: Input, fetchPage: (page: number) => Promise<Page>) {
+  return infiniteQueryOptions({
+    queryKey: [path[0], { input, type: 'infinite' }],
+    queryFn: ({ pageParam }) => fetchPage(pageParam),
+    initialPageParam: 1,
+    getNextPageParam: (last) => (last.meta.current_page < last.meta.last_page ? last.meta.current_page + 1 : undefined),
+  })
+}
+
+/**
+ * What a screen adds to an area's mutation hook: its own reactions (a notification, a navigation,
+ * resetting a form), run after the hook has brought the cache up to date.
+ */
+export interface MutationConfig<Data, Variables> {
+  onSuccess?: (data: Data, variables: Variables) => unknown
+  onError?: (error: unknown, variables: Variables) => unknown
+}

@@ -1,0 +1,160 @@
+/**
+ * The agents area's data: the list (`agents.list`), one agent (`agents.retrieve`), and what
+ * changes one: `agents.create`, `agents.update`, `agents.delete`, `agents.share`,
+ * `agents.favorite` / `agents.unfavorite`. Also the agents as a picker's choices (the first 100
+ * by name: the command room, metrics and knowledge pick from them), and the catalogues the agent
+ * form picks from: `largeLanguageModels.list`, `workflows.list`, `categories.list`, `tools.list`,
+ * `accounts.list`.
+ *
+ * A change stores the agent the service answered as the cached record (so its screen shows it at
+ * once) and marks every agents list stale; a deletion drops the record.
+ */
+import { keepPreviousData, skipToken, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import type { RouterInputs, RouterOutputs } from '../../lib/api.ts'
+import { useTRPC, type MutationConfig, type TRPC } from '../../lib/trpc.ts'
+
+export type AgentsInput = Exclude<RouterInputs['agents']['list'], void | undefined>
+type AgentAnswer = RouterOutputs['agents']['retrieve']
+type AgentRef = RouterInputs['agents']['retrieve']
+
+/** One page of agents; the previous page stays shown while the next loads. */
+export const agentsQueryOptions = (trpc: TRPC, input: AgentsInput) => trpc.agents.list.queryOptions(input, { placeholderData: keepPreviousData })
+
+export function useAgents(input: AgentsInput) {
+  return useQuery(agentsQueryOptions(useTRPC(), input))
+}
+
+/** The agents a picker offers: the first 100 by name (read while `enabled`). */
+export const agentChoicesQueryOptions = (trpc: TRPC, enabled = true) => trpc.agents.list.queryOptions({ per_page: 100, sort: 'name' }, { enabled })
+
+export function useAgentChoices(enabled = true) {
+  return useQuery(agentChoicesQueryOptions(useTRPC(), enabled))
+}
+
+/** One agent; nothing is read while `agentUuid` is null. */
+export const agentQueryOptions = (trpc: TRPC, agentUuid: string | null) => trpc.agents.retrieve.queryOptions(agentUuid === null ? skipToken : { agent_uuid: agentUuid })
+
+export function useAgent(agentUuid: string | null) {
+  return useQuery(agentQueryOptions(useTRPC(), agentUuid))
+}
+
+/** After a change answered with the agent: it is the cached record, and every list is stale. */
+function useStoreAgent() {
+  const trpc = useTRPC()
+  const queryClient = useQueryClient()
+  return (answer: AgentAnswer) => {
+    void queryClient.invalidateQueries(trpc.agents.list.pathFilter())
+    queryClient.setQueryData(trpc.agents.retrieve.queryKey({ agent_uuid: answer.data.uuid }), answer)
+  }
+}
+
+export function useCreateAgent(config?: MutationConfig<AgentAnswer, RouterInputs['agents']['create']>) {
+  const trpc = useTRPC()
+  const store = useStoreAgent()
+  return useMutation(
+    trpc.agents.create.mutationOptions({
+      onSuccess: (answer, input) => {
+        store(answer)
+        return config?.onSuccess?.(answer, input)
+      },
+      onError: config?.onError,
+    }),
+  )
+}
+
+export function useUpdateAgent(config?: MutationConfig<AgentAnswer, RouterInputs['agents']['update']>) {
+  const trpc = useTRPC()
+  const store = useStoreAgent()
+  return useMutation(
+    trpc.agents.update.mutationOptions({
+      onSuccess: (answer, input) => {
+        store(answer)
+        return config?.onSuccess?.(answer, input)
+      },
+      onError: config?.onError,
+    }),
+  )
+}
+
+/** Shares the agent, changes or removes a share; the answer (with its shares) is the cached record. */
+export function useShareAgent(config?: MutationConfig<AgentAnswer, RouterInputs['agents']['share']>) {
+  const trpc = useTRPC()
+  const queryClient = useQueryClient()
+  return useMutation(
+    trpc.agents.share.mutationOptions({
+      onSuccess: (answer, input) => {
+        queryClient.setQueryData(trpc.agents.retrieve.queryKey({ agent_uuid: input.agent_uuid }), answer)
+        return config?.onSuccess?.(answer, input)
+      },
+      onError: config?.onError,
+    }),
+  )
+}
+
+export function useDeleteAgent(config?: MutationConfig<void, AgentRef>) {
+  const trpc = useTRPC()
+  const queryClient = useQueryClient()
+  return useMutation(
+    trpc.agents.delete.mutationOptions({
+      onSuccess: (answer, input) => {
+        queryClient.removeQueries(trpc.agents.retrieve.queryFilter(input))
+        void queryClient.invalidateQueries(trpc.agents.list.pathFilter())
+        return config?.onSuccess?.(answer, input)
+      },
+      onError: config?.onError,
+    }),
+  )
+}
+
+/**
+ * Adds `agent` to the caller's favourites (`agents.favorite`) or takes it out
+ * (`agents.unfavorite`), whichever it is not: the mutation to call with `{ agent_uuid }`. The
+ * cached record says the new state at once; the lists (a favourites filter) are read again.
+ */
+export function useFavoriteToggle(agent: { uuid: string; is_favorite: boolean }, config?: MutationConfig<void, AgentRef>) {
+  const trpc = useTRPC()
+  const queryClient = useQueryClient()
+  const settled = (isFavorite: boolean) => (answer: void, input: AgentRef) => {
+    queryClient.setQueryData(trpc.agents.retrieve.queryKey(input), (old) => old && { data: { ...old.data, is_favorite: isFavorite } })
+    void queryClient.invalidateQueries(trpc.agents.list.pathFilter())
+    return config?.onSuccess?.(answer, input)
+  }
+  const favorite = useMutation(trpc.agents.favorite.mutationOptions({ onSuccess: settled(true), onError: config?.onError }))
+  const unfavorite = useMutation(trpc.agents.unfavorite.mutationOptions({ onSuccess: settled(false), onError: config?.onError }))
+  return agent.is_favorite ? unfavorite : favorite
+}
+
+/** Every catalogue the agent form picks from is read as one page of its largest size: enough for a picker. */
+const PAGE = { per_page: 100 } as const
+
+export const modelsQueryOptions = (trpc: TRPC) => trpc.largeLanguageModels.list.queryOptions(PAGE, { staleTime: 60_000 })
+
+export function useModels() {
+  return useQuery(modelsQueryOptions(useTRPC()))
+}
+
+export const workflowCatalogueQueryOptions = (trpc: TRPC) => trpc.workflows.list.queryOptions(PAGE, { staleTime: 30_000 })
+
+export function useWorkflowCatalogue() {
+  return useQuery(workflowCatalogueQueryOptions(useTRPC()))
+}
+
+export const categoriesQueryOptions = (trpc: TRPC) => trpc.categories.list.queryOptions(PAGE, { staleTime: 300_000 })
+
+export function useCategories() {
+  return useQuery(categoriesQueryOptions(useTRPC()))
+}
+
+export const toolsQueryOptions = (trpc: TRPC) => trpc.tools.list.queryOptions(PAGE, { staleTime: 30_000 })
+
+export function useTools() {
+  return useQuery(toolsQueryOptions(useTRPC()))
+}
+
+/** The accounts of one tool provider (the account a tool is called with). */
+export const accountsQueryOptions = (trpc: TRPC, providerUuid: string) =>
+  trpc.accounts.list.queryOptions({ ...PAGE, provider_uuid: providerUuid }, { staleTime: 30_000 })
+
+export function useAccounts(providerUuid: string) {
+  return useQuery(accountsQueryOptions(useTRPC(), providerUuid))
+}

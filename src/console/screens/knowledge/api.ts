@@ -1,0 +1,81 @@
+/**
+ * The knowledge area's data: an agent's documents (`knowledge.list`), read again every 2 s while
+ * one shown is queued or processing, and what changes them: `knowledge.train`, `knowledge.retry`,
+ * `knowledge.delete`, each of which marks the document lists stale. The agents to pick
+ * from come from ../agents/api.ts.
+ */
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import type { RouterInputs, RouterOutputs } from '../../lib/api.ts'
+import { useTRPC, type MutationConfig, type TRPC } from '../../lib/trpc.ts'
+
+export type DocumentsInput = RouterInputs['knowledge']['list']
+export type Document = RouterOutputs['knowledge']['list']['data'][number]
+type Inputs = RouterInputs['knowledge']
+type Outputs = RouterOutputs['knowledge']
+
+/** How often an unfinished training is looked at again. */
+const REFRESH_MS = 2_000
+
+/** True while the document is still being ingested. */
+export const unfinished = (document: Document) => document.status === 'queued' || document.status === 'processing'
+
+/** One page of an agent's documents; the previous page stays shown while the next loads. */
+export const documentsQueryOptions = (trpc: TRPC, input: DocumentsInput) =>
+  trpc.knowledge.list.queryOptions(input, {
+    placeholderData: keepPreviousData,
+    refetchInterval: (query) => (query.state.data?.data.some(unfinished) ? REFRESH_MS : false),
+  })
+
+export function useDocuments(input: DocumentsInput) {
+  return useQuery(documentsQueryOptions(useTRPC(), input))
+}
+
+/** Marks the document lists of one agent stale. */
+function useRefreshDocuments() {
+  const trpc = useTRPC()
+  const queryClient = useQueryClient()
+  return (agentUuid: string) => void queryClient.invalidateQueries(trpc.knowledge.list.queryFilter({ agent_uuid: agentUuid }))
+}
+
+/** Trains the agent from sources; the service answers at once with the documents queued. */
+export function useTrain(config?: MutationConfig<Outputs['train'], Inputs['train']>) {
+  const refresh = useRefreshDocuments()
+  return useMutation(
+    useTRPC().knowledge.train.mutationOptions({
+      onSuccess: (answer, input) => {
+        refresh(input.agent_uuid)
+        return config?.onSuccess?.(answer, input)
+      },
+      onError: config?.onError,
+    }),
+  )
+}
+
+/** Ingests a failed document again. */
+export function useRetryDocument(config?: MutationConfig<Outputs['retry'], Inputs['retry']>) {
+  const refresh = useRefreshDocuments()
+  return useMutation(
+    useTRPC().knowledge.retry.mutationOptions({
+      onSuccess: (answer, input) => {
+        refresh(answer.data.agent_uuid)
+        return config?.onSuccess?.(answer, input)
+      },
+      onError: config?.onError,
+    }),
+  )
+}
+
+/** Deletes a document with its chunks; every document list is stale (the deleted one's agent is not in the answer). */
+export function useDeleteDocument(config?: MutationConfig<Outputs['delete'], Inputs['delete']>) {
+  const trpc = useTRPC()
+  const queryClient = useQueryClient()
+  return useMutation(
+    trpc.knowledge.delete.mutationOptions({
+      onSuccess: (answer, input) => {
+        void queryClient.invalidateQueries(trpc.knowledge.list.pathFilter())
+        return config?.onSuccess?.(answer, input)
+      },
+      onError: config?.onError,
+    }),
+  )
+}
