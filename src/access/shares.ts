@@ -10,6 +10,7 @@ import { memberWorkspaceSql } from './workspace-access.ts'
 import { ValidationError } from '../platform/errors.ts'
 import type { TShareRequest } from './share.schema.ts'
 import type { ResourceCtx } from '../context.ts'
+import { queries } from '../platform/db.ts'
 
 /** Tables whose rows can be shared through a share endpoint. */
 export type ShareableTable = 'agents' | 'workflows'
@@ -22,7 +23,12 @@ export type ShareableTable = 'agents' | 'workflows'
 async function shareEntityId(ctx: ResourceCtx, input: TShareRequest, ownerId: number | null): Promise<number> {
   if (input.entity_type === 'user') {
     const userId = Number(input.entity_id)
-    const [user] = await ctx.em.execute('select id from users where id = ? and service_id is not distinct from ?', [userId, ctx.serviceId])
+    const user = await queries(ctx.em)
+      .selectFrom('users')
+      .select('id')
+      .where('id', '=', userId)
+      .where('service_id', 'is not distinct from', ctx.serviceId)
+      .executeTakeFirst()
     if (!user) throw new ValidationError(['entity_id'], 'No user has this id')
     if (userId === ownerId) throw new ValidationError(['entity_id'], 'The owner already holds every permission')
     return userId
@@ -51,20 +57,33 @@ export async function shareResource(
   input: TShareRequest,
 ): Promise<void> {
   const entityId = await shareEntityId(ctx, input, access.userId)
-  if (input.permission === null) {
-    await ctx.em.execute('delete from shares where resource_type = ? and resource_id = ? and entity_type = ? and entity_id = ?', [
-      table,
-      access.id,
-      input.entity_type,
-      entityId,
-    ])
+  const { entity_type: entityType, permission } = input
+  const db = queries(ctx.em)
+  if (permission === null) {
+    await db
+      .deleteFrom('shares')
+      .where('resource_type', '=', table)
+      .where('resource_id', '=', access.id)
+      .where('entity_type', '=', entityType)
+      .where('entity_id', '=', entityId)
+      .execute()
     return
   }
-  await ctx.em.execute(
-    `insert into shares (resource_type, resource_id, entity_type, entity_id, permission, created_at, updated_at)
-     values (?, ?, ?, ?, ?, now(), now())
-     on conflict (resource_type, resource_id, entity_type, entity_id)
-     do update set permission = excluded.permission, updated_at = now()`,
-    [table, access.id, input.entity_type, entityId, input.permission],
-  )
+  await db
+    .insertInto('shares')
+    .values((eb) => ({
+      resource_type: table,
+      resource_id: access.id,
+      entity_type: entityType,
+      entity_id: entityId,
+      permission,
+      created_at: eb.fn<Date>('now'),
+      updated_at: eb.fn<Date>('now'),
+    }))
+    .onConflict((oc) =>
+      oc
+        .columns(['resource_type', 'resource_id', 'entity_type', 'entity_id'])
+        .doUpdateSet((eb) => ({ permission: eb.ref('excluded.permission'), updated_at: eb.fn<Date>('now') })),
+    )
+    .execute()
 }

@@ -11,7 +11,7 @@ import { uuidv7 } from 'uuidv7'
 import { Account, Provider } from '../../entities/index.ts'
 import { listScopeSql, requireResource } from '../access/resource-access.ts'
 import type { Config } from '../platform/config.ts'
-import type { Em } from '../platform/db.ts'
+import { queries, type Em } from '../platform/db.ts'
 import { ConflictError } from '../platform/errors.ts'
 import {
   ACCOUNT_FIELDS,
@@ -126,8 +126,8 @@ export async function update(ctx: ResourceCtx, input: TUpdateAccountInput): Prom
   await ctx.em.transactional(async (em) => {
     const entity = await em.findOneOrFail(Account, access.id, { lockMode: LockMode.PESSIMISTIC_WRITE })
     if (providerId !== undefined && providerId !== entity.provider.id) {
-      const bound = await em.execute('select 1 from agent_tools where account_id = ? limit 1', [access.id])
-      if (bound.length) throw new ConflictError("Agents' tools use this account: unbind it before changing its provider")
+      const bound = await queries(em).selectFrom('agent_tools').select('id').where('account_id', '=', access.id).limit(1).executeTakeFirst()
+      if (bound) throw new ConflictError("Agents' tools use this account: unbind it before changing its provider")
       entity.provider = em.getReference(Provider, providerId)
     }
     if (input.name !== undefined) entity.name = input.name
@@ -153,8 +153,13 @@ export async function update(ctx: ResourceCtx, input: TUpdateAccountInput): Prom
 export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
   const access = await requireResource(ctx, 'accounts', 'Account', uuid, 'admin')
   await ctx.em.transactional(async (em) => {
-    await em.execute('update accounts set deleted_at = now(), updated_at = now() where id = ?', [access.id])
-    await em.execute('update agent_tools set account_id = null where account_id = ?', [access.id])
+    const db = queries(em)
+    await db
+      .updateTable('accounts')
+      .set((eb) => ({ deleted_at: eb.fn<Date>('now'), updated_at: eb.fn<Date>('now') }))
+      .where('id', '=', access.id)
+      .execute()
+    await db.updateTable('agent_tools').set({ account_id: null }).where('account_id', '=', access.id).execute()
   })
 }
 

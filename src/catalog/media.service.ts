@@ -5,10 +5,10 @@
  * (`<uuidv7>.<ext>`); client file names are kept as data only, never in paths.
  */
 import { Readable } from 'node:stream'
-import { fileTypeFromBuffer, fileTypeFromStream } from 'file-type'
+import { fileTypeFromBuffer, fileTypeFromStream } from 'file-type/node'
 import { uuidv7 } from 'uuidv7'
 import { Media } from '../../entities/index.ts'
-import type { Em } from '../platform/db.ts'
+import { queries, type Em } from '../platform/db.ts'
 import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../platform/errors.ts'
 import type { TMediaUpload } from './media.schema.ts'
 import { mediaUrl } from '../access/workspace.schema.ts'
@@ -231,11 +231,12 @@ export interface OpenedMedia extends StoredObject {
  */
 export async function openMedia(em: Em, storage: MediaStorage, key: string): Promise<OpenedMedia | null> {
   if (!key || key.length > 255 || key.includes('\u0000') || !key.isWellFormed()) return null
-  const [row] = await em.execute(
-    'select m.mime_type as "mimeType", m.original_name as "originalName", m.path, m.disk from media m where m.key = ?',
-    [key],
-  )
+  const row = await queries(em)
+    .selectFrom('media')
+    .select(['mime_type as mimeType', 'original_name as originalName', 'path', 'disk'])
+    .where('key', '=', key)
+    .executeTakeFirst()
   if (!row || row.disk !== storage.disk) return null
-  const object = await storage.get(String(row.path)).catch(() => null)
-  return object ? { ...object, mimeType: String(row.mimeType), originalName: String(row.originalName) } : null
+  const object = await storage.get(row.path).catch(() => null)
+  return object ? { ...object, mimeType: row.mimeType, originalName: row.originalName } : null
 }

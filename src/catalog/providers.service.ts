@@ -8,7 +8,7 @@ import { Provider, type AuthScheme, type ProviderDriver, type ProviderType } fro
 import { findResource, listScopeSql, requireResource } from '../access/resource-access.ts'
 import { allows } from '../access/visibility.ts'
 import { LockMode } from '@mikro-orm/core'
-import type { Em } from '../platform/db.ts'
+import { queries, type Em } from '../platform/db.ts'
 import { ForbiddenError, ValidationError, type FieldPath } from '../platform/errors.ts'
 import {
   CUSTOM_DRIVERS,
@@ -67,7 +67,7 @@ export async function usableProvider(ctx: ResourceCtx, uuid: string, field: Fiel
   const access = await findResource(ctx, 'providers', uuid)
   if (!access) throw new ValidationError(field, 'No provider you can use has this uuid')
   if (type) {
-    const [row] = await ctx.em.execute('select type from providers where id = ?', [access.id])
+    const row = await queries(ctx.em).selectFrom('providers').select('type').where('id', '=', access.id).executeTakeFirstOrThrow()
     if (row.type !== type) throw new ValidationError(field, `The provider must be of type "${type}"`)
   }
   return access.id
@@ -89,12 +89,15 @@ function checkShape(type: ProviderType, driver: ProviderDriver, scheme: AuthSche
 
 /** Slugs taken in a workspace: its live providers' and the built-ins'. */
 async function takenSlugs(em: Em, workspaceId: number, slugs: string[], exceptId: number | null): Promise<Set<string>> {
-  const rows = await em.execute(
-    `select slug from providers where deleted_at is null and (workspace_id = ? or workspace_id is null)
-     and slug in (?) and id is distinct from ?`,
-    [workspaceId, slugs, exceptId],
-  )
-  return new Set(rows.map((row) => String(row.slug)))
+  const rows = await queries(em)
+    .selectFrom('providers')
+    .select('slug')
+    .where('deleted_at', 'is', null)
+    .where((eb) => eb.or([eb('workspace_id', '=', workspaceId), eb('workspace_id', 'is', null)]))
+    .where('slug', 'in', slugs)
+    .where('id', 'is distinct from', exceptId)
+    .execute()
+  return new Set(rows.map((row) => row.slug))
 }
 
 async function assertSlugFree(em: Em, workspaceId: number, slug: string, exceptId: number | null): Promise<void> {
@@ -193,12 +196,25 @@ export async function update(ctx: ResourceCtx, input: TUpdateProviderInput): Pro
 export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
   const access = await requireCustom(ctx, uuid, 'admin')
   await ctx.em.transactional(async (em) => {
-    await em.execute('update providers set deleted_at = now(), updated_at = now() where id = ?', [access.id])
-    await em.execute(
-      `update agent_tools set account_id = null where account_id in (select id from accounts where provider_id = ? and deleted_at is null)`,
-      [access.id],
-    )
-    await em.execute('update accounts set deleted_at = now(), updated_at = now() where provider_id = ? and deleted_at is null', [access.id])
-    await em.execute('update tools set provider_id = null where provider_id = ?', [access.id])
+    const db = queries(em)
+    await db
+      .updateTable('providers')
+      .set((eb) => ({ deleted_at: eb.fn<Date>('now'), updated_at: eb.fn<Date>('now') }))
+      .where('id', '=', access.id)
+      .execute()
+    await db
+      .updateTable('agent_tools')
+      .set({ account_id: null })
+      .where('account_id', 'in', (eb) =>
+        eb.selectFrom('accounts').select('id').where('provider_id', '=', access.id).where('deleted_at', 'is', null),
+      )
+      .execute()
+    await db
+      .updateTable('accounts')
+      .set((eb) => ({ deleted_at: eb.fn<Date>('now'), updated_at: eb.fn<Date>('now') }))
+      .where('provider_id', '=', access.id)
+      .where('deleted_at', 'is', null)
+      .execute()
+    await db.updateTable('tools').set({ provider_id: null }).where('provider_id', '=', access.id).execute()
   })
 }

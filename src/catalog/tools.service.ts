@@ -8,6 +8,7 @@
 import { LockMode } from '@mikro-orm/core'
 import { Provider, Tool, type ToolType } from '../../entities/index.ts'
 import { listScopeSql, requireResource } from '../access/resource-access.ts'
+import { queries } from '../platform/db.ts'
 import { ValidationError } from '../platform/errors.ts'
 import {
   TOOL_FIELDS,
@@ -179,7 +180,12 @@ export async function update(ctx: ResourceCtx, input: TUpdateToolInput): Promise
 export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
   const access = await requireResource(ctx, 'tools', 'Tool', uuid, 'admin')
   await ctx.em.transactional(async (em) => {
-    await em.execute('update tools set deleted_at = now(), updated_at = now() where id = ?', [access.id])
-    await em.execute('delete from agent_tools where tool_id = ?', [access.id])
+    const db = queries(em)
+    await db
+      .updateTable('tools')
+      .set((eb) => ({ deleted_at: eb.fn<Date>('now'), updated_at: eb.fn<Date>('now') }))
+      .where('id', '=', access.id)
+      .execute()
+    await db.deleteFrom('agent_tools').where('tool_id', '=', access.id).execute()
   })
 }

@@ -10,7 +10,7 @@ import { LargeLanguageModel, Provider } from '../../entities/index.ts'
 import { findResource } from '../access/resource-access.ts'
 import { allows } from '../access/visibility.ts'
 import { LockMode } from '@mikro-orm/core'
-import type { Em } from '../platform/db.ts'
+import { queries, type Em } from '../platform/db.ts'
 import { ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import { availabilitySql, visibleModelSql } from './registry.ts'
 import {
@@ -136,7 +136,7 @@ async function writableProvider(ctx: ResourceCtx, uuid: string): Promise<number>
   if (access.workspaceId !== ctx.workspace.workspace.id) {
     throw new ValidationError(['provider_uuid'], 'Custom models belong to a custom provider of this workspace')
   }
-  const [row] = await ctx.em.execute('select type from providers where id = ?', [access.id])
+  const row = await queries(ctx.em).selectFrom('providers').select('type').where('id', '=', access.id).executeTakeFirstOrThrow()
   if (row.type !== 'llm') throw new ValidationError(['provider_uuid'], 'The provider must be of type "llm"')
   if (!allows(access.permission, 'write')) throw new ForbiddenError('You may not add models to this provider')
   return access.id
@@ -144,12 +144,16 @@ async function writableProvider(ctx: ResourceCtx, uuid: string): Promise<number>
 
 /** The slug must be free among the models the workspace sees. @throws ValidationError naming `slug`. */
 async function assertSlugFree(ctx: ResourceCtx, slug: string, exceptId: number | null, em: Em = ctx.em): Promise<void> {
-  const taken = await em.execute(
-    `select 1 from large_language_models where deleted_at is null and (workspace_id is null or workspace_id = ?)
-     and slug = ? and id is distinct from ? limit 1`,
-    [ctx.workspace.workspace.id, slug, exceptId],
-  )
-  if (taken.length) throw new ValidationError(['slug'], 'The slug has already been taken')
+  const taken = await queries(em)
+    .selectFrom('large_language_models')
+    .select('id')
+    .where('deleted_at', 'is', null)
+    .where((eb) => eb.or([eb('workspace_id', 'is', null), eb('workspace_id', '=', ctx.workspace.workspace.id)]))
+    .where('slug', '=', slug)
+    .where('id', 'is distinct from', exceptId)
+    .limit(1)
+    .executeTakeFirst()
+  if (taken) throw new ValidationError(['slug'], 'The slug has already been taken')
 }
 
 /** `max_output_tokens` must fit in `context_window`. @throws ValidationError naming it. */
@@ -237,6 +241,10 @@ export async function update(ctx: ResourceCtx, input: TUpdateModelInput): Promis
 /** Soft-deletes a custom model (204). @throws NotFoundError, ForbiddenError (built-in, no `write`). */
 export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
   const id = await requireCustom(ctx, uuid)
-  await ctx.em.execute('update large_language_models set deleted_at = now(), updated_at = now() where id = ?', [id])
+  await queries(ctx.em)
+    .updateTable('large_language_models')
+    .set((eb) => ({ deleted_at: eb.fn<Date>('now'), updated_at: eb.fn<Date>('now') }))
+    .where('id', '=', id)
+    .execute()
 }
 

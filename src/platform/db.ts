@@ -31,7 +31,10 @@ export type Database = InferKyselyDB<EntityDefinition>
  * MikroORM's Kysely query builder typed by {@link Database}, on `em`'s connection (inside its
  * transaction when `em` is in one). Values are converted as the entities declare them, both
  * ways (`convertValues`): a `bigint('number')` column reads as a number and a datetime as a
- * `Date` on PostgreSQL and PGlite alike. Aggregates are the driver's (PostgreSQL answers
+ * `Date` on PostgreSQL and PGlite alike, as long as the result key is the column's name
+ * (`created_at`), the property's (`createdAt`) or `<table alias>_<column>` (`m_created_at`); under
+ * any other alias the driver's value comes back (a bigint as a string on PostgreSQL) while the
+ * type still says `number` or `Date`. Aggregates are the driver's too (PostgreSQL answers
  * `count(*)` as a string): read them through `Number()`.
  */
 export const queries = (em: Em) => em.getKysely<Database>({ convertValues: true })

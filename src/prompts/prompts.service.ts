@@ -6,6 +6,7 @@
 import { LockMode } from '@mikro-orm/core'
 import { Prompt } from '../../entities/index.ts'
 import { listScopeSql, requireResource } from '../access/resource-access.ts'
+import { queries } from '../platform/db.ts'
 import { ValidationError } from '../platform/errors.ts'
 import {
   PROMPT_FIELDS,
@@ -171,5 +172,9 @@ export async function update(ctx: ResourceCtx, input: TUpdatePromptInput): Promi
  */
 export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
   const prompt = await requireResource(ctx, 'prompts', 'Prompt', uuid, 'admin')
-  await ctx.em.execute('update prompts set deleted_at = now(), updated_at = now() where id = ?', [prompt.id])
+  await queries(ctx.em)
+    .updateTable('prompts')
+    .set((eb) => ({ deleted_at: eb.fn<Date>('now'), updated_at: eb.fn<Date>('now') }))
+    .where('id', '=', prompt.id)
+    .execute()
 }

@@ -8,6 +8,7 @@ import { requireWorkspace } from '../access/workspace-access.ts'
 import { ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import { isoOrNull, iso, page } from '../access/wire.ts'
 import { newToken } from '../platform/tokens.ts'
+import { queries } from '../platform/db.ts'
 import type { AuthedCtx } from '../context.ts'
 
 /** A token as listed (never the plaintext, never the hash). */
@@ -23,17 +24,32 @@ export interface TokenView {
   created_at: string
 }
 
-interface TokenRow {
-  uuid: string
-  kind: 'basic' | 'application'
-  name: string
-  prefix: string
-  abilities: TokenAbility[]
-  workspaceUuid: string | null
-  expiresAt: string | Date | null
-  lastUsedAt: string | Date | null
-  createdAt: string | Date
+/** The caller's live application tokens (what the list answers and counts). */
+function liveTokens(ctx: AuthedCtx) {
+  return queries(ctx.em)
+    .selectFrom('access_tokens as t')
+    .where('t.user_id', '=', ctx.auth.user.id)
+    .where('t.kind', '=', 'application')
+    .where('t.revoked_at', 'is', null)
 }
+
+/** {@link liveTokens} as listed, with the uuid of the workspace each is bound to. */
+const listedTokens = (ctx: AuthedCtx) =>
+  liveTokens(ctx)
+    .leftJoin('workspaces as w', 'w.id', 't.workspace_id')
+    .select([
+      't.uuid',
+      't.kind',
+      't.name',
+      't.prefix',
+      't.abilities',
+      'w.uuid as workspaceUuid',
+      't.expires_at as expiresAt',
+      't.last_used_at as lastUsedAt',
+      't.created_at as createdAt',
+    ])
+
+type TokenRow = Awaited<ReturnType<ReturnType<typeof listedTokens>['execute']>>[number]
 
 const toView = (row: TokenRow): TokenView => ({
   uuid: row.uuid,
@@ -72,19 +88,16 @@ export function current(ctx: AuthedCtx): { data: TokenView } {
   }
 }
 
-const SELECT = `select t.uuid, t.kind, t.name, t.prefix, t.abilities, w.uuid as "workspaceUuid",
-  t.expires_at as "expiresAt", t.last_used_at as "lastUsedAt", t.created_at as "createdAt"
-  from access_tokens t left join workspaces w on w.id = t.workspace_id`
-const LIVE = `t.user_id = ? and t.kind = 'application' and t.revoked_at is null`
-
 /** The caller's live application tokens, newest first. */
 export async function list(ctx: AuthedCtx, input: { page: number; per_page: number }) {
   const offset = (input.page - 1) * input.per_page
-  const [rows, [count]] = await Promise.all([
-    ctx.em.execute(`${SELECT} where ${LIVE} order by t.id desc limit ? offset ?`, [ctx.auth.user.id, input.per_page, offset]),
-    ctx.em.execute(`select count(*)::int as total from access_tokens t where ${LIVE}`, [ctx.auth.user.id]),
+  const [rows, count] = await Promise.all([
+    listedTokens(ctx).orderBy('t.id', 'desc').limit(input.per_page).offset(offset).execute(),
+    liveTokens(ctx)
+      .select((eb) => eb.fn.countAll().as('total'))
+      .executeTakeFirstOrThrow(),
   ])
-  return page((rows as unknown as TokenRow[]).map(toView), {
+  return page(rows.map(toView), {
     total: Number(count.total),
     page: input.page,
     perPage: input.per_page,
@@ -150,10 +163,16 @@ export async function create(ctx: AuthedCtx, input: CreateTokenInput) {
  */
 export async function remove(ctx: AuthedCtx, uuid: string): Promise<void> {
   requireSession(ctx)
-  const rows = await ctx.em.execute(
-    `update access_tokens t set revoked_at = now(), updated_at = now() where t.uuid = ? and ${LIVE} returning t.id`,
-    [uuid, ctx.auth.user.id],
-  )
-  if (!rows.length) throw new NotFoundError('Access token')
+  // liveTokens' conditions on the updated row itself: of two concurrent revocations only the first finds it live.
+  const revoked = await queries(ctx.em)
+    .updateTable('access_tokens')
+    .set((eb) => ({ revoked_at: eb.fn<Date>('now'), updated_at: eb.fn<Date>('now') }))
+    .where('uuid', '=', uuid)
+    .where('user_id', '=', ctx.auth.user.id)
+    .where('kind', '=', 'application')
+    .where('revoked_at', 'is', null)
+    .returning('id')
+    .execute()
+  if (!revoked.length) throw new NotFoundError('Access token')
   await ctx.deps.authCache.invalidate({ users: [ctx.auth.user.id] })
 }

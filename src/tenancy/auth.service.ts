@@ -9,7 +9,7 @@ import { ForbiddenError, UnauthorizedError, ValidationError } from '../platform/
 import type { UserRow } from '../access/user.schema.ts'
 import { toUser } from '../access/user.schema.ts'
 import type { WorkspaceRow } from '../access/workspace.schema.ts'
-import { prepared } from '../platform/db.ts'
+import { prepared, queries } from '../platform/db.ts'
 import { authCacheKey } from '../platform/auth-cache.ts'
 import { unprefix, userColumns, workspaceColumns, toDate } from '../platform/sql.ts'
 import { hashToken, newToken } from '../platform/tokens.ts'
@@ -99,9 +99,11 @@ function recordUse(ctx: ServiceCtx, key: string, auth: AuthContext): void {
   const now = Date.now()
   if (now - lastUsed <= LAST_USED_RESOLUTION_MS) return
   ctx.deps.authCache.replace(key, freezeAuth({ ...auth, token: { ...auth.token, lastUsedAt: new Date(now) } }))
-  ctx.deps.orm.em
-    .fork()
-    .execute('update access_tokens set last_used_at = now() where id = ?', [auth.token.id])
+  queries(ctx.deps.orm.em.fork())
+    .updateTable('access_tokens')
+    .set((eb) => ({ last_used_at: eb.fn<Date>('now') }))
+    .where('id', '=', auth.token.id)
+    .execute()
     .catch((error: unknown) => ctx.log.warn({ err: error }, 'could not record token use'))
 }
 
@@ -145,21 +147,58 @@ async function issueBasicToken(ctx: ServiceCtx, userId: number): Promise<{ plain
   return { plaintext: token.plaintext, expiresAt }
 }
 
+/**
+ * The sign-in answer for user `userId`: a new basic token, and the user with their primary
+ * workspace (when not deleted). Columns are read under the names of {@link UserRow} and
+ * {@link WorkspaceRow}.
+ */
 async function signedIn(ctx: ServiceCtx, userId: number): Promise<SignInResult> {
   const { plaintext, expiresAt } = await issueBasicToken(ctx, userId)
-  const [row] = await ctx.em.execute(
-    `select ${userColumns('u', 'u_')}, ${workspaceColumns('w', 'w_')} from users u
-     left join workspaces w on w.id = u.primary_workspace_id and w.deleted_at is null where u.id = ?`,
-    [userId],
-  )
-  const user = unprefix<UserRow>(row, 'u_')
-  const primary = row.w_uuid ? unprefix<WorkspaceRow>(row, 'w_') : null
+  const db = queries(ctx.em)
+  const user = await db
+    .selectFrom('users')
+    .select([
+      'id',
+      'name',
+      'first_name as firstName',
+      'last_name as lastName',
+      'email',
+      'profile_photo_key as profilePhotoKey',
+      'service_id as serviceId',
+      'created_at as createdAt',
+      'updated_at as updatedAt',
+      'primary_workspace_id',
+    ])
+    .where('id', '=', userId)
+    .executeTakeFirstOrThrow()
+  // Read apart rather than left-joined: joined, every workspace column would type as nullable.
+  const primary =
+    user.primary_workspace_id === null
+      ? undefined
+      : await db
+          .selectFrom('workspaces')
+          .select([
+            'id',
+            'uuid',
+            'slug',
+            'name',
+            'profile_photo_key as profilePhotoKey',
+            'service_id as serviceId',
+            'is_onboarded as isOnboarded',
+            'metadata',
+            'user_id as userId',
+            'created_at as createdAt',
+            'updated_at as updatedAt',
+          ])
+          .where('id', '=', user.primary_workspace_id)
+          .where('deleted_at', 'is', null)
+          .executeTakeFirst()
   return {
     data: {
       access_token: plaintext,
       token_type: 'Bearer',
       expires_at: expiresAt.toISOString(),
-      user: toUser(user, primary, userId, ctx.config.appUrl),
+      user: toUser(user, primary ?? null, userId, ctx.config.appUrl),
     },
   }
 }
@@ -187,11 +226,13 @@ function splitName(name: string): { first: string; last: string } {
 export async function signUp(ctx: ServiceCtx, input: SignUpInput): Promise<SignInResult> {
   if (!ctx.config.signUpEnabled) throw new ForbiddenError('Sign-up is disabled on this server')
   const email = input.email.trim().toLowerCase()
-  const taken = await ctx.em.execute('select 1 from users where email = ? and service_id is not distinct from ?', [
-    email,
-    ctx.serviceId,
-  ])
-  if (taken.length) throw new ValidationError(['email'], 'The email has already been taken')
+  const taken = await queries(ctx.em)
+    .selectFrom('users')
+    .select('id')
+    .where('email', '=', email)
+    .where('service_id', 'is not distinct from', ctx.serviceId)
+    .executeTakeFirst()
+  if (taken) throw new ValidationError(['email'], 'The email has already been taken')
   const split = splitName(input.name)
   const passwordHash = await hashPassword(input.password)
   const userId = await ctx.em.transactional(async (em) => {
@@ -228,13 +269,15 @@ export async function signUp(ctx: ServiceCtx, input: SignUpInput): Promise<SignI
  */
 export async function signIn(ctx: ServiceCtx, input: { email: string; password: string }): Promise<SignInResult> {
   const email = input.email.trim().toLowerCase()
-  const [row] = await ctx.em.execute(
-    'select id, password_hash as "passwordHash" from users where email = ? and service_id is not distinct from ?',
-    [email, ctx.serviceId],
-  )
-  const valid = await argon2Verify(typeof row?.passwordHash === 'string' ? row.passwordHash : DUMMY_HASH, input.password)
+  const row = await queries(ctx.em)
+    .selectFrom('users')
+    .select(['id', 'password_hash'])
+    .where('email', '=', email)
+    .where('service_id', 'is not distinct from', ctx.serviceId)
+    .executeTakeFirst()
+  const valid = await argon2Verify(row?.password_hash ?? DUMMY_HASH, input.password)
   if (!row || !valid) throw new UnauthorizedError('Invalid credentials')
-  return signedIn(ctx, Number(row.id))
+  return signedIn(ctx, row.id)
 }
 
 /**
@@ -242,6 +285,10 @@ export async function signIn(ctx: ServiceCtx, input: { email: string; password: 
  * process (src/platform/auth-cache.ts), so the token answers 401 from the next request on.
  */
 export async function logout(ctx: ServiceCtx & { auth: AuthContext }): Promise<void> {
-  await ctx.em.execute('update access_tokens set revoked_at = now(), updated_at = now() where id = ?', [ctx.auth.token.id])
+  await queries(ctx.em)
+    .updateTable('access_tokens')
+    .set((eb) => ({ revoked_at: eb.fn<Date>('now'), updated_at: eb.fn<Date>('now') }))
+    .where('id', '=', ctx.auth.token.id)
+    .execute()
   await ctx.deps.authCache.invalidate({ users: [ctx.auth.user.id] })
 }

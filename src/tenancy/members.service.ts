@@ -10,34 +10,60 @@
  */
 import { WorkspaceMember, type WorkspaceRole } from '../../entities/index.ts'
 import { assertWorkspaceAction, requireWorkspace, type WorkspaceAction } from '../access/workspace-access.ts'
-import type { Em } from '../platform/db.ts'
+import { queries, type Em } from '../platform/db.ts'
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import { toNestedUser, type UserRow } from '../access/user.schema.ts'
 import { iso, page } from '../access/wire.ts'
 import type { AuthedCtx } from '../context.ts'
-import { unprefix, userColumns } from '../platform/sql.ts'
 
 /** A membership as answered. */
 export function toMember(user: UserRow, role: WorkspaceRole, createdAt: string | Date, updatedAt: string | Date, appUrl: string) {
   return { user: toNestedUser(user, appUrl), role, created_at: iso(createdAt), updated_at: iso(updatedAt) }
 }
 
-const SELECT = (where: string) => `select ${userColumns('u', 'u_')}, m.role, m.created_at as "createdAt", m.updated_at as "updatedAt"
-  from workspace_members m join users u on u.id = m.user_id where m.workspace_id = ? and ${where}`
-
-function rowToMember(row: Record<string, unknown>, appUrl: string) {
-  return toMember(unprefix<UserRow>(row, 'u_'), row.role as WorkspaceRole, String(row.createdAt), String(row.updatedAt), appUrl)
+/**
+ * The members of workspace `workspaceId` with their users: the user's columns under the names of
+ * {@link UserRow}, the membership's times as `m_created_at` and `m_updated_at` (the typed queries
+ * answer Dates only under a column's name, its property's, or `<alias>_<column>`).
+ */
+function members(em: Em, workspaceId: number) {
+  return queries(em)
+    .selectFrom('workspace_members as m')
+    .innerJoin('users as u', 'u.id', 'm.user_id')
+    .select([
+      'u.id',
+      'u.name',
+      'u.first_name as firstName',
+      'u.last_name as lastName',
+      'u.email',
+      'u.profile_photo_key as profilePhotoKey',
+      'u.service_id as serviceId',
+      'u.created_at as createdAt',
+      'u.updated_at as updatedAt',
+      'm.role',
+      'm.created_at as m_created_at',
+      'm.updated_at as m_updated_at',
+    ])
+    .where('m.workspace_id', '=', workspaceId)
 }
 
 /** Members of a workspace the caller belongs to, oldest first. */
 export async function list(ctx: AuthedCtx, input: { workspace_uuid: string; page: number; per_page: number }) {
   const { workspace } = await requireWorkspace(ctx, input.workspace_uuid, 'view')
-  const [rows, [count]] = await Promise.all([
-    ctx.em.execute(`${SELECT('true')} order by m.id limit ? offset ?`, [workspace.id, input.per_page, (input.page - 1) * input.per_page]),
-    ctx.em.execute('select count(*)::int as total from workspace_members where workspace_id = ?', [workspace.id]),
+  const [rows, count] = await Promise.all([
+    members(ctx.em, workspace.id)
+      .orderBy('m.id')
+      .limit(input.per_page)
+      .offset((input.page - 1) * input.per_page)
+      .execute(),
+    queries(ctx.em)
+      .selectFrom('workspace_members')
+      .select((eb) => eb.fn.countAll().as('total'))
+      .where('workspace_id', '=', workspace.id)
+      .executeTakeFirstOrThrow(),
   ])
   return page(
-    rows.map((row) => rowToMember(row, ctx.config.appUrl)),
+    rows.map((row) => toMember(row, row.role, row.m_created_at, row.m_updated_at, ctx.config.appUrl)),
     {
       total: Number(count.total),
       page: input.page,
@@ -48,9 +74,9 @@ export async function list(ctx: AuthedCtx, input: { workspace_uuid: string; page
 }
 
 async function loadMember(ctx: AuthedCtx, workspaceId: number, userId: number) {
-  const [row] = await ctx.em.execute(SELECT('m.user_id = ?'), [workspaceId, userId])
+  const row = await members(ctx.em, workspaceId).where('m.user_id', '=', userId).executeTakeFirst()
   if (!row) throw new NotFoundError('Member')
-  return rowToMember(row, ctx.config.appUrl)
+  return toMember(row, row.role, row.m_created_at, row.m_updated_at, ctx.config.appUrl)
 }
 
 function assertMayGrant(callerRole: WorkspaceRole, role: WorkspaceRole): void {
@@ -73,13 +99,22 @@ async function withRoles<T>(
   write: (em: Em, roles: { caller: WorkspaceRole; member: WorkspaceRole | null }) => Promise<T>,
 ): Promise<T> {
   return ctx.em.transactional(async (em) => {
-    const [workspace] = await em.execute('select id from workspaces where id = ? and deleted_at is null for no key update', [workspaceId])
+    const db = queries(em)
+    const workspace = await db
+      .selectFrom('workspaces')
+      .select('id')
+      .where('id', '=', workspaceId)
+      .where('deleted_at', 'is', null)
+      .forNoKeyUpdate()
+      .executeTakeFirst()
     if (!workspace) throw new NotFoundError('Workspace')
-    const rows = await em.execute<{ user_id: number; role: WorkspaceRole }[]>(
-      'select user_id::float8 as user_id, role from workspace_members where workspace_id = ? and user_id in (?, ?)',
-      [workspaceId, ctx.auth.user.id, userId],
-    )
-    const roleOf = (id: number) => rows.find((row) => Number(row.user_id) === id)?.role ?? null
+    const rows = await db
+      .selectFrom('workspace_members')
+      .select(['user_id', 'role'])
+      .where('workspace_id', '=', workspaceId)
+      .where('user_id', 'in', [ctx.auth.user.id, userId])
+      .execute()
+    const roleOf = (id: number) => rows.find((row) => row.user_id === id)?.role ?? null
     const caller = roleOf(ctx.auth.user.id)
     assertWorkspaceAction(caller, action)
     return write(em, { caller, member: roleOf(userId) })
@@ -96,13 +131,15 @@ export async function add(
 ) {
   const { workspace, role: callerRole } = await requireWorkspace(ctx, input.workspace_uuid, 'manage_members')
   assertMayGrant(callerRole, input.role)
-  const field = input.email !== undefined ? 'email' : 'user_id'
-  const [user] = await ctx.em.execute(
-    `select id from users where ${field === 'email' ? 'email = ?' : 'id = ?'} and service_id is not distinct from ?`,
-    [field === 'email' ? input.email?.trim().toLowerCase() : input.user_id, ctx.serviceId],
-  )
-  if (!user) throw new ValidationError([field], 'No user with this value exists')
-  const userId = Number(user.id)
+  const email = input.email?.trim().toLowerCase()
+  const user = await queries(ctx.em)
+    .selectFrom('users')
+    .select('id')
+    .where((eb) => (email !== undefined ? eb('email', '=', email) : eb('id', '=', input.user_id ?? null)))
+    .where('service_id', 'is not distinct from', ctx.serviceId)
+    .executeTakeFirst()
+  if (!user) throw new ValidationError([email !== undefined ? 'email' : 'user_id'], 'No user with this value exists')
+  const userId = user.id
   await withRoles(ctx, workspace.id, 'manage_members', userId, async (em, { caller, member }) => {
     assertMayGrant(caller, input.role)
     if (member) throw new ConflictError('The user is already a member of this workspace')
@@ -128,11 +165,12 @@ export async function update(ctx: AuthedCtx, input: { workspace_uuid: string; us
     if (input.user_id === workspace.userId && input.role !== 'owner') {
       throw new ConflictError("The workspace's creator stays an owner")
     }
-    await em.execute('update workspace_members set role = ?, updated_at = now() where workspace_id = ? and user_id = ?', [
-      input.role,
-      workspace.id,
-      input.user_id,
-    ])
+    await queries(em)
+      .updateTable('workspace_members')
+      .set((eb) => ({ role: input.role, updated_at: eb.fn<Date>('now') }))
+      .where('workspace_id', '=', workspace.id)
+      .where('user_id', '=', input.user_id)
+      .execute()
   })
   // A cached caller holds their role in their primary workspace (src/tenancy/auth.service.ts).
   await ctx.deps.authCache.invalidate({ users: [input.user_id] })
@@ -152,8 +190,14 @@ export async function remove(ctx: AuthedCtx, input: { workspace_uuid: string; us
     if (!member) throw new NotFoundError('Member')
     if (input.user_id === workspace.userId) throw new ConflictError("The workspace's creator cannot be removed")
     if (!leaving && member === 'owner' && caller !== 'owner') throw new ForbiddenError('Only an owner may remove an owner')
-    await em.execute('delete from workspace_members where workspace_id = ? and user_id = ?', [workspace.id, input.user_id])
-    await em.execute('update users set primary_workspace_id = null where id = ? and primary_workspace_id = ?', [input.user_id, workspace.id])
+    const db = queries(em)
+    await db.deleteFrom('workspace_members').where('workspace_id', '=', workspace.id).where('user_id', '=', input.user_id).execute()
+    await db
+      .updateTable('users')
+      .set({ primary_workspace_id: null })
+      .where('id', '=', input.user_id)
+      .where('primary_workspace_id', '=', workspace.id)
+      .execute()
   })
   await ctx.deps.authCache.invalidate({ users: [input.user_id] })
 }

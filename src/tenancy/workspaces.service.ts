@@ -13,6 +13,7 @@ import { METADATA_MAX_KEYS, type CreateWorkspaceInput, type UpdateWorkspaceInput
 import { page, sortOf } from '../access/wire.ts'
 import { searchSql } from '../access/list-filters.ts'
 import { uniqueSlug } from '../platform/slugs.ts'
+import { queries } from '../platform/db.ts'
 import type { AuthedCtx } from '../context.ts'
 import { unprefix, userColumns, workspaceColumns } from '../platform/sql.ts'
 
@@ -75,8 +76,13 @@ export async function retrieve(ctx: AuthedCtx, uuid: string): Promise<{ data: TW
 }
 
 async function assertSlugFree(ctx: AuthedCtx, slug: string, exceptId: number | null): Promise<void> {
-  const rows = await ctx.em.execute('select id from workspaces where slug = ? and id is distinct from ?', [slug, exceptId])
-  if (rows.length) throw new ValidationError(['slug'], 'The slug has already been taken')
+  const taken = await queries(ctx.em)
+    .selectFrom('workspaces')
+    .select('id')
+    .where('slug', '=', slug)
+    .where('id', 'is distinct from', exceptId)
+    .executeTakeFirst()
+  if (taken) throw new ValidationError(['slug'], 'The slug has already been taken')
 }
 
 /** Creates a workspace owned by the caller, who becomes its `owner` member. */
@@ -139,8 +145,13 @@ export async function remove(ctx: AuthedCtx, uuid: string): Promise<void> {
     throw new ConflictError('Your primary workspace cannot be deleted')
   }
   await ctx.em.transactional(async (em) => {
-    await em.execute('update workspaces set deleted_at = now(), updated_at = now() where id = ?', [workspace.id])
-    await em.execute('update users set primary_workspace_id = null where primary_workspace_id = ?', [workspace.id])
+    const db = queries(em)
+    await db
+      .updateTable('workspaces')
+      .set((eb) => ({ deleted_at: eb.fn<Date>('now'), updated_at: eb.fn<Date>('now') }))
+      .where('id', '=', workspace.id)
+      .execute()
+    await db.updateTable('users').set({ primary_workspace_id: null }).where('primary_workspace_id', '=', workspace.id).execute()
   })
   await ctx.deps.authCache.invalidate({ workspaces: [workspace.id] })
 }

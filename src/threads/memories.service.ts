@@ -4,6 +4,7 @@
  * workspace it was learned in (the request's workspace context); to anyone else it does not
  * exist (404). Runs write memories; this module only reads, edits and deletes them.
  */
+import { queries } from '../platform/db.ts'
 import { NotFoundError } from '../platform/errors.ts'
 import { toMemory, type MemoryRow, type TMemory, type TMemoryListInput, type TUpdateMemoryInput } from './memory.schema.ts'
 import { AGENT_SUMMARY_COLUMNS } from './thread.schema.ts'
@@ -59,12 +60,16 @@ export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<{ data: 
 /** Replaces one of the caller's memories' `content`. @throws NotFoundError otherwise. */
 export async function update(ctx: ResourceCtx, input: TUpdateMemoryInput): Promise<{ data: TMemory }> {
   const id = await requireMemory(ctx, input.memory_uuid)
-  await ctx.em.execute('update memories set content = ?, updated_at = now() where id = ?', [input.content, id])
+  await queries(ctx.em)
+    .updateTable('memories')
+    .set((eb) => ({ content: input.content, updated_at: eb.fn<Date>('now') }))
+    .where('id', '=', id)
+    .execute()
   return readMemory(ctx, id)
 }
 
 /** Deletes one of the caller's memories (for good: memories are not soft-deleted). @throws NotFoundError otherwise. */
 export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
   const id = await requireMemory(ctx, uuid)
-  await ctx.em.execute('delete from memories where id = ?', [id])
+  await queries(ctx.em).deleteFrom('memories').where('id', '=', id).execute()
 }

@@ -6,7 +6,7 @@
  */
 import { uuidv7 } from 'uuidv7'
 import type { MessageRole } from '../../entities/index.ts'
-import type { Em } from '../platform/db.ts'
+import { queries, type Em } from '../platform/db.ts'
 import { NotFoundError } from '../platform/errors.ts'
 import {
   messageColumns,
@@ -84,33 +84,40 @@ export interface AppendMessage {
  * caller has made it.
  */
 export async function appendMessage(em: Em, o: AppendMessage): Promise<{ id: number; uuid: string }> {
-  const [row] = await em.execute(
-    `with inserted as (
-       insert into messages (uuid, thread_id, run_id, user_id, workspace_id, role, content, parts, model,
-         prompt_tokens, completion_tokens, total_tokens, latency_ms, cost, created_at, updated_at)
-       values (?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, clock_timestamp(), clock_timestamp())
-       returning id, uuid, thread_id),
-     counted as (
-       update threads set messages_count = messages_count + 1, updated_at = now() where id = (select thread_id from inserted))
-     select id::float8 as id, uuid from inserted`,
-    [
-      uuidv7(),
-      o.threadId,
-      o.runId,
-      o.userId,
-      o.workspaceId,
-      o.role,
-      storableText(o.content),
-      storableJson(o.parts),
-      o.model ? storableText(o.model) : null,
-      o.promptTokens ?? null,
-      o.completionTokens ?? null,
-      o.totalTokens ?? null,
-      o.latencyMs ?? null,
-      o.cost ?? null,
-    ],
-  )
-  return { id: Number(row.id), uuid: String(row.uuid) }
+  return queries(em)
+    .with('inserted', (db) =>
+      db
+        .insertInto('messages')
+        .values((eb) => ({
+          uuid: uuidv7(),
+          thread_id: o.threadId,
+          run_id: o.runId,
+          user_id: o.userId,
+          workspace_id: o.workspaceId,
+          role: o.role,
+          content: storableText(o.content),
+          // Already JSON text (storableJson serialises once and cleans only when needed): cast, not encoded again.
+          parts: eb.cast<unknown[]>(eb.val(storableJson(o.parts)), 'jsonb'),
+          model: o.model ? storableText(o.model) : null,
+          prompt_tokens: o.promptTokens ?? null,
+          completion_tokens: o.completionTokens ?? null,
+          total_tokens: o.totalTokens ?? null,
+          latency_ms: o.latencyMs ?? null,
+          cost: o.cost ?? null,
+          created_at: eb.fn<Date>('clock_timestamp'),
+          updated_at: eb.fn<Date>('clock_timestamp'),
+        }))
+        .returning(['id', 'uuid', 'thread_id']),
+    )
+    .with('counted', (db) =>
+      db
+        .updateTable('threads')
+        .set((eb) => ({ messages_count: eb('messages_count', '+', 1), updated_at: eb.fn<Date>('now') }))
+        .where('id', '=', (eb) => eb.selectFrom('inserted').select('thread_id')),
+    )
+    .selectFrom('inserted')
+    .select(['id', 'uuid'])
+    .executeTakeFirstOrThrow()
 }
 
 /**
@@ -118,13 +125,22 @@ export async function appendMessage(em: Em, o: AppendMessage): Promise<{ id: num
  * model before the new input.
  */
 export async function threadHistory(em: Em, threadId: number, limit: number): Promise<{ role: MessageRole; content: string; parts: TMessagePart[] }[]> {
-  const rows = await em.execute<{ role: MessageRole; content: string; parts: unknown }[]>(
-    `select role, content, parts from (
-       select m.id, m.created_at, m.role, m.content, m.parts from messages m
-       where m.thread_id = ? and m.deleted_at is null order by m.created_at desc, m.id desc limit ?) h
-     order by h.created_at, h.id`,
-    [threadId, Math.max(0, Math.floor(limit))],
-  )
+  const rows = await queries(em)
+    .selectFrom((db) =>
+      db
+        .selectFrom('messages')
+        .select(['id', 'created_at', 'role', 'content', 'parts'])
+        .where('thread_id', '=', threadId)
+        .where('deleted_at', 'is', null)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(Math.max(0, Math.floor(limit)))
+        .as('h'),
+    )
+    .select(['h.role', 'h.content', 'h.parts'])
+    .orderBy('h.created_at')
+    .orderBy('h.id')
+    .execute()
   return rows.map((row) => ({ role: row.role, content: row.content, parts: toMessageParts(row.parts) }))
 }
 
@@ -184,11 +200,11 @@ export function editedParts(stored: unknown, content: string): TMessagePart[] {
  */
 export async function update(ctx: ResourceCtx, input: TUpdateMessageInput): Promise<{ data: TMessage }> {
   const message = await requireMessage(ctx, input.message_uuid)
-  await ctx.em.execute('update messages set content = ?, parts = ?::jsonb, updated_at = now() where id = ?', [
-    input.content,
-    JSON.stringify(editedParts(message.parts, input.content)),
-    message.id,
-  ])
+  await queries(ctx.em)
+    .updateTable('messages')
+    .set((eb) => ({ content: input.content, parts: editedParts(message.parts, input.content), updated_at: eb.fn<Date>('now') }))
+    .where('id', '=', message.id)
+    .execute()
   return readMessage(ctx.em, message.id)
 }
 
@@ -199,11 +215,17 @@ export async function update(ctx: ResourceCtx, input: TUpdateMessageInput): Prom
  */
 export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
   const { id } = await requireMessage(ctx, uuid)
-  await ctx.em.execute(
-    `with deleted as (
-       update messages set deleted_at = now(), updated_at = now() where id = ? and deleted_at is null returning thread_id)
-     update threads set messages_count = greatest(messages_count - 1, 0), updated_at = now()
-     where id in (select thread_id from deleted)`,
-    [id],
-  )
+  await queries(ctx.em)
+    .with('deleted', (db) =>
+      db
+        .updateTable('messages')
+        .set((eb) => ({ deleted_at: eb.fn<Date>('now'), updated_at: eb.fn<Date>('now') }))
+        .where('id', '=', id)
+        .where('deleted_at', 'is', null)
+        .returning('thread_id'),
+    )
+    .updateTable('threads')
+    .set((eb) => ({ messages_count: eb.fn<number>('greatest', [eb('messages_count', '-', 1), eb.lit(0)]), updated_at: eb.fn<Date>('now') }))
+    .where('id', 'in', (eb) => eb.selectFrom('deleted').select('thread_id'))
+    .execute()
 }

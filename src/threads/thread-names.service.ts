@@ -6,6 +6,7 @@
  * stripped of quotes and a final full stop, and bounded to 80 characters. The built-in local test
  * model does not think, so with it the name is the opening words of the first user message.
  */
+import { queries } from '../platform/db.ts'
 import { ValidationError } from '../platform/errors.ts'
 import type { TThread } from './thread.schema.ts'
 import { jsonRecordOf, storableText } from '../access/wire.ts'
@@ -31,7 +32,7 @@ export async function generateName(ctx: ResourceCtx, uuid: string): Promise<{ da
   const thread = await requireThread(ctx, uuid, true)
   const history = (await threadHistory(ctx.em, thread.id, NAME_SOURCE_MESSAGES)).filter((m) => m.content.trim() !== '')
   if (history.length === 0) throw new ValidationError(['thread_uuid'], 'The thread has no messages to name it from')
-  const [agent] = await ctx.em.execute<{ metadata: unknown }[]>('select metadata from agents where id = ?', [thread.agentId])
+  const agent = await queries(ctx.em).selectFrom('agents').select('metadata').where('id', '=', thread.agentId).executeTakeFirst()
   const model = await resolveAgentModel(ctx, jsonRecordOf(agent?.metadata))
   let name: string
   if (model.driver === 'local') {
@@ -42,7 +43,11 @@ export async function generateName(ctx: ResourceCtx, uuid: string): Promise<{ da
     name = cleanName(await completeText(model, ctx.config, { system: INSTRUCTION, prompt: transcript, maxOutputTokens: 30 }, 'name the thread'))
   }
   const cleaned = storableText(cleanName(name)) || 'Untitled conversation'
-  await ctx.em.execute('update threads set name = ?, updated_at = now() where id = ?', [cleaned, thread.id])
+  await queries(ctx.em)
+    .updateTable('threads')
+    .set((eb) => ({ name: cleaned, updated_at: eb.fn<Date>('now') }))
+    .where('id', '=', thread.id)
+    .execute()
   return { data: await readThread(ctx.em, ctx.config.appUrl, thread.id) }
 }
 

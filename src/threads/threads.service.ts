@@ -8,7 +8,7 @@
  */
 import { Thread as ThreadEntity } from '../../entities/index.ts'
 import { findResource } from '../access/resource-access.ts'
-import type { Em } from '../platform/db.ts'
+import { queries, type Em } from '../platform/db.ts'
 import { ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import {
   AGENT_SUMMARY_COLUMNS,
@@ -149,22 +149,22 @@ export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<{ data: 
 export async function update(ctx: ResourceCtx, input: TUpdateThreadInput): Promise<{ data: TThread }> {
   const { id } = await requireThread(ctx, input.thread_uuid, true)
   await ctx.em.transactional(async (em) => {
-    const sets: string[] = []
-    const params: unknown[] = []
-    if (input.name !== undefined) {
-      sets.push('name = ?')
-      params.push(input.name)
-    }
+    const db = queries(em)
+    let metadata: Record<string, unknown> | undefined
     if (input.metadata !== undefined) {
-      const [row] = await em.execute('select metadata from threads where id = ? for update', [id])
-      const metadata = mergeMetadata(row?.metadata ?? {}, input.metadata)
+      const row = await db.selectFrom('threads').select('metadata').where('id', '=', id).forUpdate().executeTakeFirst()
+      metadata = mergeMetadata(row?.metadata ?? {}, input.metadata)
       if (jsonBytes(metadata) > THREAD_METADATA_MAX_BYTES) {
         throw new ValidationError(['metadata'], `metadata must not exceed ${THREAD_METADATA_MAX_BYTES} bytes as JSON after merging`)
       }
-      sets.push('metadata = ?::jsonb')
-      params.push(JSON.stringify(metadata))
     }
-    if (sets.length) await em.execute(`update threads set ${[...sets, 'updated_at = now()'].join(', ')} where id = ?`, [...params, id])
+    if (input.name === undefined && metadata === undefined) return
+    // Kysely leaves out the fields that are undefined: only those the input names are set.
+    await db
+      .updateTable('threads')
+      .set((eb) => ({ name: input.name, metadata, updated_at: eb.fn<Date>('now') }))
+      .where('id', '=', id)
+      .execute()
   })
   return { data: await readThread(ctx.em, ctx.config.appUrl, id) }
 }
@@ -177,7 +177,17 @@ export async function update(ctx: ResourceCtx, input: TUpdateThreadInput): Promi
 export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
   const { id } = await requireThread(ctx, uuid, true)
   await ctx.em.transactional(async (em) => {
-    await em.execute('update threads set deleted_at = now(), updated_at = now() where id = ?', [id])
-    await em.execute('update messages set deleted_at = now(), updated_at = now() where thread_id = ? and deleted_at is null', [id])
+    const db = queries(em)
+    await db
+      .updateTable('threads')
+      .set((eb) => ({ deleted_at: eb.fn<Date>('now'), updated_at: eb.fn<Date>('now') }))
+      .where('id', '=', id)
+      .execute()
+    await db
+      .updateTable('messages')
+      .set((eb) => ({ deleted_at: eb.fn<Date>('now'), updated_at: eb.fn<Date>('now') }))
+      .where('thread_id', '=', id)
+      .where('deleted_at', 'is', null)
+      .execute()
   })
 }
