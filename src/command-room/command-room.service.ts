@@ -12,7 +12,7 @@
  */
 import { uuidv7 } from 'uuidv7'
 import { requireResource } from '../access/resource-access.ts'
-import type { Em } from '../platform/db.ts'
+import { queries, type Em } from '../platform/db.ts'
 import { NotFoundError, ValidationError } from '../platform/errors.ts'
 import { toDate, unprefix, userColumns, workspaceColumns, type SqlFragment } from '../platform/sql.ts'
 import {
@@ -182,26 +182,30 @@ export async function store(ctx: ResourceCtx, input: TStoreCommandRoomTaskInput)
   if (input.schedule === 'once' && spec.runAt.getTime() <= now.getTime()) throw new ValidationError(['run_at'], 'A once task runs at run_at, which must be in the future')
   const next = nextRunAt(spec, input.is_active, now)
   const targetId = await resolveTarget(ctx, kind, (input.agent_uuid ?? input.workflow_uuid) as string)
-  const [row] = await ctx.em.execute<{ id: number }[]>(
-    `insert into command_room_tasks (uuid, user_id, workspace_id, name, agent_id, workflow_id, input, schedule, timezone, run_at, is_active, next_run_at, firings_count, created_at, updated_at)
-     values (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, 0, now(), now()) returning id::float8 as id`,
-    [
-      uuidv7(),
-      ctx.auth.user.id,
-      ctx.workspace.workspace.id,
-      input.name.trim(),
-      kind === 'agent' ? targetId : null,
-      kind === 'workflow' ? targetId : null,
-      storableJson(taskInput),
-      input.schedule.trim(),
-      input.timezone,
-      spec.runAt,
-      input.is_active,
-      next,
-    ],
-  )
+  const row = await queries(ctx.em)
+    .insertInto('command_room_tasks')
+    .values((eb) => ({
+      uuid: uuidv7(),
+      user_id: ctx.auth.user.id,
+      workspace_id: ctx.workspace.workspace.id,
+      name: input.name.trim(),
+      agent_id: kind === 'agent' ? targetId : null,
+      workflow_id: kind === 'workflow' ? targetId : null,
+      // Already JSON (storableJson cleaned it), so cast rather than converted again.
+      input: eb.cast(eb.val(storableJson(taskInput)), 'jsonb'),
+      schedule: input.schedule.trim(),
+      timezone: input.timezone,
+      run_at: spec.runAt,
+      is_active: input.is_active,
+      next_run_at: next,
+      firings_count: 0,
+      created_at: eb.fn('now'),
+      updated_at: eb.fn('now'),
+    }))
+    .returning('id')
+    .executeTakeFirstOrThrow()
   ctx.deps.commandRoom.wake(next)
-  return readTask(ctx, ctx.em, Number(row.id))
+  return readTask(ctx, ctx.em, row.id)
 }
 
 /** `GET /api/v1/command-room/tasks`: the caller's tasks in the workspace, filtered by `agent_uuid`, `workflow_uuid` and `is_active`, paginated. */
@@ -265,22 +269,22 @@ export async function update(ctx: ResourceCtx, input: TUpdateCommandRoomTaskInpu
     let workflowId = task.workflowId
     if (retarget === 'agent') [agentId, workflowId] = [retargetId, null]
     if (retarget === 'workflow') [agentId, workflowId] = [null, retargetId]
-    await em.execute(
-      `update command_room_tasks set name = coalesce(?, name), agent_id = ?, workflow_id = ?, input = ?::jsonb, schedule = ?, timezone = ?,
-         run_at = ?, is_active = ?${next !== undefined ? ', next_run_at = ?' : ''}, updated_at = now() where id = ?`,
-      [
-        input.name?.trim() ?? null,
-        agentId,
-        workflowId,
-        storableJson(taskInput),
+    await queries(em)
+      .updateTable('command_room_tasks')
+      .set((eb) => ({
+        ...(input.name === undefined ? {} : { name: input.name.trim() }),
+        agent_id: agentId,
+        workflow_id: workflowId,
+        input: eb.cast(eb.val(storableJson(taskInput)), 'jsonb'),
         schedule,
         timezone,
-        spec.runAt,
-        isActive,
-        ...(next !== undefined ? [next] : []),
-        task.id,
-      ],
-    )
+        run_at: spec.runAt,
+        is_active: isActive,
+        ...(next === undefined ? {} : { next_run_at: next }),
+        updated_at: eb.fn('now'),
+      }))
+      .where('id', '=', task.id)
+      .execute()
     return { id: task.id, next }
   })
   ctx.deps.commandRoom.wake(updated.next ?? null)
@@ -295,7 +299,11 @@ export async function update(ctx: ResourceCtx, input: TUpdateCommandRoomTaskInpu
 export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
   await ctx.em.transactional(async (em) => {
     const task = await requireTask(ctx, em, uuid, true)
-    await em.execute(`update command_room_tasks set deleted_at = now(), is_active = false, next_run_at = null, updated_at = now() where id = ?`, [task.id])
+    await queries(em)
+      .updateTable('command_room_tasks')
+      .set((eb) => ({ deleted_at: eb.fn('now'), is_active: false, next_run_at: null, updated_at: eb.fn('now') }))
+      .where('id', '=', task.id)
+      .execute()
   })
 }
 
@@ -308,13 +316,26 @@ export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
 export async function runNow(ctx: ResourceCtx, uuid: string): Promise<{ data: TCommandRoomFiring }> {
   const firingId = await ctx.em.transactional(async (em) => {
     const task = await requireTask(ctx, em, uuid, true)
-    const [firing] = await em.execute<{ id: number }[]>(
-      `insert into command_room_task_firings (uuid, task_id, due_at, status, manual, created_at, updated_at)
-       values (?, ?, clock_timestamp(), 'queued', true, now(), now()) returning id::float8 as id`,
-      [uuidv7(), task.id],
-    )
-    await em.execute(`update command_room_tasks set firings_count = firings_count + 1, updated_at = now() where id = ?`, [task.id])
-    return Number(firing.id)
+    const db = queries(em)
+    const firing = await db
+      .insertInto('command_room_task_firings')
+      .values((eb) => ({
+        uuid: uuidv7(),
+        task_id: task.id,
+        due_at: eb.fn('clock_timestamp'),
+        status: 'queued',
+        manual: true,
+        created_at: eb.fn('now'),
+        updated_at: eb.fn('now'),
+      }))
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    await db
+      .updateTable('command_room_tasks')
+      .set((eb) => ({ firings_count: eb('firings_count', '+', 1), updated_at: eb.fn('now') }))
+      .where('id', '=', task.id)
+      .execute()
+    return firing.id
   })
   const data = await readFiring(ctx.em, firingId)
   try {

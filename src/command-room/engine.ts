@@ -25,7 +25,7 @@
  */
 import type { Logger } from '../platform/logger.ts'
 import type { Config } from '../platform/config.ts'
-import type { Em, Orm } from '../platform/db.ts'
+import { queries, type Em, type Orm } from '../platform/db.ts'
 import type { JobQueue } from '../platform/queue.ts'
 import { toDate } from '../platform/sql.ts'
 import type { DueScheduler, DueSource } from '../platform/scheduler.ts'
@@ -141,9 +141,13 @@ export class CommandRoomEngine implements DueSource {
 
   /** The earliest `next_run_at` of the active tasks; null when none is scheduled. */
   async earliestDue(): Promise<Date | null> {
-    const [row] = await this.orm.em
-      .fork()
-      .execute<{ at: Date | string | null }[]>(`select min(next_run_at) as at from command_room_tasks where is_active and deleted_at is null`)
+    // An aggregate is not converted: the drivers answer it as text.
+    const row = await queries(this.orm.em.fork())
+      .selectFrom('command_room_tasks')
+      .select((eb) => eb.fn.min<Date | string | null>('next_run_at').as('at'))
+      .where('is_active', '=', true)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst()
     return row?.at ? toDate(row.at) : null
   }
 
@@ -174,36 +178,54 @@ export class CommandRoomEngine implements DueSource {
   /** One batch of {@link fireDue}, in one transaction: the uuids of the firings it recorded. */
   async #takeDue(now: Date): Promise<{ firings: string[]; full: boolean }> {
     const em = this.orm.em.fork()
+    const dueTasks = (db: ReturnType<typeof queries>) =>
+      db.selectFrom('command_room_tasks').where('is_active', '=', true).where('deleted_at', 'is', null).where('next_run_at', '<=', now)
     // Cheap when nothing is due, which is almost always: no transaction, one index probe.
-    const [any] = await em.execute(`select 1 as due from command_room_tasks where is_active and deleted_at is null and next_run_at <= ? limit 1`, [now])
+    const any = await dueTasks(queries(em))
+      .select((eb) => eb.lit(1).as('due'))
+      .limit(1)
+      .executeTakeFirst()
     if (!any) return { firings: [], full: false }
     return em.transactional(async (tx) => {
-      const due = await tx.execute<{ id: number; schedule: string; timezone: string; runAt: Date | string; nextRunAt: Date | string }[]>(
-        `select id::float8 as id, schedule, timezone, run_at as "runAt", next_run_at as "nextRunAt" from command_room_tasks
-         where is_active and deleted_at is null and next_run_at <= ? order by next_run_at limit ${BATCH} for update skip locked`,
-        [now],
-      )
+      const db = queries(tx)
+      const due = await dueTasks(db)
+        .select(['id', 'schedule', 'timezone', 'run_at', 'next_run_at'])
+        .$narrowType<{ next_run_at: Date }>()
+        .orderBy('next_run_at')
+        .limit(BATCH)
+        .forUpdate()
+        .skipLocked()
+        .execute()
       if (!due.length) return { firings: [], full: false }
       const plans = due.map((task) => {
-        const dueAt = toDate(task.nextRunAt)
+        const dueAt = task.next_run_at
         let next: Date | null
         try {
-          next = dueAfterFiring({ schedule: task.schedule, timezone: task.timezone, runAt: toDate(task.runAt) }, dueAt, now)
+          next = dueAfterFiring({ schedule: task.schedule, timezone: task.timezone, runAt: task.run_at }, dueAt, now)
         } catch (error) {
           // Stored schedules were checked when stored; one that no longer computes stops here.
           this.log.error({ err: error, task: task.id }, 'command room task schedule does not compute; the task stops after this firing')
           next = null
         }
-        return { id: Number(task.id), dueAt, next }
+        return { id: task.id, dueAt, next }
       })
-      const inserted = await tx.execute<{ uuid: string; taskId: number }[]>(
-        `insert into command_room_task_firings (uuid, task_id, due_at, status, manual, created_at, updated_at)
-         select gen_random_uuid(), v.task_id, v.due_at, 'queued', false, now(), now()
-         from (values ${plans.map(() => '(?::bigint, ?::timestamptz)').join(', ')}) as v(task_id, due_at)
-         on conflict (task_id, due_at) do nothing returning uuid, task_id::float8 as "taskId"`,
-        plans.flatMap((plan) => [plan.id, plan.dueAt]),
-      )
-      const counted = new Set(inserted.map((row) => Number(row.taskId)))
+      const inserted = await db
+        .insertInto('command_room_task_firings')
+        .values((eb) =>
+          plans.map((plan) => ({
+            uuid: eb.fn('gen_random_uuid'),
+            task_id: plan.id,
+            due_at: plan.dueAt,
+            status: 'queued',
+            manual: false,
+            created_at: eb.fn('now'),
+            updated_at: eb.fn('now'),
+          })),
+        )
+        .onConflict((oc) => oc.columns(['task_id', 'due_at']).doNothing())
+        .returning(['uuid', 'task_id'])
+        .execute()
+      const counted = new Set(inserted.map((row) => row.task_id))
       await tx.execute(
         `update command_room_tasks t set next_run_at = v.next_run_at, firings_count = t.firings_count + v.added, updated_at = now()
          from (values ${plans.map(() => '(?::bigint, ?::timestamptz, ?::int)').join(', ')}) as v(id, next_run_at, added)
@@ -266,11 +288,16 @@ export class CommandRoomEngine implements DueSource {
   }
 
   async #link(em: Em, firingId: number, links: FiringLinks): Promise<void> {
-    await em.execute(
-      `update command_room_task_firings set run_uuid = coalesce(?, run_uuid), thread_uuid = coalesce(?, thread_uuid),
-         execution_uuid = coalesce(?, execution_uuid), updated_at = now() where id = ?`,
-      [links.runUuid ?? null, links.threadUuid ?? null, links.executionUuid ?? null, firingId],
-    )
+    await queries(em)
+      .updateTable('command_room_task_firings')
+      .set((eb) => ({
+        run_uuid: eb.fn.coalesce(eb.val(links.runUuid ?? null), 'run_uuid'),
+        thread_uuid: eb.fn.coalesce(eb.val(links.threadUuid ?? null), 'thread_uuid'),
+        execution_uuid: eb.fn.coalesce(eb.val(links.executionUuid ?? null), 'execution_uuid'),
+        updated_at: eb.fn('now'),
+      }))
+      .where('id', '=', firingId)
+      .execute()
   }
 
   /**
@@ -279,15 +306,24 @@ export class CommandRoomEngine implements DueSource {
    */
   async #settle(em: Em, firingId: number, taskId: number, o: { status: 'succeeded' | 'failed' | 'skipped'; error?: string; deactivate?: boolean }): Promise<void> {
     await em.transactional(async (tx) => {
-      const ended = await tx.execute(
-        `update command_room_task_firings set status = ?, error = ?, updated_at = now() where id = ? and status = 'running' returning id`,
-        [o.status, o.error ?? null, firingId],
-      )
+      const db = queries(tx)
+      const ended = await db
+        .updateTable('command_room_task_firings')
+        .set((eb) => ({ status: o.status, error: o.error ?? null, updated_at: eb.fn('now') }))
+        .where('id', '=', firingId)
+        .where('status', '=', 'running')
+        .returning('id')
+        .execute()
       if (!ended.length) return
-      await tx.execute(
-        `update command_room_tasks set last_status = ?, updated_at = now()${o.deactivate ? ', is_active = false, next_run_at = null' : ''} where id = ?`,
-        [o.status, taskId],
-      )
+      await db
+        .updateTable('command_room_tasks')
+        .set((eb) => ({
+          last_status: o.status,
+          updated_at: eb.fn('now'),
+          ...(o.deactivate ? { is_active: false, next_run_at: null } : {}),
+        }))
+        .where('id', '=', taskId)
+        .execute()
     })
   }
 

@@ -32,7 +32,7 @@ import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from '../platform/logger.ts'
 import type { Config } from '../platform/config.ts'
-import { retryOnConnectionLoss, type Em, type Orm } from '../platform/db.ts'
+import { queries, retryOnConnectionLoss, type Em, type Orm } from '../platform/db.ts'
 import type { JobOptions, JobQueue } from '../platform/queue.ts'
 import { isRecord, jsonRecordOf, jsonValueOf, storableJson } from '../access/wire.ts'
 import type { ReadCache } from '../platform/read-cache.ts'
@@ -441,7 +441,12 @@ export class WorkflowEngine {
     for (const row of lost) {
       const id = handOverJobId(row.uuid, Number(row.attempts))
       await this.jobs.ensure(EXECUTION_JOB, { execution_id: Number(row.id) }, { id, group: String(row.workspaceId) })
-      await em.execute(`update workflow_executions set heartbeat_at = clock_timestamp() where id = ? and status = 'queued'`, [row.id])
+      await queries(em)
+        .updateTable('workflow_executions')
+        .set((eb) => ({ heartbeat_at: eb.fn('clock_timestamp') }))
+        .where('id', '=', row.id)
+        .where('status', '=', 'queued')
+        .execute()
     }
   }
 
@@ -482,12 +487,14 @@ export class WorkflowEngine {
   async #claim(executionId: number): Promise<Record<string, unknown> | null> {
     for (;;) {
       const outcome = await this.orm.em.fork().transactional(async (em) => {
-        const [queued] = await em.execute<{ workspaceId: number }[]>(
-          `select workspace_id::float8 as "workspaceId" from workflow_executions where id = ? and status = 'queued'`,
-          [executionId],
-        )
+        const queued = await queries(em)
+          .selectFrom('workflow_executions')
+          .select('workspace_id')
+          .where('id', '=', executionId)
+          .where('status', '=', 'queued')
+          .executeTakeFirst()
         if (!queued) return { gone: true as const }
-        await em.execute('select pg_advisory_xact_lock(?::int, ?::int)', [CONCURRENCY_LOCK, queued.workspaceId])
+        await em.execute('select pg_advisory_xact_lock(?::int, ?::int)', [CONCURRENCY_LOCK, queued.workspace_id])
         const [claimed] = await em.execute<Record<string, unknown>[]>(
           `update workflow_executions e set status = 'running', started_at = coalesce(e.started_at, clock_timestamp()),
              heartbeat_at = clock_timestamp(), attempts = e.attempts + 1, updated_at = now()
@@ -609,13 +616,13 @@ export class WorkflowEngine {
   /** Stores the checkpoint (JSON) of an execution running here, under its claim; a failure is logged (the previous one stays). */
   async #saveProgress(record: ExecutionRecord, checkpoint: string): Promise<void> {
     try {
-      await this.orm.em
-        .fork()
-        .execute(`update workflow_executions set checkpoint = ?::jsonb where id = ? and attempts = ? and status = 'running'`, [
-          checkpoint,
-          record.id,
-          record.attempts,
-        ])
+      await queries(this.orm.em.fork())
+        .updateTable('workflow_executions')
+        .set((eb) => ({ checkpoint: eb.cast(eb.val(checkpoint), 'jsonb') }))
+        .where('id', '=', record.id)
+        .where('attempts', '=', record.attempts)
+        .where('status', '=', 'running')
+        .execute()
     } catch (error) {
       this.log.warn({ err: error, execution: record.uuid }, 'execution progress not stored')
     }
@@ -627,11 +634,19 @@ export class WorkflowEngine {
    * process's (canceled meanwhile, or taken over): then it is settled as usual.
    */
   async #handBack(record: ExecutionRecord, progress: Checkpoint): Promise<boolean> {
-    const rows = await this.orm.em.fork().execute<{ id: number }[]>(
-      `update workflow_executions set status = 'queued', checkpoint = ?::jsonb, heartbeat_at = clock_timestamp(), updated_at = now()
-       where id = ? and attempts = ? and status = 'running' returning id`,
-      [storableJson(progress), record.id, record.attempts],
-    )
+    const rows = await queries(this.orm.em.fork())
+      .updateTable('workflow_executions')
+      .set((eb) => ({
+        status: 'queued',
+        checkpoint: eb.cast(eb.val(storableJson(progress)), 'jsonb'),
+        heartbeat_at: eb.fn('clock_timestamp'),
+        updated_at: eb.fn('now'),
+      }))
+      .where('id', '=', record.id)
+      .where('attempts', '=', record.attempts)
+      .where('status', '=', 'running')
+      .returning('id')
+      .execute()
     if (rows.length === 0) return false
     await this.#handOver(record)
     return true

@@ -16,7 +16,7 @@
  */
 import { uuidv7 } from 'uuidv7'
 import type { Logger } from '../platform/logger.ts'
-import type { Orm } from '../platform/db.ts'
+import { queries, type Orm } from '../platform/db.ts'
 import { cronAfter } from '../platform/cron.ts'
 import type { DueScheduler, DueSource } from '../platform/scheduler.ts'
 import { toDate } from '../platform/sql.ts'
@@ -65,15 +65,17 @@ export class WorkflowSchedules implements DueSource {
    * when the cron and zone did not change), any other has no row.
    */
   async sync(workflowId: number, now: Date = new Date()): Promise<void> {
-    const em = this.orm.em.fork()
-    const [row] = await em.execute<Record<string, unknown>[]>(
-      `select w.nodes, w.is_active as "isActive", w.deleted_at as "deletedAt", s.cron, s.timezone
-       from workflows w left join workflow_schedules s on s.workflow_id = w.id where w.id = ?`,
-      [workflowId],
-    )
-    const schedule = row && row.isActive && !row.deletedAt ? scheduleOf(row.nodes) : null
-    if (!schedule) {
-      await em.execute(`delete from workflow_schedules where workflow_id = ?`, [workflowId])
+    const db = queries(this.orm.em.fork())
+    const row = await db
+      .selectFrom('workflows as w')
+      .leftJoin('workflow_schedules as s', 's.workflow_id', 'w.id')
+      .select(['w.nodes', 'w.is_active', 'w.deleted_at', 's.cron', 's.timezone'])
+      .where('w.id', '=', workflowId)
+      .executeTakeFirst()
+    const schedule = row && row.is_active && !row.deleted_at ? scheduleOf(row.nodes) : null
+    const unschedule = () => db.deleteFrom('workflow_schedules').where('workflow_id', '=', workflowId).execute()
+    if (!row || !schedule) {
+      await unschedule()
       return
     }
     if (row.cron === schedule.cron && row.timezone === schedule.timezone) return
@@ -83,15 +85,27 @@ export class WorkflowSchedules implements DueSource {
     } catch (error) {
       // Saved graphs were checked (nodes/schedule-trigger.ts); one that no longer computes is not scheduled.
       this.log.error({ err: error, workflow: workflowId }, 'workflow schedule does not compute; not scheduled')
-      await em.execute(`delete from workflow_schedules where workflow_id = ?`, [workflowId])
+      await unschedule()
       return
     }
-    await em.execute(
-      `insert into workflow_schedules (workflow_id, cron, timezone, next_run_at, updated_at) values (?, ?, ?, ?, now())
-       on conflict (workflow_id) do update set cron = excluded.cron, timezone = excluded.timezone,
-         next_run_at = excluded.next_run_at, updated_at = now()`,
-      [workflowId, schedule.cron, schedule.timezone, next],
-    )
+    await db
+      .insertInto('workflow_schedules')
+      .values((eb) => ({
+        workflow_id: workflowId,
+        cron: schedule.cron,
+        timezone: schedule.timezone,
+        next_run_at: next,
+        updated_at: eb.fn('now'),
+      }))
+      .onConflict((oc) =>
+        oc.column('workflow_id').doUpdateSet((eb) => ({
+          cron: eb.ref('excluded.cron'),
+          timezone: eb.ref('excluded.timezone'),
+          next_run_at: eb.ref('excluded.next_run_at'),
+          updated_at: eb.fn('now'),
+        })),
+      )
+      .execute()
     this.scheduler.wake(next)
   }
 
@@ -100,18 +114,27 @@ export class WorkflowSchedules implements DueSource {
    * Answers how many it wrote.
    */
   async reconcile(): Promise<number> {
-    const missing = await this.orm.em.fork().execute<{ id: number }[]>(
-      `select w.id::float8 as id from workflows w
-       where w.is_active and w.deleted_at is null and w.nodes @> '[{"type": "schedule_trigger"}]'::jsonb
-         and not exists (select 1 from workflow_schedules s where s.workflow_id = w.id)`,
-    )
-    for (const { id } of missing) await this.sync(Number(id))
+    const missing = await queries(this.orm.em.fork())
+      .selectFrom('workflows as w')
+      .select('w.id')
+      .where('w.is_active', '=', true)
+      .where('w.deleted_at', 'is', null)
+      .where((eb) => eb('w.nodes', '@>', eb.cast<unknown[]>(eb.val('[{"type": "schedule_trigger"}]'), 'jsonb')))
+      .where((eb) =>
+        eb.not(eb.exists(eb.selectFrom('workflow_schedules as s').select('s.workflow_id').whereRef('s.workflow_id', '=', 'w.id'))),
+      )
+      .execute()
+    for (const { id } of missing) await this.sync(id)
     return missing.length
   }
 
   /** The earliest `next_run_at`; null when no workflow is scheduled. */
   async earliestDue(): Promise<Date | null> {
-    const [row] = await this.orm.em.fork().execute<{ at: Date | string | null }[]>(`select min(next_run_at) as at from workflow_schedules`)
+    // An aggregate is not converted: the drivers answer it as text.
+    const row = await queries(this.orm.em.fork())
+      .selectFrom('workflow_schedules')
+      .select((eb) => eb.fn.min<Date | string | null>('next_run_at').as('at'))
+      .executeTakeFirst()
     return row?.at ? toDate(row.at) : null
   }
 
@@ -132,25 +155,34 @@ export class WorkflowSchedules implements DueSource {
   async #takeDue(now: Date): Promise<{ executions: ScheduledExecution[]; full: boolean }> {
     const em = this.orm.em.fork()
     // Cheap when nothing is due, which is almost always: no transaction, one index probe.
-    const [any] = await em.execute(`select 1 as due from workflow_schedules where next_run_at <= ? limit 1`, [now])
+    const any = await queries(em)
+      .selectFrom('workflow_schedules')
+      .select((eb) => eb.lit(1).as('due'))
+      .where('next_run_at', '<=', now)
+      .limit(1)
+      .executeTakeFirst()
     if (!any) return { executions: [], full: false }
     return em.transactional(async (tx) => {
-      const due = await tx.execute<{ workflowId: number; cron: string; timezone: string; nextRunAt: Date | string }[]>(
-        `select workflow_id::float8 as "workflowId", cron, timezone, next_run_at as "nextRunAt" from workflow_schedules
-         where next_run_at <= ? order by next_run_at limit ${BATCH} for update skip locked`,
-        [now],
-      )
+      const due = await queries(tx)
+        .selectFrom('workflow_schedules')
+        .select(['workflow_id', 'cron', 'timezone', 'next_run_at'])
+        .where('next_run_at', '<=', now)
+        .orderBy('next_run_at')
+        .limit(BATCH)
+        .forUpdate()
+        .skipLocked()
+        .execute()
       if (!due.length) return { executions: [], full: false }
       const plans = due.map((row) => {
-        const dueAt = toDate(row.nextRunAt)
+        const dueAt = row.next_run_at
         let next: Date | null
         try {
           next = cronAfter(row.cron, row.timezone, dueAt.getTime() > now.getTime() ? dueAt : now)
         } catch (error) {
-          this.log.error({ err: error, workflow: row.workflowId }, 'workflow schedule does not compute; it stops after this firing')
+          this.log.error({ err: error, workflow: row.workflow_id }, 'workflow schedule does not compute; it stops after this firing')
           next = null
         }
-        return { workflowId: Number(row.workflowId), dueAt, next }
+        return { workflowId: row.workflow_id, dueAt, next }
       })
       const items = plans.map((plan) => ({
         uuid: uuidv7(),
@@ -184,7 +216,7 @@ export class WorkflowSchedules implements DueSource {
         )
       }
       const stopped = plans.filter((plan) => plan.next === null).map((plan) => plan.workflowId)
-      if (stopped.length) await tx.execute(`delete from workflow_schedules where workflow_id in (${stopped.map(() => '?').join(', ')})`, stopped)
+      if (stopped.length) await queries(tx).deleteFrom('workflow_schedules').where('workflow_id', 'in', stopped).execute()
       return {
         executions: executions.map((row) => ({ id: Number(row.id), uuid: String(row.uuid), workspaceId: Number(row.workspaceId) })),
         full: due.length === BATCH,

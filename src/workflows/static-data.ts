@@ -12,7 +12,7 @@
  * batch, another node's write), not the inserts that reference it. On PGlite a transaction holds
  * the one connection, which serialises it the same way.
  */
-import type { Orm } from '../platform/db.ts'
+import { queries, type Orm } from '../platform/db.ts'
 import type { Logger } from '../platform/logger.ts'
 import { jsonRecordOf, storableJson } from '../access/wire.ts'
 import { NodeError } from './types.ts'
@@ -55,9 +55,12 @@ export async function changeStaticData<T>(
 ): Promise<StaticDataChange<T>> {
   try {
     return await orm.em.fork().transactional(async (em) => {
-      const [row] = await em.execute<{ static_data: unknown }[]>('select static_data from workflows where id = ? for no key update', [
-        workflowId,
-      ])
+      const row = await queries(em)
+        .selectFrom('workflows')
+        .select('static_data')
+        .where('id', '=', workflowId)
+        .forNoKeyUpdate()
+        .executeTakeFirst()
       if (!row) throw new ChangeFailed(new NodeError('not_found', 'The workflow no longer exists', false))
       const staticData = jsonRecordOf(row.static_data)
       const before = storableJson(staticData)
@@ -69,9 +72,10 @@ export async function changeStaticData<T>(
       }
       const after = storableJson(staticData)
       if (after === before) return { value, staticData, changed: false }
-      await em.execute('update workflows set static_data = ?::jsonb where id = ?', [after, workflowId])
       // As stored: text PostgreSQL cannot hold was cleaned by storableJson.
-      return { value, staticData: JSON.parse(after) as Record<string, unknown>, changed: true }
+      const stored = JSON.parse(after) as Record<string, unknown>
+      await queries(em).updateTable('workflows').set({ static_data: stored }).where('id', '=', workflowId).execute()
+      return { value, staticData: stored, changed: true }
     })
   } catch (error) {
     if (error instanceof ChangeFailed) throw error.error

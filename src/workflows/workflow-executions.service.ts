@@ -17,7 +17,6 @@ import type { UserRow } from '../access/user.schema.ts'
 import {
   toWorkflowExecution,
   toWorkflowExecutionData,
-  type ExecutionDataRow,
   type ExecutionRow,
   type TListWorkflowExecutionsInput,
   type TWorkflowExecution,
@@ -29,6 +28,7 @@ import { listPage, type ListSource } from '../access/list-page.ts'
 import { Conditions } from '../access/list-filters.ts'
 import { dateBounds } from '../metrics/index.ts'
 import { selectColumns, unprefix, userColumns, type SqlFragment } from '../platform/sql.ts'
+import { queries } from '../platform/db.ts'
 import type { ResourceCtx } from '../context.ts'
 
 const LABEL = 'Workflow execution'
@@ -181,13 +181,26 @@ export async function counts(ctx: ResourceCtx, input: TWorkflowExecutionCountsIn
  */
 export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<{ data: TWorkflowExecutionDetail }> {
   const found = await requireExecution(ctx, uuid, 'read')
-  const rows = await ctx.em.execute<ExecutionDataRow[]>(
-    `select d.node_id as "nodeId", d.node_type as "nodeType", d.status, d.input::text as input, d.output::text as output,
-       d.error::text as error, d.branches::text as branches, d.attempts, d.started_at as "startedAt", d.finished_at as "finishedAt",
-       d.duration_ms as "durationMs"
-     from workflow_execution_data d where d.execution_id = ? order by d.position, d.id`,
-    [found.id],
-  )
+  // The jsonb columns as text, parsed by the mapper (see ExecutionDataRow).
+  const rows = await queries(ctx.em)
+    .selectFrom('workflow_execution_data as d')
+    .select((eb) => [
+      'd.node_id as nodeId',
+      'd.node_type as nodeType',
+      'd.status',
+      eb.cast<string | null>('d.input', 'text').as('input'),
+      eb.cast<string | null>('d.output', 'text').as('output'),
+      eb.cast<string | null>('d.error', 'text').as('error'),
+      eb.cast<string | null>('d.branches', 'text').as('branches'),
+      'd.attempts',
+      'd.started_at as startedAt',
+      'd.finished_at as finishedAt',
+      'd.duration_ms as durationMs',
+    ])
+    .where('d.execution_id', '=', found.id)
+    .orderBy('d.position')
+    .orderBy('d.id')
+    .execute()
   return { data: { ...toItem(ctx, found.raw), data: rows.map(toWorkflowExecutionData) } }
 }
 
@@ -200,15 +213,18 @@ export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<{ data: 
  */
 export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
   const found = await requireExecution(ctx, uuid, 'write')
-  const deleted = await ctx.em.execute(
-    `delete from workflow_executions where id = ? and status not in ('queued', 'running') returning id`,
-    [found.id],
-  )
+  const db = queries(ctx.em)
+  const deleted = await db
+    .deleteFrom('workflow_executions')
+    .where('id', '=', found.id)
+    .where('status', 'not in', ['queued', 'running'])
+    .returning('id')
+    .execute()
   if (deleted.length) return
   // Nothing deleted: still unfinished (409), or deleted by a concurrent request (404).
-  const [row] = await ctx.em.execute('select status from workflow_executions where id = ?', [found.id])
+  const row = await db.selectFrom('workflow_executions').select('status').where('id', '=', found.id).executeTakeFirst()
   if (!row) throw new NotFoundError(LABEL)
-  throw new ConflictError(`The workflow execution is ${String(row.status)}; cancel it before deleting it`)
+  throw new ConflictError(`The workflow execution is ${row.status}; cancel it before deleting it`)
 }
 
 /**

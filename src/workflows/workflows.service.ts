@@ -9,7 +9,7 @@ import { LockMode } from '@mikro-orm/core'
 import { uuidv7 } from 'uuidv7'
 import { Workflow } from '../../entities/index.ts'
 import { requireResource } from '../access/resource-access.ts'
-import type { Em } from '../platform/db.ts'
+import { queries, type Em } from '../platform/db.ts'
 import { ValidationError } from '../platform/errors.ts'
 import type { TCreateWorkflowInput, TListWorkflowsInput, TUpdateWorkflowInput, TWorkflow } from './workflow.schema.ts'
 import { jsonBytes, page } from '../access/wire.ts'
@@ -173,7 +173,12 @@ export async function update(ctx: ResourceCtx, input: TUpdateWorkflowInput): Pro
 /** `DELETE /api/v1/workflows/{workflow_uuid}`: soft delete. @throws ForbiddenError below `admin`. */
 export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
   const { id } = await requireResource(ctx, 'workflows', LABEL, uuid, 'admin')
-  await ctx.em.execute('update workflows set deleted_at = now(), updated_at = now() where id = ? and deleted_at is null', [id])
+  await queries(ctx.em)
+    .updateTable('workflows')
+    .set((eb) => ({ deleted_at: eb.fn('now'), updated_at: eb.fn('now') }))
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .execute()
   await ctx.deps.workflows.syncSchedule(id)
 }
 
