@@ -39,7 +39,7 @@ export const User = defineEntity({
 
 export type IUser = InferEntity<typeof User>
 
-/** Free-form workspace metadata; its wire shape is `WorkspaceMetadata` in src/access/workspace.schema.ts. */
+/** Free-form workspace metadata; its wire shape is `WorkspaceMetadata` in src/access/user-workspace.schema.ts. */
 export type WorkspaceMetadataValue = Record<string, unknown>
 
 /** A tenant (`workspaces`): every resource belongs to one. Soft-deleted through `deleted_at`. */

@@ -18,8 +18,7 @@ import type { Config } from './platform/config.ts'
 import type { Em, Orm } from './platform/db.ts'
 import type { Logger } from './platform/logger.ts'
 import type { ReadCache } from './platform/read-cache.ts'
-import type { UserRow } from './access/user.schema.ts'
-import type { WorkspaceRow } from './access/workspace.schema.ts'
+import type { UserRow, WorkspaceRow } from './access/user-workspace.schema.ts'
 
 /** The authenticated caller, attached to the context by `authedProcedure`. */
 export interface AuthContext {

@@ -5,7 +5,7 @@
  * creator stays an owner; a member may leave.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TWorkspace } from '../src/access/user.schema.ts'
+import type { TWorkspace } from '../src/access/user-workspace.schema.ts'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { expectInvalid, expectStatus, ISO_Z, USER_KEYS } from './helpers/expect.ts'
 

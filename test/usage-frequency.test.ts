@@ -1,9 +1,9 @@
 /**
- * `usage_frequency` (src/agents/usage-frequency.ts; docs/api/resources.md): a pure function of the
+ * `usage_frequency` (src/agents/agent.schema.ts; docs/api/resources.md): a pure function of the
  * runs of the last 30 days and `last_used_at`.
  */
 import { describe, expect, it } from 'vitest'
-import { USAGE_FREQUENCIES, usageFrequency } from '../src/agents/usage-frequency.ts'
+import { USAGE_FREQUENCIES, usageFrequency } from '../src/agents/agent.schema.ts'
 
 describe('usageFrequency', () => {
   it('is `never` for an agent that was never used, `rarely` for one used before but not in the last 30 days', () => {

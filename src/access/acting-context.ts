@@ -8,8 +8,7 @@
 import { randomUUID } from 'node:crypto'
 import type { WorkspaceRole } from '../../entities/index.ts'
 import { NotFoundError } from '../platform/errors.ts'
-import type { UserRow } from './user.schema.ts'
-import type { WorkspaceRow } from './workspace.schema.ts'
+import type { UserRow, WorkspaceRow } from './user-workspace.schema.ts'
 import { unprefix, userColumns, workspaceColumns } from '../platform/sql.ts'
 import { createServiceContext, type ResourceCtx, type ServiceDeps } from '../context.ts'
 

@@ -5,7 +5,7 @@
 import type { WorkspaceRole } from '../../entities/index.ts'
 import { ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import { notUuidMessage } from './issues.ts'
-import type { WorkspaceRow } from './workspace.schema.ts'
+import type { WorkspaceRow } from './user-workspace.schema.ts'
 import { unprefix, workspaceColumns } from '../platform/sql.ts'
 import type { AuthedCtx, WorkspaceContext } from '../context.ts'
 

@@ -20,13 +20,12 @@ import {
   type AgentRow,
   type ShareRow,
   type TAgent,
+  USAGE_WINDOW_DAYS,
 } from './agent.schema.ts'
 import type { TCategory } from '../access/resource.schema.ts'
 import { TOOL_FIELDS, type AgentToolRow } from '../catalog/index.ts'
-import type { UserRow } from '../access/user.schema.ts'
+import type { UserRow, WorkspaceRow } from '../access/user-workspace.schema.ts'
 import { WORKFLOW_FIELDS, type WorkflowRow } from '../workflows/index.ts'
-import type { WorkspaceRow } from '../access/workspace.schema.ts'
-import { USAGE_WINDOW_DAYS } from './usage-frequency.ts'
 import {
   jsonObject,
   selectColumns,
@@ -130,7 +129,7 @@ const COLLECTION_COUNTS: Record<LinkedRelation, string> = {
 
 const COUNTS = [
   `(select count(*) from threads th where th.agent_id = a.id and th.deleted_at is null)::int as "threadsCount"`,
-  // Runs of the last 30 days (src/agents/usage-frequency.ts): a range of runs(agent_id, created_at).
+  // Runs of the last 30 days (src/agents/agent.schema.ts): a range of runs(agent_id, created_at).
   `(select count(*) from runs r where r.agent_id = a.id and r.created_at > now() - interval '${USAGE_WINDOW_DAYS} days')::int as "runsInWindow"`,
 ]
 

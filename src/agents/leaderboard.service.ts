@@ -14,7 +14,7 @@ import type { ProfilePhotoConfigValue, Visibility } from '../../entities/index.t
 import type { LeaderboardPeriod, TLeaderboardEntry, TLeaderboardInput, TLeaderboardResponse } from './leaderboard.schema.ts'
 import { toProfilePhotoConfig } from '../access/resource.schema.ts'
 import { iso } from '../access/wire.ts'
-import { mediaUrl } from '../access/workspace.schema.ts'
+import { mediaUrl } from '../access/user-workspace.schema.ts'
 import { LEADERBOARD_FORMULA } from './leaderboard.score.ts'
 import { leaderboardStatement } from './leaderboard.query.ts'
 import { nowMicros } from '../metrics/index.ts'

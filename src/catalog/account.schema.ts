@@ -13,9 +13,8 @@ import {
   type ProviderType,
 } from '../../entities/index.ts'
 import { HttpUrl, StringMetadata, StringMetadataInput, StringMetadataPatch } from './provider.schema.ts'
-import { NestedUser, NestedWorkspace, toNestedUser, type UserRow } from '../access/user.schema.ts'
+import { NestedUser, NestedWorkspace, toNestedUser, toWorkspaceBase, type UserRow, type WorkspaceRow } from '../access/user-workspace.schema.ts'
 import { iso, name, pageQuery, sortParam, text, timestamp, withParam } from '../access/wire.ts'
-import { toWorkspaceBase, type WorkspaceRow } from '../access/workspace.schema.ts'
 
 /** Relations an account list can embed (`with`); single accounts embed both. */
 export const ACCOUNT_RELATIONS = ['user', 'workspace'] as const

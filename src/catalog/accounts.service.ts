@@ -22,8 +22,7 @@ import {
   type TCreateAccountInput,
   type TUpdateAccountInput,
 } from './account.schema.ts'
-import type { UserRow } from '../access/user.schema.ts'
-import type { WorkspaceRow } from '../access/workspace.schema.ts'
+import type { UserRow, WorkspaceRow } from '../access/user-workspace.schema.ts'
 import { usableProvider } from './providers.service.ts'
 import { Conditions, searchSql } from '../access/list-filters.ts'
 import { listPage, nameAndTimeSorts, type ListSource } from '../access/list-page.ts'

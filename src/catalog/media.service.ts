@@ -11,7 +11,7 @@ import { Media } from '../../entities/index.ts'
 import { queries, type Em } from '../platform/db.ts'
 import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../platform/errors.ts'
 import type { TMediaUpload } from './media.schema.ts'
-import { mediaUrl } from '../access/workspace.schema.ts'
+import { mediaUrl } from '../access/user-workspace.schema.ts'
 import type { ResourceCtx } from '../context.ts'
 import type { MediaStorage, StoredObject } from '../platform/storage.ts'
 

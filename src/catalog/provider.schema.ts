@@ -16,7 +16,7 @@ import {
 } from '../../entities/index.ts'
 import { checkMetadata, Visibility } from '../access/resource.schema.ts'
 import { iso, name, pageQuery, sortParam, text, timestamp } from '../access/wire.ts'
-import { Slug } from '../access/workspace.schema.ts'
+import { Slug } from '../access/user-workspace.schema.ts'
 
 /** Sortable columns of the provider list. */
 export const PROVIDER_SORTS = ['name', '-name', 'created_at', '-created_at', 'updated_at', '-updated_at'] as const

@@ -6,7 +6,7 @@ import { z } from 'zod'
 import { TOOL_METHODS, TOOL_TYPES, type ToolMethod, type ToolType } from '../../entities/index.ts'
 import { MediaKey, ProfilePhotoConfig, ProfilePhotoConfigInput, toProfilePhotoConfig, Visibility, type ResourceRow } from '../access/resource.schema.ts'
 import { iso, jsonBytes, name, pageQuery, sortParam, text, timestamp } from '../access/wire.ts'
-import { mediaUrl } from '../access/workspace.schema.ts'
+import { mediaUrl } from '../access/user-workspace.schema.ts'
 
 /** Columns of `tools` a mapper reads (see `selectColumns` in src/platform/sql.ts). */
 export const TOOL_FIELDS = [

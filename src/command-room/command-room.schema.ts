@@ -9,9 +9,8 @@ import { z } from 'zod'
 import { COMMAND_ROOM_FIRING_STATUSES, COMMAND_ROOM_LAST_STATUSES, type CommandRoomFiringStatus, type CommandRoomLastStatus } from '../../entities/index.ts'
 import { refineStorableJson, queryBoolean } from '../access/resource.schema.ts'
 import { RUN_INPUT_MAX } from '../runs/index.ts'
-import { NestedUser, NestedWorkspace, toNestedUser, type UserRow } from '../access/user.schema.ts'
+import { NestedUser, NestedWorkspace, toNestedUser, toWorkspaceBase, type UserRow, type WorkspaceRow } from '../access/user-workspace.schema.ts'
 import { envelope, iso, isoOrNull, jsonBoolean, name, pageQuery, sortParam, text, timestamp } from '../access/wire.ts'
-import { toWorkspaceBase, type WorkspaceRow } from '../access/workspace.schema.ts'
 
 /** Longest `schedule` (a named schedule or a five-field cron expression). */
 export const SCHEDULE_MAX = 100

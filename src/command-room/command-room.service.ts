@@ -28,9 +28,8 @@ import {
   type TStoreCommandRoomTaskInput,
   type TUpdateCommandRoomTaskInput,
 } from './command-room.schema.ts'
-import type { UserRow } from '../access/user.schema.ts'
+import type { UserRow, WorkspaceRow } from '../access/user-workspace.schema.ts'
 import { isRecord, storableJson } from '../access/wire.ts'
-import type { WorkspaceRow } from '../access/workspace.schema.ts'
 import { cronProblem, firstDueAt, isTimeZone, NAMED_SCHEDULES, type ScheduleSpec } from './schedule.ts'
 import { Conditions } from '../access/list-filters.ts'
 import { listPage, type ListSource } from '../access/list-page.ts'

@@ -1,5 +1,5 @@
 /**
- * Column lists for raw SQL that reads users and workspaces into the row shapes of src/access (user.schema.ts, workspace.schema.ts).
+ * Column lists for raw SQL that reads users and workspaces into the row shapes of src/access/user-workspace.schema.ts.
  * The hot paths (authentication, `GET /api/v1/user`) read with one hand-written query instead of
  * hydrating entities; these lists keep the aliases in one place.
  */

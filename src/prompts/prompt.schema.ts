@@ -12,9 +12,8 @@ import {
   Visibility,
   type ResourceRow,
 } from '../access/resource.schema.ts'
-import { NestedUser, NestedWorkspace, toNestedUser, type UserRow } from '../access/user.schema.ts'
+import { mediaUrl, NestedUser, NestedWorkspace, toNestedUser, toWorkspaceBase, type UserRow, type WorkspaceRow } from '../access/user-workspace.schema.ts'
 import { envelope, iso, jsonBoolean, name, paginated, pageQuery, sortParam, text, timestamp, withParam } from '../access/wire.ts'
-import { mediaUrl, toWorkspaceBase, type WorkspaceRow } from '../access/workspace.schema.ts'
 
 /** Relations a prompt response can embed (`with`). */
 const PROMPT_RELATIONS = ['user', 'workspace'] as const

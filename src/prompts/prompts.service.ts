@@ -19,9 +19,8 @@ import {
   type TPrompt,
   type TUpdatePromptInput,
 } from './prompt.schema.ts'
-import type { UserRow } from '../access/user.schema.ts'
+import type { UserRow, WorkspaceRow } from '../access/user-workspace.schema.ts'
 import { jsonBytes, page, sortOf } from '../access/wire.ts'
-import type { WorkspaceRow } from '../access/workspace.schema.ts'
 import { Conditions, searchSql } from '../access/list-filters.ts'
 import { resolveProfilePhotoKey } from '../access/references.ts'
 import { selectColumns, unprefix, userColumns, workspaceColumns, type SqlFragment } from '../platform/sql.ts'

@@ -1,7 +1,7 @@
 /** Wire shapes of authentication, the current user and access tokens (docs/api/authentication.md). */
 import { z } from 'zod'
 import { TOKEN_ABILITIES } from '../../entities/index.ts'
-import { User } from '../access/user.schema.ts'
+import { User } from '../access/user-workspace.schema.ts'
 import { envelope, name, paginated, pageQuery, text, timestamp } from '../access/wire.ts'
 
 const Email = z.email().max(320)

@@ -1,7 +1,7 @@
 /** Workspace member wire shapes (docs/api/tenancy.md). */
 import { z } from 'zod'
 import { WORKSPACE_ROLES } from '../../entities/index.ts'
-import { NestedUser } from '../access/user.schema.ts'
+import { NestedUser } from '../access/user-workspace.schema.ts'
 import { envelope, jsonInt, paginated, pageQuery, timestamp } from '../access/wire.ts'
 
 export const Member = z

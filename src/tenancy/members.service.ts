@@ -12,7 +12,7 @@ import { WorkspaceMember, type WorkspaceRole } from '../../entities/index.ts'
 import { assertWorkspaceAction, requireWorkspace, type WorkspaceAction } from '../access/workspace-access.ts'
 import { queries, type Em } from '../platform/db.ts'
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
-import { toNestedUser, type UserRow } from '../access/user.schema.ts'
+import { toNestedUser, type UserRow } from '../access/user-workspace.schema.ts'
 import { iso, page } from '../access/wire.ts'
 import type { AuthedCtx } from '../context.ts'
 

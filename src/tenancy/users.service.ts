@@ -1,5 +1,5 @@
 /** The authenticated user (`GET /api/v1/user`), answered from the authentication query alone. */
-import { toUser, type TUser } from '../access/user.schema.ts'
+import { toUser, type TUser } from '../access/user-workspace.schema.ts'
 import type { AuthContext, ServiceCtx } from '../context.ts'
 
 /** The caller with their primary workspace; no further query. */

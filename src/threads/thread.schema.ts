@@ -7,7 +7,7 @@ import { z } from 'zod'
 import type { ProfilePhotoConfigValue } from '../../entities/index.ts'
 import { ProfilePhotoConfig, StorableObject, toProfilePhotoConfig } from '../access/resource.schema.ts'
 import { envelope, iso, isoOrNull, jsonBytes, name, pageQuery, sortParam, text, timestamp } from '../access/wire.ts'
-import { mediaUrl } from '../access/workspace.schema.ts'
+import { mediaUrl } from '../access/user-workspace.schema.ts'
 
 /** The agent a thread (or a memory) belongs to, as embedded there. */
 export const AgentSummary = z

@@ -8,7 +8,7 @@
 import { z } from 'zod'
 import { EXECUTION_MODES, EXECUTION_STATUSES, NODE_RUN_STATUSES, type ExecutionMode, type ExecutionStatus, type NodeRunStatus } from '../../entities/index.ts'
 import { DateOnly, dateOrderRule } from '../metrics/index.ts'
-import { NestedUser, toNestedUser, type UserRow } from '../access/user.schema.ts'
+import { NestedUser, toNestedUser, type UserRow } from '../access/user-workspace.schema.ts'
 import { envelope, iso, isoOrNull, isRecord, jsonValueOf, paginated, pageQuery, sortParam, timestamp } from '../access/wire.ts'
 
 const workspaceUuid = z.uuid().optional()

@@ -13,7 +13,7 @@ import type { SharePermission } from '../../entities/index.ts'
 import { listScopeSql, viewerOf } from '../access/resource-access.ts'
 import { allows, permissionOf, permissionSql } from '../access/visibility.ts'
 import { ConflictError, ForbiddenError, NotFoundError } from '../platform/errors.ts'
-import type { UserRow } from '../access/user.schema.ts'
+import type { UserRow } from '../access/user-workspace.schema.ts'
 import {
   toWorkflowExecution,
   toWorkflowExecutionData,

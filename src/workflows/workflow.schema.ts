@@ -19,9 +19,8 @@ import {
 } from '../access/resource.schema.ts'
 import { ModelRef } from '../models/index.ts'
 import { shareInput } from '../access/share.schema.ts'
-import { NestedUser, NestedWorkspace } from '../access/user.schema.ts'
+import { mediaUrl, NestedUser, NestedWorkspace } from '../access/user-workspace.schema.ts'
 import { envelope, iso, isoOrNull, jsonBoolean, jsonBytes, jsonInt, name, paginated, pageQuery, sortParam, text, timestamp, withParam } from '../access/wire.ts'
-import { mediaUrl } from '../access/workspace.schema.ts'
 
 /** Columns of `workflows` a mapper reads (see `selectColumns` in src/platform/sql.ts). */
 export const WORKFLOW_FIELDS = [

@@ -4,10 +4,9 @@
  * categories, whatever the number of rows.
  */
 import type { TCategory } from '../access/resource.schema.ts'
-import { toNestedUser, type UserRow } from '../access/user.schema.ts'
+import { toNestedUser, toWorkspaceBase, type UserRow, type WorkspaceRow } from '../access/user-workspace.schema.ts'
 import { toWorkflowBase, WORKFLOW_FIELDS, type TListWorkflowsInput, type TWorkflow, type WorkflowRow } from './workflow.schema.ts'
 import { sortOf } from '../access/wire.ts'
-import { toWorkspaceBase, type WorkspaceRow } from '../access/workspace.schema.ts'
 import { categoriesOf } from '../access/categories.ts'
 import { resourceFilterSql } from '../access/list-filters.ts'
 import { nameAndTimeSorts } from '../access/list-page.ts'

@@ -18,8 +18,8 @@ import { freshDatabase } from './database.ts'
 import { checkAnswer } from './contract.ts'
 import type { z } from 'zod'
 import type { WorkspaceRole } from '../../entities/index.ts'
-import type { TWorkspace } from '../../src/access/user.schema.ts'
-import type { CreateWorkspaceInput } from '../../src/access/workspace.schema.ts'
+import type { TWorkspace } from '../../src/access/user-workspace.schema.ts'
+import type { CreateWorkspaceInput } from '../../src/access/user-workspace.schema.ts'
 
 /** A fixed key so tests never write one into a data folder. */
 export const TEST_APP_KEY = `base64:${Buffer.alloc(32, 7).toString('base64')}`
