@@ -8,8 +8,9 @@
  * itself, by declaration merging, in its own `<capability>.port.ts` (src/runs/runs.port.ts,
  * src/workflows/workflows.port.ts, src/knowledge/knowledge.port.ts,
  * src/command-room/command-room.port.ts): this module names no capability, so every capability
- * may import it without a circle. It imports types only, from the platform, entities and the
- * shared resource kit's owner and workspace rows.
+ * may import it without a circle. It imports types only, from the platform and the entities.
+ * The rows of the caller and their workspace are declared here (the shared resource kit's mappers,
+ * src/access/user-workspace.schema.ts, take them), so the context imports nothing above it.
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import type { TokenAbility, TokenKind, WorkspaceRole } from '../entities/index.ts'
@@ -18,7 +19,34 @@ import type { Config } from './platform/config.ts'
 import type { Em, Orm } from './platform/db.ts'
 import type { Logger } from './platform/logger.ts'
 import type { ReadCache } from './platform/read-cache.ts'
-import type { UserRow, WorkspaceRow } from './access/user-workspace.schema.ts'
+
+/** The columns a user mapper needs (camelCase aliases of `users`). */
+export interface UserRow {
+  id: number
+  name: string
+  firstName: string
+  lastName: string
+  email: string
+  profilePhotoKey: string | null
+  serviceId: string | null
+  createdAt: Date | string
+  updatedAt: Date | string
+}
+
+/** The columns a workspace mapper needs, as raw SQL selects them (camelCase aliases). */
+export interface WorkspaceRow {
+  id: number
+  uuid: string
+  slug: string
+  name: string
+  profilePhotoKey: string | null
+  serviceId: string | null
+  isOnboarded: boolean
+  metadata: Record<string, unknown>
+  userId: number
+  createdAt: Date | string
+  updatedAt: Date | string
+}
 
 /** The authenticated caller, attached to the context by `authedProcedure`. */
 export interface AuthContext {

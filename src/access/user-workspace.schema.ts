@@ -7,21 +7,9 @@
  */
 import { z } from 'zod'
 import { iso, jsonBoolean, jsonInt, name, text, timestamp } from './wire.ts'
+import type { UserRow, WorkspaceRow } from '../context.ts'
 
-/** The columns a workspace mapper needs, as raw SQL selects them (camelCase aliases). */
-export interface WorkspaceRow {
-  id: number
-  uuid: string
-  slug: string
-  name: string
-  profilePhotoKey: string | null
-  serviceId: string | null
-  isOnboarded: boolean
-  metadata: Record<string, unknown>
-  userId: number
-  createdAt: Date | string
-  updatedAt: Date | string
-}
+export type { UserRow, WorkspaceRow }
 
 const AiTool = z.strictObject({ emoji: text(64), name: text(255), description: text(2000) })
 const AiTools = z.strictObject({
@@ -144,19 +132,6 @@ export function toWorkspaceBase(row: WorkspaceRow, viewerId: number, appUrl: str
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
   }
-}
-
-/** The columns a user mapper needs (camelCase aliases of `users`). */
-export interface UserRow {
-  id: number
-  name: string
-  firstName: string
-  lastName: string
-  email: string
-  profilePhotoKey: string | null
-  serviceId: string | null
-  createdAt: Date | string
-  updatedAt: Date | string
 }
 
 const UserBase = z.object({
