@@ -64,7 +64,7 @@ export default tseslint.config(
   },
   { files: ['src/access/**/*.ts'], rules: restrict(ROUTERS, HTTP, TRPC, FASTIFY, CONSOLE, ANY_CAPABILITY) },
   {
-    // Every folder of src/ that is not shared is a capability (docs/architecture.md, "Capabilities").
+    // Every folder of src/ that is not shared is a capability (docs/architecture.md, "Layout").
     files: ['src/*/**/*.ts'],
     ignores: ['src/{access,platform,trpc,http,console,migrations,cli}/**'],
     rules: restrict(ROUTERS, HTTP, TRPC, FASTIFY, CONSOLE, OTHER_CAPABILITY_INSIDE, OWN_INDEX),

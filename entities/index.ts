@@ -1,4 +1,4 @@
-/** Every entity, in one list for the ORM (docs/architecture.md, "Layers"). */
+/** Every entity, in one list for the ORM (docs/architecture.md, "Layout"). */
 import type { EntitySchema } from '@mikro-orm/core'
 import { AccessToken } from './access-token.entity.ts'
 import { Account } from './account.entity.ts'
