@@ -13,10 +13,10 @@ const PIVOTS = {
   workflows: { pivot: 'workflow_categories', key: 'workflow_id' },
 } as const
 /** A table whose rows carry categories. */
-export type CategorizedTable = keyof typeof PIVOTS
+type CategorizedTable = keyof typeof PIVOTS
 
 /** The columns of a category's wire shape, over the alias `c`. */
-export const CATEGORY_COLUMNS = 'c.uuid, c.slug, c.name, c.description'
+const CATEGORY_COLUMNS = 'c.uuid, c.slug, c.name, c.description'
 
 /** A `categories` row (selected as {@link CATEGORY_COLUMNS}) in wire shape. */
 export function toCategory(row: Record<string, unknown>): TCategory {

@@ -5,7 +5,7 @@
  */
 import type { ResourceCtx, ServiceCtx } from '../context.ts'
 import type { SharePermission, Visibility } from '../../entities/index.ts'
-import { executePrepared } from '../platform/db.ts'
+import { executePrepared, queries, type Em } from '../platform/db.ts'
 import { ForbiddenError, NotFoundError } from '../platform/errors.ts'
 import type { SqlFragment } from '../platform/sql.ts'
 import { allows, permissionOf, permissionSql, visibleSql, type Viewer } from './visibility.ts'
@@ -25,6 +25,14 @@ export function viewerOf(ctx: ResourceCtx): Viewer {
 export function serviceScopeSql(alias: string, ctx: ServiceCtx, allowGlobal = false): SqlFragment {
   const scoped = workspaceInScopeSql({ sql: `${alias}.workspace_id`, params: [] }, ctx)
   return { sql: `(${allowGlobal ? `${alias}.workspace_id is null or ` : ''}${scoped.sql})`, params: scoped.params }
+}
+
+/**
+ * The users of the caller's service scope (docs/api/authentication.md: one account per e-mail
+ * within a scope; NULL `service_id` is its own scope), as a typed query to narrow and select from.
+ */
+export function usersInScope(ctx: { em: Em; serviceId: string | null }) {
+  return queries(ctx.em).selectFrom('users').where('service_id', 'is not distinct from', ctx.serviceId)
 }
 
 /**

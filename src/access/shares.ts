@@ -5,7 +5,7 @@
  * to) `read`, `write` or `admin` on one row of `shares`, keyed by the resource's table and id;
  * the visibility rules of src/access read it in SQL.
  */
-import type { ResourceAccess } from './resource-access.ts'
+import { usersInScope, type ResourceAccess } from './resource-access.ts'
 import { memberWorkspaceSql } from './workspace-access.ts'
 import { ValidationError } from '../platform/errors.ts'
 import type { TShareRequest } from './share.schema.ts'
@@ -23,12 +23,7 @@ export type ShareableTable = 'agents' | 'workflows'
 async function shareEntityId(ctx: ResourceCtx, input: TShareRequest, ownerId: number | null): Promise<number> {
   if (input.entity_type === 'user') {
     const userId = Number(input.entity_id)
-    const user = await queries(ctx.em)
-      .selectFrom('users')
-      .select('id')
-      .where('id', '=', userId)
-      .where('service_id', 'is not distinct from', ctx.serviceId)
-      .executeTakeFirst()
+    const user = await usersInScope(ctx).select('id').where('id', '=', userId).executeTakeFirst()
     if (!user) throw new ValidationError(['entity_id'], 'No user has this id')
     if (userId === ownerId) throw new ValidationError(['entity_id'], 'The owner already holds every permission')
     return userId

@@ -7,6 +7,7 @@ import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2'
 import { AccessToken, User, Workspace, WorkspaceMember, type WorkspaceRole } from '../../entities/index.ts'
 import { ForbiddenError, UnauthorizedError, ValidationError } from '../platform/errors.ts'
 import { toUser, type UserRow, type WorkspaceRow } from '../access/user-workspace.schema.ts'
+import { usersInScope } from '../access/resource-access.ts'
 import { prepared, queries } from '../platform/db.ts'
 import { authCacheKey } from '../platform/auth-cache.ts'
 import { unprefix, userColumns, workspaceColumns, toDate } from '../platform/sql.ts'
@@ -145,58 +146,21 @@ async function issueBasicToken(ctx: ServiceCtx, userId: number): Promise<{ plain
   return { plaintext: token.plaintext, expiresAt }
 }
 
-/**
- * The sign-in answer for user `userId`: a new basic token, and the user with their primary
- * workspace (when not deleted). Columns are read under the names of {@link UserRow} and
- * {@link WorkspaceRow}.
- */
 async function signedIn(ctx: ServiceCtx, userId: number): Promise<SignInResult> {
   const { plaintext, expiresAt } = await issueBasicToken(ctx, userId)
-  const db = queries(ctx.em)
-  const user = await db
-    .selectFrom('users')
-    .select([
-      'id',
-      'name',
-      'first_name as firstName',
-      'last_name as lastName',
-      'email',
-      'profile_photo_key as profilePhotoKey',
-      'service_id as serviceId',
-      'created_at as createdAt',
-      'updated_at as updatedAt',
-      'primary_workspace_id',
-    ])
-    .where('id', '=', userId)
-    .executeTakeFirstOrThrow()
-  // Read apart rather than left-joined: joined, every workspace column would type as nullable.
-  const primary =
-    user.primary_workspace_id === null
-      ? undefined
-      : await db
-          .selectFrom('workspaces')
-          .select([
-            'id',
-            'uuid',
-            'slug',
-            'name',
-            'profile_photo_key as profilePhotoKey',
-            'service_id as serviceId',
-            'is_onboarded as isOnboarded',
-            'metadata',
-            'user_id as userId',
-            'created_at as createdAt',
-            'updated_at as updatedAt',
-          ])
-          .where('id', '=', user.primary_workspace_id)
-          .where('deleted_at', 'is', null)
-          .executeTakeFirst()
+  const [row] = await ctx.em.execute(
+    `select ${userColumns('u', 'u_')}, ${workspaceColumns('w', 'w_')} from users u
+     left join workspaces w on w.id = u.primary_workspace_id and w.deleted_at is null where u.id = ?`,
+    [userId],
+  )
+  const user = unprefix<UserRow>(row, 'u_')
+  const primary = row.w_uuid ? unprefix<WorkspaceRow>(row, 'w_') : null
   return {
     data: {
       access_token: plaintext,
       token_type: 'Bearer',
       expires_at: expiresAt.toISOString(),
-      user: toUser(user, primary ?? null, userId, ctx.config.appUrl),
+      user: toUser(user, primary, userId, ctx.config.appUrl),
     },
   }
 }
@@ -224,12 +188,7 @@ function splitName(name: string): { first: string; last: string } {
 export async function signUp(ctx: ServiceCtx, input: SignUpInput): Promise<SignInResult> {
   if (!ctx.config.signUpEnabled) throw new ForbiddenError('Sign-up is disabled on this server')
   const email = input.email.trim().toLowerCase()
-  const taken = await queries(ctx.em)
-    .selectFrom('users')
-    .select('id')
-    .where('email', '=', email)
-    .where('service_id', 'is not distinct from', ctx.serviceId)
-    .executeTakeFirst()
+  const taken = await usersInScope(ctx).select('id').where('email', '=', email).executeTakeFirst()
   if (taken) throw new ValidationError(['email'], 'The email has already been taken')
   const split = splitName(input.name)
   const passwordHash = await hashPassword(input.password)
@@ -267,12 +226,7 @@ export async function signUp(ctx: ServiceCtx, input: SignUpInput): Promise<SignI
  */
 export async function signIn(ctx: ServiceCtx, input: { email: string; password: string }): Promise<SignInResult> {
   const email = input.email.trim().toLowerCase()
-  const row = await queries(ctx.em)
-    .selectFrom('users')
-    .select(['id', 'password_hash'])
-    .where('email', '=', email)
-    .where('service_id', 'is not distinct from', ctx.serviceId)
-    .executeTakeFirst()
+  const row = await usersInScope(ctx).select(['id', 'password_hash']).where('email', '=', email).executeTakeFirst()
   const valid = await argon2Verify(row?.password_hash ?? DUMMY_HASH, input.password)
   if (!row || !valid) throw new UnauthorizedError('Invalid credentials')
   return signedIn(ctx, row.id)

@@ -10,6 +10,7 @@
  */
 import { WorkspaceMember, type WorkspaceRole } from '../../entities/index.ts'
 import { assertWorkspaceAction, requireWorkspace, type WorkspaceAction } from '../access/workspace-access.ts'
+import { usersInScope } from '../access/resource-access.ts'
 import { queries, type Em } from '../platform/db.ts'
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import { toNestedUser, type UserRow } from '../access/user-workspace.schema.ts'
@@ -132,11 +133,9 @@ export async function add(
   const { workspace, role: callerRole } = await requireWorkspace(ctx, input.workspace_uuid, 'manage_members')
   assertMayGrant(callerRole, input.role)
   const email = input.email?.trim().toLowerCase()
-  const user = await queries(ctx.em)
-    .selectFrom('users')
+  const user = await usersInScope(ctx)
     .select('id')
     .where((eb) => (email !== undefined ? eb('email', '=', email) : eb('id', '=', input.user_id ?? null)))
-    .where('service_id', 'is not distinct from', ctx.serviceId)
     .executeTakeFirst()
   if (!user) throw new ValidationError([email !== undefined ? 'email' : 'user_id'], 'No user with this value exists')
   const userId = user.id

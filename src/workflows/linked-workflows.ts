@@ -34,14 +34,14 @@ import type { ResourceCtx } from '../context.ts'
  * a workflow (perhaps the same one) nests, and without a bound such a loop would go on until
  * every level timed out. A run this deep offers no linked workflows.
  */
-export const MAX_TOOL_DEPTH = 3
+const MAX_TOOL_DEPTH = 3
 
 /**
  * A subquery answering, as a JSON array, the workflows linked to the agent whose id is the SQL
  * `agentId` (a column or a `?`) that the caller may run (module comment), for the agent's own
  * statement; {@link workflowToolBindings} reads it.
  */
-export function linkedWorkflowsSql(ctx: ResourceCtx, agentId: string): SqlFragment {
+function linkedWorkflowsSql(ctx: ResourceCtx, agentId: string): SqlFragment {
   const visible = visibleSql('w', 'workflows', viewerOf(ctx))
   const scope = serviceScopeSql('w', ctx)
   return {
@@ -93,7 +93,7 @@ export function triggerShape(type: string | undefined): TriggerShape {
  * empty). Each tool's `run` acts as the caller of `ctx` (module comment). None when the run is
  * `o.toolDepth` (its execution's, 0 for a run no execution started) {@link MAX_TOOL_DEPTH} deep.
  */
-export function workflowToolBindings(
+function workflowToolBindings(
   ctx: ResourceCtx,
   rows: unknown,
   o: { taken: ReadonlySet<string>; toolDepth: number },

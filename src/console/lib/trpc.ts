@@ -46,3 +46,18 @@ export interface MutationConfig<Data, Variables> {
   onSuccess?: (data: Data, variables: Variables) => unknown
   onError?: (error: unknown, variables: Variables) => unknown
 }
+
+/**
+ * The callbacks of an area's mutation hook: `update` brings the cache up to date with the answer,
+ * then the screen's own `config` reacts; its `onError` is the screen's. Pass the result to the
+ * procedure's `mutationOptions`.
+ */
+export function updatingCache<Data, Variables>(config: MutationConfig<Data, Variables> | undefined, update: (data: Data, variables: Variables) => void) {
+  return {
+    onSuccess: (data: Data, variables: Variables) => {
+      update(data, variables)
+      return config?.onSuccess?.(data, variables)
+    },
+    onError: config?.onError,
+  }
+}

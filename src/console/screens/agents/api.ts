@@ -11,7 +11,7 @@
  */
 import { keepPreviousData, skipToken, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import type { RouterInputs, RouterOutputs } from '../../lib/api.ts'
-import { useTRPC, type MutationConfig, type TRPC } from '../../lib/trpc.ts'
+import { useTRPC, type MutationConfig, type TRPC, updatingCache } from '../../lib/trpc.ts'
 
 export type AgentsInput = Exclude<RouterInputs['agents']['list'], void | undefined>
 type AgentAnswer = RouterOutputs['agents']['retrieve']
@@ -52,13 +52,9 @@ export function useCreateAgent(config?: MutationConfig<AgentAnswer, RouterInputs
   const trpc = useTRPC()
   const store = useStoreAgent()
   return useMutation(
-    trpc.agents.create.mutationOptions({
-      onSuccess: (answer, input) => {
-        store(answer)
-        return config?.onSuccess?.(answer, input)
-      },
-      onError: config?.onError,
-    }),
+    trpc.agents.create.mutationOptions(
+      updatingCache(config, store),
+    ),
   )
 }
 
@@ -66,13 +62,9 @@ export function useUpdateAgent(config?: MutationConfig<AgentAnswer, RouterInputs
   const trpc = useTRPC()
   const store = useStoreAgent()
   return useMutation(
-    trpc.agents.update.mutationOptions({
-      onSuccess: (answer, input) => {
-        store(answer)
-        return config?.onSuccess?.(answer, input)
-      },
-      onError: config?.onError,
-    }),
+    trpc.agents.update.mutationOptions(
+      updatingCache(config, store),
+    ),
   )
 }
 
@@ -81,13 +73,11 @@ export function useShareAgent(config?: MutationConfig<AgentAnswer, RouterInputs[
   const trpc = useTRPC()
   const queryClient = useQueryClient()
   return useMutation(
-    trpc.agents.share.mutationOptions({
-      onSuccess: (answer, input) => {
+    trpc.agents.share.mutationOptions(
+      updatingCache(config, (answer, input) => {
         queryClient.setQueryData(trpc.agents.retrieve.queryKey({ agent_uuid: input.agent_uuid }), answer)
-        return config?.onSuccess?.(answer, input)
-      },
-      onError: config?.onError,
-    }),
+      }),
+    ),
   )
 }
 
@@ -95,14 +85,12 @@ export function useDeleteAgent(config?: MutationConfig<void, AgentRef>) {
   const trpc = useTRPC()
   const queryClient = useQueryClient()
   return useMutation(
-    trpc.agents.delete.mutationOptions({
-      onSuccess: (answer, input) => {
+    trpc.agents.delete.mutationOptions(
+      updatingCache(config, (answer, input) => {
         queryClient.removeQueries(trpc.agents.retrieve.queryFilter(input))
         void queryClient.invalidateQueries(trpc.agents.list.pathFilter())
-        return config?.onSuccess?.(answer, input)
-      },
-      onError: config?.onError,
-    }),
+      }),
+    ),
   )
 }
 

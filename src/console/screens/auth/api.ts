@@ -6,31 +6,27 @@
 import { useMutation } from '@tanstack/react-query'
 import type { RouterInputs, RouterOutputs } from '../../lib/api.ts'
 import { signedIn } from '../../lib/session.tsx'
-import { useTRPC, type MutationConfig } from '../../lib/trpc.ts'
+import { useTRPC, type MutationConfig, updatingCache } from '../../lib/trpc.ts'
 
 type Inputs = RouterInputs['auth']
 type Outputs = RouterOutputs['auth']
 
 export function useSignIn(config?: MutationConfig<Outputs['signIn'], Inputs['signIn']>) {
   return useMutation(
-    useTRPC().auth.signIn.mutationOptions({
-      onSuccess: (answer, input) => {
+    useTRPC().auth.signIn.mutationOptions(
+      updatingCache(config, (answer) => {
         signedIn(answer.data.access_token)
-        return config?.onSuccess?.(answer, input)
-      },
-      onError: config?.onError,
-    }),
+      }),
+    ),
   )
 }
 
 export function useSignUp(config?: MutationConfig<Outputs['signUp'], Inputs['signUp']>) {
   return useMutation(
-    useTRPC().auth.signUp.mutationOptions({
-      onSuccess: (answer, input) => {
+    useTRPC().auth.signUp.mutationOptions(
+      updatingCache(config, (answer) => {
         signedIn(answer.data.access_token)
-        return config?.onSuccess?.(answer, input)
-      },
-      onError: config?.onError,
-    }),
+      }),
+    ),
   )
 }

@@ -13,7 +13,7 @@
 import { skipToken, useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useCallback } from 'react'
 import { api, type RouterInputs, type RouterOutputs } from '../../lib/api.ts'
-import { pagedInfiniteOptions, useTRPC, type MutationConfig, type TRPC } from '../../lib/trpc.ts'
+import { pagedInfiniteOptions, useTRPC, type MutationConfig, type TRPC, updatingCache } from '../../lib/trpc.ts'
 
 /** Longest thread name (the first line of the first message, cut). */
 const NAME_MAX = 80
@@ -83,14 +83,12 @@ export function useSendInThread(agentUuid: string, config?: MutationConfig<Route
   const trpc = useTRPC()
   const queryClient = useQueryClient()
   return useMutation(
-    trpc.runs.thread.mutationOptions({
-      onSuccess: (answer, input) => {
+    trpc.runs.thread.mutationOptions(
+      updatingCache(config, (answer, input) => {
         void queryClient.invalidateQueries({ queryKey: messagesQueryOptions(trpc, input.thread_uuid).queryKey })
         void queryClient.invalidateQueries({ queryKey: threadsQueryOptions(trpc, agentUuid).queryKey })
-        return config?.onSuccess?.(answer, input)
-      },
-      onError: config?.onError,
-    }),
+      }),
+    ),
   )
 }
 

@@ -11,7 +11,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useEffect, useRef } from 'react'
 import type { RouterInputs, RouterOutputs } from '../../lib/api.ts'
-import { useTRPC, type MutationConfig, type TRPC } from '../../lib/trpc.ts'
+import { useTRPC, type MutationConfig, type TRPC, updatingCache } from '../../lib/trpc.ts'
 import type { Firing, Task } from './task-model.ts'
 
 export type TasksInput = Exclude<RouterInputs['commandRoom']['list'], void | undefined>
@@ -79,13 +79,9 @@ function useRefreshCommandRoom() {
 export function useStoreTask(config?: MutationConfig<RouterOutputs['commandRoom']['store'], RouterInputs['commandRoom']['store']>) {
   const refresh = useRefreshCommandRoom()
   return useMutation(
-    useTRPC().commandRoom.store.mutationOptions({
-      onSuccess: (answer, input) => {
-        refresh()
-        return config?.onSuccess?.(answer, input)
-      },
-      onError: config?.onError,
-    }),
+    useTRPC().commandRoom.store.mutationOptions(
+      updatingCache(config, refresh),
+    ),
   )
 }
 
@@ -93,13 +89,9 @@ export function useStoreTask(config?: MutationConfig<RouterOutputs['commandRoom'
 export function useUpdateTask(config?: MutationConfig<RouterOutputs['commandRoom']['update'], RouterInputs['commandRoom']['update']>) {
   const refresh = useRefreshCommandRoom()
   return useMutation(
-    useTRPC().commandRoom.update.mutationOptions({
-      onSuccess: (answer, input) => {
-        refresh()
-        return config?.onSuccess?.(answer, input)
-      },
-      onError: config?.onError,
-    }),
+    useTRPC().commandRoom.update.mutationOptions(
+      updatingCache(config, refresh),
+    ),
   )
 }
 
@@ -107,25 +99,17 @@ export function useUpdateTask(config?: MutationConfig<RouterOutputs['commandRoom
 export function useRunTask(config?: MutationConfig<RouterOutputs['commandRoom']['run'], RouterInputs['commandRoom']['run']>) {
   const refresh = useRefreshCommandRoom()
   return useMutation(
-    useTRPC().commandRoom.run.mutationOptions({
-      onSuccess: (answer, input) => {
-        refresh()
-        return config?.onSuccess?.(answer, input)
-      },
-      onError: config?.onError,
-    }),
+    useTRPC().commandRoom.run.mutationOptions(
+      updatingCache(config, refresh),
+    ),
   )
 }
 
 export function useDeleteTask(config?: MutationConfig<RouterOutputs['commandRoom']['delete'], RouterInputs['commandRoom']['delete']>) {
   const refresh = useRefreshCommandRoom()
   return useMutation(
-    useTRPC().commandRoom.delete.mutationOptions({
-      onSuccess: (answer, input) => {
-        refresh()
-        return config?.onSuccess?.(answer, input)
-      },
-      onError: config?.onError,
-    }),
+    useTRPC().commandRoom.delete.mutationOptions(
+      updatingCache(config, refresh),
+    ),
   )
 }

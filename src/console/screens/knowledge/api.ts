@@ -6,7 +6,7 @@
  */
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import type { RouterInputs, RouterOutputs } from '../../lib/api.ts'
-import { useTRPC, type MutationConfig, type TRPC } from '../../lib/trpc.ts'
+import { useTRPC, type MutationConfig, type TRPC, updatingCache } from '../../lib/trpc.ts'
 
 export type DocumentsInput = RouterInputs['knowledge']['list']
 export type Document = RouterOutputs['knowledge']['list']['data'][number]
@@ -41,13 +41,11 @@ function useRefreshDocuments() {
 export function useTrain(config?: MutationConfig<Outputs['train'], Inputs['train']>) {
   const refresh = useRefreshDocuments()
   return useMutation(
-    useTRPC().knowledge.train.mutationOptions({
-      onSuccess: (answer, input) => {
+    useTRPC().knowledge.train.mutationOptions(
+      updatingCache(config, (answer, input) => {
         refresh(input.agent_uuid)
-        return config?.onSuccess?.(answer, input)
-      },
-      onError: config?.onError,
-    }),
+      }),
+    ),
   )
 }
 
@@ -55,13 +53,11 @@ export function useTrain(config?: MutationConfig<Outputs['train'], Inputs['train
 export function useRetryDocument(config?: MutationConfig<Outputs['retry'], Inputs['retry']>) {
   const refresh = useRefreshDocuments()
   return useMutation(
-    useTRPC().knowledge.retry.mutationOptions({
-      onSuccess: (answer, input) => {
+    useTRPC().knowledge.retry.mutationOptions(
+      updatingCache(config, (answer) => {
         refresh(answer.data.agent_uuid)
-        return config?.onSuccess?.(answer, input)
-      },
-      onError: config?.onError,
-    }),
+      }),
+    ),
   )
 }
 
@@ -70,12 +66,10 @@ export function useDeleteDocument(config?: MutationConfig<Outputs['delete'], Inp
   const trpc = useTRPC()
   const queryClient = useQueryClient()
   return useMutation(
-    trpc.knowledge.delete.mutationOptions({
-      onSuccess: (answer, input) => {
+    trpc.knowledge.delete.mutationOptions(
+      updatingCache(config, () => {
         void queryClient.invalidateQueries(trpc.knowledge.list.pathFilter())
-        return config?.onSuccess?.(answer, input)
-      },
-      onError: config?.onError,
-    }),
+      }),
+    ),
   )
 }

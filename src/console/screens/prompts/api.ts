@@ -9,7 +9,7 @@
  */
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import type { RouterInputs, RouterOutputs } from '../../lib/api.ts'
-import { useTRPC, type MutationConfig, type TRPC } from '../../lib/trpc.ts'
+import { useTRPC, type MutationConfig, type TRPC, updatingCache } from '../../lib/trpc.ts'
 
 export type PromptsInput = Exclude<RouterInputs['prompts']['list'], void | undefined>
 type Inputs = RouterInputs['prompts']
@@ -49,26 +49,18 @@ function useStorePrompt() {
 export function useCreatePrompt(config?: MutationConfig<Outputs['create'], Inputs['create']>) {
   const store = useStorePrompt()
   return useMutation(
-    useTRPC().prompts.create.mutationOptions({
-      onSuccess: (answer, input) => {
-        store(answer)
-        return config?.onSuccess?.(answer, input)
-      },
-      onError: config?.onError,
-    }),
+    useTRPC().prompts.create.mutationOptions(
+      updatingCache(config, store),
+    ),
   )
 }
 
 export function useUpdatePrompt(config?: MutationConfig<Outputs['update'], Inputs['update']>) {
   const store = useStorePrompt()
   return useMutation(
-    useTRPC().prompts.update.mutationOptions({
-      onSuccess: (answer, input) => {
-        store(answer)
-        return config?.onSuccess?.(answer, input)
-      },
-      onError: config?.onError,
-    }),
+    useTRPC().prompts.update.mutationOptions(
+      updatingCache(config, store),
+    ),
   )
 }
 
@@ -76,14 +68,12 @@ export function useDeletePrompt(config?: MutationConfig<Outputs['delete'], Input
   const trpc = useTRPC()
   const queryClient = useQueryClient()
   return useMutation(
-    trpc.prompts.delete.mutationOptions({
-      onSuccess: (answer, input) => {
+    trpc.prompts.delete.mutationOptions(
+      updatingCache(config, (answer, input) => {
         queryClient.removeQueries(trpc.prompts.retrieve.queryFilter(input))
         void queryClient.invalidateQueries(trpc.prompts.list.pathFilter())
-        return config?.onSuccess?.(answer, input)
-      },
-      onError: config?.onError,
-    }),
+      }),
+    ),
   )
 }
 

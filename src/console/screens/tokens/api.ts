@@ -5,7 +5,7 @@
  */
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import type { RouterInputs, RouterOutputs } from '../../lib/api.ts'
-import { useTRPC, type MutationConfig, type TRPC } from '../../lib/trpc.ts'
+import { useTRPC, type MutationConfig, type TRPC, updatingCache } from '../../lib/trpc.ts'
 
 export type TokensInput = Exclude<RouterInputs['accessTokens']['list'], void | undefined>
 type Inputs = RouterInputs['accessTokens']
@@ -28,25 +28,17 @@ function useRefreshTokens() {
 export function useCreateToken(config?: MutationConfig<Outputs['create'], Inputs['create']>) {
   const refresh = useRefreshTokens()
   return useMutation(
-    useTRPC().accessTokens.create.mutationOptions({
-      onSuccess: (answer, input) => {
-        refresh()
-        return config?.onSuccess?.(answer, input)
-      },
-      onError: config?.onError,
-    }),
+    useTRPC().accessTokens.create.mutationOptions(
+      updatingCache(config, refresh),
+    ),
   )
 }
 
 export function useRevokeToken(config?: MutationConfig<Outputs['delete'], Inputs['delete']>) {
   const refresh = useRefreshTokens()
   return useMutation(
-    useTRPC().accessTokens.delete.mutationOptions({
-      onSuccess: (answer, input) => {
-        refresh()
-        return config?.onSuccess?.(answer, input)
-      },
-      onError: config?.onError,
-    }),
+    useTRPC().accessTokens.delete.mutationOptions(
+      updatingCache(config, refresh),
+    ),
   )
 }

@@ -12,7 +12,7 @@
  */
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import type { RouterInputs, RouterOutputs } from '../../lib/api.ts'
-import { useTRPC, type MutationConfig, type TRPC } from '../../lib/trpc.ts'
+import { useTRPC, type MutationConfig, type TRPC, updatingCache } from '../../lib/trpc.ts'
 import { isUnderway } from './ExecutionView.tsx'
 
 export type WorkflowsInput = Exclude<RouterInputs['workflows']['list'], void | undefined>
@@ -54,13 +54,11 @@ export function useCreateWorkflow(config?: MutationConfig<Outputs['create'], Inp
   const trpc = useTRPC()
   const queryClient = useQueryClient()
   return useMutation(
-    trpc.workflows.create.mutationOptions({
-      onSuccess: (answer, input) => {
+    trpc.workflows.create.mutationOptions(
+      updatingCache(config, () => {
         void queryClient.invalidateQueries(trpc.workflows.list.pathFilter())
-        return config?.onSuccess?.(answer, input)
-      },
-      onError: config?.onError,
-    }),
+      }),
+    ),
   )
 }
 
@@ -69,14 +67,12 @@ export function useUpdateWorkflow(config?: MutationConfig<Outputs['update'], Inp
   const trpc = useTRPC()
   const queryClient = useQueryClient()
   return useMutation(
-    trpc.workflows.update.mutationOptions({
-      onSuccess: (answer, input) => {
+    trpc.workflows.update.mutationOptions(
+      updatingCache(config, (answer, input) => {
         queryClient.setQueryData(trpc.workflows.retrieve.queryKey({ workflow_uuid: input.workflow_uuid }), answer)
         void queryClient.invalidateQueries(trpc.workflows.list.pathFilter())
-        return config?.onSuccess?.(answer, input)
-      },
-      onError: config?.onError,
-    }),
+      }),
+    ),
   )
 }
 
@@ -84,13 +80,11 @@ export function useDeleteWorkflow(config?: MutationConfig<Outputs['delete'], Inp
   const trpc = useTRPC()
   const queryClient = useQueryClient()
   return useMutation(
-    trpc.workflows.delete.mutationOptions({
-      onSuccess: (answer, input) => {
+    trpc.workflows.delete.mutationOptions(
+      updatingCache(config, () => {
         void queryClient.invalidateQueries(trpc.workflows.list.pathFilter())
-        return config?.onSuccess?.(answer, input)
-      },
-      onError: config?.onError,
-    }),
+      }),
+    ),
   )
 }
 
