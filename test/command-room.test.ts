@@ -231,7 +231,8 @@ describe('command room tasks', () => {
     })
 
     it('PUT checks the same rules and changes nothing on a 400', async () => {
-      const data = await store({ agent_uuid: agentUuid, schedule: 'daily', input: 'keep' })
+      // run_at half an hour ago, so no firing changes the task between the two reads.
+      const data = await store({ agent_uuid: agentUuid, schedule: 'daily', run_at: new Date(Date.now() - 1_800_000).toISOString(), input: 'keep' })
       for (const [body, field] of [
         [{ schedule: 'not a cron' }, 'schedule'],
         [{ timezone: 'Nowhere/Land' }, 'timezone'],
@@ -373,7 +374,8 @@ describe('command room tasks', () => {
 
     it('a failing model call is one failed firing, not retried; the task stays active', async () => {
       upstream.enqueue({ kind: 'status', status: 500 }, { kind: 'status', status: 500 }, { kind: 'status', status: 500 })
-      const data = await store({ agent_uuid: agentUuid, schedule: 'daily', input: 'fail please' })
+      // run_at half an hour ago: the default, the next whole minute, could fire again during the wait.
+      const data = await store({ agent_uuid: agentUuid, schedule: 'daily', run_at: new Date(Date.now() - 1_800_000).toISOString(), input: 'fail please' })
       await t.http('POST', `${TASKS}/${data.uuid}/run`, { token: alice.token })
       const firing = await ended(data.uuid)
       expect(firing.status).toBe('failed')
