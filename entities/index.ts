@@ -14,7 +14,7 @@ import { Memory } from './memory.entity.ts'
 import { Message } from './message.entity.ts'
 import { Prompt } from './prompt.entity.ts'
 import { Provider } from './provider.entity.ts'
-import { Run, RunEvent } from './run.entity.ts'
+import { Run, RunApproval, RunEvent } from './run.entity.ts'
 import { Share } from './share.entity.ts'
 import { Thread } from './thread.entity.ts'
 import { Tool } from './tool.entity.ts'
@@ -44,6 +44,7 @@ export {
   Prompt,
   Provider,
   Run,
+  RunApproval,
   RunEvent,
   Share,
   Thread,
@@ -110,6 +111,7 @@ export type EntityDefinition =
   | typeof Thread
   | typeof Run
   | typeof RunEvent
+  | typeof RunApproval
   | typeof Message
   | typeof Memory
   | typeof LargeLanguageModel
@@ -144,6 +146,7 @@ export const entities: EntitySchema[] = [
   Prompt,
   Thread,
   Run,
+  RunApproval,
   RunEvent,
   Message,
   Memory,

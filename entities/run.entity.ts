@@ -4,13 +4,19 @@ import { resourceKeys, timestamps } from './columns.ts'
 import { recordOwnership } from './ownership.ts'
 import { Prompt } from './prompt.entity.ts'
 import { Thread } from './thread.entity.ts'
+import { Tool } from './tool.entity.ts'
+import { User } from './user-workspace.entity.ts'
+import { Workflow } from './workflow.entity.ts'
 
 /** What was run (docs/api/runs.md). */
 export const RUN_KINDS = ['agent', 'thread', 'prompt'] as const
 export type RunKind = (typeof RUN_KINDS)[number]
 
-/** Lifecycle of a run: `queued` -> `running` -> one of the three final states. */
-export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceled'] as const
+/**
+ * Lifecycle of a run (docs/api/runs.md, "States"): `queued` -> `running` -> (`awaiting_approval`
+ * -> `running`)* -> one of the three final states.
+ */
+export const RUN_STATUSES = ['queued', 'running', 'awaiting_approval', 'succeeded', 'failed', 'canceled'] as const
 export type RunStatus = (typeof RUN_STATUSES)[number]
 
 /**
@@ -34,6 +40,16 @@ export const Run = defineEntity({
     {
       name: 'runs_unfinished_index',
       expression: `create index "runs_unfinished_index" on "runs" ("heartbeat_at") where "status" in ('queued', 'running')`,
+    },
+    // A thread runs one run at a time, across every process (docs/api/runs.md, "Busy threads").
+    {
+      name: 'runs_thread_active_index',
+      expression: `create unique index "runs_thread_active_index" on "runs" ("thread_id") where "status" in ('running', 'awaiting_approval')`,
+    },
+    // A busy thread's queue, oldest first.
+    {
+      name: 'runs_thread_queued_index',
+      expression: `create index "runs_thread_queued_index" on "runs" ("thread_id", "id") where "status" = 'queued'`,
     },
   ],
   properties: {
@@ -106,3 +122,68 @@ export const RunEvent = defineEntity({
 })
 
 export type IRunEvent = InferEntity<typeof RunEvent>
+
+/** Kinds of tool call an approval stands for (docs/api/runs.md, "Approvals"). */
+export const APPROVAL_TOOL_KINDS = ['api', 'mcp', 'workflow'] as const
+export type ApprovalToolKind = (typeof APPROVAL_TOOL_KINDS)[number]
+
+/** Where an approval is: `pending` until a person decides, it expires, or its run is canceled. */
+export const APPROVAL_STATUSES = ['pending', 'approved', 'denied', 'expired', 'canceled'] as const
+export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number]
+
+/**
+ * One tool call a run waits on a person for (`run_approvals`, docs/api/runs.md, "Approvals"): the
+ * call as the model asked for it, then the decision. `arguments` is what runs: the model's, or
+ * the person's edit. Who may see it follows its run (its starter, and the workspace's owners and
+ * admins), so it carries no owner of its own.
+ */
+export const RunApproval = defineEntity({
+  name: 'RunApproval',
+  tableName: 'run_approvals',
+  indexes: [
+    // The expiry pass: the pending approvals, soonest first.
+    {
+      name: 'run_approvals_pending_index',
+      expression: `create index "run_approvals_pending_index" on "run_approvals" ("expires_at") where "status" = 'pending'`,
+    },
+  ],
+  uniques: [{ properties: ['run', 'toolCallId'] }],
+  properties: {
+    ...resourceKeys(),
+    run: () =>
+      p.manyToOne(Run)
+        .fieldName('run_id')
+        .deleteRule('cascade'),
+    toolCallId: p.string().length(255).fieldName('tool_call_id'),
+    toolKind: p.enum(APPROVAL_TOOL_KINDS).fieldName('tool_kind'),
+    /** The function name the model called. */
+    toolName: p.string().length(255).fieldName('tool_name'),
+    tool: () =>
+      p.manyToOne(Tool)
+        .nullable()
+        .fieldName('tool_id')
+        .deleteRule('set null'),
+    workflow: () =>
+      p.manyToOne(Workflow)
+        .nullable()
+        .fieldName('workflow_id')
+        .deleteRule('set null'),
+    arguments: p.json<Record<string, unknown>>(),
+    /** The JSON Schema the tool's input must satisfy, as the run offered it: edited arguments are checked against it. */
+    inputSchema: p.json<Record<string, unknown>>().nullable().fieldName('input_schema'),
+    status: p.enum(APPROVAL_STATUSES).default('pending'),
+    decidedBy: () =>
+      p.manyToOne(User)
+        .nullable()
+        .fieldName('decided_by_id')
+        .deleteRule('set null'),
+    decidedAt: p.datetime().nullable().fieldName('decided_at'),
+    reason: p.text().nullable(),
+    /** When the run went on with this decision (the decided call ran, or was refused, then); null before. */
+    resumedAt: p.datetime().nullable().fieldName('resumed_at'),
+    expiresAt: p.datetime().fieldName('expires_at'),
+    ...timestamps(),
+  },
+})
+
+export type IRunApproval = InferEntity<typeof RunApproval>

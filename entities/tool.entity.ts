@@ -38,6 +38,8 @@ export const Tool = defineEntity({
     inputSchema: p.json<Record<string, unknown>>().fieldName('input_schema').default('{}'),
     /** `mcp` tools: the names of the server's tools offered to the model; null offers them all. */
     allowedTools: p.json<string[]>().fieldName('allowed_tools').nullable(),
+    /** Every call of this tool by a run waits for a person's approval (docs/api/runs.md, "Approvals"). */
+    requiresApproval: p.boolean().fieldName('requires_approval').default(false),
     credits: p.decimal('number').precision(12).scale(4).default(0),
     metadata: p.json<Record<string, unknown>>().default('{}'),
     ...ownership(),

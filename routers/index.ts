@@ -22,6 +22,7 @@ import { threadsRouter } from './threads.router.ts'
 import { messagesRouter } from './messages.router.ts'
 import { memoriesRouter } from './memories.router.ts'
 import { runsRouter } from './runs.router.ts'
+import { approvalsRouter } from './approvals.router.ts'
 import { knowledgeRouter } from './knowledge.router.ts'
 import { commandRoomRouter } from './command-room.router.ts'
 
@@ -46,6 +47,7 @@ export const appRouter = router({
   messages: messagesRouter,
   memories: memoriesRouter,
   runs: runsRouter,
+  approvals: approvalsRouter,
   knowledge: knowledgeRouter,
   commandRoom: commandRoomRouter,
 })

@@ -15,7 +15,7 @@ import { DueScheduler } from './platform/scheduler.ts'
 import { RedisConnection } from './platform/redis.ts'
 import type { AuthContext } from './context.ts'
 import type { AppDeps } from './trpc/context.ts'
-import { RunManager } from './runs/index.ts'
+import { createRunDriver, RunManager } from './runs/index.ts'
 import { WorkflowEngine } from './workflows/index.ts'
 import { KnowledgeEngine } from './knowledge/index.ts'
 import { CommandRoomEngine } from './command-room/index.ts'
@@ -131,8 +131,8 @@ export async function createRuntime(
   })
   const readCache = await ReadCache.create({ ttlMs: options.readCacheTtlMs ?? READ_CACHE_TTL_MS, log, redis })
   const inFlight = new InFlight()
-  const runs = await RunManager.create({ orm, config, log, readCache, redis })
   const jobs = new JobQueue(orm, config, log)
+  const runs = await RunManager.create({ orm, config, log, readCache, jobs, redis })
   const scheduler = new DueScheduler(log)
   // Before the workflow engine, whose start-up recovery may start the queue: jobs register first.
   const knowledge = await KnowledgeEngine.create({ orm, config, log, jobs })
@@ -158,6 +158,7 @@ export async function createRuntime(
     scheduler,
     close: (front) => shutdown(runtime, front),
   }
+  runs.bind(createRunDriver(runtime))
   workflows.bind(createWorkflowNodeServices(runtime))
   commandRoom.bind(createCommandRoomActor(runtime))
   // Every job is registered by now (the engines register theirs when they are created).

@@ -126,6 +126,7 @@ const binding = (overrides: Partial<ToolBinding>): ToolBinding => ({
   url: 'http://127.0.0.1:1/',
   inputSchema: { type: 'object', properties: {} },
   credential: null,
+  requiresApproval: false,
   ...overrides,
 })
 

@@ -10,7 +10,8 @@ import { expectErrorBody, expectInvalid, hiddenCheck, ISO, UUID } from './helper
 import { strangersOfCarols, teamCast } from './helpers/resources.ts'
 
 const THREAD_KEYS = [
-  'agent', 'created_at', 'last_message_at', 'messages_count', 'metadata', 'name', 'updated_at', 'user_id', 'uuid', 'workspace_uuid',
+  'active_run', 'agent', 'created_at', 'last_message_at', 'messages_count', 'metadata', 'name', 'queued_runs_count', 'updated_at', 'user_id', 'uuid',
+  'workspace_uuid',
 ]
 const AGENT_SUMMARY_KEYS = ['name', 'profile_photo_config', 'profile_photo_url', 'uuid']
 
@@ -77,6 +78,8 @@ describe('threads', () => {
         messages_count: 0,
         metadata: { pinned: true, tags: ['travel'], color: 'blue' },
         last_message_at: null,
+        active_run: null,
+        queued_runs_count: 0,
         created_at: thread.created_at,
         updated_at: thread.updated_at,
       })

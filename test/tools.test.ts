@@ -94,6 +94,7 @@ describe('tools', () => {
         url: 'https://search.test/v1/{{ index }}/search?q={{query}}&limit={{limit}}',
         input_schema: SEARCH_SCHEMA,
         allowed_tools: null,
+        requires_approval: false,
         provider: { uuid: toolProvider.uuid, slug: toolProvider.slug, name: 'Search Co' },
         created_at: tool.created_at,
         updated_at: tool.updated_at,
@@ -132,6 +133,12 @@ describe('tools', () => {
         expect(res.status, JSON.stringify(res.body)).toBe(201)
         expect(res.body.data).toMatchObject({ input_schema: schema, credits: 1_000_000 })
       }
+      // requires_approval: false unless asked for (docs/api/runs.md, "Approvals").
+      const careful = await t.http('POST', '/api/v1/tools', { token: alice.token, body: body({ requires_approval: true }) })
+      expect(careful.body.data.requires_approval).toBe(true)
+      expect((await t.http('POST', '/api/v1/tools', { token: alice.token, body: body() })).body.data.requires_approval).toBe(false)
+      const relaxed = await t.http('PUT', `/api/v1/tools/${careful.body.data.uuid}`, { token: alice.token, body: { requires_approval: false } })
+      expect(relaxed.body.data.requires_approval).toBe(false)
       // The same $id twice is fine: compiled schemas are not kept.
       const again = await t.http('POST', '/api/v1/tools', { token: alice.token, body: body({ input_schema: schemas[3] }) })
       expect(again.status).toBe(201)
@@ -170,6 +177,7 @@ describe('tools', () => {
       ['credits over 1,000,000', { credits: 1_000_000.5 }, 'credits'],
       ['credits with 5 decimals', { credits: 0.12345 }, 'credits'],
       ['credits as a boolean', { credits: true }, 'credits'],
+      ['requires_approval as a string', { requires_approval: 'true' }, 'requires_approval'],
       ['an unknown profile_photo_key', { profile_photo_key: 'nobody/uploaded.png' }, 'profile_photo_key'],
       ['an empty profile_photo_key', { profile_photo_key: '' }, 'profile_photo_key'],
       ['an unknown profile_photo_config member', { profile_photo_config: { emoji: 'x', size: 3 } }, 'profile_photo_config'],

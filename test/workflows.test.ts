@@ -232,6 +232,7 @@ describe('workflows', () => {
         [{ settings: { timeout_seconds: 86_401 } }, 'settings.timeout_seconds'],
         [{ settings: { timeout_seconds: '30' } }, 'settings.timeout_seconds'],
         [{ settings: { timeout_seconds: 1.5 } }, 'settings.timeout_seconds'],
+        [{ settings: { requires_approval: 'yes' } }, 'settings.requires_approval'],
         [{ settings: { error_policy: 'ignore' } }, 'settings.error_policy'],
         [{ settings: { on_interrupt: 'retry' } }, 'settings.on_interrupt'],
         [{ settings: { on_interrupt: true } }, 'settings.on_interrupt'],

@@ -32,6 +32,8 @@ export interface ToolBinding {
   inputSchema: Record<string, unknown>
   /** The bound account's opened secret and where it goes; null without a live bound account with a secret, or for scheme `none`. */
   credential: Credential | null
+  /** Every call waits for a person's approval (docs/api/runs.md, "Approvals"). */
+  requiresApproval: boolean
 }
 
 /** An account's opened secret and where its provider's auth scheme puts it (`parameter`: the header or query name). */
@@ -119,7 +121,8 @@ export const agentToolsSql = (agentId: string): string =>
   `(select coalesce(json_agg(json_build_object(
        'toolId', t.id, 'toolUuid', t.uuid, 'name', t.name, 'description', t.description, 'method', t.method, 'url', t.url,
        'inputSchema', t.input_schema, 'accountUuid', ac.uuid, 'ciphertext', ac.secret_ciphertext, 'keyId', ac.secret_key_id,
-       'authScheme', p.auth_scheme, 'authParameter', p.auth_parameter, 'type', t.type, 'allowedTools', t.allowed_tools)
+       'authScheme', p.auth_scheme, 'authParameter', p.auth_parameter, 'type', t.type, 'allowedTools', t.allowed_tools,
+       'requiresApproval', t.requires_approval)
        order by x.position, x.id), '[]')
      from agent_tools x
      join tools t on t.id = x.tool_id and t.deleted_at is null
@@ -147,6 +150,7 @@ export function agentToolBindings(config: Config, value: unknown, reserved: Read
       url: String(row.url),
       inputSchema: objectSchema(isRecord(stored) ? stored : {}),
       credential: credentialOf(keyring, row),
+      requiresApproval: row.requiresApproval === true,
     }
   })
 }

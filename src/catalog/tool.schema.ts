@@ -5,13 +5,13 @@
 import { z } from 'zod'
 import { TOOL_METHODS, TOOL_TYPES, type ToolMethod, type ToolType } from '../../entities/index.ts'
 import { MediaKey, ProfilePhotoConfig, ProfilePhotoConfigInput, toProfilePhotoConfig, Visibility, type ResourceRow } from '../access/resource.schema.ts'
-import { iso, jsonBytes, name, pageQuery, sortParam, text, timestamp } from '../access/wire.ts'
+import { iso, jsonBoolean, jsonBytes, name, pageQuery, sortParam, text, timestamp } from '../access/wire.ts'
 import { mediaUrl } from '../access/user-workspace.schema.ts'
 
 /** Columns of `tools` a mapper reads (see `selectColumns` in src/platform/sql.ts). */
 export const TOOL_FIELDS = [
   'id', 'uuid', 'name', 'description', 'type', 'profilePhotoKey', 'profilePhotoConfig', 'visibility', 'credits',
-  'metadata', 'method', 'url', 'inputSchema', 'allowedTools', 'providerId', 'userId', 'workspaceId', 'createdAt', 'updatedAt',
+  'metadata', 'method', 'url', 'inputSchema', 'allowedTools', 'requiresApproval', 'providerId', 'userId', 'workspaceId', 'createdAt', 'updatedAt',
 ] as const
 
 /** A `tools` row as raw SQL reads it with {@link TOOL_FIELDS}, plus its provider's keys. */
@@ -23,6 +23,7 @@ export interface ToolRow extends ResourceRow {
   url: string
   inputSchema: Record<string, unknown>
   allowedTools: string[] | null
+  requiresApproval: boolean
   providerId: number | null
   providerUuid?: string | null
   providerSlug?: string | null
@@ -50,6 +51,8 @@ export const Tool = z
     input_schema: z.record(z.string(), z.unknown()),
     /** `mcp` tools: the server's tools offered to the model (null: all); always null for `api` tools. */
     allowed_tools: z.array(z.string()).nullable(),
+    /** Every call of the tool by a run waits for a person's approval (docs/api/runs.md, "Approvals"). */
+    requires_approval: z.boolean(),
     provider: ToolProvider.nullable(),
     created_at: timestamp(),
     updated_at: timestamp(),
@@ -95,6 +98,7 @@ export function toTool(row: ToolRow, viewerId: number, appUrl: string): TTool {
     url: row.url,
     input_schema: row.inputSchema,
     allowed_tools: row.allowedTools ?? null,
+    requires_approval: row.requiresApproval === true,
     provider: row.providerUuid ? { uuid: row.providerUuid, slug: row.providerSlug ?? '', name: row.providerName ?? '' } : null,
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
@@ -246,6 +250,7 @@ export const CreateToolInput = z.strictObject({
   url: UrlTemplate,
   input_schema: ToolInputSchema.optional(),
   allowed_tools: AllowedTools.nullable().optional(),
+  requires_approval: jsonBoolean().optional(),
   credits: jsonDecimal(0, TOOL_CREDITS_MAX).optional(),
   profile_photo_key: MediaKey.nullable().optional(),
   profile_photo_config: ProfilePhotoConfigInput.nullable().optional(),

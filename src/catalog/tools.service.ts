@@ -122,6 +122,7 @@ export async function create(ctx: ResourceCtx, input: TCreateToolInput): Promise
     url: input.url,
     inputSchema: input.input_schema ?? {},
     allowedTools: type === 'mcp' ? (input.allowed_tools ?? null) : null,
+    requiresApproval: input.requires_approval ?? false,
     credits: input.credits ?? 0,
     profilePhotoKey: photoKey ?? null,
     profilePhotoConfig: input.profile_photo_config ?? null,
@@ -162,6 +163,7 @@ export async function update(ctx: ResourceCtx, input: TUpdateToolInput): Promise
     if (input.url !== undefined) entity.url = input.url
     if (input.input_schema !== undefined) entity.inputSchema = input.input_schema
     if (input.allowed_tools !== undefined) entity.allowedTools = input.allowed_tools
+    if (input.requires_approval !== undefined) entity.requiresApproval = input.requires_approval
     if (input.credits !== undefined) entity.credits = input.credits
     if (photoKey !== undefined) entity.profilePhotoKey = photoKey
     if (input.profile_photo_config !== undefined) entity.profilePhotoConfig = input.profile_photo_config

@@ -17,6 +17,7 @@ import { Migration20261126100000_workflow_schedules } from './Migration202611261
 import { Migration20261126120000_leaderboard } from './Migration20261126120000_leaderboard.ts'
 import { Migration20261126130000_run_writes } from './Migration20261126130000_run_writes.ts'
 import { Migration20261127100000_mcp_tools } from './Migration20261127100000_mcp_tools.ts'
+import { Migration20261128110000_runs_that_wait } from './Migration20261128110000_runs_that_wait.ts'
 
 export const migrationsList: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261121093927', class: Migration20261121093927 },
@@ -35,4 +36,5 @@ export const migrationsList: { name: string; class: Constructor<Migration> }[] =
   { name: 'Migration20261126120000_leaderboard', class: Migration20261126120000_leaderboard },
   { name: 'Migration20261126130000_run_writes', class: Migration20261126130000_run_writes },
   { name: 'Migration20261127100000_mcp_tools', class: Migration20261127100000_mcp_tools },
+  { name: 'Migration20261128110000_runs_that_wait', class: Migration20261128110000_runs_that_wait },
 ]

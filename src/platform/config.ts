@@ -113,6 +113,8 @@ const EnvSchema = z.object({
    * whose heartbeat is 3 beats old is ended `interrupted` by any process (its process died).
    */
   RUN_HEARTBEAT_MS: int(100, 60_000).default(3_000),
+  /** Seconds a tool call may wait for a person's decision; past it the approval expires and counts as denied. */
+  APPROVAL_TTL_SECONDS: int(1, 31_536_000).default(86_400),
   /** Longest wait for one tool HTTP call, in milliseconds. */
   TOOL_TIMEOUT_MS: int(1, 600_000).default(15_000),
   /** Largest tool response body read, in bytes; a larger one is cut off and reported as a failed call. */
@@ -173,6 +175,8 @@ export interface Config {
     maxSteps: number
     /** Milliseconds between heartbeats of the runs a process executes. */
     heartbeatMs: number
+    /** Seconds an approval stays pending before it expires (docs/api/runs.md, "Approvals"). */
+    approvalTtlSeconds: number
   }
   /** Outgoing tool calls. */
   tools: { timeoutMs: number; maxResponseBytes: number; allowPrivateNetwork: boolean }
@@ -277,6 +281,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: e.LLM_TIMEOUT_MS,
       maxSteps: e.RUN_MAX_STEPS,
       heartbeatMs: e.RUN_HEARTBEAT_MS,
+      approvalTtlSeconds: e.APPROVAL_TTL_SECONDS,
     },
     tools: {
       timeoutMs: e.TOOL_TIMEOUT_MS,

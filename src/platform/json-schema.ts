@@ -71,3 +71,21 @@ export function schemaValidator(schema: Record<string, unknown>): (value: unknow
   if (typeof validate === 'string') return () => `The tool's input_schema does not compile: ${validate}`
   return (value) => (validate(value) ? null : compilerFor(schema.$schema).errorsText(validate.errors, { dataVar: 'input' }))
 }
+
+/**
+ * The first way `value` fails `schema`, as the path of the offending field (Ajv's `instancePath`
+ * split into keys, or the missing property for `required`) and a message; null when it is valid.
+ * A schema that does not compile is a problem at the root (an empty path).
+ */
+export function schemaIssue(schema: Record<string, unknown>, value: unknown): { path: string[]; message: string } | null {
+  const key = JSON.stringify(schema)
+  if (schemaValidator(schema)(value) === null) return null
+  const validate = validators.get(key)
+  if (typeof validate !== 'function') return { path: [], message: `The tool's input_schema does not compile: ${String(validate)}` }
+  validate(value)
+  const [error] = validate.errors ?? []
+  if (!error) return { path: [], message: 'is not valid' }
+  const path = error.instancePath.split('/').slice(1).map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+  const missing = error.keyword === 'required' && typeof error.params.missingProperty === 'string' ? [error.params.missingProperty] : []
+  return { path: [...path, ...missing], message: error.message ?? 'is not valid' }
+}

@@ -2,9 +2,12 @@
  * The runs capability's public surface: the only module routers, the HTTP host, the runtime and
  * other capabilities import from src/runs/ (docs/architecture.md, "Rules").
  */
+export { ApprovalListInput, ApprovalPathInput, ApproveInput, DenyInput } from './approval.schema.ts'
+export * as approvals from './approvals.service.ts'
 export { FINAL_EVENT_TYPES } from './run-log.ts'
+export { createRunDriver } from './run-driver.ts'
 export { RunManager } from './run-manager.ts'
-export { RUN_INPUT_MAX, RunAgentInput, type RunEventRecord, RunEventsInput, RunPathInput, RunPromptInput, RunResult, RunThreadInput, toRunEvent, type TRunAgentInput, type TRunPromptInput, type TRunResult, type TUsage } from './run.schema.ts'
+export { Approval, RUN_INPUT_MAX, RunAgentInput, type RunEventRecord, RunEventsInput, RunPathInput, RunPromptInput, RunResult, RunThreadInput, toRunEvent, type TRunAgentInput, type TRunPromptInput, type TRunResult, type TUsage } from './run.schema.ts'
 export { type LinkedWorkflowsPort } from './runs.port.ts'
 export * as runs from './runs.service.ts'
 export { runAgent, runPrompt } from './runs.service.ts'

@@ -11,11 +11,19 @@
  * call and stream parsing that `streamText` runs for each step, without the multi-step
  * machinery around it. On this machine that saves about 1.3 ms of CPU per run (docs/benchmarks.md,
  * "Runs benchmark").
+ *
+ * A tool that needs a person's approval (docs/api/runs.md, "Approvals") is offered with the AI
+ * SDK's `needsApproval`: the SDK does not execute its calls but answers an approval request for
+ * each, runs the step's other calls, and ends the loop. A resumed run's call carries the decided
+ * calls (`decided`): they run (or are refused) first, as a step of their own, and the model is
+ * asked again with their results.
  */
-import { experimental_streamLanguageModelCall, stepCountIs, streamText, type TextStreamPart, type ToolSet } from 'ai'
+import { experimental_streamLanguageModelCall, stepCountIs, streamText, type ModelMessage, type TextStreamPart, type ToolResultPart, type ToolSet } from 'ai'
+import type { JSONValue } from '@ai-sdk/provider'
+import { isRecord } from '../access/wire.ts'
 import type { Config } from '../platform/config.ts'
 import type { TRunWarning } from './run.schema.ts'
-import type { ModelCall } from './run-types.ts'
+import type { ApprovalTool, DecidedCall, ModelCall } from './run-types.ts'
 import { openMcpTools, type McpSession } from './tool-mcp.ts'
 import { toToolSet } from '../catalog/index.ts'
 import { toWorkflowToolSet, type WorkflowCallLinks, type WorkflowLink } from './workflow-tools.ts'
@@ -32,6 +40,8 @@ export type ModelPart =
   | { type: 'step-end'; inputTokens: number; outputTokens: number }
   /** Something the run goes on without (an MCP server whose tools could not be listed), before the answer. */
   | { type: 'warning'; warning: TRunWarning }
+  /** A call the model asked for that waits for a person (its `tool-call` part came first); the answer ends after its step. */
+  | { type: 'approval-request'; toolCallId: string; toolName: string; input: Record<string, unknown>; tool: ApprovalTool }
 
 /**
  * The parts of the answer to `call`, in order: first a `warning` per MCP server that could not be
@@ -53,12 +63,23 @@ export async function* modelParts(call: ModelCall, o: { config: Config; signal: 
 /** The parts of the model's answer (see {@link modelParts}), with the tools of `mcp` offered besides the call's own. */
 async function* answerParts(call: ModelCall, o: { config: Config; signal: AbortSignal }, mcp: McpSession | null): AsyncGenerator<ModelPart> {
   const links: WorkflowCallLinks = new Map()
-  const tools = toolSetOf(call, o, links, mcp?.tools ?? {})
+  const approvals = new Map<string, ApprovalTool>()
+  const tools = toolSetOf(call, o, links, mcp, approvals)
+  let messages = call.messages
+  if (call.decided?.length) {
+    const results: ToolResultPart[] = []
+    for await (const part of decidedParts(call.decided, tools ?? {}, { messages, signal: o.signal, links })) {
+      yield part
+      if (part.type === 'tool-result' || part.type === 'tool-error') results.push(modelResult(part))
+    }
+    yield { type: 'step-end', inputTokens: 0, outputTokens: 0 }
+    messages = [...messages, { role: 'tool', content: results }]
+  }
   const common = {
     // A provider's web search may need another API of the same model (OpenAI's: Responses).
     model: call.webSearch?.model ?? call.model.model,
     system: call.system,
-    messages: call.messages,
+    messages,
     allowSystemInMessages: true,
     maxOutputTokens: call.model.llm.maxOutputTokens,
     abortSignal: o.signal,
@@ -81,9 +102,56 @@ async function* answerParts(call: ModelCall, o: { config: Config; signal: AbortS
     onError: () => {},
   })
   for await (const part of result.fullStream) {
+    if (part.type === 'tool-approval-request') {
+      const { toolCallId, toolName, input } = part.toolCall
+      const tool = approvals.get(toolName)
+      if (tool) yield { type: 'approval-request', toolCallId, toolName, input: isRecord(input) ? input : {}, tool }
+      continue
+    }
     const mapped = partOf(part, links, o.signal)
     if (mapped) yield mapped
   }
+}
+
+/**
+ * The results of the calls a person decided on, in order: an approved call runs with its
+ * (possibly edited) arguments and answers a `tool-result` or `tool-error` as any call; a refused
+ * one answers `{denied: true, reason}` without running. A call whose tool the run no longer
+ * offers (removed from the agent meanwhile) is a `tool-error` saying so.
+ */
+async function* decidedParts(
+  decided: DecidedCall[],
+  tools: ToolSet,
+  o: { messages: ModelMessage[]; signal: AbortSignal; links: WorkflowCallLinks },
+): AsyncGenerator<ModelPart> {
+  for (const call of decided) {
+    const base = { toolCallId: call.toolCallId, toolName: call.toolName, providerExecuted: false }
+    if (!call.approved) {
+      yield { type: 'tool-result', ...base, output: { denied: true, reason: call.reason } }
+      continue
+    }
+    const execute = tools[call.toolName]?.execute
+    if (!execute) {
+      yield { type: 'tool-error', ...base, error: new Error(`The tool ${call.toolName} is no longer offered to this agent`) }
+      continue
+    }
+    try {
+      const output: unknown = await execute(call.input as never, { toolCallId: call.toolCallId, messages: o.messages, abortSignal: o.signal, context: {} as never })
+      yield { type: 'tool-result', ...base, output, ...toolMeta(base, o.links) }
+    } catch (error) {
+      if (o.signal.aborted) throw o.signal.reason
+      yield { type: 'tool-error', ...base, error, ...toolMeta(base, o.links) }
+    }
+  }
+}
+
+/** A decided call's result as the model reads it in the next step (a failure as error text, as the SDK sends one). */
+function modelResult(part: Extract<ModelPart, { type: 'tool-result' | 'tool-error' }>): ToolResultPart {
+  const output =
+    part.type === 'tool-error'
+      ? { type: 'error-text' as const, value: part.error instanceof Error ? part.error.message : String(part.error) }
+      : { type: 'json' as const, value: JSON.parse(JSON.stringify(part.output ?? null)) as JSONValue }
+  return { type: 'tool-result', toolCallId: part.toolCallId, toolName: part.toolName, output }
 }
 
 /**
@@ -119,11 +187,38 @@ type StreamPart = TextStreamPart<ToolSet>
  * planned; MCP tools' names hold `__`, which no other does); undefined for none, or for a model
  * without tool support.
  */
-function toolSetOf(call: ModelCall, o: { config: Config; signal: AbortSignal }, links: WorkflowCallLinks, mcpTools: ToolSet): ToolSet | undefined {
+function toolSetOf(
+  call: ModelCall,
+  o: { config: Config; signal: AbortSignal },
+  links: WorkflowCallLinks,
+  mcp: McpSession | null,
+  approvals: Map<string, ApprovalTool>,
+): ToolSet | undefined {
   if (!call.model.llm.supportsTools) return undefined
-  const tools: ToolSet = { ...toToolSet(call.tools, o), ...mcpTools, ...toWorkflowToolSet(call.workflowTools ?? [], { signal: o.signal, links }) }
+  const workflowTools = call.workflowTools ?? []
+  const tools: ToolSet = { ...toToolSet(call.tools, o), ...mcp?.tools, ...toWorkflowToolSet(workflowTools, { signal: o.signal, links }) }
+  // The tools a person approves each call of: the SDK asks rather than executes (module comment).
+  for (const binding of call.tools) {
+    if (binding.requiresApproval) approvals.set(binding.name, { kind: 'api', toolUuid: binding.toolUuid, workflowUuid: null, inputSchema: binding.inputSchema })
+  }
+  for (const server of call.mcpServers ?? []) {
+    if (!server.requiresApproval) continue
+    for (const name of Object.keys(mcp?.tools ?? {})) {
+      if (name.startsWith(`${server.prefix}__`)) approvals.set(name, { kind: 'mcp', toolUuid: server.toolUuid, workflowUuid: null, inputSchema: schemaOf(tools[name]) })
+    }
+  }
+  for (const binding of workflowTools) {
+    if (binding.requiresApproval) approvals.set(binding.name, { kind: 'workflow', toolUuid: null, workflowUuid: binding.workflowUuid, inputSchema: binding.inputSchema })
+  }
+  for (const name of approvals.keys()) tools[name] = { ...tools[name], needsApproval: true }
   if (call.webSearch) tools[call.webSearch.name] = call.webSearch.tool
   return Object.keys(tools).length > 0 ? tools : undefined
+}
+
+/** The JSON Schema an AI SDK tool was given (`jsonSchema(...)` keeps it as `jsonSchema`), or null. */
+function schemaOf(tool: ToolSet[string] | undefined): Record<string, unknown> | null {
+  const schema = (tool?.inputSchema as { jsonSchema?: unknown } | undefined)?.jsonSchema
+  return isRecord(schema) ? schema : null
 }
 
 /** Whether the provider ran a tool part's call itself, and the workflow execution the call made (from `links`). */

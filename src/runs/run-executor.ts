@@ -7,14 +7,21 @@
  * malformed JSON, a dropped stream), the run ends `failed` with `{code, message}`, an `error`
  * event and `run.failed`; the user's message (stored before the model was called) stays, and no
  * partial answer is stored as a message. A cancel ends it `canceled` the same way.
+ *
+ * A run whose model asked for calls a person must approve (docs/api/runs.md, "Approvals") stops
+ * after that step instead: one statement stores what it answered so far (its messages and usage),
+ * an approval per such call, `run.approval_requested` per approval and the status
+ * `awaiting_approval`. Nothing of it stays in the process; it resumes later as the same run
+ * ({@link executeRun} with the stored sequence), and the settle statements then add to its
+ * output, usage and latency rather than replace them.
  */
-import type { ExecutorDeps, ModelCall, RunOutcome, RunPlan } from './run-types.ts'
+import type { ExecutorDeps, ModelCall, PendingCall, RunOutcome, RunPlan } from './run-types.ts'
 import { APICallError } from 'ai'
 import { uuidv7 } from 'uuidv7'
 import { executePrepared, type Orm } from '../platform/db.ts'
 import { costOf } from '../models/index.ts'
-import { RUN_FIELDS, type RunEventRecord, type TRunWarning } from './run.schema.ts'
-import { storableJson, storableText } from '../access/wire.ts'
+import { RUN_FIELDS, type RunEventRecord, type TApproval, type TRunWarning } from './run.schema.ts'
+import { isRecord, jsonValueOf, storableJson, storableText } from '../access/wire.ts'
 import { selectColumns } from '../platform/sql.ts'
 import { eventsJson, RunLog } from './run-log.ts'
 import { modelParts } from './model-stream.ts'
@@ -41,7 +48,13 @@ interface Step {
  * is written (the outcome is then `failed`, `not_stored`; the caller answers the launch's own
  * error). `cancel` aborts the run (a cancel request); `LLM_TIMEOUT_MS` bounds the whole run.
  */
-export async function executeRun(deps: ExecutorDeps, call: ModelCall, stored: Promise<RunPlan>, cancel: AbortSignal): Promise<RunOutcome> {
+export async function executeRun(
+  deps: ExecutorDeps,
+  call: ModelCall,
+  stored: Promise<RunPlan>,
+  cancel: AbortSignal,
+  o: { storedSeq?: number } = {},
+): Promise<RunOutcome> {
   const { orm, config } = deps
   const notStored = new AbortController()
   const planned = stored.then(
@@ -51,17 +64,18 @@ export async function executeRun(deps: ExecutorDeps, call: ModelCall, stored: Pr
       return null
     },
   )
-  // `run.started` was stored with the run (src/runs/runs.service.ts): the log goes on at 2.
+  // `run.started` was stored with the run (src/runs/runs.service.ts): the log goes on at 2, or
+  // after what a resumed run has logged so far.
   const log = new RunLog(
     orm,
     deps.bus,
     planned.then((plan) => plan?.run.id ?? null),
-    1,
+    o.storedSeq ?? 1,
   )
   const timeout = AbortSignal.timeout(config.llm.timeoutMs)
   const signal = AbortSignal.any([cancel, timeout, notStored.signal])
   const started = performance.now()
-  const answer: Answer = { steps: [], step: emptyStep(), firstEventMs: null, warnings: [] }
+  const answer: Answer = { steps: [], step: emptyStep(), firstEventMs: null, warnings: [], approvals: [] }
 
   // Before the answer, as they came before the model was asked.
   for (const warning of call.warnings ?? []) log.append('run.warning', warning)
@@ -87,6 +101,8 @@ interface Answer {
   firstEventMs: number | null
   /** The warnings logged while it streamed. */
   warnings: TRunWarning[]
+  /** The calls the model asked for that wait for a person. */
+  approvals: PendingCall[]
 }
 
 /**
@@ -144,6 +160,9 @@ async function streamAnswer(
         answer.warnings.push(part.warning)
         log.append('run.warning', part.warning)
         break
+      case 'approval-request':
+        answer.approvals.push({ uuid: uuidv7(), toolCallId: part.toolCallId, toolName: part.toolName, input: part.input, tool: part.tool })
+        break
       case 'step-end':
         answer.step.promptTokens = part.inputTokens
         answer.step.completionTokens = part.outputTokens
@@ -171,7 +190,7 @@ async function conclude(
   let outcome: RunOutcome | null = null
   if (!failure) {
     try {
-      outcome = await succeed(deps, plan, log, answer.steps, started, answer.firstEventMs)
+      outcome = await succeed(deps, plan, log, answer, started)
     } catch (error) {
       // The answer came but could not be stored: our fault, not the upstream's.
       deps.log.error({ err: error, run: plan.run.uuid }, 'run answer not stored')
@@ -188,7 +207,13 @@ type Failure = { status: 'failed' | 'canceled'; code: string; message: string }
 
 const emptyStep = (): Step => ({ text: '', calls: [], results: [], promptTokens: 0, completionTokens: 0 })
 
-async function succeed(deps: ExecutorDeps, plan: RunPlan, log: RunLog, steps: Step[], started: number, firstEventMs: number | null): Promise<RunOutcome> {
+/**
+ * Stores the answer: the run `succeeded`, or `awaiting_approval` with its approvals when the model
+ * asked for calls a person must approve (module comment).
+ */
+async function succeed(deps: ExecutorDeps, plan: RunPlan, log: RunLog, answer: Answer, started: number): Promise<RunOutcome> {
+  const { steps, firstEventMs, approvals } = answer
+  const waits = approvals.length > 0
   const latencyMs = Math.round(performance.now() - started)
   const promptTokens = steps.reduce((sum, s) => sum + s.promptTokens, 0)
   const completionTokens = steps.reduce((sum, s) => sum + s.completionTokens, 0)
@@ -220,13 +245,25 @@ async function succeed(deps: ExecutorDeps, plan: RunPlan, log: RunLog, steps: St
   }
   // The deltas not stored yet go into the settle statement, in order, ahead of the final events.
   const queued = await log.takeQueued()
-  const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens, cost }
+  const now = new Date()
+  const expiresAt = new Date(now.getTime() + deps.config.llm.approvalTtlSeconds * 1000)
+  const asked = approvals.map((call) => approvalOf(plan, call, now, expiresAt))
+  const messageEvents = stored.map((m) => ({ type: 'message' as const, data: { message_uuid: m.uuid, role: m.role, content: m.content, parts: m.parts } }))
+  // The run's whole usage and output (a resumed run's include what it did before it waited).
+  const total = (usage: { prompt_tokens: number; completion_tokens: number; cost: number }, text: string) => ({
+    output: text,
+    usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+  })
   const finals = log.reserve([
-    ...stored.map((m) => ({ type: 'message' as const, data: { message_uuid: m.uuid, role: m.role, content: m.content, parts: m.parts } })),
-    { type: 'run.succeeded', data: { run_uuid: plan.run.uuid, output, usage } },
+    ...messageEvents,
+    ...(waits
+      ? asked.map((approval) => ({ type: 'run.approval_requested' as const, data: { approval } }))
+      : [{ type: 'run.succeeded' as const, data: { run_uuid: plan.run.uuid, ...total(sum(plan.before, { promptTokens, completionTokens, cost }), (plan.before?.output ?? '') + output) } }]),
   ])
   const events = [...queued, ...finals]
-  const settledRows = await settle(deps.orm, plan, stored, events, { output, promptTokens, completionTokens, cost, latencyMs, firstEventMs })
+  const status = waits ? 'awaiting_approval' : 'succeeded'
+  const askedRows = asked.map((approval, index) => ({ ...approval, input_schema: approvals[index].tool.inputSchema }))
+  const settledRows = await settle(deps.orm, plan, stored, events, askedRows, { status, output, promptTokens, completionTokens, cost, latencyMs, firstEventMs })
   if (settledRows.length === 0) {
     // Canceled meanwhile (by a process that could not reach this one): the cancel wins.
     log.release(finals)
@@ -235,7 +272,40 @@ async function succeed(deps: ExecutorDeps, plan: RunPlan, log: RunLog, steps: St
     return { status: 'canceled', error: { code: 'canceled', message: 'The run was canceled' }, output }
   }
   log.publish(events)
-  return { status: 'succeeded', error: null, output, settledRows }
+  const queuedNext = settledRows[0].queuedNext === true
+  return { status, error: null, output: (plan.before?.output ?? '') + output, settledRows, queuedNext, ...(waits ? { approvals: asked } : {}) }
+}
+
+/** A run's usage so far plus this execution's, in wire names. */
+function sum(before: RunPlan['before'], now: { promptTokens: number; completionTokens: number; cost: number }) {
+  return {
+    prompt_tokens: (before?.promptTokens ?? 0) + now.promptTokens,
+    completion_tokens: (before?.completionTokens ?? 0) + now.completionTokens,
+    cost: Number(((before?.cost ?? 0) + now.cost).toFixed(6)),
+  }
+}
+
+/** The Approval shape (src/runs/run.schema.ts) of a call the run now waits on, as `run.approval_requested` carries it. */
+function approvalOf(plan: RunPlan, call: PendingCall, now: Date, expiresAt: Date): TApproval {
+  return {
+    uuid: call.uuid,
+    run_uuid: plan.run.uuid,
+    thread_uuid: plan.threadUuid,
+    agent_uuid: plan.agent?.uuid ?? null,
+    tool_call_id: call.toolCallId,
+    tool_kind: call.tool.kind,
+    tool_name: call.toolName,
+    tool_uuid: call.tool.toolUuid,
+    workflow_uuid: call.tool.workflowUuid,
+    arguments: call.input,
+    status: 'pending',
+    decided_by: null,
+    decided_at: null,
+    reason: null,
+    expires_at: expiresAt.toISOString(),
+    created_at: now.toISOString(),
+    updated_at: now.toISOString(),
+  }
 }
 
 /** A message a succeeded run stores in its thread. */
@@ -253,17 +323,19 @@ interface StoredMessage {
 }
 
 /**
- * The settle statement of {@link settle}, one text for every run whatever its number of events
- * and messages (they come as JSON arrays, opened by `jsonb_to_recordset`), so it runs prepared
- * (src/platform/db.ts, `executePrepared`): PostgreSQL parses and plans it once per pooled
+ * The settle statement of {@link settle}, one text for every run whatever its number of events,
+ * messages and approvals (they come as JSON arrays, opened by `jsonb_to_recordset`), so it runs
+ * prepared (src/platform/db.ts, `executePrepared`): PostgreSQL parses and plans it once per pooled
  * connection, where a statement with a VALUES row per event was a new text to parse and plan at
  * the end of every run (about 0.5 ms of server time, more than running it). With no message
  * (a prompt run, or an answer without text or calls), `stored` inserts nothing, `counted` adds 0
- * and the answer is one row whose `m.` columns are null.
+ * and the answer is one row whose `m.` columns are null. Output, usage and latency are added to
+ * what the run holds (nothing for a run that never waited); `finished_at` is set once it succeeds.
  */
 const SETTLE_SQL = `with settled as (
-     update runs set status = 'succeeded', output = ?, prompt_tokens = ?, completion_tokens = ?, total_tokens = ?, cost = ?,
-       finished_at = now(), latency_ms = ?, first_event_ms = ?, events_count = ?, updated_at = now()
+     update runs set status = ?::text, output = coalesce(output, '') || ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,
+       total_tokens = total_tokens + ?, cost = cost + ?, finished_at = case when ?::text = 'succeeded' then now() end,
+       latency_ms = coalesce(latency_ms, 0) + ?, first_event_ms = coalesce(first_event_ms, ?), events_count = ?, updated_at = now()
      where id = ? and status = 'running' returning *),
    logged as (
      insert into run_events (run_id, seq, type, data, created_at)
@@ -277,23 +349,31 @@ const SETTLE_SQL = `with settled as (
        as v(uuid uuid, role text, content text, parts jsonb, pt int, ct int, tt int, lat int, cost numeric, citations jsonb, ord int)
      order by v.ord
      returning *),
+   asked as (
+     insert into run_approvals (uuid, run_id, tool_call_id, tool_kind, tool_name, tool_id, workflow_id, arguments, input_schema, status, expires_at, created_at, updated_at)
+     select a.uuid, settled.id, a.tool_call_id, a.tool_kind, a.tool_name, (select t.id from tools t where t.uuid = a.tool_uuid),
+       (select w.id from workflows w where w.uuid = a.workflow_uuid), a.arguments, a.input_schema, 'pending', a.expires_at, a.created_at, a.created_at
+     from settled cross join jsonb_to_recordset(?::jsonb)
+       as a(uuid uuid, tool_call_id text, tool_kind text, tool_name text, tool_uuid uuid, workflow_uuid uuid, arguments jsonb, input_schema jsonb, expires_at timestamptz, created_at timestamptz)),
    counted as (update threads set messages_count = messages_count + ?::int, updated_at = now() where id = ?::bigint and ?::int > 0 and exists (select 1 from settled))
-   select ${selectColumns('settled', '', RUN_FIELDS)}, ${messageColumns('stored', '?::uuid', 'settled.uuid', 'm.')}
+   select ${selectColumns('settled', '', RUN_FIELDS)}, ${messageColumns('stored', '?::uuid', 'settled.uuid', 'm.')},
+     exists (select 1 from runs q where q.thread_id = settled.thread_id and q.status = 'queued') as "queuedNext"
    from settled left join stored on true order by stored.id`
 
 /**
- * Settles a succeeded run in one statement (one round trip, atomic; {@link SETTLE_SQL}): its
- * status, output, usage and times, its messages (in order), the thread's `messages_count` and
- * `events` (the deltas not stored yet, then the final events). Answers the {@link RunOutcome}
- * `settledRows`; none when the run was no longer `running` (canceled meanwhile): then nothing is
- * written.
+ * Settles a run in one statement (one round trip, atomic; {@link SETTLE_SQL}): its status
+ * (`succeeded`, or `awaiting_approval` with the approvals `asked`: Approval shapes plus their `input_schema`), output, usage and
+ * times, its messages (in order), the thread's `messages_count` and `events` (the deltas not
+ * stored yet, then the final events). Answers the {@link RunOutcome} `settledRows`; none when the
+ * run was no longer `running` (canceled meanwhile): then nothing is written.
  */
 async function settle(
   orm: Orm,
   plan: RunPlan,
   messages: StoredMessage[],
   events: RunEventRecord[],
-  o: { output: string; promptTokens: number; completionTokens: number; cost: number; latencyMs: number; firstEventMs: number | null },
+  asked: Record<string, unknown>[],
+  o: { status: string; output: string; promptTokens: number; completionTokens: number; cost: number; latencyMs: number; firstEventMs: number | null },
 ): Promise<Record<string, unknown>[]> {
   // A run without a thread stores no message (succeed() builds none then).
   const stored = plan.threadId === null ? [] : messages
@@ -310,12 +390,13 @@ async function settle(
     citations: m.citations,
     ord: index,
   }))
-  // In the order the placeholders appear: settled, logged, stored (thread, workspace, model, rows), counted, the answer's thread.
+  // In the order the placeholders appear: settled, logged, stored (thread, workspace, model, rows), asked, counted, the answer's thread.
   // prettier-ignore
   const params: unknown[] = [
-    o.output, o.promptTokens, o.completionTokens, o.promptTokens + o.completionTokens, o.cost, o.latencyMs, o.firstEventMs, events.at(-1)?.seq ?? 0, plan.run.id,
+    o.status, o.output, o.promptTokens, o.completionTokens, o.promptTokens + o.completionTokens, o.cost, o.status, o.latencyMs, o.firstEventMs, events.at(-1)?.seq ?? 0, plan.run.id,
     eventsJson(events),
     plan.threadId, plan.workspaceId, plan.model.llm.slug, storableJson(rows),
+    storableJson(asked),
     stored.length, plan.threadId, stored.length,
     plan.threadUuid,
   ]
@@ -330,17 +411,22 @@ async function fail(
   started: number,
   firstEventMs: number | null,
 ): Promise<RunOutcome> {
-  const error = { code: failure.code, message: failure.message }
-  await deps.orm.em
-    .fork()
-    .execute(
-      `update runs set status = ?, error = ?::jsonb, finished_at = now(), latency_ms = ?, first_event_ms = ?, updated_at = now()
-       where id = ? and status in ('queued', 'running')`,
-      [failure.status, JSON.stringify(error), Math.round(performance.now() - started), firstEventMs, plan.run.id],
-    )
-  if (failure.status === 'failed') log.append('error', error)
-  log.append(failure.status === 'failed' ? 'run.failed' : 'run.canceled', { run_uuid: plan.run.uuid, error })
-  return { status: failure.status, error, output: '' }
+  const ours = { code: failure.code, message: failure.message }
+  // A run another request ended first (canceled, or superseded by a newer run of its thread) keeps
+  // that request's error, and its final event says so.
+  const [row] = await deps.orm.em.fork().execute<{ applied: boolean; error: unknown }[]>(
+    `with ended as (
+       update runs set status = ?, error = ?::jsonb, finished_at = now(), latency_ms = coalesce(latency_ms, 0) + ?, first_event_ms = coalesce(first_event_ms, ?), updated_at = now()
+       where id = ? and status in ('queued', 'running') returning id)
+     select exists (select 1 from ended) as applied, (select error from runs where id = ? and status = 'canceled') as error`,
+    [failure.status, JSON.stringify(ours), Math.round(performance.now() - started), firstEventMs, plan.run.id, plan.run.id],
+  )
+  const stored = row?.applied ? null : jsonValueOf(row?.error)
+  const error = isRecord(stored) && typeof stored.code === 'string' && typeof stored.message === 'string' ? { code: stored.code, message: stored.message } : ours
+  const status = error === ours ? failure.status : 'canceled'
+  if (status === 'failed') log.append('error', error)
+  log.append(status === 'failed' ? 'run.failed' : 'run.canceled', { run_uuid: plan.run.uuid, error })
+  return { status, error, output: '' }
 }
 
 /** Maps what the run threw to its final status and a message fit for the caller (no secrets, no stack). */

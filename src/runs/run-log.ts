@@ -24,6 +24,8 @@ export const RUN_EVENT_TYPES = [
   'tool.result',
   'message',
   'error',
+  'run.approval_requested',
+  'run.resumed',
   'run.succeeded',
   'run.failed',
   'run.canceled',
@@ -221,7 +223,7 @@ async function endedForMs(em: Em, runId: number): Promise<number | null> {
     [runId],
   )
   if (!row) return Number.POSITIVE_INFINITY
-  return ['queued', 'running'].includes(row.status) ? null : Math.max(0, Number(row.ended_ms))
+  return ['queued', 'running', 'awaiting_approval'].includes(row.status) ? null : Math.max(0, Number(row.ended_ms))
 }
 
 /** How long a follower waits for live events before it looks at the log again (a writer in a process without Redis, or one that died). */

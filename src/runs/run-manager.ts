@@ -13,6 +13,17 @@
  * `running`. With the default 3 s beat, that is within 12 s of the process's death. The same
  * heartbeat statement answers each run's status: a run canceled meanwhile by a process that could
  * not reach this one is stopped here, and one another process already ended is dropped.
+ *
+ * Runs that wait (docs/api/runs.md, "Approvals", "Busy threads") hold nothing here while they
+ * wait: a run `awaiting_approval` and a `queued` run are rows. What makes them go on is a job of
+ * the durable queue (pg-boss), which any process that works the queue takes: `runs.resume` once
+ * a run's last pending approval is decided or expires, `runs.dispatch` once a thread's run ends
+ * and another waits in its queue. Their handlers claim the run in one statement (at most one
+ * process wins; a thread's unique partial index on its active run keeps two runs of one thread
+ * from running at once) and start it here through the {@link RunDriver} the runtime binds. The
+ * same sweep that ends dead runs catches what a job could not carry: it expires approvals past
+ * `expires_at`, and asks again for runs and threads left waiting with nothing to wait for (a
+ * process that died between a decision and its job).
  */
 import type { Config } from '../platform/config.ts'
 import type { Orm } from '../platform/db.ts'
@@ -23,6 +34,22 @@ import { RunBus } from './run-bus.ts'
 import { executeRun, RunInterruptedError, RunLostError } from './run-executor.ts'
 import type { ModelCall, RunOutcome, RunPlan } from './run-types.ts'
 import type { RedisConnection } from '../platform/redis.ts'
+import type { JobQueue } from '../platform/queue.ts'
+
+/** How the run manager starts runs that waited: the runs service's side, bound by the runtime (./run-driver.ts). */
+export interface RunDriver {
+  /** Claims run `runId` if it waits on nothing any more, and starts it again where it stopped. */
+  resume(runId: number): Promise<void>
+  /** Claims the oldest queued run of thread `threadId` if the thread is idle, and starts it. */
+  dispatch(threadId: number): Promise<void>
+}
+
+/** Job names of the durable queue (module comment). */
+const RESUME_JOB = 'runs.resume'
+const DISPATCH_JOB = 'runs.dispatch'
+
+/** Seconds a run or a thread may look stuck (nothing pending, nothing active) before the sweep asks for it again. */
+const STUCK_SECONDS = 2
 
 /** Heartbeats missed before a run counts as interrupted (its process died). */
 export const MISSED_BEATS = 3
@@ -34,6 +61,8 @@ export class RunManager {
   readonly #config: Config
   readonly #log: CacheLog
   readonly #readCache: ReadCache
+  readonly #jobs: JobQueue
+  #driver: RunDriver | null = null
   /** Cancel switches of the runs executing here, by run id. */
   readonly #active = new Map<number, AbortController>()
   /** Every execution and after-run job still under way here. */
@@ -41,13 +70,38 @@ export class RunManager {
   #sweepTimer: NodeJS.Timeout | undefined
   #beatTimer: NodeJS.Timeout | undefined
 
-  private constructor(bus: RunBus, o: { orm: Orm; config: Config; log: CacheLog; readCache: ReadCache }) {
+  private constructor(bus: RunBus, o: { orm: Orm; config: Config; log: CacheLog; readCache: ReadCache; jobs: JobQueue }) {
     this.bus = bus
     this.#orm = o.orm
     this.#config = o.config
     this.#log = o.log
     this.#readCache = o.readCache
+    this.#jobs = o.jobs
     bus.onCancel((runId) => this.#active.get(runId)?.abort())
+    // A claim is one short statement and the run then executes detached: a job ends at once.
+    const policy = { retryLimit: 2, retryDelay: 1, localConcurrency: 2 }
+    o.jobs.register<{ run_id: number }>(RESUME_JOB, (data) => this.#drive().resume(data.run_id), policy)
+    o.jobs.register<{ thread_id: number }>(DISPATCH_JOB, (data) => this.#drive().dispatch(data.thread_id), policy)
+  }
+
+  /** Hands over the runs service's side of resuming and dispatching (src/app.ts binds it once services exist). */
+  bind(driver: RunDriver): void {
+    this.#driver = driver
+  }
+
+  #drive(): RunDriver {
+    if (!this.#driver) throw new Error('The run manager has no driver bound')
+    return this.#driver
+  }
+
+  /** Asks any process that works the queue to resume run `runId` (module comment). */
+  requestResume(runId: number): Promise<void> {
+    return this.#jobs.send(RESUME_JOB, { run_id: runId })
+  }
+
+  /** Asks any process that works the queue to start the next queued run of thread `threadId`. */
+  requestDispatch(threadId: number): Promise<void> {
+    return this.#jobs.send(DISPATCH_JOB, { thread_id: threadId })
   }
 
   /**
@@ -55,7 +109,7 @@ export class RunManager {
    * `RUN_HEARTBEAT_MS` (module comment).
    * @throws when Redis (given) cannot be reached.
    */
-  static async create(o: { orm: Orm; config: Config; log: CacheLog; readCache: ReadCache; redis?: RedisConnection }): Promise<RunManager> {
+  static async create(o: { orm: Orm; config: Config; log: CacheLog; readCache: ReadCache; jobs: JobQueue; redis?: RedisConnection }): Promise<RunManager> {
     const manager = new RunManager(await RunBus.create({ redis: o.redis, log: o.log }), o)
     await manager.sweep()
     const beat = o.config.llm.heartbeatMs
@@ -76,7 +130,7 @@ export class RunManager {
    * still be under way, and answers the run's outcome when it ends (src/runs/run-executor.ts,
    * `executeRun`). Agent usage changed, so cached reads are dropped once it has.
    */
-  start(call: ModelCall, stored: Promise<RunPlan>): Promise<RunOutcome> {
+  start(call: ModelCall, stored: Promise<RunPlan>, o: { storedSeq?: number } = {}): Promise<RunOutcome> {
     const controller = new AbortController()
     // Cancels find the run by id, which it has once stored; none can name it before.
     const runId = stored.then(
@@ -87,12 +141,18 @@ export class RunManager {
       () => null,
     )
     const deps = { orm: this.#orm, config: this.#config, bus: this.bus, log: this.#log }
-    const execution = executeRun(deps, call, stored, controller.signal).finally(async () => {
+    const execution = executeRun(deps, call, stored, controller.signal, o).finally(async () => {
       const id = await runId
       if (id !== null) this.#active.delete(id)
       await this.#readCache.written()
     })
     this.track(execution)
+    // The next run of its thread's queue starts once this one has ended (not while it waits).
+    this.track(
+      Promise.all([execution, stored]).then(([outcome, plan]) =>
+        plan.threadId !== null && outcome.status !== 'awaiting_approval' && outcome.queuedNext !== false ? this.requestDispatch(plan.threadId) : undefined,
+      ),
+    )
     return execution
   }
 
@@ -119,7 +179,7 @@ export class RunManager {
         `with swept as (
            update runs set status = 'failed', error = ?::jsonb, finished_at = now(), updated_at = now(),
              events_count = (select coalesce(max(e.seq), 0) + 1 from run_events e where e.run_id = runs.id)
-           where status in ('queued', 'running') and coalesce(heartbeat_at, updated_at) < clock_timestamp() - make_interval(secs => ?)
+           where status = 'running' and coalesce(heartbeat_at, updated_at) < clock_timestamp() - make_interval(secs => ?)
              and not (id = any(string_to_array(?, ',')::bigint[]))
            returning id, uuid, events_count)
          insert into run_events (run_id, seq, type, data, created_at)
@@ -132,11 +192,38 @@ export class RunManager {
         const event = { seq: Number(row.seq), type: 'run.failed', data: jsonValueOf(row.data), created_at: new Date(row.created_at).toISOString() }
         this.bus.publish(Number(row.run_id), [event])
       }
+      await this.#unstick()
       return rows.length
     } catch (cause) {
       this.#log.warn({ err: cause }, 'run sweep failed')
       return 0
     }
+  }
+
+  /**
+   * Expires pending approvals past `expires_at` (they count as denied), and asks again for the
+   * runs that wait on nothing and the idle threads with a queue (module comment).
+   */
+  async #unstick(): Promise<void> {
+    const em = this.#orm.em.fork()
+    const [row] = await em.execute<{ runs: string | null; threads: string | null }[]>(
+      `with expired as (
+         update run_approvals set status = 'expired', reason = 'expired', decided_at = now(), updated_at = now()
+         where status = 'pending' and expires_at <= now() returning run_id)
+       select
+         (select string_agg(r.id::text, ',') from runs r
+          where r.status = 'awaiting_approval'
+            -- What the update above expired still reads as pending in this statement.
+            and not exists (select 1 from run_approvals a where a.run_id = r.id and a.status = 'pending' and a.expires_at > now())
+            and (r.id in (select run_id from expired)
+              or not exists (select 1 from run_approvals d where d.run_id = r.id and d.decided_at > now() - make_interval(secs => ?)))) as runs,
+         (select string_agg(distinct q.thread_id::text, ',') from runs q
+          where q.status = 'queued' and q.created_at < now() - make_interval(secs => ?)
+            and not exists (select 1 from runs a where a.thread_id = q.thread_id and a.status in ('running', 'awaiting_approval'))) as threads`,
+      [STUCK_SECONDS, STUCK_SECONDS],
+    )
+    for (const id of row?.runs?.split(',') ?? []) await this.requestResume(Number(id))
+    for (const id of row?.threads?.split(',') ?? []) await this.requestDispatch(Number(id))
   }
 
   /**

@@ -41,17 +41,50 @@ export interface RunPlan {
    * `knowledge.retrieved` before the answer, and stored as the answer's `citations`.
    */
   knowledge?: { event: Record<string, unknown>; citations: unknown[] }
+  /** A resumed run's output and usage before it waited, which its final event adds to. */
+  before?: { output: string; promptTokens: number; completionTokens: number; cost: number }
 }
 
 /**
  * What the model call of a run needs. It is known before the run is stored, so the call starts
  * while the launch statement is still under way (src/runs/runs.service.ts).
  */
-export type ModelCall = Pick<RunPlan, 'model' | 'system' | 'messages' | 'tools' | 'mcpServers' | 'workflowTools' | 'webSearch' | 'warnings' | 'knowledge'>
+export type ModelCall = Pick<RunPlan, 'model' | 'system' | 'messages' | 'tools' | 'mcpServers' | 'workflowTools' | 'webSearch' | 'warnings' | 'knowledge'> & {
+  /** A resumed run's calls a person decided on: they run (or are refused) before the model is asked again. */
+  decided?: DecidedCall[]
+}
+
+/** Which tool a call that needs approval goes to (docs/api/runs.md, "Approvals"). */
+export interface ApprovalTool {
+  kind: 'api' | 'mcp' | 'workflow'
+  toolUuid: string | null
+  workflowUuid: string | null
+  /** The JSON Schema its arguments must satisfy, as the run offered it; null when unknown. */
+  inputSchema: Record<string, unknown> | null
+}
+
+/** A tool call that waited for a person, decided: approved (it runs with `input`) or not (it is refused with `reason`). */
+export interface DecidedCall {
+  toolCallId: string
+  toolName: string
+  input: Record<string, unknown>
+  approved: boolean
+  reason: string | null
+}
+
+/** A call the model asked for that waits for a person, as the run stores it (`run_approvals`). */
+export interface PendingCall {
+  uuid: string
+  toolCallId: string
+  toolName: string
+  input: Record<string, unknown>
+  tool: ApprovalTool
+}
 
 /** How a run ended. */
 export interface RunOutcome {
-  status: 'succeeded' | 'failed' | 'canceled'
+  /** `awaiting_approval`: the run stopped before calls a person must approve (it resumes as a job later). */
+  status: 'succeeded' | 'failed' | 'canceled' | 'awaiting_approval'
   /** `upstream_error` (502), `upstream_timeout` (504), `canceled`, `interrupted` or `internal_error`. */
   error: { code: string; message: string } | null
   /** The final answer's text. */
@@ -64,6 +97,10 @@ export interface RunOutcome {
    * `m.`-prefixed columns (src/threads/message.schema.ts, `messageColumns`).
    */
   settledRows?: Record<string, unknown>[]
+  /** The approvals a run that now waits asked for (Approval shapes, src/runs/run.schema.ts). */
+  approvals?: import('./run.schema.ts').TApproval[]
+  /** Whether its thread has a queued run to start next (false: none; absent: unknown). */
+  queuedNext?: boolean
 }
 
 /** What the executor needs from the process. */

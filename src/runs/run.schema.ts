@@ -4,7 +4,7 @@
  */
 import type { RunEventRecord } from './run-event.ts'
 import { z } from 'zod'
-import { RUN_KINDS, RUN_STATUSES, type IRun } from '../../entities/index.ts'
+import { APPROVAL_STATUSES, APPROVAL_TOOL_KINDS, RUN_KINDS, RUN_STATUSES, type IRun } from '../../entities/index.ts'
 import { Message } from '../threads/index.ts'
 import { envelope, iso, isoOrNull, isRecord, jsonBoolean, jsonValueOf, text, timestamp } from '../access/wire.ts'
 
@@ -24,12 +24,24 @@ const stream = jsonBoolean()
   })
 const workspaceUuid = z.uuid().optional()
 
+/** What a run sent to a busy thread does (docs/api/runs.md, "Busy threads"). */
+export const IF_BUSY = ['enqueue', 'reject', 'interrupt'] as const
+export type IfBusy = (typeof IF_BUSY)[number]
+const ifBusy = z
+  .enum(IF_BUSY)
+  .optional()
+  .meta({
+    description:
+      'When the thread already has an unfinished run: `enqueue` (default) runs this one after it, `reject` answers 409, `interrupt` cancels it and runs this one at once.',
+  })
+
 /** `POST /api/v1/agents/{agent_uuid}/run`: `{input, thread_uuid?, background?, stream?}`. */
 export const RunAgentInput = z.strictObject({
   agent_uuid: z.uuid(),
   workspace_uuid: workspaceUuid,
   input: text(RUN_INPUT_MAX, 1),
   thread_uuid: z.uuid().optional(),
+  if_busy: ifBusy,
   background,
   stream,
 })
@@ -40,6 +52,7 @@ export const RunThreadInput = z.strictObject({
   thread_uuid: z.uuid(),
   workspace_uuid: workspaceUuid,
   content: text(RUN_INPUT_MAX, 1),
+  if_busy: ifBusy,
   background,
   stream,
 })
@@ -83,6 +96,36 @@ export type TUsage = z.infer<typeof Usage>
 export const RunWarning = z.object({ code: z.string(), message: z.string() })
 export type TRunWarning = z.infer<typeof RunWarning>
 
+/** `{id, name}` of a user, as an approval's `decided_by` names them. */
+export const UserSummary = z.object({ id: z.number().int(), name: z.string() })
+
+/**
+ * A tool call a run waits on a person for (docs/api/runs.md, "Approvals"). `arguments` are the
+ * model's until a person approves with an edit; then what ran.
+ */
+export const Approval = z
+  .object({
+    uuid: z.uuid(),
+    run_uuid: z.uuid(),
+    thread_uuid: z.uuid().nullable(),
+    agent_uuid: z.uuid().nullable(),
+    tool_call_id: z.string(),
+    tool_kind: z.enum(APPROVAL_TOOL_KINDS),
+    tool_name: z.string(),
+    tool_uuid: z.uuid().nullable(),
+    workflow_uuid: z.uuid().nullable(),
+    arguments: z.record(z.string(), z.unknown()),
+    status: z.enum(APPROVAL_STATUSES),
+    decided_by: UserSummary.nullable(),
+    decided_at: timestamp().nullable(),
+    reason: z.string().nullable(),
+    expires_at: timestamp(),
+    created_at: timestamp(),
+    updated_at: timestamp(),
+  })
+  .meta({ id: 'Approval' })
+export type TApproval = z.infer<typeof Approval>
+
 /** A stored run. Times in milliseconds; `first_event_ms` is from start to the first text delta. */
 export const Run = z.object({
   uuid: z.uuid(),
@@ -104,13 +147,18 @@ export const Run = z.object({
   first_event_ms: z.number().int().nullable(),
   /** The run's `run.warning` events' data, in order; empty for most runs. */
   warnings: z.array(RunWarning),
+  /** Its tool calls that waited for a person, oldest first; empty for most runs. */
+  approvals: z.array(Approval),
   created_at: timestamp(),
   updated_at: timestamp(),
 })
 export type TRun = z.infer<typeof Run>
 
-/** The answer of a run request and of `GET /api/v1/runs/{run_uuid}`: the run, its stored messages and its usage. */
-export const RunResult = envelope(z.object({ run: Run, messages: z.array(Message), usage: Usage }))
+/**
+ * The answer of a run request and of `GET /api/v1/runs/{run_uuid}`: the run, its stored messages,
+ * its usage, and its approvals still pending (a run answered while it waits).
+ */
+export const RunResult = envelope(z.object({ run: Run, messages: z.array(Message), usage: Usage, approvals: z.array(Approval) }))
 export type TRunResult = z.infer<typeof RunResult>
 
 /** One event of a run's log. */
@@ -154,6 +202,8 @@ export type RunRecord = Pick<
   promptUuid: string | null
   /** The data of its `run.warning` events (JSON text or parsed); absent or null: none. */
   warnings?: unknown
+  /** Its approvals as wire objects (JSON text or parsed, ./approvals.service.ts `APPROVALS_OF_RUN_SQL`); absent or null: none. */
+  approvals?: unknown
 }
 
 /** The stored columns of a {@link RunRecord} (camelCase; read through `selectColumns` of src/platform/sql.ts). */
@@ -184,6 +234,7 @@ export function toRun(row: RunRecord): TRun {
     latency_ms: row.latencyMs ?? null,
     first_event_ms: row.firstEventMs ?? null,
     warnings: warningsOf(row.warnings),
+    approvals: approvalsOf(row.approvals),
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
   }
@@ -196,6 +247,27 @@ function warningsOf(value: unknown): TRunWarning[] {
   return parsed.flatMap((item) =>
     isRecord(item) && typeof item.code === 'string' && typeof item.message === 'string' ? [{ code: item.code, message: item.message }] : [],
   )
+}
+
+/**
+ * Approvals read as wire objects by SQL (a JSON array, as text or parsed): the `expires_at`-style
+ * timestamps come as PostgreSQL renders them in JSON and are normalised to the wire's ISO form.
+ */
+export function approvalsOf(value: unknown): TApproval[] {
+  const parsed = jsonValueOf(value)
+  if (!Array.isArray(parsed)) return []
+  return parsed.filter(isRecord).map(toApproval)
+}
+
+/** One approval built by SQL as a JSON object (./approvals.service.ts) on the wire. */
+export function toApproval(row: Record<string, unknown>): TApproval {
+  return {
+    ...(row as unknown as TApproval),
+    decided_at: row.decided_at == null ? null : iso(String(row.decided_at)),
+    expires_at: iso(String(row.expires_at)),
+    created_at: iso(String(row.created_at)),
+    updated_at: iso(String(row.updated_at)),
+  }
 }
 
 /** The usage of a run row. */

@@ -10,7 +10,7 @@ import type { RunManager } from './run-manager.ts'
 import type { WorkflowToolBinding } from './workflow-tools.ts'
 
 /** What services call on the runs executing in this process (./run-manager.ts). */
-export type RunsPort = Pick<RunManager, 'bus' | 'start' | 'track' | 'cancel'>
+export type RunsPort = Pick<RunManager, 'bus' | 'start' | 'track' | 'cancel' | 'requestResume' | 'requestDispatch'>
 
 /** An agent's linked workflows as tools of its runs (docs/api/runs.md, "Linked workflows"). */
 export interface LinkedWorkflowsPort {

@@ -36,9 +36,13 @@ import { offeredTools } from './run-tools.ts'
 import type { ResourceCtx } from '../context.ts'
 import type { ModelCall, RunOutcome, RunPlan } from './run-types.ts'
 import type { RunKind } from '../../entities/index.ts'
+import { APPROVALS_OF_RUN_SQL } from './approvals.service.ts'
+import { endRuns } from './run-ending.ts'
+import { FINAL_EVENT_TYPES } from './run-log.ts'
+import type { IfBusy } from './run.schema.ts'
 
 /** The agent columns a run needs. */
-interface AgentForRun {
+export interface AgentForRun {
   id: number
   uuid: string
   name: string
@@ -66,6 +70,8 @@ export interface RunOptions {
   onStored?: (run: { uuid: string; threadUuid: string | null }) => Promise<void>
   /** For a run a workflow execution starts: that execution's `toolDepth` (src/workflows/linked-workflows.ts). */
   toolDepth?: number
+  /** What a run sent to a busy thread does (docs/api/runs.md, "Busy threads"); default `enqueue`. */
+  ifBusy?: IfBusy
 }
 
 /** Most earlier thread messages read for a run's context (then trimmed to the model's window). */
@@ -80,7 +86,7 @@ export async function runAgent(ctx: ResourceCtx, input: TRunAgentInput, options:
     if (found.agentId !== agent.id) throw new ValidationError(['thread_uuid'], 'The thread belongs to another agent')
     thread = found
   }
-  return launchAgentRun(ctx, agent, thread, input.input, input.background === true, 'agent', options)
+  return launchAgentRun(ctx, agent, thread, input.input, input.background === true, 'agent', { ifBusy: input.if_busy, ...options })
 }
 
 /** `POST /api/v1/threads/{thread_uuid}/run`. @throws as {@link runAgent}. */
@@ -88,7 +94,7 @@ export async function runThread(ctx: ResourceCtx, input: TRunThreadInput): Promi
   const thread = await requireThread(ctx, input.thread_uuid, true)
   // The thread stays the caller's, but running it still needs the agent to be usable by them.
   const agent = await requireAgent(ctx, { id: thread.agentId })
-  return launchAgentRun(ctx, agent, thread, input.content, input.background === true, 'thread')
+  return launchAgentRun(ctx, agent, thread, input.content, input.background === true, 'thread', { ifBusy: input.if_busy })
 }
 
 /** `POST /api/v1/prompts/{prompt_uuid}/run`: the prompt's content rendered with `input`, no thread. */
@@ -112,7 +118,8 @@ export async function retrieve(ctx: ResourceCtx, runUuid: string): Promise<TRunR
 }
 
 /**
- * `POST /api/v1/runs/{run_uuid}/cancel`: stops a queued or running run (it ends `canceled`).
+ * `POST /api/v1/runs/{run_uuid}/cancel`: stops a queued, running or waiting run (it ends
+ * `canceled`; a waiting run's pending approvals too).
  * @throws NotFoundError; ConflictError when the run has already ended.
  */
 export async function cancel(ctx: ResourceCtx, runUuid: string): Promise<TRunResult> {
@@ -121,16 +128,25 @@ export async function cancel(ctx: ResourceCtx, runUuid: string): Promise<TRunRes
   return readResult(ctx, runUuid)
 }
 
+const CANCELED = { code: 'canceled', message: 'The run was canceled' }
+const SUPERSEDED = { code: 'superseded', message: 'A newer message to the thread interrupted this run' }
+
 /** Marks run `runId` canceled unless it has ended, and stops it wherever it runs; answers whether it was canceled. */
 async function cancelRun(ctx: ResourceCtx, runId: number): Promise<boolean> {
-  const rows = await ctx.em.fork().execute<{ id: number }[]>(
-    `update runs set status = 'canceled', error = ?::jsonb, finished_at = now(), updated_at = now()
-     where id = ? and status in ('queued', 'running') returning id`,
-    [JSON.stringify({ code: 'canceled', message: 'The run was canceled' }), runId],
-  )
-  if (rows.length === 0) return false
-  await ctx.deps.runs.cancel(runId)
-  return true
+  const ended = await endRuns(ctx.em.fork(), ctx.deps.runs.bus, { sql: 'id = ?', params: [runId] }, 'canceled', CANCELED)
+  await afterEnding(ctx, ended)
+  return ended.length > 0
+}
+
+/**
+ * Tells the processes of ended `running` runs to stop them, and, for a thread whose run ended
+ * without an executor to notice (queued or waiting), starts its queue's next run.
+ */
+async function afterEnding(ctx: ResourceCtx, ended: Awaited<ReturnType<typeof endRuns>>): Promise<void> {
+  for (const run of ended) {
+    if (run.was === 'running') await ctx.deps.runs.cancel(run.id)
+    else if (run.threadId !== null) await ctx.deps.runs.requestDispatch(run.threadId)
+  }
 }
 
 /**
@@ -189,13 +205,15 @@ async function readResult(ctx: ResourceCtx, uuid: string): Promise<TRunResult> {
  */
 function answerOf(run: RunRecord, rows: Record<string, unknown>[]): TRunResult {
   const messages = rows.flatMap((row) => (row['m.id'] == null ? [] : [toMessage(unprefix<MessageRow>(row, 'm.'))]))
-  return { data: { run: toRun(run), messages, usage: toUsage(run) } }
+  const wire = toRun(run)
+  return { data: { run: wire, messages, usage: toUsage(run), approvals: wire.approvals.filter((approval) => approval.status === 'pending') } }
 }
 
 /** A run (`r`) with the uuids of its agent, thread (`t`; its messages' thread too) and prompt. */
 const RUN_FROM = 'runs r left join agents a on a.id = r.agent_id left join threads t on t.id = r.thread_id left join prompts p on p.id = r.prompt_id'
 const RUN_COLUMNS = `${selectColumns('r', '', RUN_FIELDS)}, a.uuid as "agentUuid", t.uuid as "threadUuid", p.uuid as "promptUuid",
-  (select json_agg(w.data order by w.seq) from run_events w where w.run_id = r.id and w.type = 'run.warning') as warnings`
+  (select json_agg(w.data order by w.seq) from run_events w where w.run_id = r.id and w.type = 'run.warning') as warnings,
+  ${APPROVALS_OF_RUN_SQL} as approvals`
 
 /**
  * The agent (by uuid, or by id for a thread's agent) with the columns a run needs, if the caller
@@ -203,7 +221,7 @@ const RUN_COLUMNS = `${selectColumns('r', '', RUN_FIELDS)}, a.uuid as "agentUuid
  * default) with the accounts that could serve it.
  * @throws NotFoundError, ForbiddenError
  */
-async function requireAgent(ctx: ResourceCtx, key: string | { id: number }): Promise<AgentForRun> {
+export async function requireAgent(ctx: ResourceCtx, key: string | { id: number }): Promise<AgentForRun> {
   // The slug resolveAgentModel reads from the metadata: a non-empty string, else the default.
   const slug = {
     sql: `coalesce(case when jsonb_typeof(r.metadata->'large_language_model') = 'string' then nullif(r.metadata->>'large_language_model', '') end, ?)`,
@@ -245,17 +263,59 @@ async function launchAgentRun(
   options: RunOptions = {},
 ): Promise<TRunResult> {
   const model = await resolveAgentModel(ctx, agent.metadata, agent)
-  const { tools, mcpServers, workflowTools, webSearch, warnings } = offeredTools(ctx, agent, model, options.toolDepth ?? 0)
-  const memoryOn = agent.metadata.memory === true
-  const memories = memoryOn ? await memoriesFor(ctx.em, ctx.auth.user.id, agent.id) : []
+  const offered = offeredTools(ctx, agent, model, options.toolDepth ?? 0)
+  const ifBusy = options.ifBusy ?? 'enqueue'
+  const queue = () => enqueue(ctx, { kind, agent, thread: existingThread as Ref, model, content, background }, options)
+  if (existingThread) {
+    const busy = await activeRunOf(ctx, existingThread.id)
+    if (busy && ifBusy === 'reject') throw busyConflict(busy)
+    if (busy && ifBusy === 'enqueue') return queue()
+    if (busy) await supersede(ctx, existingThread.id)
+  }
+  const call = await agentCall(ctx, agent, existingThread?.id ?? null, content, model, offered)
+  const launchInput = { kind, agent: { id: agent.id, uuid: agent.uuid }, thread: existingThread ?? 'new', prompt: null, model, input: content, background, warnings: offered.warnings } as const
+  const memoryInput = agent.metadata.memory === true ? content : null
+  try {
+    return await launch(ctx, launchInput, call, memoryInput, options)
+  } catch (error) {
+    // Another run of the thread started between the look and the launch (the unique index on a
+    // thread's active run refused this one; nothing was stored): the policy decides again.
+    if (!existingThread || !isActiveRunConflict(error)) throw error
+    const busy = await activeRunOf(ctx, existingThread.id)
+    if (ifBusy === 'reject') throw busyConflict(busy ?? { uuid: 'unknown', status: 'running' })
+    if (ifBusy === 'enqueue') return queue()
+    await supersede(ctx, existingThread.id)
+    return launch(ctx, launchInput, await agentCall(ctx, agent, existingThread.id, content, model, offered), memoryInput, options)
+  }
+}
+
+/**
+ * The model call of an agent's run: its system prompt (with the caller's memories and the
+ * knowledge retrieved for `content`), the thread's history that fits the model's window, then
+ * `content` as the user's message unless `o.inHistory` (a stored run going on: its user message
+ * is the history's last). Used by launches and by src/runs/run-driver.ts.
+ */
+export async function agentCall(
+  ctx: ResourceCtx,
+  agent: AgentForRun,
+  threadId: number | null,
+  content: string,
+  model: ResolvedModel,
+  offered: ReturnType<typeof offeredTools>,
+  o: { inHistory?: boolean } = {},
+): Promise<ModelCall> {
+  const { tools, mcpServers, workflowTools, webSearch, warnings } = offered
+  const memories = agent.metadata.memory === true ? await memoriesFor(ctx.em, ctx.auth.user.id, agent.id) : []
   const knowledge = agent.metadata.knowledge === true ? await knowledgeForRun(ctx, agent.id, content, model) : null
   const system = composeSystemPrompt(agent, { memories, knowledge: knowledge?.context })
-  const history = existingThread === null ? [] : await threadHistory(ctx.em, existingThread.id, HISTORY_LIMIT)
-
-  const call: ModelCall = {
+  const history = threadId === null ? [] : await threadHistory(ctx.em, threadId, HISTORY_LIMIT)
+  const messages: ModelMessage[] = o.inHistory
+    ? fitWindow(toModelMessages(history), model, system, '')
+    : [...fitWindow(toModelMessages(history), model, system, content), { role: 'user', content }]
+  return {
     model,
     system,
-    messages: [...fitWindow(toModelMessages(history), model, system, content), { role: 'user', content }],
+    messages,
     tools,
     mcpServers,
     workflowTools,
@@ -263,8 +323,72 @@ async function launchAgentRun(
     warnings,
     ...(knowledge ? { knowledge: { event: knowledge.event, citations: knowledge.citations } } : {}),
   }
-  const launchInput = { kind, agent: { id: agent.id, uuid: agent.uuid }, thread: existingThread ?? 'new', prompt: null, model, input: content, background, warnings } as const
-  return launch(ctx, launchInput, call, memoryOn ? content : null, options)
+}
+
+/** The thread's oldest unfinished run (running, waiting or queued), if any. */
+async function activeRunOf(ctx: ResourceCtx, threadId: number): Promise<{ uuid: string; status: string } | null> {
+  const [row] = await ctx.em.execute<{ uuid: string; status: string }[]>(
+    `select uuid, status from runs where thread_id = ? and status in ('queued', 'running', 'awaiting_approval')
+     order by (status = 'queued'), id limit 1`,
+    [threadId],
+  )
+  return row ?? null
+}
+
+/** 409 for `if_busy: reject`, naming the thread's active run. */
+const busyConflict = (run: { uuid: string; status: string }) => new ConflictError(`The thread is busy: run ${run.uuid} is ${run.status}`)
+
+/** Ends every unfinished run of the thread `canceled` (`superseded`) for `if_busy: interrupt`. */
+async function supersede(ctx: ResourceCtx, threadId: number): Promise<void> {
+  const ended = await endRuns(ctx.em.fork(), ctx.deps.runs.bus, { sql: 'thread_id = ?', params: [threadId] }, 'canceled', SUPERSEDED)
+  for (const run of ended) if (run.was === 'running') await ctx.deps.runs.cancel(run.id)
+}
+
+/** Whether a launch failed on the unique index that keeps one active run per thread. */
+function isActiveRunConflict(error: unknown): boolean {
+  const text = `${String((error as { constraint?: unknown } | null)?.constraint ?? '')} ${error instanceof Error ? error.message : ''}`
+  return text.includes('runs_thread_active_index')
+}
+
+/**
+ * Stores a run `queued` behind the thread's unfinished ones (`if_busy: enqueue`): its input is
+ * kept in the run, and its user message is stored when it starts (src/runs/run-driver.ts). It
+ * starts in whichever process takes the thread's dispatch job once every earlier run has ended.
+ * Answers at once in the background (202, `queued`), else once the run has ended or waits for an
+ * approval, wherever it executed.
+ */
+async function enqueue(
+  ctx: ResourceCtx,
+  o: { kind: RunKind; agent: Ref; thread: Ref; model: ResolvedModel; content: string; background: boolean },
+  options: RunOptions,
+): Promise<TRunResult> {
+  const uuid = uuidv7()
+  await ctx.em.execute(
+    `insert into runs (uuid, kind, status, agent_id, thread_id, model, input, background, events_count, user_id, workspace_id, created_at, updated_at)
+     values (?, ?, 'queued', ?, ?, ?, ?::jsonb, ?, 0, ?, ?, now(), now())`,
+    [uuid, o.kind, o.agent.id, o.thread.id, o.model.llm.slug, storableJson(storableText(o.content)), o.background, ctx.auth.user.id, ctx.workspace.workspace.id],
+  )
+  // The run before it may have ended between the look and this insert, seeing no queue: ask anyway.
+  await ctx.deps.runs.requestDispatch(o.thread.id)
+  await options.onStored?.({ uuid, threadUuid: o.thread.uuid })
+  if (o.background) return readResult(ctx, uuid)
+  return answerWhenDone(ctx, uuid, options.signal)
+}
+
+/**
+ * The answer of run `uuid` once it has ended or waits for an approval, wherever it executes (its
+ * log is followed); a run the upstream failed answers 502/504 as a launch does.
+ */
+async function answerWhenDone(ctx: ResourceCtx, uuid: string, signal?: AbortSignal): Promise<TRunResult> {
+  const run = await requireRun(ctx, uuid)
+  if (signal) signal.addEventListener('abort', () => void cancelRun(ctx, run.id).catch(() => undefined), { once: true })
+  for await (const event of await events(ctx, uuid, 0, signal)) {
+    if (FINAL_EVENT_TYPES.has(event.type) || event.type === 'run.approval_requested') break
+  }
+  const result = await readResult(ctx, uuid)
+  const { status, error } = result.data.run
+  if (status === 'failed' && error) failIfUpstream({ status, error, output: '' }, uuid)
+  return result
 }
 
 /**
@@ -335,7 +459,8 @@ async function settle(
   // The warnings of the launch, then those the run met while it executed (src/runs/run-executor.ts).
   const launchWarnings = Array.isArray(launched.record.warnings) ? launched.record.warnings : []
   const warnings = outcome.warnings ? [...launchWarnings, ...outcome.warnings] : launched.record.warnings
-  return answerOf({ ...launched.record, ...(settledRows[0] as unknown as RunRecord), warnings }, [...launched.rows, ...settledRows])
+  const approvals = outcome.approvals ?? []
+  return answerOf({ ...launched.record, ...(settledRows[0] as unknown as RunRecord), warnings, approvals }, [...launched.rows, ...settledRows])
 }
 
 /** 502/504 for a run the upstream failed; the run itself stays stored and readable. */
@@ -433,7 +558,7 @@ async function insertRun(ctx: ResourceCtx, o: LaunchInput): Promise<LaunchedRun>
   )
   const row = rows[0]
   const threadId = row.threadId === null ? null : Number(row.threadId)
-  const record = { ...(row as unknown as RunRecord), agentUuid: o.agent?.uuid ?? null, threadUuid, promptUuid: o.prompt?.uuid ?? null, warnings: o.warnings ?? [] }
+  const record = { ...(row as unknown as RunRecord), agentUuid: o.agent?.uuid ?? null, threadUuid, promptUuid: o.prompt?.uuid ?? null, warnings: o.warnings ?? [], approvals: [] }
   return { threadId, record, rows }
 }
 

@@ -43,6 +43,8 @@ export interface McpServerBinding {
   allowedTools: string[] | null
   /** The bound account's opened secret and where it goes (./tools.ts `Credential`); null without one. */
   credential: Credential | null
+  /** Every call of its tools waits for a person's approval (docs/api/runs.md, "Approvals"). */
+  requiresApproval: boolean
 }
 
 /** What a run holds of its `mcp` tools while it executes. */
@@ -77,6 +79,7 @@ export function mcpServerBindings(config: Config, value: unknown): McpServerBind
     url: String(row.url),
     allowedTools: Array.isArray(row.allowedTools) ? row.allowedTools.map(String) : null,
     credential: credentialOf(keyring, row),
+    requiresApproval: row.requiresApproval === true,
   }))
 }
 

@@ -31,6 +31,8 @@ export interface WorkflowToolBinding {
   /** A JSON-Schema object the arguments must satisfy (free-form when the trigger declares nothing). */
   inputSchema: Record<string, unknown>
   workflowUuid: string
+  /** Every call waits for a person's approval (the workflow's `settings.requires_approval`, docs/api/runs.md, "Approvals"). */
+  requiresApproval: boolean
   /**
    * Runs one execution with the call's arguments and waits for its end; `signal` aborting cancels
    * it (it ends `canceled`). Never throws: failures are outcomes.

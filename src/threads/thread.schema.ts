@@ -6,7 +6,7 @@
 import { z } from 'zod'
 import type { ProfilePhotoConfigValue } from '../../entities/index.ts'
 import { ProfilePhotoConfig, StorableObject, toProfilePhotoConfig } from '../access/resource.schema.ts'
-import { envelope, iso, isoOrNull, jsonBytes, name, pageQuery, sortParam, text, timestamp } from '../access/wire.ts'
+import { envelope, iso, isoOrNull, isRecord, jsonBytes, jsonValueOf, name, pageQuery, sortParam, text, timestamp } from '../access/wire.ts'
 import { mediaUrl } from '../access/user-workspace.schema.ts'
 
 /** The agent a thread (or a memory) belongs to, as embedded there. */
@@ -55,6 +55,10 @@ export const Thread = z
     metadata: z.record(z.string(), z.unknown()),
     /** When the thread's latest live message was written; null when it has none. */
     last_message_at: timestamp().nullable(),
+    /** The run the thread is busy with (running or waiting for an approval; else the next queued one); null when idle. */
+    active_run: z.object({ uuid: z.uuid(), status: z.enum(['queued', 'running', 'awaiting_approval']) }).nullable(),
+    /** Runs waiting in the thread's queue (docs/api/runs.md, "Busy threads"). */
+    queued_runs_count: z.number().int(),
     created_at: timestamp(),
     updated_at: timestamp(),
   })
@@ -74,8 +78,19 @@ export interface ThreadRow extends AgentSummaryRow {
   messagesCount: number
   metadata: Record<string, unknown>
   lastMessageAt: Date | string | null
+  /** `{uuid, status}` as JSON (text or parsed), or null. */
+  activeRun?: unknown
+  queuedRunsCount?: number
   createdAt: Date | string
   updatedAt: Date | string
+}
+
+/** The `active_run` of a thread row. */
+function activeRunOf(value: unknown): TThread['active_run'] {
+  const parsed = jsonValueOf(value)
+  if (!isRecord(parsed) || typeof parsed.uuid !== 'string') return null
+  const status = parsed.status === 'queued' || parsed.status === 'awaiting_approval' ? parsed.status : 'running'
+  return { uuid: parsed.uuid, status }
 }
 
 /** Row -> wire. */
@@ -91,6 +106,8 @@ export function toThread(row: ThreadRow, appUrl: string): TThread {
     messages_count: Number(row.messagesCount),
     metadata: row.metadata ?? {},
     last_message_at: isoOrNull(row.lastMessageAt),
+    active_run: activeRunOf(row.activeRun),
+    queued_runs_count: Number(row.queuedRunsCount ?? 0),
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
   }

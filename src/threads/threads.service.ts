@@ -44,6 +44,9 @@ const SOURCE: ListSource = {
   columns: `t.id::float8 as id, t.uuid, t.name, t.user_id::float8 as "userId", w.uuid as "workspaceUuid",
     t.messages_count as "messagesCount", t.metadata, t.created_at as "createdAt", t.updated_at as "updatedAt",
     (select max(lm.created_at) from messages lm where lm.thread_id = t.id and lm.deleted_at is null) as "lastMessageAt",
+    (select jsonb_build_object('uuid', ar.uuid, 'status', ar.status) from runs ar
+     where ar.thread_id = t.id and ar.status in ('queued', 'running', 'awaiting_approval') order by (ar.status = 'queued'), ar.id limit 1) as "activeRun",
+    (select count(*)::int from runs qr where qr.thread_id = t.id and qr.status = 'queued') as "queuedRunsCount",
     ${AGENT_SUMMARY_COLUMNS}`,
   alias: 't',
   sorts: {

@@ -45,7 +45,8 @@ function linkedWorkflowsSql(ctx: ResourceCtx, agentId: string): SqlFragment {
   const visible = visibleSql('w', 'workflows', viewerOf(ctx))
   const scope = serviceScopeSql('w', ctx)
   return {
-    sql: `(select coalesce(json_agg(json_build_object('uuid', w.uuid, 'name', w.name, 'description', w.description, 'nodes', w.nodes)
+    sql: `(select coalesce(json_agg(json_build_object('uuid', w.uuid, 'name', w.name, 'description', w.description, 'nodes', w.nodes,
+         'requiresApproval', coalesce(w.settings->'requires_approval', 'false'::jsonb) = 'true'::jsonb)
          order by x.position, x.id), '[]')
        from agent_workflows x join workflows w on w.id = x.workflow_id
        where x.agent_id = ${agentId} and w.deleted_at is null and jsonb_array_length(w.nodes) > 0 and ${visible.sql} and ${scope.sql})`,
@@ -115,6 +116,7 @@ function workflowToolBindings(
       description: shape.note ? `${said}\n\n${shape.note}` : said,
       inputSchema: shape.schema,
       workflowUuid: uuid,
+      requiresApproval: row.requiresApproval === true,
       run: (args, signal) => runLinkedWorkflow(ctx, { uuid, input: shape.input(args), toolDepth: o.toolDepth + 1 }, signal),
     }
   })

@@ -138,7 +138,9 @@ const GraphObject = StorableObject()
  * `settings` (docs/api/workflows.md): `timeout_seconds` (1..86400; else `WORKFLOW_TIMEOUT_SECONDS`)
  * bounds an execution, `error_policy` says whether a failed node stops it (`stop`, the default)
  * or is passed on (`continue`), `on_interrupt` whether an execution whose process stopped under
- * it resumes from its last finished node (`resume`) or fails (`fail`, the default); other members
+ * it resumes from its last finished node (`resume`) or fails (`fail`, the default),
+ * `requires_approval` whether a run that calls the workflow as an agent's tool waits for a
+ * person's approval of each call (docs/api/runs.md, "Approvals"; default false); other members
  * are kept as sent (editors store their own).
  */
 const WorkflowSettings = StorableObject().pipe(
@@ -146,6 +148,7 @@ const WorkflowSettings = StorableObject().pipe(
     timeout_seconds: jsonInt(1, 86_400).optional(),
     error_policy: z.enum(['stop', 'continue']).optional(),
     on_interrupt: z.enum(['resume', 'fail']).optional(),
+    requires_approval: jsonBoolean().optional(),
   }),
 )
 

@@ -55,6 +55,7 @@ export const AGENT_TOOL_KEYS = [
   'profile_photo_config',
   'profile_photo_url',
   'provider',
+  'requires_approval',
   'type',
   'updated_at',
   'url',

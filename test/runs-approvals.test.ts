@@ -1,0 +1,300 @@
+/**
+ * Runs that wait (docs/api/runs.md, "Approvals", "Busy threads"): a tool call a person approves,
+ * edits or denies before it runs, the run resumed as the same run by the job queue, expiry and
+ * cancel of a waiting run; and a thread that takes a second message while busy (enqueue, reject,
+ * interrupt). The model is the real OpenAI provider client against test/helpers/upstream.ts; the
+ * tool a real HTTP server (test/helpers/tool-server.ts).
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
+import { readOnlyToken } from './helpers/agents.ts'
+import { expectErrorBody, UUID } from './helpers/expect.ts'
+import { until } from './helpers/processes.ts'
+import { readSse } from './helpers/sse.ts'
+import { startWeatherServer, type WeatherServer } from './helpers/tool-server.ts'
+import { startUpstream, type Upstream } from './helpers/upstream.ts'
+
+describe('runs that wait', () => {
+  let t: TestApp
+  let upstream: Upstream
+  let weather: WeatherServer
+  let alice: TestUser
+  let bob: TestUser
+  /** An agent whose `weather` tool needs approval and whose `clock` tool does not. */
+  let agentUuid: string
+  let weatherUuid: string
+
+  beforeAll(async () => {
+    upstream = await startUpstream()
+    weather = await startWeatherServer()
+    t = await createTestApp({
+      OPENAI_API_KEY: 'sk-upstream-test',
+      OPENAI_BASE_URL: upstream.url,
+      TOOL_ALLOW_PRIVATE_NETWORK: 'true',
+      // The sweep that expires approvals runs with the heartbeat.
+      RUN_HEARTBEAT_MS: '300',
+    })
+    alice = await t.make.user({ name: 'Alice Approver' })
+    bob = await t.make.user({ name: 'Bob Outsider' })
+    const tool = (
+      await t.as(alice).tools.create({
+        name: 'Weather',
+        description: 'The forecast of a city',
+        method: 'GET',
+        url: `${weather.url}/weather?city={{city}}`,
+        input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        requires_approval: true,
+      } as never)
+    ).data
+    weatherUuid = tool.uuid
+    const clock = (
+      await t.as(alice).tools.create({
+        name: 'Clock',
+        description: 'The forecast again, no approval needed',
+        method: 'GET',
+        url: `${weather.url}/weather?city=clock`,
+        input_schema: { type: 'object', properties: {} },
+      } as never)
+    ).data
+    agentUuid = (await t.as(alice).agents.create({ name: 'Careful', tools: [{ tool_uuid: tool.uuid }, { tool_uuid: clock.uuid }] } as never)).data.uuid
+  })
+  afterAll(async () => {
+    await t?.close()
+    await upstream?.close()
+    await weather?.close()
+  })
+  beforeEach(() => {
+    upstream.reset()
+    weather.requests.length = 0
+  })
+
+  const run = (body: Record<string, unknown>, user: { token: string } = alice) => t.http('POST', `/api/v1/agents/${agentUuid}/run`, { token: user.token, body })
+  const getRun = async (uuid: string) => (await t.http('GET', `/api/v1/runs/${uuid}`, { token: alice.token })).body.data
+  const ended = (uuid: string) => until(() => getRun(uuid), (data) => ['succeeded', 'failed', 'canceled'].includes(data.run.status), 10_000, (d) => d.run)
+  const askWeather = (city = 'Oslo', id = 'call_w') => ({ kind: 'tool_calls' as const, calls: [{ name: 'weather', arguments: JSON.stringify({ city }), id }] })
+  const waiting = async (reply = askWeather()) => {
+    upstream.enqueue(reply)
+    const res = await run({ input: 'Weather in Oslo?' })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    return res.body.data
+  }
+  const decide = (uuid: string, how: 'approve' | 'deny', body: Record<string, unknown> = {}, user: { token: string } = alice) =>
+    t.http('POST', `/api/v1/approvals/${uuid}/${how}`, { token: user.token, body })
+
+  describe('approvals', () => {
+    it('stops before the call with awaiting_approval and an approval; approved, the same run resumes, calls the tool once and ends', async () => {
+      const data = await waiting()
+      expect(data.run.status).toBe('awaiting_approval')
+      expect(weather.requests).toEqual([])
+      expect(data.approvals).toHaveLength(1)
+      const approval = data.approvals[0]
+      expect(approval).toMatchObject({
+        run_uuid: data.run.uuid,
+        thread_uuid: data.run.thread_uuid,
+        agent_uuid: agentUuid,
+        tool_call_id: 'call_w',
+        tool_kind: 'api',
+        tool_name: 'weather',
+        tool_uuid: weatherUuid,
+        workflow_uuid: null,
+        arguments: { city: 'Oslo' },
+        status: 'pending',
+        decided_by: null,
+        decided_at: null,
+        reason: null,
+      })
+      expect(approval.uuid).toMatch(UUID)
+      expect(new Date(approval.expires_at).getTime() - new Date(approval.created_at).getTime()).toBe(86_400_000)
+      expect(data.run.approvals).toEqual(data.approvals)
+      const firstUsage = data.usage.total_tokens
+      expect(firstUsage).toBeGreaterThan(0)
+
+      const listed = await t.http('GET', '/api/v1/approvals?status=pending', { token: alice.token })
+      expect(listed.status).toBe(200)
+      expect(listed.body.data.map((a: { uuid: string }) => a.uuid)).toContain(approval.uuid)
+      expect((await t.http('GET', `/api/v1/approvals/${approval.uuid}`, { token: alice.token })).body.data).toEqual(approval)
+
+      upstream.enqueue({ kind: 'text', text: 'Sunny in Oslo.' })
+      const approved = await decide(approval.uuid, 'approve')
+      expect(approved.status, JSON.stringify(approved.body)).toBe(200)
+      expect(approved.body.data).toMatchObject({ status: 'approved', decided_by: { id: alice.id, name: 'Alice Approver' }, arguments: { city: 'Oslo' } })
+      const done = await ended(data.run.uuid)
+      expect(done.run).toMatchObject({ uuid: data.run.uuid, status: 'succeeded', output: 'Sunny in Oslo.', thread_uuid: data.run.thread_uuid })
+      expect(done.usage.total_tokens).toBeGreaterThan(firstUsage)
+      expect(weather.requests).toEqual(['/weather?city=Oslo'])
+      expect(done.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant'])
+      expect(done.messages[2].parts[0]).toMatchObject({ tool_call_id: 'call_w', output: { city: 'Oslo', forecast: 'sunny' }, is_error: false })
+      expect(done.approvals).toEqual([])
+      expect(done.run.approvals[0]).toMatchObject({ status: 'approved' })
+      // One log, ids without gaps: it waited, resumed, and ended.
+      const log = await readSse(`${t.url}/api/v1/runs/${data.run.uuid}/events`, { authorization: `Bearer ${alice.token}` })
+      const types = log.events.map((e) => e.event)
+      expect(log.events.map((e) => Number(e.id))).toEqual(types.map((_, i) => i + 1))
+      expect(types.indexOf('run.approval_requested')).toBeLessThan(types.indexOf('run.resumed'))
+      expect(types.at(-1)).toBe('run.succeeded')
+      expect(types.filter((type) => type === 'run.started')).toHaveLength(1)
+    })
+
+    it('runs the step’s other calls at once, and approved with edited arguments runs those; a refused edit is a 400 naming the field', async () => {
+      const data = await waiting({
+        kind: 'tool_calls',
+        calls: [
+          { name: 'weather', arguments: '{"city":"Oslo"}', id: 'call_a' },
+          { name: 'clock', arguments: '{}', id: 'call_b' },
+        ],
+      })
+      expect(data.run.status).toBe('awaiting_approval')
+      expect(weather.requests).toEqual(['/weather?city=clock'])
+      const [approval] = data.approvals
+      const bad = await decide(approval.uuid, 'approve', { arguments: { city: 42 } })
+      expect(bad.status).toBe(400)
+      expect(bad.body.code).toBe('BAD_REQUEST')
+      expect(bad.body.issues[0].path).toEqual(['arguments', 'city'])
+      const missing = await decide(approval.uuid, 'approve', { arguments: {} })
+      expect(missing.status).toBe(400)
+      expect(missing.body.issues[0].path).toEqual(['arguments', 'city'])
+      expect((await t.http('GET', `/api/v1/approvals/${approval.uuid}`, { token: alice.token })).body.data.status).toBe('pending')
+      upstream.enqueue({ kind: 'text', text: 'Rain in Bergen.' })
+      const approved = await decide(approval.uuid, 'approve', { arguments: { city: 'Bergen' }, reason: 'Bergen is what they meant' })
+      expect(approved.body.data).toMatchObject({ status: 'approved', arguments: { city: 'Bergen' }, reason: 'Bergen is what they meant' })
+      const done = await ended(data.run.uuid)
+      expect(done.run.status).toBe('succeeded')
+      expect(weather.requests).toEqual(['/weather?city=clock', '/weather?city=Bergen'])
+      // The model's next call carried both results.
+      const last = upstream.requests.at(-1)?.body.messages as { role: string; tool_call_id?: string }[]
+      expect(last.filter((m) => m.role === 'tool').map((m) => m.tool_call_id)).toEqual(['call_b', 'call_a'])
+    })
+
+    it('denied, the model reads {denied: true, reason} and the run goes on without the call; a second decision is a 409', async () => {
+      const data = await waiting()
+      const [approval] = data.approvals
+      upstream.enqueue({ kind: 'text', text: 'I may not look that up.' })
+      const denied = await decide(approval.uuid, 'deny', { reason: 'Not today' })
+      expect(denied.status).toBe(200)
+      expect(denied.body.data).toMatchObject({ status: 'denied', reason: 'Not today' })
+      const done = await ended(data.run.uuid)
+      expect(done.run).toMatchObject({ status: 'succeeded', output: 'I may not look that up.' })
+      expect(weather.requests).toEqual([])
+      const toolMessage = (upstream.requests.at(-1)?.body.messages as { role: string; content: string }[]).find((m) => m.role === 'tool')
+      expect(JSON.parse(String(toolMessage?.content))).toEqual({ denied: true, reason: 'Not today' })
+      expectErrorBody(await decide(approval.uuid, 'approve'), 409, 'CONFLICT')
+      expectErrorBody(await decide(approval.uuid, 'deny'), 409, 'CONFLICT')
+    })
+
+    it('another tenant gets 404, a read-only token 403, no token 401; a reason over 2,000 characters and a bad status filter are 400s', async () => {
+      const data = await waiting()
+      const [approval] = data.approvals
+      expectErrorBody(await t.http('GET', `/api/v1/approvals/${approval.uuid}`, { token: bob.token }), 404, 'NOT_FOUND')
+      expectErrorBody(await decide(approval.uuid, 'approve', {}, bob), 404, 'NOT_FOUND')
+      expect((await t.http('GET', '/api/v1/approvals', { token: bob.token })).body.data).toEqual([])
+      expectErrorBody(await decide(approval.uuid, 'approve', {}, await readOnlyToken(t, alice)), 403, 'FORBIDDEN')
+      expectErrorBody(await t.http('POST', `/api/v1/approvals/${approval.uuid}/approve`, { body: {} }), 401, 'UNAUTHORIZED')
+      const long = await decide(approval.uuid, 'deny', { reason: 'x'.repeat(2_001) })
+      expect(long.status).toBe(400)
+      expect(long.body.issues[0].path).toEqual(['reason'])
+      const filter = await t.http('GET', '/api/v1/approvals?status=maybe', { token: alice.token })
+      expect(filter.status).toBe(400)
+      expect(filter.body.issues[0].path).toEqual(['status'])
+      expect((await t.http('GET', `/api/v1/approvals/${approval.uuid}`, { token: alice.token })).body.data.status).toBe('pending')
+      // Canceling the waiting run cancels its approval; deciding it then is a 409.
+      const canceled = await t.http('POST', `/api/v1/runs/${data.run.uuid}/cancel`, { token: alice.token })
+      expect(canceled.status).toBe(200)
+      expect(canceled.body.data.run).toMatchObject({ status: 'canceled', error: { code: 'canceled' } })
+      expect(canceled.body.data.run.approvals[0]).toMatchObject({ status: 'canceled' })
+      expectErrorBody(await decide(approval.uuid, 'approve'), 409, 'CONFLICT')
+      const log = await readSse(`${t.url}/api/v1/runs/${data.run.uuid}/events`, { authorization: `Bearer ${alice.token}` })
+      expect(log.events.at(-1)?.event).toBe('run.canceled')
+    })
+
+    it('an approval past expires_at expires (reason "expired", counted as denied) and the run resumes', async () => {
+      const data = await waiting()
+      const [approval] = data.approvals
+      upstream.enqueue({ kind: 'text', text: 'Nobody answered.' })
+      await t.sql(`update run_approvals set expires_at = now() - interval '1 second' where uuid = ?`, [approval.uuid])
+      const done = await ended(data.run.uuid)
+      expect(done.run).toMatchObject({ status: 'succeeded', output: 'Nobody answered.' })
+      expect(done.run.approvals[0]).toMatchObject({ status: 'expired', reason: 'expired', decided_by: null })
+      expect(weather.requests).toEqual([])
+    })
+  })
+
+  describe('busy threads', () => {
+    const threadRun = (threadUuid: string, body: Record<string, unknown>) =>
+      t.http('POST', `/api/v1/threads/${threadUuid}/run`, { token: alice.token, body })
+    const newThread = async () => {
+      const first = await run({ input: 'Hello' })
+      expect(first.status).toBe(200)
+      return first.body.data.run.thread_uuid as string
+    }
+    const thread = async (uuid: string) => (await t.http('GET', `/api/v1/threads/${uuid}`, { token: alice.token })).body.data
+
+    it('enqueues a message sent while the thread runs: 202 queued, started after the first ends, messages never interleaved', async () => {
+      const threadUuid = await newThread()
+      expect(await thread(threadUuid)).toMatchObject({ active_run: null, queued_runs_count: 0 })
+      upstream.enqueue({ kind: 'slow', delayMs: 1_000, then: { kind: 'text', text: 'First answer' } }, { kind: 'text', text: 'Second answer' })
+      const first = await threadRun(threadUuid, { content: 'one', background: true })
+      expect(first.status).toBe(202)
+      const second = await threadRun(threadUuid, { content: 'two', background: true })
+      expect(second.status, JSON.stringify(second.body)).toBe(202)
+      expect(second.body.data.run).toMatchObject({ status: 'queued', thread_uuid: threadUuid })
+      expect(second.body.data.messages).toEqual([])
+      expect(await thread(threadUuid)).toMatchObject({ active_run: { uuid: first.body.data.run.uuid, status: 'running' }, queued_runs_count: 1 })
+      const done = await ended(second.body.data.run.uuid)
+      expect(done.run).toMatchObject({ status: 'succeeded', output: 'Second answer' })
+      expect((await getRun(first.body.data.run.uuid)).run.status).toBe('succeeded')
+      const messages = (await t.http('GET', `/api/v1/messages?thread_uuid=${threadUuid}&per_page=100`, { token: alice.token })).body.data
+      const contents = messages.map((m: { content: string }) => m.content)
+      expect(contents.slice(-4)).toEqual(['one', 'First answer', 'two', 'Second answer'])
+      // The queued run saw the first one's answer.
+      const asked = upstream.requests.at(-1)?.body.messages as { content: string }[]
+      expect(asked.map((m) => m.content)).toContain('First answer')
+      expect(await thread(threadUuid)).toMatchObject({ active_run: null, queued_runs_count: 0 })
+    })
+
+    it('a queued run answered when done waits for its turn and answers 200', async () => {
+      const threadUuid = await newThread()
+      upstream.enqueue({ kind: 'slow', delayMs: 600, then: { kind: 'text', text: 'Slow one' } }, { kind: 'text', text: 'Waited one' })
+      await threadRun(threadUuid, { content: 'first', background: true })
+      const second = await threadRun(threadUuid, { content: 'second' })
+      expect(second.status, JSON.stringify(second.body)).toBe(200)
+      expect(second.body.data.run).toMatchObject({ status: 'succeeded', output: 'Waited one' })
+      expect(second.body.data.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant'])
+    })
+
+    it('reject answers 409 naming the active run and stores nothing; interrupt cancels it (superseded) and runs at once', async () => {
+      const threadUuid = await newThread()
+      upstream.enqueue({ kind: 'slow', delayMs: 5_000, then: { kind: 'text', text: 'Never seen' } }, { kind: 'text', text: 'Newest' })
+      const first = await threadRun(threadUuid, { content: 'long question', background: true })
+      const runsBefore = await t.sql('select count(*)::int as n from runs')
+      const rejected = await threadRun(threadUuid, { content: 'again?', if_busy: 'reject' })
+      expectErrorBody(rejected, 409, 'CONFLICT')
+      expect(rejected.body.message).toContain(first.body.data.run.uuid)
+      expect(await t.sql('select count(*)::int as n from runs')).toEqual(runsBefore)
+      const bad = await threadRun(threadUuid, { content: 'x', if_busy: 'sometimes' })
+      expect(bad.status).toBe(400)
+      expect(bad.body.issues[0].path).toEqual(['if_busy'])
+      const interrupting = await threadRun(threadUuid, { content: 'never mind', if_busy: 'interrupt' })
+      expect(interrupting.status, JSON.stringify(interrupting.body)).toBe(200)
+      expect(interrupting.body.data.run).toMatchObject({ status: 'succeeded', output: 'Newest' })
+      const superseded = await ended(first.body.data.run.uuid)
+      expect(superseded.run).toMatchObject({ status: 'canceled', error: { code: 'superseded' } })
+      const contents = (await t.http('GET', `/api/v1/messages?thread_uuid=${threadUuid}&per_page=100`, { token: alice.token })).body.data.map(
+        (m: { content: string }) => m.content,
+      )
+      expect(contents).not.toContain('Never seen')
+      expect(contents.slice(-2)).toEqual(['never mind', 'Newest'])
+    })
+
+    it('a run waiting for an approval keeps its thread busy: the next message is queued until the run ends', async () => {
+      const data = await waiting()
+      const threadUuid = data.run.thread_uuid
+      const queued = await threadRun(threadUuid, { content: 'and tomorrow?', background: true })
+      expect(queued.body.data.run.status).toBe('queued')
+      expect(await thread(threadUuid)).toMatchObject({ active_run: { uuid: data.run.uuid, status: 'awaiting_approval' }, queued_runs_count: 1 })
+      upstream.enqueue({ kind: 'text', text: 'Sunny.' }, { kind: 'text', text: 'Tomorrow too.' })
+      await decide(data.approvals[0].uuid, 'approve')
+      expect((await ended(data.run.uuid)).run.output).toBe('Sunny.')
+      expect((await ended(queued.body.data.run.uuid)).run.output).toBe('Tomorrow too.')
+    })
+  })
+})
