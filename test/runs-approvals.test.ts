@@ -5,6 +5,7 @@
  * interrupt). The model is the real OpenAI provider client against test/helpers/upstream.ts; the
  * tool a real HTTP server (test/helpers/tool-server.ts).
  */
+import OpenAI from 'openai'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { readOnlyToken } from './helpers/agents.ts'
@@ -206,6 +207,60 @@ describe('runs that wait', () => {
       expect(log.events.at(-1)?.event).toBe('run.canceled')
     })
 
+    it('two decisions on one run at the same moment resume it once; both calls run', async () => {
+      const data = await waiting({
+        kind: 'tool_calls',
+        calls: [
+          { name: 'weather', arguments: '{"city":"Oslo"}', id: 'call_1' },
+          { name: 'weather', arguments: '{"city":"Rome"}', id: 'call_2' },
+        ],
+      })
+      expect(data.approvals.map((a: { tool_call_id: string }) => a.tool_call_id)).toEqual(['call_1', 'call_2'])
+      upstream.enqueue({ kind: 'text', text: 'Both sunny.' })
+      const answers = await Promise.all(data.approvals.map((a: { uuid: string }) => decide(a.uuid, 'approve')))
+      expect(answers.map((a) => a.status)).toEqual([200, 200])
+      const done = await ended(data.run.uuid)
+      expect(done.run.output).toBe('Both sunny.')
+      expect([...weather.requests].sort()).toEqual(['/weather?city=Oslo', '/weather?city=Rome'])
+      const log = await readSse(`${t.url}/api/v1/runs/${data.run.uuid}/events`, { authorization: `Bearer ${alice.token}` })
+      expect(log.events.filter((e) => e.event === 'run.resumed')).toHaveLength(1)
+    })
+
+    it('through the OpenAI-compatible Responses API (the official openai package): mcp_approval_request, then mcp_approval_response resumes the same run', async () => {
+      const client = new OpenAI({ baseURL: `${t.url}/api/v1/openai`, apiKey: alice.token, maxRetries: 0 })
+      upstream.enqueue(askWeather('Oslo', 'call_oa'))
+      const first = await client.responses.create({ model: agentUuid, input: 'Weather in Oslo?' })
+      expect(first.status).toBe('completed')
+      const request = first.output.find((item) => item.type === 'mcp_approval_request')
+      expect(request).toMatchObject({ type: 'mcp_approval_request', name: 'weather', server_label: 'agent' })
+      if (request?.type !== 'mcp_approval_request') throw new Error('no approval request')
+      expect(JSON.parse(request.arguments)).toEqual({ city: 'Oslo' })
+      expect(weather.requests).toEqual([])
+      upstream.enqueue({ kind: 'text', text: 'Sunny in Oslo.' })
+      const second = await client.responses.create({
+        model: agentUuid,
+        previous_response_id: first.id,
+        input: [{ type: 'mcp_approval_response', approval_request_id: request.id, approve: true }],
+      })
+      expect(second.id).toBe(first.id)
+      expect(second.output_text).toBe('Sunny in Oslo.')
+      expect(weather.requests).toEqual(['/weather?city=Oslo'])
+      // Deciding it again is OpenAI's 409; an unknown approval request is a 400 naming the item.
+      const again = await client.responses
+        .create({ model: agentUuid, previous_response_id: first.id, input: [{ type: 'mcp_approval_response', approval_request_id: request.id, approve: false }] })
+        .catch((error: unknown) => error)
+      expect(again).toBeInstanceOf(OpenAI.ConflictError)
+      const unknown = await client.responses
+        .create({
+          model: agentUuid,
+          previous_response_id: first.id,
+          input: [{ type: 'mcp_approval_response', approval_request_id: '00000000-0000-4000-8000-000000000000', approve: true }],
+        })
+        .catch((error: unknown) => error)
+      expect(unknown).toBeInstanceOf(OpenAI.BadRequestError)
+      expect((unknown as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('input[0].approval_request_id')
+    })
+
     it('an approval past expires_at expires (reason "expired", counted as denied) and the run resumes', async () => {
       const data = await waiting()
       const [approval] = data.approvals
@@ -283,6 +338,24 @@ describe('runs that wait', () => {
       )
       expect(contents).not.toContain('Never seen')
       expect(contents.slice(-2)).toEqual(['never mind', 'Newest'])
+    })
+
+    it('the OpenAI-compatible API takes if_busy in metadata: reject is OpenAI\'s 409, an unknown value a 400 naming it', async () => {
+      const threadUuid = await newThread()
+      const client = new OpenAI({ baseURL: `${t.url}/api/v1/openai`, apiKey: alice.token, maxRetries: 0 })
+      upstream.enqueue({ kind: 'slow', delayMs: 1_500, then: { kind: 'text', text: 'Busy answer' } })
+      const first = await threadRun(threadUuid, { content: 'slow one', background: true })
+      const rejected = await client.chat.completions
+        .create({ model: agentUuid, messages: [{ role: 'user', content: 'now?' }], metadata: { thread_uuid: threadUuid, if_busy: 'reject' } })
+        .catch((error: unknown) => error)
+      expect(rejected).toBeInstanceOf(OpenAI.ConflictError)
+      expect(String((rejected as Error).message)).toContain(first.body.data.run.uuid)
+      const bad = await client.chat.completions
+        .create({ model: agentUuid, messages: [{ role: 'user', content: 'now?' }], metadata: { thread_uuid: threadUuid, if_busy: 'later' } })
+        .catch((error: unknown) => error)
+      expect(bad).toBeInstanceOf(OpenAI.BadRequestError)
+      expect((bad as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('metadata.if_busy')
+      await ended(first.body.data.run.uuid)
     })
 
     it('a run waiting for an approval keeps its thread busy: the next message is queued until the run ends', async () => {

@@ -44,6 +44,8 @@ async function fireAgent(ctx: ResourceCtx, target: FiringTarget, link: (links: F
       ctx,
       { agent_uuid: target.agentUuid as string, input: typeof target.input === 'string' ? target.input : '' },
       {
+        // A firing stays running while its run waits for an approval (docs/api/runs.md, "Approvals").
+        untilEnd: true,
         onStored: async (run) => {
           stored = true
           await link({ runUuid: run.uuid, threadUuid: run.threadUuid })

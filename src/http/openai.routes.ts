@@ -184,8 +184,8 @@ export async function openAiRoutes(scope: FastifyInstance, options: OpenAiRoutes
     runHeaders(reply, run)
     const echo = { instructions: body.instructions ?? null, previousResponseId: body.previous_response_id ?? null, metadata: body.metadata ?? {} }
     if (!stream) {
-      const { run: stored, usage } = run.result.data
-      return toResponse(run.ref, echo, { status: 'completed', output: stored.output ?? '', usage })
+      const { run: stored, usage, approvals } = run.result.data
+      return toResponse(run.ref, echo, { status: 'completed', output: stored.output ?? '', usage, approvals })
     }
     return sendStream(request, reply, (signal) => responseFrames(ctx, run, echo, signal), options.draining)
   })

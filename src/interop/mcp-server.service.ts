@@ -267,6 +267,13 @@ async function callWorkflow(ctx: ResourceCtx, entry: ToolEntry, args: Record<str
 
 function runResult({ data }: TRunResult): CallToolResult {
   const { run, usage } = data
+  if (run.status === 'awaiting_approval') {
+    // A result, not an error: the run waits for a person (docs/api/runs.md, "Approvals"), who
+    // decides through the approvals API; the run then goes on by itself.
+    const structured = { run_uuid: run.uuid, thread_uuid: run.thread_uuid, status: run.status, output: run.output, usage, approvals: data.approvals }
+    const names = data.approvals.map((approval) => approval.tool_name).join(', ')
+    return { content: [{ type: 'text', text: `The run ${run.uuid} waits for approval of: ${names}` }], structuredContent: structured }
+  }
   const structured = { run_uuid: run.uuid, thread_uuid: run.thread_uuid, status: run.status, output: run.output, usage }
   const failed = run.status !== 'succeeded'
   const said = failed ? (run.error?.message ?? `The run ended ${run.status}`) : (run.output ?? '')

@@ -100,9 +100,14 @@ export const RUN_OUTPUT_SCHEMA: ObjectSchema = {
   properties: {
     run_uuid: { type: 'string', format: 'uuid' },
     thread_uuid: { type: ['string', 'null'], description: 'The thread of an agent run (continue it with thread_uuid); null for a prompt run' },
-    status: { type: 'string', enum: ['queued', 'running', 'succeeded', 'failed', 'canceled'] },
+    status: { type: 'string', enum: ['queued', 'running', 'awaiting_approval', 'succeeded', 'failed', 'canceled'] },
     output: { type: ['string', 'null'] },
     usage: USAGE_SCHEMA,
+    approvals: {
+      type: 'array',
+      description: 'With status awaiting_approval: the tool calls that wait for a person (decide them with POST /api/v1/approvals/{uuid}/approve or /deny)',
+      items: { type: 'object' },
+    },
   },
   required: ['run_uuid', 'thread_uuid', 'status', 'output', 'usage'],
 }

@@ -98,13 +98,33 @@ const InputTextPart = z.object({
 
 /** A Responses input message item (`type: 'message'` or an easy input message without `type`). */
 export const ResponseInputItem = z.object({
-  type: z.literal('message', { error: "Only message items are supported: the agent runs its own tools" }).optional(),
+  type: z.literal('message', { error: 'Only message and mcp_approval_response items are supported: the agent runs its own tools' }).optional(),
   role: z.enum(['system', 'developer', 'user', 'assistant'], { error: ROLE_ERROR }),
   content: z.union([MessageText, z.array(InputTextPart).min(1)]),
   id: z.string().optional(),
   status: z.string().optional(),
 })
 export type TResponseInputItem = z.infer<typeof ResponseInputItem>
+
+/**
+ * A person's decision on an `mcp_approval_request` of the previous response (docs/api/openai.md,
+ * "Approvals"): OpenAI's own item, so the SDK needs nothing new.
+ */
+export const ApprovalResponseItem = z.object({
+  type: z.literal('mcp_approval_response'),
+  approval_request_id: z.uuid(),
+  approve: z.boolean(),
+  reason: z.string().max(2_000).nullish(),
+  id: z.string().nullish(),
+})
+export type TApprovalResponseItem = z.infer<typeof ApprovalResponseItem>
+
+/** One input item: an approval response when it says so, else a message item (whose errors name its fields). */
+const inputEntry = z.custom<TResponseInputItem | TApprovalResponseItem>().superRefine((value, ctx) => {
+  const schema = typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'mcp_approval_response' ? ApprovalResponseItem : ResponseInputItem
+  const parsed = schema.safeParse(value)
+  if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: 'custom', path: issue.path } as never)
+})
 
 const ignoredResponse = {
   temperature: ignored.temperature,
@@ -127,7 +147,7 @@ export const IGNORED_RESPONSE_PARAMS = Object.keys(ignoredResponse)
 /** `POST /api/v1/openai/responses`. */
 export const ResponseRequest = z.strictObject({
   model: z.string().min(1).max(200),
-  input: z.union([MessageText.min(1), z.array(ResponseInputItem).min(1, 'Send at least one input item')]),
+  input: z.union([MessageText.min(1), z.array(inputEntry).min(1, 'Send at least one input item')]),
   instructions: MessageText.nullish(),
   previous_response_id: z.string().regex(/^resp_[0-9a-f-]{36}$/i, 'Must be the id of a response (resp_...)').nullish(),
   stream: z.boolean().nullish(),

@@ -14,9 +14,11 @@
 import { z } from 'zod'
 import { listScopeSql } from '../access/resource-access.ts'
 import { AppError, NotFoundError, UpstreamError, UpstreamTimeoutError, ValidationError, type FieldPath } from '../platform/errors.ts'
-import { contentText, type TChatCompletionRequest, type TResponseRequest } from './openai-compat.schema.ts'
+import { contentText, type TApprovalResponseItem, type TChatCompletionRequest, type TResponseInputItem, type TResponseRequest } from './openai-compat.schema.ts'
+import { approvals } from '../runs/index.ts'
+import { ConflictError } from '../platform/errors.ts'
 import { unixSeconds, type RunRef } from './openai-compat.wire.ts'
-import type { TRunResult } from '../runs/index.ts'
+import type { IfBusy, TRunResult } from '../runs/index.ts'
 import type { ResourceCtx } from '../context.ts'
 import { appendMessage } from '../threads/index.ts'
 import { messages } from '../threads/index.ts'
@@ -161,12 +163,20 @@ async function unseed(ctx: ResourceCtx, seeded: Seeded | null): Promise<void> {
  * model's 404; a thread of another agent a 400 naming the request's thread field; the agent's own
  * model not runnable a 400 naming `model`.
  */
-async function runTurn(ctx: ResourceCtx, model: string, target: Target, conversation: { history: Turn[]; input: string }, background: boolean): Promise<TRunResult> {
+async function runTurn(
+  ctx: ResourceCtx,
+  model: string,
+  target: Target,
+  conversation: { history: Turn[]; input: string },
+  background: boolean,
+  metadata: Record<string, unknown> | null | undefined,
+): Promise<TRunResult> {
+  const ifBusy = ifBusyOf(metadata)
   const agentUuid = await agentUuidOf(ctx, model)
   const seeded = await seed(ctx, agentUuid, target, conversation.history)
   const threadUuid = seeded?.threadUuid ?? (target.thread ? target.thread.uuid : undefined)
   try {
-    return await runs.runAgent(ctx, { agent_uuid: agentUuid, input: conversation.input, thread_uuid: threadUuid, background })
+    return await runs.runAgent(ctx, { agent_uuid: agentUuid, input: conversation.input, thread_uuid: threadUuid, background, if_busy: ifBusy })
   } catch (error) {
     if (!(error instanceof UpstreamError || error instanceof UpstreamTimeoutError)) await unseed(ctx, seeded)
     if (error instanceof NotFoundError) throw new ModelNotFoundError(model)
@@ -212,7 +222,7 @@ export async function startChat(ctx: ResourceCtx, request: TChatCompletionReques
   const conversation = splitConversation(request.messages, 'messages')
   // A continued thread already holds the history the client sends again: only its new message is run.
   const turn = target.thread ? { history: [], input: conversation.input } : conversation
-  return started(await runTurn(ctx, request.model, target, turn, background))
+  return started(await runTurn(ctx, request.model, target, turn, background, request.metadata))
 }
 
 /**
@@ -221,7 +231,10 @@ export async function startChat(ctx: ResourceCtx, request: TChatCompletionReques
  * @throws as {@link startChat}; OpenAiParamError `previous_response_not_found`.
  */
 export async function startResponse(ctx: ResourceCtx, request: TResponseRequest, background: boolean): Promise<StartedRun> {
-  const items = typeof request.input === 'string' ? [{ role: 'user', content: request.input }] : request.input
+  const entries = typeof request.input === 'string' ? [{ role: 'user' as const, content: request.input }] : request.input
+  const decisions = entries.flatMap((entry, index) => (isApprovalResponse(entry) ? [{ entry, index }] : []))
+  if (decisions.length > 0) return continueAfterApprovals(ctx, request, decisions, entries.length)
+  const items = entries.filter((entry): entry is TResponseInputItem => !isApprovalResponse(entry))
   const conversation = splitConversation(items, 'input')
   if (request.instructions) conversation.history.unshift({ role: 'system', content: request.instructions })
   let target: Target = { thread: null }
@@ -235,5 +248,56 @@ export async function startResponse(ctx: ResourceCtx, request: TResponseRequest,
     if (!threadUuid) throw new OpenAiParamError(['previous_response_id'], 'The previous response has no thread to continue', 'previous_response_not_found')
     target = await threadTarget(ctx, threadUuid, ['previous_response_id'])
   }
-  return started(await runTurn(ctx, request.model, target, conversation, background))
+  return started(await runTurn(ctx, request.model, target, conversation, background, request.metadata))
+}
+
+const isApprovalResponse = (entry: TResponseInputItem | TApprovalResponseItem): entry is TApprovalResponseItem => entry.type === 'mcp_approval_response'
+
+/**
+ * A response whose input decides the `mcp_approval_request` items of `previous_response_id`
+ * (docs/api/openai.md, "Approvals"): each decision is recorded as `POST approvals/{x}/approve` or
+ * `deny` would, then the same run goes on and its rest is answered as this response, once it has
+ * ended or waits again. Only decisions may be sent, each on an approval of that response's run.
+ * @throws OpenAiParamError naming the item (`approval_not_found`, `invalid_value`) or
+ *   `previous_response_id`; ConflictError (409) when an approval was decided already.
+ */
+async function continueAfterApprovals(
+  ctx: ResourceCtx,
+  request: TResponseRequest,
+  decisions: { entry: TApprovalResponseItem; index: number }[],
+  count: number,
+): Promise<StartedRun> {
+  if (!request.previous_response_id) {
+    throw new OpenAiParamError(['previous_response_id'], 'An mcp_approval_response continues the response that asked for it: send its id', 'missing_required_parameter')
+  }
+  if (decisions.length !== count) {
+    const at = Array.from({ length: count }, (_, i) => i).find((i) => !decisions.some((d) => d.index === i)) ?? 0
+    throw new OpenAiParamError(['input', at, 'type'], 'Send only mcp_approval_response items to answer approval requests', 'invalid_value')
+  }
+  const runUuid = request.previous_response_id.slice('resp_'.length)
+  const previous = await runs.retrieve(ctx, runUuid).catch((error: unknown) => {
+    if (error instanceof NotFoundError) throw new OpenAiParamError(['previous_response_id'], `Previous response with id '${request.previous_response_id}' not found.`, 'previous_response_not_found')
+    throw error
+  })
+  const seq = previous.data.run.events_count
+  for (const { entry, index } of decisions) {
+    const asked = previous.data.run.approvals.find((approval) => approval.uuid === entry.approval_request_id)
+    if (!asked) throw new OpenAiParamError(['input', index, 'approval_request_id'], `No approval request '${entry.approval_request_id}' in the previous response`, 'approval_not_found')
+    if (asked.status !== 'pending') throw new ConflictError(`The approval request '${asked.uuid}' has been decided already (${asked.status})`)
+  }
+  for (const { entry } of decisions) {
+    await approvals.decide(ctx, entry.approval_request_id, entry.approve, entry.reason ? { reason: entry.reason } : {})
+  }
+  return started(await runs.answerAfter(ctx, runUuid, seq))
+}
+
+/**
+ * `metadata.if_busy`: what a turn sent to a busy thread does (docs/api/runs.md, "Busy threads").
+ * @throws OpenAiParamError naming `metadata.if_busy` for another value.
+ */
+function ifBusyOf(metadata: Record<string, unknown> | null | undefined): IfBusy | undefined {
+  const value = metadata?.if_busy
+  if (value === undefined) return undefined
+  if (value === 'enqueue' || value === 'reject' || value === 'interrupt') return value
+  throw new OpenAiParamError(['metadata', 'if_busy'], "if_busy must be 'enqueue', 'reject' or 'interrupt'", 'invalid_value')
 }

@@ -4,7 +4,7 @@
  * `response` object and its event stream, as OpenAI's API reference defines them (the fields the
  * official SDKs read). Ids are the run's: `chatcmpl-<run uuid>`, `resp_<run uuid>`, `msg_<run uuid>`.
  */
-import type { TUsage } from '../runs/index.ts'
+import type { TApproval, TUsage } from '../runs/index.ts'
 
 /** Seconds since the epoch, as OpenAI's `created` / `created_at`. */
 export const unixSeconds = (at: string | Date | number): number => Math.floor(new Date(at).getTime() / 1000)
@@ -114,16 +114,21 @@ const responseUsage = (usage: TUsage) => ({
 export function toResponse(
   ref: RunRef,
   echo: ResponseEcho,
-  state: { status: 'in_progress' } | { status: 'completed'; output: string; usage: TUsage } | { status: 'failed'; error: { code: string; message: string } },
+  state:
+    | { status: 'in_progress' }
+    | { status: 'completed'; output: string; usage: TUsage; approvals?: TApproval[] }
+    | { status: 'failed'; error: { code: string; message: string } },
 ) {
   const completed = state.status === 'completed'
+  // A run that waits for a person: OpenAI's approval request items follow its text (docs/api/openai.md, "Approvals").
+  const asked = state.status === 'completed' ? (state.approvals ?? []).map(toApprovalRequest) : []
   return {
     id: `resp_${ref.runUuid}`,
     object: 'response' as const,
     created_at: ref.created,
     status: state.status,
     model: ref.model,
-    output: completed ? [toOutputMessage(ref, state.output, 'completed')] : [],
+    output: completed ? [...(asked.length === 0 || state.output ? [toOutputMessage(ref, state.output, 'completed')] : []), ...asked] : [],
     ...(completed ? { output_text: state.output } : {}),
     usage: completed ? responseUsage(state.usage) : null,
     error: state.status === 'failed' ? { code: 'server_error', message: state.error.message } : null,
@@ -140,5 +145,16 @@ export function toResponse(
     truncation: 'disabled' as const,
     store: true,
     background: false,
+  }
+}
+
+/** A pending approval as OpenAI's `mcp_approval_request` output item (`server_label` is always `agent`). */
+export function toApprovalRequest(approval: TApproval) {
+  return {
+    type: 'mcp_approval_request' as const,
+    id: approval.uuid,
+    name: approval.tool_name,
+    arguments: JSON.stringify(approval.arguments),
+    server_label: 'agent',
   }
 }

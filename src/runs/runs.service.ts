@@ -72,6 +72,11 @@ export interface RunOptions {
   toolDepth?: number
   /** What a run sent to a busy thread does (docs/api/runs.md, "Busy threads"); default `enqueue`. */
   ifBusy?: IfBusy
+  /**
+   * Wait through approvals: answer once the run has ended, not when it starts waiting (a command
+   * room firing or a workflow node stays running while its run waits, docs/api/runs.md, "Approvals").
+   */
+  untilEnd?: boolean
 }
 
 /** Most earlier thread messages read for a run's context (then trimmed to the model's window). */
@@ -372,18 +377,34 @@ async function enqueue(
   await ctx.deps.runs.requestDispatch(o.thread.id)
   await options.onStored?.({ uuid, threadUuid: o.thread.uuid })
   if (o.background) return readResult(ctx, uuid)
-  return answerWhenDone(ctx, uuid, options.signal)
+  return answerWhenDone(ctx, uuid, options)
 }
 
 /**
- * The answer of run `uuid` once it has ended or waits for an approval, wherever it executes (its
- * log is followed); a run the upstream failed answers 502/504 as a launch does.
+ * The answer of the caller's run `uuid` once, after its event `afterSeq`, it has ended or waits
+ * for an approval again (the OpenAI-compatible API answers a resumed run this way).
+ * @throws NotFoundError; UpstreamError, UpstreamTimeoutError for a run the upstream failed.
  */
-async function answerWhenDone(ctx: ResourceCtx, uuid: string, signal?: AbortSignal): Promise<TRunResult> {
+export function answerAfter(ctx: ResourceCtx, uuid: string, afterSeq: number): Promise<TRunResult> {
+  return answerWhenDone(ctx, uuid, {}, afterSeq)
+}
+
+/**
+ * The answer of run `uuid` once it has ended or (unless `untilEnd`) waits for an approval,
+ * wherever it executes (its log is followed from after `afterSeq`); a run the upstream failed
+ * answers 502/504 as a launch does.
+ */
+async function answerWhenDone(ctx: ResourceCtx, uuid: string, options: Pick<RunOptions, 'signal' | 'untilEnd'>, afterSeq = 0): Promise<TRunResult> {
+  const { signal } = options
   const run = await requireRun(ctx, uuid)
-  if (signal) signal.addEventListener('abort', () => void cancelRun(ctx, run.id).catch(() => undefined), { once: true })
-  for await (const event of await events(ctx, uuid, 0, signal)) {
-    if (FINAL_EVENT_TYPES.has(event.type) || event.type === 'run.approval_requested') break
+  const stop = () => void cancelRun(ctx, run.id).catch(() => undefined)
+  signal?.addEventListener('abort', stop, { once: true })
+  try {
+    for await (const event of await events(ctx, uuid, afterSeq, signal)) {
+      if (FINAL_EVENT_TYPES.has(event.type) || (event.type === 'run.approval_requested' && !options.untilEnd)) break
+    }
+  } finally {
+    signal?.removeEventListener('abort', stop)
   }
   const result = await readResult(ctx, uuid)
   const { status, error } = result.data.run
@@ -454,6 +475,11 @@ async function settle(
   if (background) return answerOf(launched.record, launched.rows)
   const outcome = await execution
   failIfUpstream(outcome, plan.run.uuid)
+  if (outcome.status === 'awaiting_approval' && options.untilEnd) {
+    // It goes on in whichever process resumes it: follow its log from where this execution stopped.
+    const seq = Number((outcome.settledRows?.[0] as { eventsCount?: unknown } | undefined)?.eventsCount ?? 0)
+    return answerWhenDone(ctx, plan.run.uuid, options, seq)
+  }
   const settledRows = outcome.settledRows ?? []
   if (settledRows.length === 0) return readResult(ctx, plan.run.uuid)
   // The warnings of the launch, then those the run met while it executed (src/runs/run-executor.ts).

@@ -45,7 +45,7 @@ export function createWorkflowNodeServices(deps: ServiceDeps): WorkflowServices 
   return {
     runPrompt: async (actor, input, signal) => runPrompt(await actingContext(deps, actor.userId, actor.workspaceId), input, { signal }),
     runAgent: async (actor, input, signal, o) =>
-      runAgent(await actingContext(deps, actor.userId, actor.workspaceId), input, { signal, toolDepth: o?.toolDepth }),
+      runAgent(await actingContext(deps, actor.userId, actor.workspaceId), input, { signal, toolDepth: o?.toolDepth, untilEnd: true }),
     accountCredential: (actor, uuid) => accountCredential(deps, actor, uuid),
   }
 }
