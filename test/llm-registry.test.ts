@@ -347,7 +347,7 @@ describe('llm registry', () => {
 
     it('answers deterministically through generateText, with usage from the prompt length, finish reason stop', async () => {
       const { model, llm } = await local()
-      expect(llm).toMatchObject({ slug: 'local-test-model', contextWindow: 8192, inputPricePerMillion: 0, supportsTools: false })
+      expect(llm).toMatchObject({ slug: 'local-test-model', contextWindow: 8192, inputPricePerMillion: 0, supportsTools: true })
       const system = 'You are terse.'
       const result = await generateText({
         model,

@@ -380,12 +380,16 @@ describe('runs with linked workflows and web search', () => {
     })
 
     it('warns when the model cannot call tools at all', async () => {
-      const bot = await agent(alice, { name: 'Offline searcher', metadata: { web_search: true, large_language_model: 'local-test-model' } })
-      const res = await run(alice, bot.uuid, { input: 'Search something' })
-      expect(res.status, JSON.stringify(res.body)).toBe(200)
-      expect(res.body.data.run.warnings).toEqual([
-        { code: 'web_search_unavailable', message: expect.stringContaining('cannot call tools') },
-      ])
+      const bot = await agent(alice, { name: 'Offline searcher', metadata: { web_search: true, large_language_model: 'openai-compatible-default' } })
+      await t.sql(`update large_language_models set supports_tools = false where slug = 'openai-compatible-default'`)
+      try {
+        const res = await run(alice, bot.uuid, { input: 'Search something' })
+        expect(res.body.data.run.warnings).toEqual([
+          { code: 'web_search_unavailable', message: expect.stringContaining('cannot call tools') },
+        ])
+      } finally {
+        await t.sql(`update large_language_models set supports_tools = true where slug = 'openai-compatible-default'`)
+      }
     })
 
     it('has no warning without web_search', async () => {

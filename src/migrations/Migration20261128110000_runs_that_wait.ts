@@ -13,6 +13,10 @@ export class Migration20261128110000_runs_that_wait extends Migration {
 
   override up(): void | Promise<void> {
     this.addSql(`alter table "tools" add column "requires_approval" boolean not null default false;`);
+    // The local test model calls a tool when told to ("/call <tool> <JSON>"), so approvals can be tried offline.
+    this.addSql(`update "large_language_models" set "supports_tools" = true,
+      "description" = 'A built-in offline test model: it answers with a fixed, deterministic text derived from the input, and calls a tool only when told to (/call <tool> <JSON arguments>). It lets the service run with no API key.'
+      where "slug" = 'local-test-model';`);
     this.addSql(`alter table "runs" drop constraint if exists "runs_status_check";`);
     this.addSql(`alter table "runs" add constraint "runs_status_check" check ("status" in ('queued', 'running', 'awaiting_approval', 'succeeded', 'failed', 'canceled'));`);
     // Runs of one thread that overlapped before this release end `canceled`, keeping the newest.
@@ -52,6 +56,7 @@ export class Migration20261128110000_runs_that_wait extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`drop table if exists "run_approvals" cascade;`);
     this.addSql(`alter table "tools" drop column "requires_approval";`);
+    this.addSql(`update "large_language_models" set "supports_tools" = false where "slug" = 'local-test-model';`);
     this.addSql(`drop index if exists "runs_thread_queued_index";`);
     this.addSql(`drop index if exists "runs_thread_active_index";`);
     this.addSql(`update "runs" set "status" = 'canceled', "finished_at" = now() where "status" = 'awaiting_approval';`);

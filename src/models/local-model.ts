@@ -6,7 +6,12 @@
  * - it answers `I am the local test model; I do not think. You said: <text of the last user
  *   message, at most 200 characters>`, streamed in a few text deltas;
  * - usage: input tokens = ceil(characters of the whole prompt / 4), output tokens likewise for
- *   the answer; finish reason `stop`; it never calls tools and needs no network or key.
+ *   the answer; finish reason `stop`; it needs no network or key;
+ * - it calls a tool only when told to: a last user message `/call <tool name> <JSON arguments>`
+ *   naming a tool it is offered is answered with that one call (finish reason `tool-calls`), and
+ *   once the prompt ends with the tool's result it answers `I am the local test model; I do not
+ *   think. The tool answered: <the result as JSON, at most 200 characters>`. So tool calls and
+ *   their approvals can be tried offline (docs/api/runs.md, "The local test model").
  */
 import type {
   LanguageModelV4,
@@ -57,9 +62,39 @@ export function promptCharacters(prompt: LanguageModelV4Prompt): number {
   return total
 }
 
+/** What the answer starts with once a tool has answered. */
+export const LOCAL_MODEL_TOOL_PREFIX = 'I am the local test model; I do not think. The tool answered: '
+
 /** The deterministic answer to a prompt. */
 export function localAnswer(prompt: LanguageModelV4Prompt): string {
+  const last = prompt.at(-1)
+  if (last?.role === 'tool') {
+    // The result as the tool gave it: the value of a JSON or text output, not its wrapper.
+    const outputs = last.content.flatMap((part) => (part.type === 'tool-result' ? ['value' in part.output ? part.output.value : part.output] : []))
+    const said = JSON.stringify(outputs.length === 1 ? outputs[0] : outputs) ?? ''
+    return LOCAL_MODEL_TOOL_PREFIX + Array.from(said).slice(0, ECHO_MAX_CHARS).join('')
+  }
   return LOCAL_MODEL_PREFIX + Array.from(lastUserText(prompt)).slice(0, ECHO_MAX_CHARS).join('')
+}
+
+/**
+ * The call a prompt asks for (module comment): its last message a user's `/call <name> <JSON>`
+ * naming an offered function tool, with a JSON object (or nothing) as arguments; else null.
+ */
+export function requestedCall(options: LanguageModelV4CallOptions): { toolName: string; input: string } | null {
+  if (options.prompt.at(-1)?.role !== 'user') return null
+  const match = /^\/call\s+(\S+)\s*([\s\S]*)$/.exec(lastUserText(options.prompt).trim())
+  if (!match) return null
+  const offered = (options.tools ?? []).some((tool) => tool.type === 'function' && tool.name === match[1])
+  if (!offered) return null
+  const text = match[2].trim() || '{}'
+  try {
+    const parsed: unknown = JSON.parse(text)
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return null
+  } catch {
+    return null
+  }
+  return { toolName: match[1], input: text }
 }
 
 function usageOf(prompt: LanguageModelV4Prompt, answer: string): LanguageModelV4Usage {
@@ -81,6 +116,7 @@ function chunks(text: string, parts: number): string[] {
 }
 
 const STOP = { unified: 'stop', raw: 'stop' } as const
+const TOOL_CALLS = { unified: 'tool-calls', raw: 'tool_calls' } as const
 
 /** Rejects when the call was aborted before it started, as a real provider's fetch would. */
 function checkAborted(options: LanguageModelV4CallOptions): void {
@@ -97,6 +133,16 @@ export function createLocalModel(modelId: string = LOCAL_MODEL_ID): LanguageMode
 
     async doGenerate(options: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> {
       checkAborted(options)
+      const call = requestedCall(options)
+      if (call) {
+        return {
+          content: [{ type: 'tool-call', toolCallId: `local-call-${Date.now()}`, ...call }],
+          finishReason: TOOL_CALLS,
+          usage: usageOf(options.prompt, call.input),
+          response: { id: `local-${Date.now()}`, timestamp: new Date(), modelId },
+          warnings: [],
+        }
+      }
       const answer = localAnswer(options.prompt)
       return {
         content: [{ type: 'text', text: answer }],
@@ -109,15 +155,25 @@ export function createLocalModel(modelId: string = LOCAL_MODEL_ID): LanguageMode
 
     async doStream(options: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> {
       checkAborted(options)
+      const call = requestedCall(options)
       const answer = localAnswer(options.prompt)
-      const parts: LanguageModelV4StreamPart[] = [
+      const head: LanguageModelV4StreamPart[] = [
         { type: 'stream-start', warnings: [] },
         { type: 'response-metadata', id: `local-${Date.now()}`, timestamp: new Date(), modelId },
-        { type: 'text-start', id: 'text-0' },
-        ...chunks(answer, 4).map((delta): LanguageModelV4StreamPart => ({ type: 'text-delta', id: 'text-0', delta })),
-        { type: 'text-end', id: 'text-0' },
-        { type: 'finish', finishReason: STOP, usage: usageOf(options.prompt, answer) },
       ]
+      const parts: LanguageModelV4StreamPart[] = call
+        ? [
+            ...head,
+            { type: 'tool-call', toolCallId: `local-call-${Date.now()}`, ...call },
+            { type: 'finish', finishReason: TOOL_CALLS, usage: usageOf(options.prompt, call.input) },
+          ]
+        : [
+            ...head,
+            { type: 'text-start', id: 'text-0' },
+            ...chunks(answer, 4).map((delta): LanguageModelV4StreamPart => ({ type: 'text-delta', id: 'text-0', delta })),
+            { type: 'text-end', id: 'text-0' },
+            { type: 'finish', finishReason: STOP, usage: usageOf(options.prompt, answer) },
+          ]
       let next = 0
       const stream = new ReadableStream<LanguageModelV4StreamPart>({
         pull(controller) {

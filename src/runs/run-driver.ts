@@ -132,12 +132,14 @@ async function start(deps: ServiceDeps, row: ClaimedRow, how: 'resume' | 'dispat
     const model = await resolveAgentModel(ctx, agent.metadata, agent)
     const offered = offeredTools(ctx, agent, model, 0)
     const content = row.input_text
-    const call = await agentCall(ctx, agent, row.thread_id === null ? null : Number(row.thread_id), content, model, offered, { inHistory: true })
+    const decided = how === 'resume' ? decidedCalls(row.decided) : []
+    const answeredLater = new Set(decided.map((d) => d.toolCallId))
+    const call = await agentCall(ctx, agent, row.thread_id === null ? null : Number(row.thread_id), content, model, offered, { inHistory: true, answeredLater })
     if (how === 'resume') {
       // What it logged before it waited stays as it was: no second warning or retrieval event.
       call.warnings = []
       delete call.knowledge
-      call.decided = decidedCalls(row.decided)
+      call.decided = decided
     }
     const plan: RunPlan = {
       ...call,

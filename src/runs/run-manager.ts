@@ -17,8 +17,9 @@
  * Runs that wait (docs/api/runs.md, "Approvals", "Busy threads") hold nothing here while they
  * wait: a run `awaiting_approval` and a `queued` run are rows. What makes them go on is a job of
  * the durable queue (pg-boss), which any process that works the queue takes: `runs.resume` once
- * a run's last pending approval is decided or expires, `runs.dispatch` once a thread's run ends
- * and another waits in its queue. Their handlers claim the run in one statement (at most one
+ * a run's last pending approval is decided or expires, `runs.dispatch` when a run joins a busy
+ * thread's queue (in case the thread's run ended meanwhile). A run that ends here starts its
+ * thread's next queued run here at once. Their handlers claim the run in one statement (at most one
  * process wins; a thread's unique partial index on its active run keeps two runs of one thread
  * from running at once) and start it here through the {@link RunDriver} the runtime binds. The
  * same sweep that ends dead runs catches what a job could not carry: it expires approvals past
@@ -79,7 +80,7 @@ export class RunManager {
     this.#jobs = o.jobs
     bus.onCancel((runId) => this.#active.get(runId)?.abort())
     // A claim is one short statement and the run then executes detached: a job ends at once.
-    const policy = { retryLimit: 2, retryDelay: 1, localConcurrency: 2 }
+    const policy = { retryLimit: 2, retryDelay: 1, batchSize: 8 }
     o.jobs.register<{ run_id: number }>(RESUME_JOB, (data) => this.#drive().resume(data.run_id), policy)
     o.jobs.register<{ thread_id: number }>(DISPATCH_JOB, (data) => this.#drive().dispatch(data.thread_id), policy)
   }
@@ -147,10 +148,19 @@ export class RunManager {
       await this.#readCache.written()
     })
     this.track(execution)
-    // The next run of its thread's queue starts once this one has ended (not while it waits).
+    // The next run of its thread's queue starts once this one has ended (not while it waits):
+    // here at once, its claim being atomic; through the queue should that fail.
     this.track(
-      Promise.all([execution, stored]).then(([outcome, plan]) =>
-        plan.threadId !== null && outcome.status !== 'awaiting_approval' && outcome.queuedNext !== false ? this.requestDispatch(plan.threadId) : undefined,
+      stored.then(
+        async (plan) => {
+          const outcome = await execution
+          if (plan.threadId === null || outcome.status === 'awaiting_approval' || outcome.queuedNext === false) return
+          const threadId = plan.threadId
+          await this.#drive()
+            .dispatch(threadId)
+            .catch(() => this.requestDispatch(threadId))
+        },
+        () => undefined,
       ),
     )
     return execution

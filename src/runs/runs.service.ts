@@ -307,16 +307,17 @@ export async function agentCall(
   content: string,
   model: ResolvedModel,
   offered: ReturnType<typeof offeredTools>,
-  o: { inHistory?: boolean } = {},
+  o: { inHistory?: boolean; answeredLater?: ReadonlySet<string> } = {},
 ): Promise<ModelCall> {
   const { tools, mcpServers, workflowTools, webSearch, warnings } = offered
   const memories = agent.metadata.memory === true ? await memoriesFor(ctx.em, ctx.auth.user.id, agent.id) : []
   const knowledge = agent.metadata.knowledge === true ? await knowledgeForRun(ctx, agent.id, content, model) : null
   const system = composeSystemPrompt(agent, { memories, knowledge: knowledge?.context })
   const history = threadId === null ? [] : await threadHistory(ctx.em, threadId, HISTORY_LIMIT)
+  const earlier = closeUnanswered(toModelMessages(history), o.answeredLater ?? new Set())
   const messages: ModelMessage[] = o.inHistory
-    ? fitWindow(toModelMessages(history), model, system, '')
-    : [...fitWindow(toModelMessages(history), model, system, content), { role: 'user', content }]
+    ? fitWindow(earlier, model, system, '')
+    : [...fitWindow(earlier, model, system, content), { role: 'user', content }]
   return {
     model,
     system,
@@ -628,6 +629,37 @@ export function toModelMessages(history: { role: string; content: string; parts:
         })),
       })
     }
+  }
+  return out
+}
+
+/**
+ * `messages` with a failed result after every tool call that has none (its run was canceled or
+ * superseded while the call waited for a person, docs/api/runs.md, "Busy threads"): a model
+ * refuses a conversation with an unanswered call. Calls in `answeredLater` are left open: a
+ * resumed run answers them itself (src/runs/run-driver.ts).
+ */
+export function closeUnanswered(messages: ModelMessage[], answeredLater: ReadonlySet<string>): ModelMessage[] {
+  const answered = new Set<string>()
+  for (const message of messages) {
+    if (message.role !== 'tool') continue
+    for (const part of message.content) if (part.type === 'tool-result') answered.add(part.toolCallId)
+  }
+  const out: ModelMessage[] = []
+  for (const message of messages) {
+    out.push(message)
+    if (message.role !== 'assistant' || typeof message.content === 'string') continue
+    const open = message.content.flatMap((part) => (part.type === 'tool-call' && !answered.has(part.toolCallId) && !answeredLater.has(part.toolCallId) ? [part] : []))
+    if (open.length === 0) continue
+    out.push({
+      role: 'tool',
+      content: open.map((part) => ({
+        type: 'tool-result' as const,
+        toolCallId: part.toolCallId,
+        toolName: part.toolName,
+        output: { type: 'error-text' as const, value: 'The call did not run: its run ended before a person decided on it' },
+      })),
+    })
   }
   return out
 }
