@@ -66,6 +66,59 @@ describe('npm start killed with background agent runs in flight', () => {
   }, 90_000)
 })
 
+describe('npm start killed while runs wait (docs/api/runs.md, "States")', () => {
+  let counter: HitCounter
+  beforeAll(async () => {
+    counter = await startHitCounter()
+  })
+  afterAll(() => counter?.close())
+  const suite = processSuite('aw-waiting', () => ({ TOOL_ALLOW_PRIVATE_NETWORK: 'true' }))
+
+  it('loses nothing: after a restart the approved run resumes in the new process, calls the tool once, and the queued message runs after it', async () => {
+    suite.dumpOnFailure()
+    const first = await startServer(suite.env)
+    suite.processes.push(first)
+    const signUp = await first.http('POST', '/api/v1/auth/sign-up', { body: { name: 'Waiter', email: 'waiter@example.com', password: 'correct horse battery staple' } })
+    const token = String(signUp.body.data.access_token)
+    const tool = await first.http('POST', '/api/v1/tools', {
+      token,
+      body: { name: 'Refund', method: 'GET', url: `${counter.url}/hit/refund-{{order}}`, input_schema: { type: 'object', properties: { order: { type: 'string' } } }, requires_approval: true },
+    })
+    const agent = await first.http('POST', '/api/v1/agents', {
+      token,
+      body: { name: 'Careful', metadata: { large_language_model: 'local-test-model' }, tools: [{ tool_uuid: tool.body.data.uuid }] },
+    })
+    // The local test model calls the tool when told to (docs/api/runs.md, "The local test model").
+    const waiting = await first.http('POST', `/api/v1/agents/${agent.body.data.uuid}/run`, { token, body: { input: '/call refund {"order":"A-1"}' } })
+    expect(waiting.body.data.run.status, JSON.stringify(waiting.body)).toBe('awaiting_approval')
+    const runUuid = String(waiting.body.data.run.uuid)
+    const queued = await first.http('POST', `/api/v1/threads/${waiting.body.data.run.thread_uuid}/run`, { token, body: { content: 'and then?', background: true } })
+    expect(queued.body.data.run.status).toBe('queued')
+
+    await stopProcess(first, 'SIGKILL')
+    const second = await startServer(suite.env)
+    suite.processes.push(second)
+    // Still waiting after the restart: nothing of it lived in the dead process.
+    expect((await second.http('GET', `/api/v1/runs/${runUuid}`, { token })).body.data.run.status).toBe('awaiting_approval')
+    const approved = await second.http('POST', `/api/v1/approvals/${waiting.body.data.approvals[0].uuid}/approve`, { token, body: {} })
+    expect(approved.status, JSON.stringify(approved.body)).toBe(200)
+    const done = await until(
+      async () => (await second.http('GET', `/api/v1/runs/${runUuid}`, { token })).body.data.run,
+      (run) => run.status === 'succeeded',
+      15_000,
+    )
+    expect(done.output).toBe('I am the local test model; I do not think. The tool answered: {"ok":true}')
+    expect(counter.hits.get('refund-A-1')).toBe(1)
+    const next = await until(
+      async () => (await second.http('GET', `/api/v1/runs/${queued.body.data.run.uuid}`, { token })).body.data.run,
+      (run) => run.status === 'succeeded',
+      15_000,
+    )
+    expect(next.output).toBe('I am the local test model; I do not think. You said: and then?')
+    expect(await stopProcess(second, 'SIGTERM')).toBe(0)
+  }, 90_000)
+})
+
 describe.runIf(Boolean(process.env.DATABASE_URL))('npm run worker killed with executions in flight', () => {
   const EACH = 5
   let counter: HitCounter

@@ -182,10 +182,15 @@ describe('bad input on every REST endpoint (docs/api/conventions.md)', () => {
          select gen_random_uuid(), a.id, a.user_id, a.workspace_id, ?, 'text', ?, 'text/plain', 5, 'ready', now(), now() from agents a where a.uuid = ? returning uuid`,
         [`${tag} notes`, `${tag} knows things`, agent.uuid],
       )
+      // A tool call waiting for approval (the local test model calls a tool when told to).
+      const careful = await post('/api/v1/tools', { name: `${tag}careful`, url: `https://${tag}.test/careful`, requires_approval: true })
+      const waiter = await post('/api/v1/agents', { name: `${tag} waiter`, tools: [{ tool_uuid: careful.uuid }] })
+      const waited = await expectStatus(200, 'POST', `/api/v1/agents/${waiter.uuid}/run`, { token: user.token, body: { input: `/call ${tag}careful {}` } })
       // A paused command room task of the agent (paused: it never fires during the fuzzing).
       const task = await post('/api/v1/command-room/tasks', { name: `${tag} task`, agent_uuid: agent.uuid, input: `${tag} asks`, schedule: 'daily', is_active: false })
       return {
         task_uuid: task.uuid as string,
+        approval_uuid: String(waited.approvals[0]?.uuid),
         document_uuid: String(document.uuid),
         execution_uuid: String(execution.uuid),
         thread_uuid: thread.uuid as string,

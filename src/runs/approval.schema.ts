@@ -5,6 +5,7 @@
 import { z } from 'zod'
 import { APPROVAL_STATUSES } from '../../entities/index.ts'
 import { pageQuery, sortParam, text } from '../access/wire.ts'
+import { StorableObject } from '../access/resource.schema.ts'
 
 /** Longest reason a person gives for a decision, in characters. */
 export const REASON_MAX = 2_000
@@ -29,7 +30,8 @@ export const ApprovalPathInput = z.strictObject({ approval_uuid: z.uuid(), works
 export const ApproveInput = z.strictObject({
   approval_uuid: z.uuid(),
   workspace_uuid: z.uuid().optional(),
-  arguments: z.record(z.string(), z.unknown()).optional(),
+  /** JSON the run can store (depth and size bounded as every stored object); then checked against the tool's input schema. */
+  arguments: StorableObject().optional(),
   reason: text(REASON_MAX).optional(),
 })
 
