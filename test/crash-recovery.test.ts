@@ -119,6 +119,59 @@ describe('npm start killed while runs wait (docs/api/runs.md, "States")', () => 
   }, 90_000)
 })
 
+describe.runIf(Boolean(process.env.DATABASE_URL))('two approvals of one run decided in two processes while the run\'s process is dead', () => {
+  let counter: HitCounter
+  let upstream: Upstream
+  beforeAll(async () => {
+    counter = await startHitCounter()
+    upstream = await startUpstream()
+  })
+  afterAll(async () => {
+    await counter?.close()
+    await upstream?.close()
+  })
+  const suite = processSuite('aw-decisions', () => ({
+    OPENAI_API_KEY: 'sk-upstream-test',
+    OPENAI_BASE_URL: upstream.url,
+    TOOL_ALLOW_PRIVATE_NETWORK: 'true',
+    // Redis carries cancels and live events between the processes, as in production.
+    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+  }))
+
+  it('resumes the run once, in a live process, and calls each tool once', async () => {
+    suite.dumpOnFailure()
+    const [a, b, c] = await Promise.all([startServer(suite.env), startServer(suite.env), startServer(suite.env)])
+    suite.processes.push(a, b, c)
+    const signUp = await a.http('POST', '/api/v1/auth/sign-up', { body: { name: 'Deciders', email: 'deciders@example.com', password: 'correct horse battery staple' } })
+    const token = String(signUp.body.data.access_token)
+    const tool = await a.http('POST', '/api/v1/tools', {
+      token,
+      body: { name: 'Refund', method: 'GET', url: `${counter.url}/hit/{{order}}`, input_schema: { type: 'object', properties: { order: { type: 'string' } } }, requires_approval: true },
+    })
+    const agent = await a.http('POST', '/api/v1/agents', { token, body: { name: 'Careful', tools: [{ tool_uuid: tool.body.data.uuid }] } })
+    upstream.enqueue(
+      { kind: 'tool_calls', calls: [{ name: 'refund', arguments: '{"order":"one"}', id: 'c1' }, { name: 'refund', arguments: '{"order":"two"}', id: 'c2' }] },
+      { kind: 'text', text: 'Both refunded.' },
+    )
+    const waiting = await a.http('POST', `/api/v1/agents/${agent.body.data.uuid}/run`, { token, body: { input: 'Refund both' } })
+    expect(waiting.body.data.run.status, JSON.stringify(waiting.body)).toBe('awaiting_approval')
+    const [first, second] = waiting.body.data.approvals.map((approval: { uuid: string }) => approval.uuid)
+    await stopProcess(a, 'SIGKILL')
+    const decided = await Promise.all([
+      b.http('POST', `/api/v1/approvals/${first}/approve`, { token, body: {} }),
+      c.http('POST', `/api/v1/approvals/${second}/approve`, { token, body: {} }),
+    ])
+    expect(decided.map((res) => res.status)).toEqual([200, 200])
+    const runUuid = String(waiting.body.data.run.uuid)
+    const done = await until(async () => (await b.http('GET', `/api/v1/runs/${runUuid}`, { token })).body.data.run, (run) => run.status === 'succeeded', 15_000)
+    expect(done.output).toBe('Both refunded.')
+    expect([counter.hits.get('one'), counter.hits.get('two')]).toEqual([1, 1])
+    const log = await readSse(`${c.url}/api/v1/runs/${runUuid}/events`, { authorization: `Bearer ${token}` })
+    expect(log.events.filter((event) => event.event === 'run.resumed')).toHaveLength(1)
+    expect(log.events.map((event) => Number(event.id))).toEqual(log.events.map((_, index) => index + 1))
+  }, 120_000)
+})
+
 describe.runIf(Boolean(process.env.DATABASE_URL))('npm run worker killed with executions in flight', () => {
   const EACH = 5
   let counter: HitCounter

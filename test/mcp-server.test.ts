@@ -103,7 +103,7 @@ describe('MCP server (POST /mcp)', () => {
       })
       expect(agentTool?.description).toContain('Writes release notes.')
       expect(agentTool?.description).toContain(agent.uuid)
-      expect(Object.keys(agentTool?.inputSchema.properties ?? {})).toEqual(['message', 'thread_uuid'])
+      expect(Object.keys(agentTool?.inputSchema.properties ?? {})).toEqual(['message', 'thread_uuid', 'if_busy'])
 
       const promptTool = toolFor(tools, prompt.uuid)
       expect(promptTool?.name).toMatch(/^prompt_summarise_[0-9a-f]{8}$/)
@@ -172,6 +172,20 @@ describe('MCP server (POST /mcp)', () => {
       expect(sent).toContain('Hello over MCP')
       const thread = await t.http('GET', `/api/v1/threads/${structured.thread_uuid}`, { token: alice.token })
       expect(thread.status).toBe(200)
+    })
+
+    it('answers a run that waits for approval as a result (not an error) whose structuredContent lists the pending approvals', async () => {
+      const careful = await t.as(alice).tools.create({ name: 'Refund', url: 'https://payments.test/refund', requires_approval: true } as never)
+      const agent = await makeAgent(t, alice, { name: 'Careful Agent', metadata: { large_language_model: 'local-test-model' }, tools: [{ tool_uuid: careful.data.uuid }] })
+      const client = await connect(aliceApp)
+      const tool = toolFor((await client.listTools()).tools, agent.uuid)!
+      const result = await client.callTool({ name: tool.name, arguments: { message: '/call refund {}' } })
+      expect(result.isError).toBeFalsy()
+      const structured = result.structuredContent as { run_uuid: string; status: string; approvals: { uuid: string; tool_name: string; status: string }[] }
+      expect(structured).toMatchObject({ status: 'awaiting_approval', approvals: [{ tool_name: 'refund', status: 'pending' }] })
+      expect(textOf(result)).toContain('waits for approval of: refund')
+      const stored = await t.http('GET', `/api/v1/approvals/${structured.approvals[0].uuid}`, { token: alice.token })
+      expect(stored.body.data.run_uuid).toBe(structured.run_uuid)
     })
 
     it('runs a prompt tool with its declared inputs: the rendered prompt reaches the model, and the run is stored', async () => {

@@ -115,6 +115,9 @@ describe('runs that wait', () => {
       expect(listed.body.data.map((a: { uuid: string }) => a.uuid)).toContain(approval.uuid)
       expect((await t.http('GET', `/api/v1/approvals/${approval.uuid}`, { token: alice.token })).body.data).toEqual(approval)
 
+      // A follower that opened while the run waits stays open and gets the rest.
+      const following = readSse(`${t.url}/api/v1/runs/${data.run.uuid}/events`, { authorization: `Bearer ${alice.token}` })
+      await new Promise((resolve) => setTimeout(resolve, 300))
       upstream.enqueue({ kind: 'text', text: 'Sunny in Oslo.' })
       const approved = await decide(approval.uuid, 'approve')
       expect(approved.status, JSON.stringify(approved.body)).toBe(200)
@@ -128,7 +131,7 @@ describe('runs that wait', () => {
       expect(done.approvals).toEqual([])
       expect(done.run.approvals[0]).toMatchObject({ status: 'approved' })
       // One log, ids without gaps: it waited, resumed, and ended.
-      const log = await readSse(`${t.url}/api/v1/runs/${data.run.uuid}/events`, { authorization: `Bearer ${alice.token}` })
+      const log = await following
       const types = log.events.map((e) => e.event)
       expect(log.events.map((e) => Number(e.id))).toEqual(types.map((_, i) => i + 1))
       expect(types.indexOf('run.approval_requested')).toBeLessThan(types.indexOf('run.resumed'))
@@ -259,6 +262,24 @@ describe('runs that wait', () => {
         .catch((error: unknown) => error)
       expect(unknown).toBeInstanceOf(OpenAI.BadRequestError)
       expect((unknown as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('input[0].approval_request_id')
+    })
+
+    it('a command room firing stays running while its run waits, and ends with the run', async () => {
+      upstream.enqueue(askWeather('Paris', 'call_cr'))
+      const TASKS = '/api/v1/command-room/tasks'
+      const task = await t.http('POST', TASKS, { token: alice.token, body: { name: 'Morning weather', agent_uuid: agentUuid, input: 'Weather?', schedule: 'daily', is_active: false } })
+      expect(task.status, JSON.stringify(task.body)).toBe(201)
+      await t.http('POST', `${TASKS}/${task.body.data.uuid}/run`, { token: alice.token })
+      const firings = () => t.http('GET', `${TASKS}/${task.body.data.uuid}/firings`, { token: alice.token }).then((res) => res.body.data)
+      const [firing] = await until(firings, (list) => list.length > 0 && list[0].run_uuid !== null, 10_000)
+      const waitingRun = await until(() => getRun(firing.run_uuid), (data) => data.run.status === 'awaiting_approval', 10_000, (d) => d.run)
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      expect((await firings())[0].status).toBe('running')
+      upstream.enqueue({ kind: 'text', text: 'Mild in Paris.' })
+      await decide(waitingRun.approvals[0].uuid, 'approve')
+      const [ended] = await until(firings, (list) => list[0].status !== 'running', 10_000)
+      expect(ended).toMatchObject({ status: 'succeeded', run_uuid: firing.run_uuid })
+      expect((await getRun(firing.run_uuid)).run.output).toBe('Mild in Paris.')
     })
 
     it('an approval past expires_at expires (reason "expired", counted as denied) and the run resumes', async () => {

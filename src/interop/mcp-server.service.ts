@@ -16,7 +16,7 @@ import { listScopeSql } from '../access/resource-access.ts'
 import { AppError, ForbiddenError, ValidationError, type FieldIssue } from '../platform/errors.ts'
 import { fieldName } from '../access/issues.ts'
 import type { TPromptInputField } from '../prompts/index.ts'
-import { RUN_INPUT_MAX, type TRunResult } from '../runs/index.ts'
+import { IF_BUSY, RUN_INPUT_MAX, type TRunResult } from '../runs/index.ts'
 import { refineStorableJson } from '../access/resource.schema.ts'
 import { isRecord, jsonValueOf, text } from '../access/wire.ts'
 import type { TWorkflowExecutionDetail } from '../workflows/index.ts'
@@ -231,12 +231,12 @@ function argumentsIssues(issues: readonly z.core.$ZodIssue[]): FieldIssue[] {
   return issues.map((issue) => ({ code: 'custom', path: issue.path.map((key) => (typeof key === 'symbol' ? String(key) : key)), message: issue.message }))
 }
 
-const AgentArgs = z.strictObject({ message: text(RUN_INPUT_MAX, 1), thread_uuid: z.uuid().optional() })
+const AgentArgs = z.strictObject({ message: text(RUN_INPUT_MAX, 1), thread_uuid: z.uuid().optional(), if_busy: z.enum(IF_BUSY).optional() })
 
 async function callAgent(ctx: ResourceCtx, entry: ToolEntry, args: Record<string, unknown>): Promise<CallToolResult> {
   const parsed = AgentArgs.safeParse(args)
   if (!parsed.success) throw new ArgumentsError(argumentsIssues(parsed.error.issues))
-  const input = { agent_uuid: entry.uuid, input: parsed.data.message, thread_uuid: parsed.data.thread_uuid }
+  const input = { agent_uuid: entry.uuid, input: parsed.data.message, thread_uuid: parsed.data.thread_uuid, if_busy: parsed.data.if_busy }
   const result = await runAgent(ctx, input).catch((error: unknown) => {
     throw asArgumentError(error, { input: ['message'], thread_uuid: ['thread_uuid'] })
   })

@@ -78,6 +78,11 @@ export const AGENT_INPUT_SCHEMA: ObjectSchema = {
       format: 'uuid',
       description: 'A thread of yours with this agent to continue (the thread_uuid of an earlier call); a new thread when left out',
     },
+    if_busy: {
+      type: 'string',
+      enum: ['enqueue', 'reject', 'interrupt'],
+      description: 'When the thread is still busy with an earlier run: enqueue (default) runs after it, reject refuses, interrupt cancels it',
+    },
   },
   required: ['message'],
   additionalProperties: false,
