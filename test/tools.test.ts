@@ -133,15 +133,45 @@ describe('tools', () => {
         expect(res.status, JSON.stringify(res.body)).toBe(201)
         expect(res.body.data).toMatchObject({ input_schema: schema, credits: 1_000_000 })
       }
-      // requires_approval: false unless asked for (docs/api/runs.md, "Approvals").
-      const careful = await t.http('POST', '/api/v1/tools', { token: alice.token, body: body({ requires_approval: true }) })
-      expect(careful.body.data.requires_approval).toBe(true)
-      expect((await t.http('POST', '/api/v1/tools', { token: alice.token, body: body() })).body.data.requires_approval).toBe(false)
-      const relaxed = await t.http('PUT', `/api/v1/tools/${careful.body.data.uuid}`, { token: alice.token, body: { requires_approval: false } })
-      expect(relaxed.body.data.requires_approval).toBe(false)
       // The same $id twice is fine: compiled schemas are not kept.
       const again = await t.http('POST', '/api/v1/tools', { token: alice.token, body: body({ input_schema: schemas[3] }) })
       expect(again.status).toBe(201)
+    })
+
+    it('stores requires_approval (default false) for api and mcp tools and answers it in the Tool shape, the list and an agent\'s tools', async () => {
+      const plain = await t.http('POST', '/api/v1/tools', { token: alice.token, headers: inTeam(), body: body({ name: 'Relaxed tool' }) })
+      expect(plain.status, JSON.stringify(plain.body)).toBe(201)
+      expect(plain.body.data.requires_approval).toBe(false)
+      const careful = await t.http('POST', '/api/v1/tools', { token: alice.token, headers: inTeam(), body: body({ name: 'Careful tool', requires_approval: true }) })
+      expect(careful.status, JSON.stringify(careful.body)).toBe(201)
+      expect(careful.body.data.requires_approval).toBe(true)
+      const server = await t.http('POST', '/api/v1/tools', {
+        token: alice.token,
+        headers: inTeam(),
+        body: { name: 'Careful server', type: 'mcp', url: 'https://mcp.test/mcp', requires_approval: true },
+      })
+      expect(server.status, JSON.stringify(server.body)).toBe(201)
+      expect(server.body.data).toMatchObject({ type: 'mcp', requires_approval: true })
+      const stored = await t.sql('select uuid, requires_approval from tools where uuid in (?, ?, ?)', [plain.body.data.uuid, careful.body.data.uuid, server.body.data.uuid])
+      expect(Object.fromEntries(stored.map((r) => [String(r.uuid), r.requires_approval]))).toEqual({
+        [plain.body.data.uuid]: false,
+        [careful.body.data.uuid]: true,
+        [server.body.data.uuid]: true,
+      })
+      expect((await t.http('GET', `/api/v1/tools/${careful.body.data.uuid}`, { token: alice.token, headers: inTeam() })).body.data.requires_approval).toBe(true)
+      const list = await t.http('GET', '/api/v1/tools?search=Careful&per_page=100', { token: alice.token, headers: inTeam() })
+      expect(list.body.data.map((x: { name: string; requires_approval: boolean }) => [x.name, x.requires_approval]).sort()).toEqual([
+        ['Careful server', true],
+        ['Careful tool', true],
+      ])
+      const agentId = await agentUsing(t, { userId: alice.id, workspaceUuid: team.uuid, toolUuid: careful.body.data.uuid })
+      const [{ uuid: agentUuid }] = await t.sql('select uuid from agents where id = ?', [agentId])
+      const agent = await t.http('GET', `/api/v1/agents/${agentUuid}`, { token: alice.token, headers: inTeam() })
+      expect(agent.status, JSON.stringify(agent.body)).toBe(200)
+      expect(agent.body.data.tools).toEqual([expect.objectContaining({ uuid: careful.body.data.uuid, requires_approval: true })])
+      const agents = await t.http('GET', '/api/v1/agents?with=tools&per_page=100', { token: alice.token, headers: inTeam() })
+      const listed = agents.body.data.find((a: { uuid: string }) => a.uuid === agentUuid)
+      expect(listed.tools).toEqual([expect.objectContaining({ uuid: careful.body.data.uuid, requires_approval: true })])
     })
 
     it.each([
@@ -339,6 +369,17 @@ describe('tools', () => {
       expect(again.data).toMatchObject({ profile_photo_url: null, provider: { uuid: toolProvider.uuid }, credits: 0.0001, name: 'Weather' })
     })
 
+    it('turns requires_approval on and off, and keeps it when omitted', async () => {
+      const tool = await teamTool({ name: 'Toggled tool' })
+      const update = async (patch: Record<string, unknown>) =>
+        (await t.http('PUT', `/api/v1/tools/${tool.uuid}`, { token: alice.token, headers: inTeam(), body: patch })).body.data.requires_approval
+      expect(tool.requires_approval).toBe(false)
+      expect(await update({ requires_approval: true })).toBe(true)
+      expect(await update({ name: 'Still careful' })).toBe(true)
+      expect((await t.as(alice, inTeam()).tools.update({ tool_uuid: tool.uuid, requires_approval: false })).data.requires_approval).toBe(false)
+      expect(await t.sql('select requires_approval from tools where uuid = ?', [tool.uuid])).toEqual([{ requires_approval: false }])
+    })
+
     it.each([
       ['a bad url', { url: 'https://{{host}}/x' }, 'url'],
       ['an input_schema that does not compile', { input_schema: { type: 'object', properties: { a: { minimum: 'one' } } } }, 'input_schema'],
@@ -347,6 +388,8 @@ describe('tools', () => {
       ['a null url', { url: null }, 'url'],
       ['an unknown profile_photo_key', { profile_photo_key: 'missing.png' }, 'profile_photo_key'],
       ['metadata with a NUL key', { metadata: { 'a\u0000': 'x' } }, 'metadata'],
+      ['requires_approval as a number', { requires_approval: 1 }, 'requires_approval'],
+      ['requires_approval as null', { requires_approval: null }, 'requires_approval'],
     ])('answers 400 naming the field for %s and changes nothing', async (_label, patch, path) => {
       const tool = await teamTool({ metadata: { a: 1 } })
       const before = await row(tool.uuid)

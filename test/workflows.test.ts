@@ -76,7 +76,7 @@ describe('workflows', () => {
         category_uuids: [categories[1].uuid, categories[0].uuid],
         nodes: NODES,
         edges: EDGES,
-        settings: { timeout_seconds: 30, error_policy: 'stop', on_interrupt: 'resume' },
+        settings: { timeout_seconds: 30, error_policy: 'stop', on_interrupt: 'resume', requires_approval: true },
         static_data: { last_id: 41 },
         pin_data: { fetch: [{ json: { ok: true } }] },
       }
