@@ -26,19 +26,12 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { startWeatherServer } from '../test/helpers/tool-server.ts'
 import { startUpstream, type UpstreamRequest } from '../test/helpers/upstream.ts'
-import { type Bench, envNumber, expectOk, fmt, machineOf, runBench, signUp, startService, writeResults } from './harness.ts'
+import { type Bench, envNumber, expectOk, fmt, machineOf, runBench, signUp, startService, summarise, writeResults } from './harness.ts'
 
 const settings = { runs: envNumber('BENCH_APPROVALS_RUNS', 50), threads: envNumber('BENCH_APPROVALS_THREADS', 100) }
 const RESUME_P50_TARGET_MS = 500
 const RESUME_P99_TARGET_MS = 2_000
 const QUEUE_RATIO_TARGET = 2
-
-/** Nearest-rank percentiles (ms). */
-function summarise(values: number[]): { n: number; p50: number; p99: number; max: number } {
-  const sorted = [...values].sort((a, b) => a - b)
-  const rank = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN
-  return { n: sorted.length, p50: rank(0.5), p99: rank(0.99), max: sorted.at(-1) ?? NaN }
-}
 
 /** The upstream's answer: a weather call to an agent offered tools (until it has the result), else the echo. */
 function reply(request: UpstreamRequest) {

@@ -35,7 +35,7 @@ import pg from 'pg'
 import { TEST_APP_KEY } from '../test/helpers/app.ts'
 import { startProcess } from '../test/helpers/processes.ts'
 import { cpuSeconds } from './cpu.ts'
-import { type Bench, CHILD_ENV, expectOk, fmt, machineOf, runBench, signUp, startService, writeResults } from './harness.ts'
+import { type Bench, CHILD_ENV, expectOk, fmt, machineOf, runBench, signUp, startService, summarise, writeResults } from './harness.ts'
 
 /** A positive whole number from the environment, else `fallback`. */
 function envCount(name: string, fallback: number): number {
@@ -56,13 +56,6 @@ const settings = {
 }
 const LATENESS_TARGET_MS = 5_000
 const API_RATIO_TARGET = 2
-
-/** Nearest-rank percentiles (ms). */
-function summarise(values: number[]): { n: number; p50: number; p99: number; max: number } {
-  const sorted = [...values].sort((a, b) => a - b)
-  const rank = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN
-  return { n: sorted.length, p50: rank(0.5), p99: rank(0.99), max: sorted.at(-1) ?? NaN }
-}
 
 /** One answered (or failed) API request of the sampler. */
 interface Sample {

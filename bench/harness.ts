@@ -179,6 +179,13 @@ export async function signIn(serviceUrl: string, email: string): Promise<string>
   return data.access_token
 }
 
+/** Nearest-rank percentiles of `values` (milliseconds), with their count and maximum. */
+export function summarise(values: number[]): { n: number; p50: number; p99: number; max: number } {
+  const sorted = [...values].sort((a, b) => a - b)
+  const rank = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN
+  return { n: sorted.length, p50: rank(0.5), p99: rank(0.99), max: sorted.at(-1) ?? NaN }
+}
+
 /** One autocannon run of `seconds` with {@link cannonSettings}. */
 export function cannon(options: autocannon.Options, seconds: number): Promise<autocannon.Result> {
   return autocannon({ ...options, connections: cannonSettings.connections, pipelining: cannonSettings.pipelining, duration: seconds })
