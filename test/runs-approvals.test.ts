@@ -282,6 +282,36 @@ describe('runs that wait', () => {
       expect((await getRun(firing.run_uuid)).run.output).toBe('Mild in Paris.')
     })
 
+    it('streams the same through the Responses API: the approval request items before response.completed, then the rest after the decision', async () => {
+      const client = new OpenAI({ baseURL: `${t.url}/api/v1/openai`, apiKey: alice.token, maxRetries: 0 })
+      const completedOf = async (stream: AsyncIterable<OpenAI.Responses.ResponseStreamEvent>) => {
+        const types: string[] = []
+        let completed: OpenAI.Responses.Response | null = null
+        for await (const event of stream) {
+          types.push(event.type)
+          if (event.type === 'response.completed') completed = event.response
+        }
+        return { types, completed }
+      }
+      upstream.enqueue(askWeather('Lima', 'call_st'))
+      const first = await completedOf(await client.responses.create({ model: agentUuid, input: 'Weather in Lima?', stream: true }))
+      const request = first.completed?.output.find((item) => item.type === 'mcp_approval_request')
+      expect(request).toMatchObject({ type: 'mcp_approval_request', name: 'weather', server_label: 'agent' })
+      expect(first.types.filter((type) => type === 'response.output_item.done')).toHaveLength(2)
+      upstream.enqueue({ kind: 'text', text: 'Dry in Lima.' })
+      const second = await completedOf(
+        await client.responses.create({
+          model: agentUuid,
+          previous_response_id: first.completed!.id,
+          input: [{ type: 'mcp_approval_response', approval_request_id: request!.id, approve: true }],
+          stream: true,
+        }),
+      )
+      expect(second.completed?.output_text).toBe('Dry in Lima.')
+      expect(second.types).toContain('response.output_text.delta')
+      expect(weather.requests).toEqual(['/weather?city=Lima'])
+    })
+
     it('an approval past expires_at expires (reason "expired", counted as denied) and the run resumes', async () => {
       const data = await waiting()
       const [approval] = data.approvals

@@ -204,6 +204,8 @@ async function threadTarget(ctx: ResourceCtx, uuid: string, param: FieldPath): P
 export interface StartedRun {
   ref: RunRef
   result: TRunResult
+  /** A stream follows the run's events after this one (a run resumed by approval responses: only its rest). */
+  afterSeq?: number
 }
 
 function started(result: TRunResult): StartedRun {
@@ -233,7 +235,7 @@ export async function startChat(ctx: ResourceCtx, request: TChatCompletionReques
 export async function startResponse(ctx: ResourceCtx, request: TResponseRequest, background: boolean): Promise<StartedRun> {
   const entries = typeof request.input === 'string' ? [{ role: 'user' as const, content: request.input }] : request.input
   const decisions = entries.flatMap((entry, index) => (isApprovalResponse(entry) ? [{ entry, index }] : []))
-  if (decisions.length > 0) return continueAfterApprovals(ctx, request, decisions, entries.length)
+  if (decisions.length > 0) return continueAfterApprovals(ctx, request, decisions, entries.length, background)
   const items = entries.filter((entry): entry is TResponseInputItem => !isApprovalResponse(entry))
   const conversation = splitConversation(items, 'input')
   if (request.instructions) conversation.history.unshift({ role: 'system', content: request.instructions })
@@ -266,6 +268,7 @@ async function continueAfterApprovals(
   request: TResponseRequest,
   decisions: { entry: TApprovalResponseItem; index: number }[],
   count: number,
+  background: boolean,
 ): Promise<StartedRun> {
   if (!request.previous_response_id) {
     throw new OpenAiParamError(['previous_response_id'], 'An mcp_approval_response continues the response that asked for it: send its id', 'missing_required_parameter')
@@ -288,6 +291,8 @@ async function continueAfterApprovals(
   for (const { entry } of decisions) {
     await approvals.decide(ctx, entry.approval_request_id, entry.approve, entry.reason ? { reason: entry.reason } : {})
   }
+  // A stream follows the rest itself; otherwise the answer waits for it.
+  if (background) return { ...started(await runs.retrieve(ctx, runUuid)), afterSeq: seq }
   return started(await runs.answerAfter(ctx, runUuid, seq))
 }
 

@@ -5,8 +5,8 @@
  * deltas and its end are sent: its tool calls are the agent's own steps, not the client's.
  */
 import { isRecord } from '../access/wire.ts'
-import { toChatChunk, toChatUsageChunk, toOutputMessage, toOutputText, toResponse, type OpenAiErrorObject, type ResponseEcho } from './openai-compat.wire.ts'
-import type { TUsage } from '../runs/index.ts'
+import { toApprovalRequest, toChatChunk, toChatUsageChunk, toOutputMessage, toOutputText, toResponse, type OpenAiErrorObject, type ResponseEcho } from './openai-compat.wire.ts'
+import type { TApproval, TUsage } from '../runs/index.ts'
 import type { ResourceCtx } from '../context.ts'
 import { runs } from '../runs/index.ts'
 import type { StartedRun } from './openai-compat.service.ts'
@@ -17,8 +17,11 @@ export interface SseFrame {
   data: unknown
 }
 
-/** How a run ended, as its final event says. */
-type Ending = { ok: true; output: string; usage: TUsage } | { ok: false; error: OpenAiErrorObject }
+/**
+ * How a run ended, as its final event says; or, `approvals` set, that it stopped to wait for a
+ * person (docs/api/openai.md, "Approvals"), with its output and usage so far.
+ */
+type Ending = { ok: true; output: string; usage: TUsage; approvals?: TApproval[] } | { ok: false; error: OpenAiErrorObject }
 
 /** The text of a `text.delta` event, or null for any other event. */
 function deltaOf(event: { type: string; data: unknown }): string | null {
@@ -44,14 +47,22 @@ function endingOf(event: { type: string; data: unknown }): Ending | null {
   return { ok: false, error: { message, type: code === 'canceled' ? 'invalid_request_error' : 'server_error', param: null, code } }
 }
 
-/** The run's text deltas as they come, then how it ended (null when `signal` stopped the following first). */
-async function* follow(ctx: ResourceCtx, runUuid: string, signal: AbortSignal): AsyncGenerator<string, Ending | null> {
-  const events = await runs.events(ctx, runUuid, 0, signal)
+/**
+ * The run's text deltas after its event `afterSeq` as they come, then how it ended, or that it
+ * waits for approvals (read from the run: they are stored together); null when `signal` stopped
+ * the following first.
+ */
+async function* follow(ctx: ResourceCtx, runUuid: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<string, Ending | null> {
+  const events = await runs.events(ctx, runUuid, afterSeq, signal)
   for await (const event of events) {
     const delta = deltaOf(event)
     if (delta !== null) {
       if (delta) yield delta
       continue
+    }
+    if (event.type === 'run.approval_requested') {
+      const { data } = await runs.retrieve(ctx, runUuid)
+      return { ok: true, output: data.run.output ?? '', usage: data.usage, approvals: data.approvals }
     }
     const ending = endingOf(event)
     if (ending) return ending
@@ -68,7 +79,7 @@ async function* follow(ctx: ResourceCtx, runUuid: string, signal: AbortSignal): 
 export async function* chatFrames(ctx: ResourceCtx, run: StartedRun, includeUsage: boolean, signal: AbortSignal): AsyncGenerator<SseFrame> {
   const { ref } = run
   yield { data: toChatChunk(ref, { role: 'assistant', content: '' }, null, includeUsage) }
-  const deltas = follow(ctx, ref.runUuid, signal)
+  const deltas = follow(ctx, ref.runUuid, run.afterSeq ?? 0, signal)
   let next = await deltas.next()
   for (; !next.done; next = await deltas.next()) yield { data: toChatChunk(ref, { content: next.value }, null, includeUsage) }
   const ending = next.value
@@ -99,7 +110,7 @@ export async function* responseFrames(ctx: ResourceCtx, run: StartedRun, echo: R
   yield frame('response.in_progress', { response: toResponse(ref, echo, { status: 'in_progress' }) })
   yield frame('response.output_item.added', { output_index: 0, item: toOutputMessage(ref, '', 'in_progress') })
   yield frame('response.content_part.added', { ...part, part: toOutputText('') })
-  const deltas = follow(ctx, ref.runUuid, signal)
+  const deltas = follow(ctx, ref.runUuid, run.afterSeq ?? 0, signal)
   let next = await deltas.next()
   for (; !next.done; next = await deltas.next()) yield frame('response.output_text.delta', { ...part, delta: next.value, logprobs: [] })
   const ending = next.value
@@ -111,5 +122,10 @@ export async function* responseFrames(ctx: ResourceCtx, run: StartedRun, echo: R
   yield frame('response.output_text.done', { ...part, text: ending.output, logprobs: [] })
   yield frame('response.content_part.done', { ...part, part: toOutputText(ending.output) })
   yield frame('response.output_item.done', { output_index: 0, item: toOutputMessage(ref, ending.output, 'completed') })
-  yield frame('response.completed', { response: toResponse(ref, echo, { status: 'completed', output: ending.output, usage: ending.usage }) })
+  // A run that waits: OpenAI's approval request items follow the text (docs/api/openai.md, "Approvals").
+  for (const [index, approval] of (ending.approvals ?? []).entries()) {
+    yield frame('response.output_item.added', { output_index: index + 1, item: toApprovalRequest(approval) })
+    yield frame('response.output_item.done', { output_index: index + 1, item: toApprovalRequest(approval) })
+  }
+  yield frame('response.completed', { response: toResponse(ref, echo, { status: 'completed', output: ending.output, usage: ending.usage, approvals: ending.approvals, streamed: true }) })
 }

@@ -116,7 +116,7 @@ export function toResponse(
   echo: ResponseEcho,
   state:
     | { status: 'in_progress' }
-    | { status: 'completed'; output: string; usage: TUsage; approvals?: TApproval[] }
+    | { status: 'completed'; output: string; usage: TUsage; approvals?: TApproval[]; streamed?: boolean }
     | { status: 'failed'; error: { code: string; message: string } },
 ) {
   const completed = state.status === 'completed'
@@ -128,7 +128,8 @@ export function toResponse(
     created_at: ref.created,
     status: state.status,
     model: ref.model,
-    output: completed ? [...(asked.length === 0 || state.output ? [toOutputMessage(ref, state.output, 'completed')] : []), ...asked] : [],
+    // A stream always opened its message item, so its completed response keeps it, even empty.
+    output: completed ? [...(asked.length === 0 || state.output || state.streamed ? [toOutputMessage(ref, state.output, 'completed')] : []), ...asked] : [],
     ...(completed ? { output_text: state.output } : {}),
     usage: completed ? responseUsage(state.usage) : null,
     error: state.status === 'failed' ? { code: 'server_error', message: state.error.message } : null,
