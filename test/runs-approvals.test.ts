@@ -312,6 +312,35 @@ describe('runs that wait', () => {
       expect(weather.requests).toEqual(['/weather?city=Lima'])
     })
 
+    it('a workflow run_agent node waits through the approval and outputs the run\'s final answer', async () => {
+      upstream.enqueue(askWeather('Kyiv', 'call_wf'))
+      const flow = await t.http('POST', '/api/v1/workflows', {
+        token: alice.token,
+        body: {
+          name: 'Ask the careful agent',
+          nodes: [
+            { id: 'start', type: 'manual_trigger', parameters: {} },
+            { id: 'ask', type: 'run_agent', parameters: { agent_uuid: agentUuid, message: 'Weather in Kyiv?' } },
+          ],
+          edges: [{ id: 'e0', source: 'start', target: 'ask' }],
+        },
+      })
+      expect(flow.status, JSON.stringify(flow.body)).toBe(201)
+      const started = await t.http('POST', `/api/v1/workflows/${flow.body.data.uuid}/run`, { token: alice.token, body: { input: {}, background: true } })
+      expect(started.status, JSON.stringify(started.body)).toBe(202)
+      const pending = await until(
+        () => t.http('GET', '/api/v1/approvals?status=pending', { token: alice.token }).then((res) => res.body.data.filter((a: { arguments: { city?: string } }) => a.arguments.city === 'Kyiv')),
+        (list) => list.length === 1,
+        10_000,
+      )
+      const execution = () => t.http('GET', `/api/v1/workflow-executions/${started.body.data.uuid}`, { token: alice.token }).then((res) => res.body.data)
+      expect((await execution()).status).toBe('running')
+      upstream.enqueue({ kind: 'text', text: 'Cold in Kyiv.' })
+      await decide(pending[0].uuid, 'approve')
+      const done = await until(execution, (data) => data.status !== 'running' && data.status !== 'queued', 10_000)
+      expect(done).toMatchObject({ status: 'succeeded', output: { text: 'Cold in Kyiv.' } })
+    })
+
     it('an approval past expires_at expires (reason "expired", counted as denied) and the run resumes', async () => {
       const data = await waiting()
       const [approval] = data.approvals
