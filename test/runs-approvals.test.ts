@@ -341,6 +341,38 @@ describe('runs that wait', () => {
       expect(done).toMatchObject({ status: 'succeeded', output: { text: 'Cold in Kyiv.' } })
     })
 
+    it("a workspace owner sees and decides its members' approvals; another member does not see them", async () => {
+      const carol = await t.make.user({ name: 'Carol Member' })
+      const dave = await t.make.user({ name: 'Dave Member' })
+      const team = await t.make.workspace(alice)
+      await t.make.member(team.uuid, alice, carol)
+      await t.make.member(team.uuid, alice, dave)
+      const inTeam = { 'x-workspace-uuid': team.uuid }
+      const tool = await t.http('POST', '/api/v1/tools', {
+        token: carol.token,
+        headers: inTeam,
+        body: { name: 'Weather', url: `${weather.url}/weather?city={{city}}`, input_schema: { type: 'object', properties: { city: { type: 'string' } } }, requires_approval: true },
+      })
+      const agent = await t.http('POST', '/api/v1/agents', { token: carol.token, headers: inTeam, body: { name: 'Team careful', tools: [{ tool_uuid: tool.body.data.uuid }] } })
+      upstream.enqueue(askWeather('Quito', 'call_team'))
+      const waiting = await t.http('POST', `/api/v1/agents/${agent.body.data.uuid}/run`, { token: carol.token, headers: inTeam, body: { input: 'Weather?' } })
+      const approval = waiting.body.data.approvals[0]
+      const list = (user: { token: string }) => t.http('GET', '/api/v1/approvals', { token: user.token, headers: inTeam }).then((res) => res.body.data.map((a: { uuid: string }) => a.uuid))
+      expect(await list(alice)).toContain(approval.uuid)
+      expect(await list(carol)).toEqual([approval.uuid])
+      expect(await list(dave)).toEqual([])
+      expectErrorBody(await t.http('GET', `/api/v1/approvals/${approval.uuid}`, { token: dave.token, headers: inTeam }), 404, 'NOT_FOUND')
+      upstream.enqueue({ kind: 'text', text: 'Cool in Quito.' })
+      const decided = await t.http('POST', `/api/v1/approvals/${approval.uuid}/deny`, { token: alice.token, headers: inTeam, body: { reason: 'Not on the team budget' } })
+      expect(decided.body.data).toMatchObject({ status: 'denied', decided_by: { id: alice.id, name: 'Alice Approver' } })
+      const done = await until(
+        () => t.http('GET', `/api/v1/runs/${waiting.body.data.run.uuid}`, { token: carol.token, headers: inTeam }).then((res) => res.body.data.run),
+        (run) => run.status === 'succeeded',
+        10_000,
+      )
+      expect(done.output).toBe('Cool in Quito.')
+    })
+
     it('an approval past expires_at expires (reason "expired", counted as denied) and the run resumes', async () => {
       const data = await waiting()
       const [approval] = data.approvals
