@@ -128,7 +128,7 @@ describe('large language models', () => {
         max_output_tokens: 1024,
         input_price_per_million: 0,
         output_price_per_million: 0,
-        capabilities: { tools: false, vision: false, json_output: false },
+        capabilities: { tools: true, vision: false, json_output: false },
         is_builtin: true,
         is_available: true,
         created_at: expect.stringMatching(ISO_Z),
