@@ -27,6 +27,7 @@ export const router = createBrowserRouter(
         { path: 'chat', lazy: lazy(() => import('./screens/chat/ChatScreen.tsx')) },
         { path: 'chat/:agentUuid', lazy: lazy(() => import('./screens/chat/ChatScreen.tsx')) },
         { path: 'chat/:agentUuid/:threadUuid', lazy: lazy(() => import('./screens/chat/ChatScreen.tsx')) },
+        { path: 'approvals', lazy: lazy(() => import('./screens/approvals/ApprovalsScreen.tsx')) },
         { path: 'prompts', lazy: lazy(() => import('./screens/prompts/PromptsScreen.tsx')) },
         { path: 'prompts/:promptUuid', lazy: lazy(() => import('./screens/prompts/PromptEditScreen.tsx')) },
         { path: 'workflows', lazy: lazy(() => import('./screens/workflows/WorkflowsScreen.tsx')) },

@@ -15,6 +15,7 @@ import { Loading } from './states.tsx'
 const SECTIONS = [
   ['Agents', '/agents'],
   ['Chat', '/chat'],
+  ['Approvals', '/approvals'],
   ['Prompts', '/prompts'],
   ['Workflows', '/workflows'],
   ['Knowledge', '/knowledge'],
