@@ -234,8 +234,7 @@ export async function startChat(ctx: ResourceCtx, request: TChatCompletionReques
  */
 export async function startResponse(ctx: ResourceCtx, request: TResponseRequest, background: boolean): Promise<StartedRun> {
   const entries = typeof request.input === 'string' ? [{ role: 'user' as const, content: request.input }] : request.input
-  const decisions = entries.flatMap((entry, index) => (isApprovalResponse(entry) ? [{ entry, index }] : []))
-  if (decisions.length > 0) return continueAfterApprovals(ctx, request, decisions, entries.length, background)
+  if (entries.some(isApprovalResponse)) return continueAfterApprovals(ctx, request, entries, background)
   const items = entries.filter((entry): entry is TResponseInputItem => !isApprovalResponse(entry))
   const conversation = splitConversation(items, 'input')
   if (request.instructions) conversation.history.unshift({ role: 'system', content: request.instructions })
@@ -266,17 +265,15 @@ const isApprovalResponse = (entry: TResponseInputItem | TApprovalResponseItem): 
 async function continueAfterApprovals(
   ctx: ResourceCtx,
   request: TResponseRequest,
-  decisions: { entry: TApprovalResponseItem; index: number }[],
-  count: number,
+  entries: (TResponseInputItem | TApprovalResponseItem)[],
   background: boolean,
 ): Promise<StartedRun> {
   if (!request.previous_response_id) {
     throw new OpenAiParamError(['previous_response_id'], 'An mcp_approval_response continues the response that asked for it: send its id', 'missing_required_parameter')
   }
-  if (decisions.length !== count) {
-    const at = Array.from({ length: count }, (_, i) => i).find((i) => !decisions.some((d) => d.index === i)) ?? 0
-    throw new OpenAiParamError(['input', at, 'type'], 'Send only mcp_approval_response items to answer approval requests', 'invalid_value')
-  }
+  const other = entries.findIndex((entry) => !isApprovalResponse(entry))
+  if (other >= 0) throw new OpenAiParamError(['input', other, 'type'], 'Send only mcp_approval_response items to answer approval requests', 'invalid_value')
+  const decisions = entries.flatMap((entry, index) => (isApprovalResponse(entry) ? [{ entry, index }] : []))
   const runUuid = request.previous_response_id.slice('resp_'.length)
   const previous = await runs.retrieve(ctx, runUuid).catch((error: unknown) => {
     if (error instanceof NotFoundError) throw new OpenAiParamError(['previous_response_id'], `Previous response with id '${request.previous_response_id}' not found.`, 'previous_response_not_found')

@@ -60,6 +60,13 @@ const validators = new Map<string, ValidateFunction | string>()
  * @returns null when `value` is valid, else why not (Ajv's errors, the value named `input`).
  */
 export function schemaValidator(schema: Record<string, unknown>): (value: unknown) => string | null {
+  const validate = cachedValidator(schema)
+  if (typeof validate === 'string') return () => `The tool's input_schema does not compile: ${validate}`
+  return (value) => (validate(value) ? null : compilerFor(schema.$schema).errorsText(validate.errors, { dataVar: 'input' }))
+}
+
+/** The compiled validator of `schema` from the bounded cache (compiled on a miss), or why it does not compile. */
+function cachedValidator(schema: Record<string, unknown>): ValidateFunction | string {
   const key = JSON.stringify(schema)
   let compiled = validators.get(key)
   if (compiled === undefined) {
@@ -67,9 +74,7 @@ export function schemaValidator(schema: Record<string, unknown>): (value: unknow
     if (validators.size >= VALIDATORS_MAX) validators.delete(validators.keys().next().value ?? '')
     validators.set(key, compiled)
   }
-  const validate = compiled
-  if (typeof validate === 'string') return () => `The tool's input_schema does not compile: ${validate}`
-  return (value) => (validate(value) ? null : compilerFor(schema.$schema).errorsText(validate.errors, { dataVar: 'input' }))
+  return compiled
 }
 
 /**
@@ -78,11 +83,9 @@ export function schemaValidator(schema: Record<string, unknown>): (value: unknow
  * A schema that does not compile is a problem at the root (an empty path).
  */
 export function schemaIssue(schema: Record<string, unknown>, value: unknown): { path: string[]; message: string } | null {
-  const key = JSON.stringify(schema)
-  if (schemaValidator(schema)(value) === null) return null
-  const validate = validators.get(key)
-  if (typeof validate !== 'function') return { path: [], message: `The tool's input_schema does not compile: ${String(validate)}` }
-  validate(value)
+  const validate = cachedValidator(schema)
+  if (typeof validate === 'string') return { path: [], message: `The tool's input_schema does not compile: ${validate}` }
+  if (validate(value)) return null
   const [error] = validate.errors ?? []
   if (!error) return { path: [], message: 'is not valid' }
   const path = error.instancePath.split('/').slice(1).map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))

@@ -4,14 +4,15 @@
  *
  * Who sees an approval: the user who started its run, and the owners and admins of the workspace
  * the run belongs to (its agent's workspace); anyone else gets 404, another tenant included. A
- * list shows those of the request's workspace. Deciding needs a token that may write (403).
+ * list shows those of the request's workspace. Deciding needs a token that may write (403, from
+ * the mutation procedures' middleware, src/trpc/init.ts, before anything here).
  *
  * A decision locks its run's row first, so two decisions on one run are serialised: the one that
  * leaves nothing pending sees the other's, and asks for the run to resume (a job of the durable
  * queue, src/runs/run-manager.ts) exactly once. The resume itself claims the run in one
  * statement, so a duplicate request resumes nothing.
  */
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
+import { ConflictError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import { schemaIssue } from '../platform/json-schema.ts'
 import { jsonRecordOf, page, sortOf, storableJson } from '../access/wire.ts'
 import type { ResourceCtx } from '../context.ts'
@@ -95,12 +96,11 @@ export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<TApprova
  * it was the run's last pending approval, asks for the run to resume (module comment). Approved
  * `arguments` replace the model's once they satisfy the tool's input schema (any object for a
  * workflow).
- * @throws NotFoundError; ForbiddenError for a read-only token; ConflictError when the approval is
+ * @throws NotFoundError; ConflictError when the approval is
  *   no longer pending; ValidationError naming `arguments.<field>` for edited arguments the schema refuses.
  */
 export async function decide(ctx: ResourceCtx, uuid: string, approved: boolean, input: TApprovalDecision): Promise<TApproval> {
   const found = await retrieveRow(ctx, uuid)
-  if (!ctx.auth.token.abilities.includes('write')) throw new ForbiddenError('This token is read-only')
   if (found.status !== 'pending') throw new ConflictError(`The approval has been decided already (${found.status})`)
   if (approved && input.arguments && found.tool_kind !== 'workflow' && found.input_schema) {
     const issue = schemaIssue(jsonRecordOf(found.input_schema), input.arguments)

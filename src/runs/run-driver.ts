@@ -22,7 +22,7 @@ import { resolveAgentModel } from '../models/index.ts'
 import type { ServiceDeps } from '../context.ts'
 import type { RunKind } from '../../entities/index.ts'
 import { extractMemories } from './memory-extraction.ts'
-import { endRuns } from './run-ending.ts'
+import { endRuns, isActiveRunConflict } from './run-ending.ts'
 import type { RunDriver } from './run-manager.ts'
 import { offeredTools } from './run-tools.ts'
 import type { DecidedCall, RunPlan } from './run-types.ts'
@@ -112,7 +112,7 @@ export function createRunDriver(deps: ServiceDeps): RunDriver {
         rows = await deps.orm.em.fork().execute<ClaimedRow[]>(DISPATCH_SQL, [threadId, uuidv7(), threadId])
       } catch (error) {
         // Another process claimed a run of the thread at the same moment: that one runs.
-        if (String(error instanceof Error ? error.message : '').includes('runs_thread_active_index')) return
+        if (isActiveRunConflict(error)) return
         throw error
       }
       if (rows[0]) await start(deps, rows[0], 'dispatch')
@@ -126,7 +126,7 @@ async function start(deps: ServiceDeps, row: ClaimedRow, how: 'resume' | 'dispat
   const seq = Number(row.events_count)
   deps.runs.bus.publish(runId, [{ seq, type: row.event_type, data: jsonValueOf(row.event_data), created_at: new Date(row.event_at).toISOString() }])
   try {
-    if (row.agent_id === null) throw new RunCannotGoOnError('The run’s agent was deleted')
+    if (row.agent_id === null) throw new Error('The run’s agent was deleted')
     const ctx = await actingContext(deps, Number(row.user_id), Number(row.workspace_id))
     const agent = await requireAgent(ctx, { id: Number(row.agent_id) })
     const model = await resolveAgentModel(ctx, agent.metadata, agent)
@@ -187,9 +187,4 @@ function decidedCalls(value: unknown): DecidedCall[] {
     approved: item.status === 'approved',
     reason: item.status === 'expired' ? 'expired' : typeof item.reason === 'string' ? item.reason : null,
   }))
-}
-
-/** Why a claimed run cannot go on, in words for its error. */
-class RunCannotGoOnError extends Error {
-  override name = 'RunCannotGoOnError'
 }

@@ -12,6 +12,15 @@ import type { Em } from '../platform/db.ts'
 import { jsonValueOf } from '../access/wire.ts'
 import type { RunBus } from './run-bus.ts'
 
+/**
+ * Whether a statement failed on the unique index that allows one active (running or waiting) run
+ * per thread: another run of the thread took it first.
+ */
+export function isActiveRunConflict(error: unknown): boolean {
+  const text = `${String((error as { constraint?: unknown } | null)?.constraint ?? '')} ${error instanceof Error ? error.message : ''}`
+  return text.includes('runs_thread_active_index')
+}
+
 /** A run {@link endRuns} ended: its id, thread and what it was doing. */
 export interface EndedRun {
   id: number

@@ -249,16 +249,12 @@ async function succeed(deps: ExecutorDeps, plan: RunPlan, log: RunLog, answer: A
   const expiresAt = new Date(now.getTime() + deps.config.llm.approvalTtlSeconds * 1000)
   const asked = approvals.map((call) => approvalOf(plan, call, now, expiresAt))
   const messageEvents = stored.map((m) => ({ type: 'message' as const, data: { message_uuid: m.uuid, role: m.role, content: m.content, parts: m.parts } }))
-  // The run's whole usage and output (a resumed run's include what it did before it waited).
-  const total = (usage: { prompt_tokens: number; completion_tokens: number; cost: number }, text: string) => ({
-    output: text,
-    usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
-  })
+  const whole = wholeRun(plan.before, { output, promptTokens, completionTokens, cost })
   const finals = log.reserve([
     ...messageEvents,
     ...(waits
       ? asked.map((approval) => ({ type: 'run.approval_requested' as const, data: { approval } }))
-      : [{ type: 'run.succeeded' as const, data: { run_uuid: plan.run.uuid, ...total(sum(plan.before, { promptTokens, completionTokens, cost }), (plan.before?.output ?? '') + output) } }]),
+      : [{ type: 'run.succeeded' as const, data: { run_uuid: plan.run.uuid, ...whole } }]),
   ])
   const events = [...queued, ...finals]
   const status = waits ? 'awaiting_approval' : 'succeeded'
@@ -273,15 +269,19 @@ async function succeed(deps: ExecutorDeps, plan: RunPlan, log: RunLog, answer: A
   }
   log.publish(events)
   const queuedNext = settledRows[0].queuedNext === true
-  return { status, error: null, output: (plan.before?.output ?? '') + output, settledRows, queuedNext, ...(waits ? { approvals: asked } : {}) }
+  return { status, error: null, output: whole.output, settledRows, queuedNext, ...(waits ? { approvals: asked } : {}) }
 }
 
-/** A run's usage so far plus this execution's, in wire names. */
-function sum(before: RunPlan['before'], now: { promptTokens: number; completionTokens: number; cost: number }) {
+/**
+ * The run's whole output and usage (wire names): what it did before it waited (a resumed run's
+ * `before`) plus this execution's, as `run.succeeded` carries them.
+ */
+function wholeRun(before: RunPlan['before'], now: { output: string; promptTokens: number; completionTokens: number; cost: number }) {
+  const promptTokens = (before?.promptTokens ?? 0) + now.promptTokens
+  const completionTokens = (before?.completionTokens ?? 0) + now.completionTokens
   return {
-    prompt_tokens: (before?.promptTokens ?? 0) + now.promptTokens,
-    completion_tokens: (before?.completionTokens ?? 0) + now.completionTokens,
-    cost: Number(((before?.cost ?? 0) + now.cost).toFixed(6)),
+    output: (before?.output ?? '') + now.output,
+    usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens, cost: Number(((before?.cost ?? 0) + now.cost).toFixed(6)) },
   }
 }
 

@@ -31,13 +31,13 @@ import { knowledgeForRun } from '../knowledge/index.ts'
 import { toMessage, type MessageRow, messageColumns } from '../threads/index.ts'
 import { isRecord, jsonRecordOf, storableJson, storableText } from '../access/wire.ts'
 import { selectColumns, unprefix } from '../platform/sql.ts'
-import { requireThread } from '../threads/index.ts'
+import { activeRunSql, requireThread } from '../threads/index.ts'
 import { offeredTools } from './run-tools.ts'
 import type { ResourceCtx } from '../context.ts'
 import type { ModelCall, RunOutcome, RunPlan } from './run-types.ts'
 import type { RunKind } from '../../entities/index.ts'
 import { APPROVALS_OF_RUN_SQL } from './approvals.service.ts'
-import { endRuns } from './run-ending.ts'
+import { endRuns, isActiveRunConflict, type EndedRun } from './run-ending.ts'
 import { FINAL_EVENT_TYPES } from './run-log.ts'
 import type { IfBusy } from './run.schema.ts'
 
@@ -144,13 +144,14 @@ async function cancelRun(ctx: ResourceCtx, runId: number): Promise<boolean> {
 }
 
 /**
- * Tells the processes of ended `running` runs to stop them, and, for a thread whose run ended
- * without an executor to notice (queued or waiting), starts its queue's next run.
+ * Tells the processes of ended `running` runs to stop them, and, unless `o.dispatch` is false (a
+ * new run takes the thread at once), starts the next queued run of a thread whose run ended
+ * without an executor to notice (queued or waiting).
  */
-async function afterEnding(ctx: ResourceCtx, ended: Awaited<ReturnType<typeof endRuns>>): Promise<void> {
+async function afterEnding(ctx: ResourceCtx, ended: EndedRun[], o: { dispatch: boolean } = { dispatch: true }): Promise<void> {
   for (const run of ended) {
     if (run.was === 'running') await ctx.deps.runs.cancel(run.id)
-    else if (run.threadId !== null) await ctx.deps.runs.requestDispatch(run.threadId)
+    else if (o.dispatch && run.threadId !== null) await ctx.deps.runs.requestDispatch(run.threadId)
   }
 }
 
@@ -333,11 +334,7 @@ export async function agentCall(
 
 /** The thread's oldest unfinished run (running, waiting or queued), if any. */
 async function activeRunOf(ctx: ResourceCtx, threadId: number): Promise<{ uuid: string; status: string } | null> {
-  const [row] = await ctx.em.execute<{ uuid: string; status: string }[]>(
-    `select uuid, status from runs where thread_id = ? and status in ('queued', 'running', 'awaiting_approval')
-     order by (status = 'queued'), id limit 1`,
-    [threadId],
-  )
+  const [row] = await ctx.em.execute<{ uuid: string; status: string }[]>(`select ar.uuid, ar.status from ${activeRunSql('?')}`, [threadId])
   return row ?? null
 }
 
@@ -347,13 +344,7 @@ const busyConflict = (run: { uuid: string; status: string }) => new ConflictErro
 /** Ends every unfinished run of the thread `canceled` (`superseded`) for `if_busy: interrupt`. */
 async function supersede(ctx: ResourceCtx, threadId: number): Promise<void> {
   const ended = await endRuns(ctx.em.fork(), ctx.deps.runs.bus, { sql: 'thread_id = ?', params: [threadId] }, 'canceled', SUPERSEDED)
-  for (const run of ended) if (run.was === 'running') await ctx.deps.runs.cancel(run.id)
-}
-
-/** Whether a launch failed on the unique index that keeps one active run per thread. */
-function isActiveRunConflict(error: unknown): boolean {
-  const text = `${String((error as { constraint?: unknown } | null)?.constraint ?? '')} ${error instanceof Error ? error.message : ''}`
-  return text.includes('runs_thread_active_index')
+  await afterEnding(ctx, ended, { dispatch: false })
 }
 
 /**

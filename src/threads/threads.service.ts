@@ -39,13 +39,20 @@ export function threadScopeSql(alias: string, ctx: ResourceCtx): SqlFragment {
   }
 }
 
+/**
+ * FROM and WHERE of the run a thread (its id the SQL `threadId`) is busy with, aliased `ar`: its
+ * running or waiting run, else the oldest queued one (docs/api/runs.md, "Busy threads"); no row
+ * when it is idle. The Thread's `active_run` and a run's `if_busy` check (src/runs) read it.
+ */
+export const activeRunSql = (threadId: string): string =>
+  `runs ar where ar.thread_id = ${threadId} and ar.status in ('queued', 'running', 'awaiting_approval') order by (ar.status = 'queued'), ar.id limit 1`
+
 const SOURCE: ListSource = {
   from: 'threads t join agents a on a.id = t.agent_id join workspaces w on w.id = t.workspace_id',
   columns: `t.id::float8 as id, t.uuid, t.name, t.user_id::float8 as "userId", w.uuid as "workspaceUuid",
     t.messages_count as "messagesCount", t.metadata, t.created_at as "createdAt", t.updated_at as "updatedAt",
     (select max(lm.created_at) from messages lm where lm.thread_id = t.id and lm.deleted_at is null) as "lastMessageAt",
-    (select jsonb_build_object('uuid', ar.uuid, 'status', ar.status) from runs ar
-     where ar.thread_id = t.id and ar.status in ('queued', 'running', 'awaiting_approval') order by (ar.status = 'queued'), ar.id limit 1) as "activeRun",
+    (select jsonb_build_object('uuid', ar.uuid, 'status', ar.status) from ${activeRunSql('t.id')}) as "activeRun",
     (select count(*)::int from runs qr where qr.thread_id = t.id and qr.status = 'queued') as "queuedRunsCount",
     ${AGENT_SUMMARY_COLUMNS}`,
   alias: 't',

@@ -156,24 +156,11 @@ function ApprovalTable({ approvals, onDecide }: { approvals: Approval[]; onDecid
           <Table.Td>
             {approval.status === 'pending' ? (
               <Group gap={4} wrap="nowrap">
-                <Button
-                  size="xs"
-                  color="green"
-                  variant="light"
-                  aria-label={`Approve ${approval.tool_name}`}
-                  onClick={() => onDecide({ approval, kind: 'approve' })}
-                >
-                  Approve
-                </Button>
-                <Button
-                  size="xs"
-                  color="red"
-                  variant="light"
-                  aria-label={`Deny ${approval.tool_name}`}
-                  onClick={() => onDecide({ approval, kind: 'deny' })}
-                >
-                  Deny
-                </Button>
+                {DECISIONS.map(({ kind, label, color }) => (
+                  <Button key={kind} size="xs" color={color} variant="light" aria-label={`${label} ${approval.tool_name}`} onClick={() => onDecide({ approval, kind })}>
+                    {label}
+                  </Button>
+                ))}
               </Group>
             ) : null}
           </Table.Td>
@@ -182,6 +169,12 @@ function ApprovalTable({ approvals, onDecide }: { approvals: Approval[]; onDecid
     </DataTable>
   )
 }
+
+/** The two decisions a pending call offers, as buttons. */
+const DECISIONS = [
+  { kind: 'approve', label: 'Approve', color: 'green' },
+  { kind: 'deny', label: 'Deny', color: 'red' },
+] as const
 
 /** The status, and for a decided call who decided it, when, and why. */
 function ApprovalStatus({ approval }: { approval: Approval }) {
