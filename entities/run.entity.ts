@@ -90,6 +90,13 @@ export const Run = defineEntity({
      * beat: `updated_at` stands in); stale means that process died (src/runs/run-manager.ts).
      */
     heartbeatAt: p.datetime().nullable().fieldName('heartbeat_at'),
+    /**
+     * Executions that claimed the run: 1 at launch, one more per takeover of a run whose process
+     * died; only the current claimant writes the run (src/runs/run-log.ts, src/runs/run-executor.ts).
+     */
+    attempts: p.integer().default(1),
+    /** The steps a running run has completed (src/runs/run-executor.ts, `Checkpoint`); null between executions. */
+    checkpoint: p.json<unknown>().nullable(),
     latencyMs: p.integer().nullable().fieldName('latency_ms'),
     firstEventMs: p.integer().nullable().fieldName('first_event_ms'),
     ...recordOwnership(),

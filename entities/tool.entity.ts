@@ -40,6 +40,11 @@ export const Tool = defineEntity({
     allowedTools: p.json<string[]>().fieldName('allowed_tools').nullable(),
     /** Every call of this tool by a run waits for a person's approval (docs/api/runs.md, "Approvals"). */
     requiresApproval: p.boolean().fieldName('requires_approval').default(false),
+    /**
+     * Calls of this tool are safe to repeat: a call whose result a dead process lost is made again
+     * (HTTP tools send an `Idempotency-Key`), docs/api/runs.md, "Interrupted runs".
+     */
+    idempotent: p.boolean().default(false),
     credits: p.decimal('number').precision(12).scale(4).default(0),
     metadata: p.json<Record<string, unknown>>().default('{}'),
     ...ownership(),

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Config } from '../src/platform/config.ts'
 import { sendToolRequest, ToolHttpError } from '../src/catalog/tool-http.ts'
 import { callTool, loadAgentTools, toToolSet, ToolCredentialUnavailableError, type ToolBinding } from '../src/catalog/tool-calls.ts'
+import { idempotencyKeyOf } from '../src/runs/model-stream.ts'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 
 /** A request a test server received. */
@@ -127,6 +128,7 @@ const binding = (overrides: Partial<ToolBinding>): ToolBinding => ({
   inputSchema: { type: 'object', properties: {} },
   credential: null,
   requiresApproval: false,
+  idempotent: false,
   ...overrides,
 })
 
@@ -261,6 +263,18 @@ describe('agent api tools (src/catalog/tool-calls.ts)', () => {
       // A secret without a colon is a Basic user name with an empty password.
       await callTool(binding({ url: `${echo.url}/echo`, credential: { scheme: 'basic', parameter: null, secret: 'token-only' } }), {}, { config: cfg() })
       expect(echo.hits.at(-1)!.headers.authorization).toBe(`Basic ${Buffer.from('token-only:').toString('base64')}`)
+    })
+
+    it('sends the Idempotency-Key it is given to an idempotent tool only, the same for the same run and call', async () => {
+      const key = idempotencyKeyOf('0193a3c4-0000-7000-8000-000000000001', 'call_1')
+      expect(key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
+      expect(idempotencyKeyOf('0193a3c4-0000-7000-8000-000000000001', 'call_1')).toBe(key)
+      expect(idempotencyKeyOf('0193a3c4-0000-7000-8000-000000000001', 'call_2')).not.toBe(key)
+      expect(idempotencyKeyOf('0193a3c4-0000-7000-8000-000000000002', 'call_1')).not.toBe(key)
+      await callTool(binding({ url: `${echo.url}/echo`, idempotent: true }), {}, { config: cfg(), idempotencyKey: key })
+      expect(echo.hits.at(-1)!.headers['idempotency-key']).toBe(key)
+      await callTool(binding({ url: `${echo.url}/echo`, idempotent: false }), {}, { config: cfg(), idempotencyKey: key })
+      expect(echo.hits.at(-1)!.headers['idempotency-key']).toBeUndefined()
     })
 
     it('fills the URL template from the input, URL-encoded, and drops an unfilled query pair', async () => {

@@ -356,9 +356,50 @@ describe('runs', () => {
       expect((await follow).events.map((e) => e.event)).toEqual(['run.started', 'run.succeeded'])
     })
 
-    it('marks a run whose process died failed (interrupted) with a final event, so its followers end', async () => {
+    it('takes over a run whose process died: the same run goes on, its log continues after run.resumed and ends succeeded', async () => {
+      const agent = await makeAgent(alice)
+      // A run as a process that died mid-answer left it: its thread and user message, half a text streamed.
+      const thread = await t.as(alice).threads.create({ agent_uuid: agent.uuid } as never)
+      const [row] = await t.sql(
+        `insert into runs (uuid, kind, status, agent_id, thread_id, user_id, workspace_id, input, events_count, started_at, heartbeat_at, created_at, updated_at)
+         select gen_random_uuid(), 'thread', 'running', a.id, th.id, a.user_id, a.workspace_id, '"Carry on"', 2, now(), now() - interval '1 hour', now(), now()
+         from agents a join threads th on th.uuid = ? where a.uuid = ? returning id::float8 as id, uuid, thread_id::float8 as thread_id`,
+        [thread.data.uuid, agent.uuid],
+      )
+      await t.sql(
+        `insert into messages (uuid, thread_id, run_id, user_id, workspace_id, role, content, parts, created_at, updated_at)
+         select gen_random_uuid(), r.thread_id, r.id, r.user_id, r.workspace_id, 'user', 'Carry on', '[{"type":"text","text":"Carry on"}]', now(), now() from runs r where r.id = ?`,
+        [row.id],
+      )
+      await t.sql(
+        `insert into run_events (run_id, seq, type, data, created_at) values (?, 1, 'run.started', '{}', now()), (?, 2, 'text.delta', '{"text":"Echo: Car"}', now())`,
+        [row.id, row.id],
+      )
+      const follow = readSse(`${t.url}/api/v1/runs/${row.uuid}/events`, { authorization: `Bearer ${alice.token}` })
+      await t.runtime.runs.sweep()
+      const events = (await follow).events
+      expect([...new Set(events.map((e) => e.event))]).toEqual(['run.started', 'text.delta', 'run.resumed', 'message', 'run.succeeded'])
+      expect(events.slice(0, 3).map((e) => e.event)).toEqual(['run.started', 'text.delta', 'run.resumed'])
+      expect(events.map((e) => Number(e.id))).toEqual(events.map((_, index) => index + 1))
+      const resumedText = events.filter((e) => e.event === 'text.delta' && Number(e.id) > 3).map((e) => JSON.parse(e.data).data.text)
+      expect(resumedText.join('')).toBe('Echo: Carry on')
+      // The step that was streaming is asked again: its text logged before run.resumed is not the answer's.
+      expect(JSON.parse(events[2].data).data).toEqual({ run_uuid: row.uuid, reason: 'interrupted', discarded_after: 1 })
+      expect(lastUserText()).toBe('Carry on')
+      const read = await t.http('GET', `/api/v1/runs/${row.uuid}`, { token: alice.token })
+      expect(read.body.data.run).toMatchObject({ status: 'succeeded', output: 'Echo: Carry on', events_count: events.length })
+      expect(read.body.data.messages.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([
+        ['user', 'Carry on'],
+        ['assistant', 'Echo: Carry on'],
+      ])
+      const [claims] = await t.sql('select attempts, checkpoint from runs where id = ?', [row.id])
+      expect(claims).toEqual({ attempts: 2, checkpoint: null })
+    })
+
+    it('marks a run whose process died as often as it is taken over failed (interrupted) with a final event, so its followers end', async () => {
       const agent = await makeAgent(alice)
       const stranded = await strandedRun(agent.uuid)
+      await t.sql('update runs set attempts = 3 where id = ?', [stranded.id])
       expect(await t.runtime.runs.sweep()).toBeGreaterThanOrEqual(1)
       const read = await t.http('GET', `/api/v1/runs/${stranded.uuid}`, { token: alice.token })
       expect(read.body.data.run).toMatchObject({ status: 'failed', error: { code: 'interrupted' }, events_count: 2 })

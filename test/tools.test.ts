@@ -95,6 +95,7 @@ describe('tools', () => {
         input_schema: SEARCH_SCHEMA,
         allowed_tools: null,
         requires_approval: false,
+        idempotent: false,
         provider: { uuid: toolProvider.uuid, slug: toolProvider.slug, name: 'Search Co' },
         created_at: tool.created_at,
         updated_at: tool.updated_at,
@@ -136,6 +137,21 @@ describe('tools', () => {
       // The same $id twice is fine: compiled schemas are not kept.
       const again = await t.http('POST', '/api/v1/tools', { token: alice.token, body: body({ input_schema: schemas[3] }) })
       expect(again.status).toBe(201)
+    })
+
+    it('stores idempotent (default false), changes it on update and keeps it when omitted; a non-boolean is a 400 naming it', async () => {
+      const plain = await t.http('POST', '/api/v1/tools', { token: alice.token, body: body({ name: 'Plain tool' }) })
+      expect(plain.body.data.idempotent).toBe(false)
+      const safe = await t.http('POST', '/api/v1/tools', { token: alice.token, body: body({ name: 'Safe tool', idempotent: true }) })
+      expect(safe.status, JSON.stringify(safe.body)).toBe(201)
+      expect(safe.body.data.idempotent).toBe(true)
+      const renamed = await t.http('PUT', `/api/v1/tools/${safe.body.data.uuid}`, { token: alice.token, body: { name: 'Still safe' } })
+      expect(renamed.body.data).toMatchObject({ name: 'Still safe', idempotent: true })
+      const unsafe = await t.http('PUT', `/api/v1/tools/${safe.body.data.uuid}`, { token: alice.token, body: { idempotent: false } })
+      expect(unsafe.body.data.idempotent).toBe(false)
+      const [stored] = await t.sql('select idempotent from tools where uuid = ?', [safe.body.data.uuid])
+      expect(stored.idempotent).toBe(false)
+      expectInvalid(await t.http('POST', '/api/v1/tools', { token: alice.token, body: body({ idempotent: 'yes' }) }), 'idempotent')
     })
 
     it('stores requires_approval (default false) for api and mcp tools and answers it in the Tool shape, the list and an agent\'s tools', async () => {

@@ -34,6 +34,11 @@ export interface ToolBinding {
   credential: Credential | null
   /** Every call waits for a person's approval (docs/api/runs.md, "Approvals"). */
   requiresApproval: boolean
+  /**
+   * Calls are safe to repeat: each is sent with an `Idempotency-Key` derived from its run and call,
+   * and one whose result was lost with its process is made again (docs/api/runs.md, "Interrupted runs").
+   */
+  idempotent: boolean
 }
 
 /** An account's opened secret and where its provider's auth scheme puts it (`parameter`: the header or query name). */
@@ -122,7 +127,7 @@ export const agentToolsSql = (agentId: string): string =>
        'toolId', t.id, 'toolUuid', t.uuid, 'name', t.name, 'description', t.description, 'method', t.method, 'url', t.url,
        'inputSchema', t.input_schema, 'accountUuid', ac.uuid, 'ciphertext', ac.secret_ciphertext, 'keyId', ac.secret_key_id,
        'authScheme', p.auth_scheme, 'authParameter', p.auth_parameter, 'type', t.type, 'allowedTools', t.allowed_tools,
-       'requiresApproval', t.requires_approval)
+       'requiresApproval', t.requires_approval, 'idempotent', t.idempotent)
        order by x.position, x.id), '[]')
      from agent_tools x
      join tools t on t.id = x.tool_id and t.deleted_at is null
@@ -151,6 +156,7 @@ export function agentToolBindings(config: Config, value: unknown, reserved: Read
       inputSchema: objectSchema(isRecord(stored) ? stored : {}),
       credential: credentialOf(keyring, row),
       requiresApproval: row.requiresApproval === true,
+      idempotent: row.idempotent === true,
     }
   })
 }
@@ -255,7 +261,7 @@ function queryPairs(fields: [string, unknown][]): string[] {
 const BODY_METHODS: ReadonlySet<ToolMethod> = new Set(['POST', 'PUT', 'PATCH'])
 
 /** The HTTP request of one call: template filled, remaining input as query or JSON body, credential applied. */
-function buildRequest(binding: ToolBinding, input: unknown): ToolHttpRequest {
+function buildRequest(binding: ToolBinding, input: unknown, idempotencyKey?: string): ToolHttpRequest {
   const fields = input === undefined || input === null ? {} : input
   if (!isRecord(fields)) throw new ToolInputError('The tool input must be a JSON object')
   const used = new Set<string>()
@@ -273,6 +279,7 @@ function buildRequest(binding: ToolBinding, input: unknown): ToolHttpRequest {
     'accept-encoding': 'gzip, deflate, br',
     'user-agent': 'agent-workspace-service (tool call)',
   }
+  if (idempotencyKey !== undefined && binding.idempotent) headers['idempotency-key'] = idempotencyKey
   let body: string | undefined
   if (BODY_METHODS.has(binding.method)) {
     headers['content-type'] = 'application/json'
@@ -362,11 +369,17 @@ export function excerpt(output: unknown, max = 300): string {
  * Runs one tool call. Never throws: upstream trouble (refused address, timeout, too large an
  * answer, a non-2xx status, connection errors) and input that cannot make a request are
  * `ok: false` with a clear `error`. A non-2xx answer keeps its `status` and parsed `output`.
+ * `idempotencyKey` goes out as the `Idempotency-Key` header (the IETF httpapi draft) when the tool
+ * is {@link ToolBinding.idempotent}, so a call made again after a lost result is one call upstream.
  */
-export async function callTool(binding: ToolBinding, input: unknown, options: { config: Config; signal?: AbortSignal }): Promise<ToolCallOutcome> {
+export async function callTool(
+  binding: ToolBinding,
+  input: unknown,
+  options: { config: Config; signal?: AbortSignal; idempotencyKey?: string },
+): Promise<ToolCallOutcome> {
   const forms = secretForms(binding.credential?.secret)
   try {
-    const response = await sendToolRequest(buildRequest(binding, input), options.config.tools, options.signal)
+    const response = await sendToolRequest(buildRequest(binding, input, options.idempotencyKey), options.config.tools, options.signal)
     const output = parseBody(response, forms)
     if (response.status >= 200 && response.status < 300) return { ok: true, status: response.status, output }
     const said = excerpt(output)
@@ -399,13 +412,17 @@ export function validatorFor(schema: Record<string, unknown>): (value: unknown) 
  * against the tool's input_schema (Ajv) before `execute`; `execute` runs {@link callTool} and,
  * when the call is not ok, throws an Error whose message is the outcome's `error`, so the model
  * receives a failed tool result (`tool-error`) and the run goes on. The run's `signal` and the
- * SDK's own abort signal both cancel a call.
+ * SDK's own abort signal both cancel a call. `idempotencyKey` names each call's `Idempotency-Key`
+ * by its tool call id (sent for idempotent tools only, {@link callTool}).
  */
-export function toToolSet(bindings: ToolBinding[], options: { config: Config; signal?: AbortSignal }): ToolSet {
+export function toToolSet(
+  bindings: ToolBinding[],
+  options: { config: Config; signal?: AbortSignal; idempotencyKey?: (toolCallId: string) => string },
+): ToolSet {
   const tools: ToolSet = {}
   for (const binding of bindings) {
-    tools[binding.name] = objectTool(binding, options.signal, async (input, signal) => {
-      const outcome = await callTool(binding, input, { config: options.config, signal })
+    tools[binding.name] = objectTool(binding, options.signal, async (input, signal, toolCallId) => {
+      const outcome = await callTool(binding, input, { config: options.config, signal, idempotencyKey: options.idempotencyKey?.(toolCallId) })
       if (!outcome.ok) throw new Error(outcome.error ?? 'The tool call failed')
       return outcome.output
     })

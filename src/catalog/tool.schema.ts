@@ -11,7 +11,7 @@ import { mediaUrl } from '../access/user-workspace.schema.ts'
 /** Columns of `tools` a mapper reads (see `selectColumns` in src/platform/sql.ts). */
 export const TOOL_FIELDS = [
   'id', 'uuid', 'name', 'description', 'type', 'profilePhotoKey', 'profilePhotoConfig', 'visibility', 'credits',
-  'metadata', 'method', 'url', 'inputSchema', 'allowedTools', 'requiresApproval', 'providerId', 'userId', 'workspaceId', 'createdAt', 'updatedAt',
+  'metadata', 'method', 'url', 'inputSchema', 'allowedTools', 'requiresApproval', 'idempotent', 'providerId', 'userId', 'workspaceId', 'createdAt', 'updatedAt',
 ] as const
 
 /** A `tools` row as raw SQL reads it with {@link TOOL_FIELDS}, plus its provider's keys. */
@@ -24,6 +24,7 @@ export interface ToolRow extends ResourceRow {
   inputSchema: Record<string, unknown>
   allowedTools: string[] | null
   requiresApproval: boolean
+  idempotent: boolean
   providerId: number | null
   providerUuid?: string | null
   providerSlug?: string | null
@@ -53,6 +54,11 @@ export const Tool = z
     allowed_tools: z.array(z.string()).nullable(),
     /** Every call of the tool by a run waits for a person's approval (docs/api/runs.md, "Approvals"). */
     requires_approval: z.boolean(),
+    /**
+     * Calls of the tool are safe to repeat: one whose result was lost when its run's process died is
+     * made again, with the same `Idempotency-Key` (docs/api/runs.md, "Interrupted runs").
+     */
+    idempotent: z.boolean(),
     provider: ToolProvider.nullable(),
     created_at: timestamp(),
     updated_at: timestamp(),
@@ -99,6 +105,7 @@ export function toTool(row: ToolRow, viewerId: number, appUrl: string): TTool {
     input_schema: row.inputSchema,
     allowed_tools: row.allowedTools ?? null,
     requires_approval: row.requiresApproval === true,
+    idempotent: row.idempotent === true,
     provider: row.providerUuid ? { uuid: row.providerUuid, slug: row.providerSlug ?? '', name: row.providerName ?? '' } : null,
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
@@ -251,6 +258,7 @@ export const CreateToolInput = z.strictObject({
   input_schema: ToolInputSchema.optional(),
   allowed_tools: AllowedTools.nullable().optional(),
   requires_approval: jsonBoolean().optional(),
+  idempotent: jsonBoolean().optional(),
   credits: jsonDecimal(0, TOOL_CREDITS_MAX).optional(),
   profile_photo_key: MediaKey.nullable().optional(),
   profile_photo_config: ProfilePhotoConfigInput.nullable().optional(),

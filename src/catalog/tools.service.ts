@@ -123,6 +123,7 @@ export async function create(ctx: ResourceCtx, input: TCreateToolInput): Promise
     inputSchema: input.input_schema ?? {},
     allowedTools: type === 'mcp' ? (input.allowed_tools ?? null) : null,
     requiresApproval: input.requires_approval ?? false,
+    idempotent: input.idempotent ?? false,
     credits: input.credits ?? 0,
     profilePhotoKey: photoKey ?? null,
     profilePhotoConfig: input.profile_photo_config ?? null,
@@ -164,6 +165,7 @@ export async function update(ctx: ResourceCtx, input: TUpdateToolInput): Promise
     if (input.input_schema !== undefined) entity.inputSchema = input.input_schema
     if (input.allowed_tools !== undefined) entity.allowedTools = input.allowed_tools
     if (input.requires_approval !== undefined) entity.requiresApproval = input.requires_approval
+    if (input.idempotent !== undefined) entity.idempotent = input.idempotent
     if (input.credits !== undefined) entity.credits = input.credits
     if (photoKey !== undefined) entity.profilePhotoKey = photoKey
     if (input.profile_photo_config !== undefined) entity.profilePhotoConfig = input.profile_photo_config

@@ -8,6 +8,7 @@
 import { hash } from 'node:crypto'
 import path from 'node:path'
 import { Migrator } from '@mikro-orm/migrations'
+import pRetry from 'p-retry'
 import { vector } from '@electric-sql/pglite-pgvector'
 import { PgliteDriver } from '@mikro-orm/pglite'
 import { PostgreSqlConnection, PostgreSqlDriver } from '@mikro-orm/postgresql'
@@ -186,30 +187,60 @@ export async function migrate(orm: Orm): Promise<string[]> {
   return applied.map((migration) => migration.name)
 }
 
-/** Milliseconds before the first retry of {@link retryOnConnectionLoss}; each next one waits twice as long, up to 2 s. */
-const RETRY_FIRST_DELAY_MS = 100
-const RETRY_MAX_DELAY_MS = 2_000
+/**
+ * How long {@link retryOnConnectionLoss} keeps trying, in milliseconds: long enough to ride out a
+ * failover or a pooler restart (connections ended every second or two for a minute still let
+ * most attempts through), short enough that work whose database is gone for good ends with its
+ * error rather than hanging (docs/operations.md, "Database deadlines").
+ */
+export const DATABASE_RETRY_MS = 15_000
 
 /**
- * Runs `work`, and again after a pause (100 ms, doubling up to 2 s) as long as it fails because the
- * database connection was lost or could not be had (`databaseUnavailable` of src/platform/errors.ts)
- * and less than `forMs` milliseconds have passed: a statement whose connection PostgreSQL ended
- * runs on a new one. Only for work that may run twice: a read, or a write whose own condition
- * makes a second run change nothing (it cannot know whether the first one committed). Background
- * work that nobody retries otherwise uses it (the end of a workflow execution is stored this way);
- * requests answer 503 instead and leave retrying to their client.
+ * Runs `work`, and again after a pause (100 ms, doubling up to 2 s, randomised; `p-retry`) as long
+ * as it fails because the database connection was lost or could not be had (`databaseUnavailable`
+ * of src/platform/errors.ts) and less than `forMs` milliseconds have passed: a statement whose
+ * connection PostgreSQL ended runs on a new one. Only for work that may run twice: a read, or a
+ * write whose own condition makes a second run change nothing (it cannot know whether the first
+ * one committed); a write that must not run twice goes through {@link writeOnce}. Background work
+ * that nobody retries otherwise uses it (a run's event log and settle, a workflow execution's end,
+ * a firing's claim and outcome, a node's static data); requests answer 503 instead and leave
+ * retrying to their client.
  * @throws the last error, once it is not a lost connection or `forMs` has passed.
  */
-export async function retryOnConnectionLoss<T>(work: () => Promise<T>, forMs = 10_000): Promise<T> {
-  const deadline = Date.now() + forMs
-  for (let delay = RETRY_FIRST_DELAY_MS; ; delay = Math.min(delay * 2, RETRY_MAX_DELAY_MS)) {
-    try {
-      return await work()
-    } catch (error) {
-      if (!databaseUnavailable(error) || Date.now() + delay > deadline) throw error
-      await new Promise((resolve) => setTimeout(resolve, delay))
+export function retryOnConnectionLoss<T>(work: () => Promise<T>, forMs = DATABASE_RETRY_MS): Promise<T> {
+  return pRetry(work, {
+    retries: Number.POSITIVE_INFINITY,
+    minTimeout: 100,
+    maxTimeout: 2_000,
+    randomize: true,
+    maxRetryTime: forMs,
+    shouldRetry: ({ error }) => databaseUnavailable(error) !== undefined,
+  })
+}
+
+/**
+ * A write that must happen once, though a lost connection cannot tell whether it committed (the
+ * commit may have landed just before the server ended the connection). Runs `write`; after a
+ * failure for a lost connection it asks `stored()` (a read by the keys the write chose itself, a
+ * uuid) and answers what that found, else runs `write` again, as {@link retryOnConnectionLoss}
+ * does. So the caller either gets what was stored, once, or the error with nothing stored.
+ * @param stored what the write stored, read back; undefined when it did not commit.
+ * @throws as {@link retryOnConnectionLoss}.
+ */
+export function writeOnce<T>(write: () => Promise<T>, stored: () => Promise<T | undefined>, forMs = DATABASE_RETRY_MS): Promise<T> {
+  let lost = false
+  return retryOnConnectionLoss(async () => {
+    if (lost) {
+      const found = await stored()
+      if (found !== undefined) return found
     }
-  }
+    try {
+      return await write()
+    } catch (error) {
+      if (databaseUnavailable(error)) lost = true
+      throw error
+    }
+  }, forMs)
 }
 
 /** The part of `pg`'s Pool that {@link prepared} and {@link executeParameterised} use. */

@@ -18,6 +18,7 @@
  * calls (`decided`): they run (or are refused) first, as a step of their own, and the model is
  * asked again with their results.
  */
+import { createHash } from 'node:crypto'
 import { experimental_streamLanguageModelCall, stepCountIs, streamText, type ModelMessage, type TextStreamPart, type ToolResultPart, type ToolSet } from 'ai'
 import type { JSONValue } from '@ai-sdk/provider'
 import { isRecord } from '../access/wire.ts'
@@ -43,6 +44,19 @@ export type ModelPart =
   /** A call the model asked for that waits for a person (its `tool-call` part came first); the answer ends after its step. */
   | { type: 'approval-request'; toolCallId: string; toolName: string; input: Record<string, unknown>; tool: ApprovalTool }
 
+/** How {@link modelParts} streams. */
+export interface StreamOptions {
+  config: Config
+  /** Aborts the model call and any tool call under way. */
+  signal: AbortSignal
+  /**
+   * Awaited before each tool the model calls runs (not before a decided call: it was logged when
+   * its run stopped): the executor logs the call first (src/runs/run-executor.ts, `CallLedger`).
+   * A rejection fails the call as a `tool-error` without running it.
+   */
+  beforeExecute?: (toolCallId: string) => Promise<void>
+}
+
 /**
  * The parts of the answer to `call`, in order: first a `warning` per MCP server that could not be
  * listed, then the answer. The MCP connections are closed when the answer ends, however it ends.
@@ -50,7 +64,7 @@ export type ModelPart =
  * @throws the provider's error (`APICallError` for an error status), an error part of the
  *   stream, or the abort reason.
  */
-export async function* modelParts(call: ModelCall, o: { config: Config; signal: AbortSignal }): AsyncGenerator<ModelPart> {
+export async function* modelParts(call: ModelCall, o: StreamOptions): AsyncGenerator<ModelPart> {
   const mcp = call.mcpServers?.length && call.model.llm.supportsTools ? await openMcpTools(call.mcpServers, o) : null
   try {
     for (const warning of mcp?.warnings ?? []) yield { type: 'warning', warning }
@@ -61,7 +75,7 @@ export async function* modelParts(call: ModelCall, o: { config: Config; signal: 
 }
 
 /** The parts of the model's answer (see {@link modelParts}), with the tools of `mcp` offered besides the call's own. */
-async function* answerParts(call: ModelCall, o: { config: Config; signal: AbortSignal }, mcp: McpSession | null): AsyncGenerator<ModelPart> {
+async function* answerParts(call: ModelCall, o: StreamOptions, mcp: McpSession | null): AsyncGenerator<ModelPart> {
   const links: WorkflowCallLinks = new Map()
   const approvals = new Map<string, ApprovalTool>()
   const tools = toolSetOf(call, o, links, mcp, approvals)
@@ -95,7 +109,7 @@ async function* answerParts(call: ModelCall, o: { config: Config; signal: AbortS
   }
   const result = streamText({
     ...common,
-    tools,
+    tools: o.beforeExecute ? loggedFirst(tools, o.beforeExecute) : tools,
     stopWhen: stepCountIs(o.config.llm.maxSteps),
     maxRetries: 0,
     // Errors arrive as `error` parts of the stream and are thrown from there; the default logs to the console.
@@ -114,6 +128,39 @@ async function* answerParts(call: ModelCall, o: { config: Config; signal: AbortS
 }
 
 /**
+ * The result a taken-over run gives the model for a call of a tool that is not idempotent whose
+ * result its dead process did not store (docs/api/runs.md, "Interrupted runs").
+ */
+export const LOST_CALL = 'The call may or may not have happened: the process running it stopped before its result was stored'
+
+/**
+ * The `Idempotency-Key` of call `toolCallId` of run `runUuid` (a UUID-shaped SHA-256 digest of
+ * both): the same for the call made again after a takeover, different for every other call.
+ */
+export function idempotencyKeyOf(runUuid: string, toolCallId: string): string {
+  const hex = createHash('sha256').update(`${runUuid}/${toolCallId}`).digest('hex')
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`
+}
+
+/** `tools` with each `execute` run only once `before` (the call's logging) resolved. */
+function loggedFirst(tools: ToolSet, before: (toolCallId: string) => Promise<void>): ToolSet {
+  const wrapped: ToolSet = {}
+  for (const [name, tool] of Object.entries(tools)) {
+    const execute = tool.execute
+    wrapped[name] = execute
+      ? {
+          ...tool,
+          execute: async (input, options) => {
+            await before(options.toolCallId)
+            return execute(input, options)
+          },
+        }
+      : tool
+  }
+  return wrapped
+}
+
+/**
  * The results of the calls a person decided on, in order: an approved call runs with its
  * (possibly edited) arguments and answers a `tool-result` or `tool-error` as any call; a refused
  * one answers `{denied: true, reason}` without running. A call whose tool the run no longer
@@ -126,6 +173,10 @@ async function* decidedParts(
 ): AsyncGenerator<ModelPart> {
   for (const call of decided) {
     const base = { toolCallId: call.toolCallId, toolName: call.toolName, providerExecuted: false }
+    if (call.lost) {
+      yield { type: 'tool-error', ...base, error: new Error(LOST_CALL) }
+      continue
+    }
     if (!call.approved) {
       yield { type: 'tool-result', ...base, output: { denied: true, reason: call.reason } }
       continue
@@ -196,7 +247,9 @@ function toolSetOf(
 ): ToolSet | undefined {
   if (!call.model.llm.supportsTools) return undefined
   const workflowTools = call.workflowTools ?? []
-  const tools: ToolSet = { ...toToolSet(call.tools, o), ...mcp?.tools, ...toWorkflowToolSet(workflowTools, { signal: o.signal, links }) }
+  const runUuid = call.runUuid
+  const idempotencyKey = runUuid ? (toolCallId: string) => idempotencyKeyOf(runUuid, toolCallId) : undefined
+  const tools: ToolSet = { ...toToolSet(call.tools, { ...o, idempotencyKey }), ...mcp?.tools, ...toWorkflowToolSet(workflowTools, { signal: o.signal, links }) }
   // The tools a person approves each call of: the SDK asks rather than executes (module comment).
   for (const binding of call.tools) {
     if (binding.requiresApproval) approvals.set(binding.name, { kind: 'api', toolUuid: binding.toolUuid, workflowUuid: null, inputSchema: binding.inputSchema })

@@ -12,10 +12,13 @@
  *   unique index on its active run refuses a second claimer), stores its user message and logs
  *   `run.started`; then it runs like any run.
  *
+ * - **Take over** (./run-takeover.ts): a run whose process died goes on here from its checkpoint.
+ *
  * A claimed run that can no longer go on (its agent was deleted, its user left the workspace, its
  * model has no credential any more) ends `failed` with the reason, and its thread's queue moves on.
  */
 import { uuidv7 } from 'uuidv7'
+import { databaseUnavailable } from '../platform/errors.ts'
 import { actingContext } from '../access/acting-context.ts'
 import { isRecord, jsonValueOf } from '../access/wire.ts'
 import { resolveAgentModel } from '../models/index.ts'
@@ -27,6 +30,7 @@ import type { RunDriver } from './run-manager.ts'
 import { offeredTools } from './run-tools.ts'
 import type { DecidedCall, RunPlan } from './run-types.ts'
 import { agentCall, requireAgent } from './runs.service.ts'
+import { takeOverRuns } from './run-takeover.ts'
 
 /** What a claim statement answers about the run it claimed. */
 interface ClaimedRow {
@@ -45,6 +49,7 @@ interface ClaimedRow {
   completion_tokens: number
   cost: string | number
   events_count: number
+  attempts: number
   /** The event the claim logged (`run.resumed` or `run.started`). */
   event_type: string
   event_data: unknown
@@ -55,7 +60,7 @@ interface ClaimedRow {
 
 const CLAIMED_COLUMNS = `c.id::float8 as id, c.uuid, c.kind, c.user_id::float8 as user_id, c.workspace_id::float8 as workspace_id,
   c.agent_id::float8 as agent_id, c.thread_id::float8 as thread_id, th.uuid as thread_uuid, coalesce(c.input #>> '{}', '') as input_text, c.output,
-  c.prompt_tokens, c.completion_tokens, c.cost, c.events_count, l.type as event_type, l.data as event_data, l.created_at as event_at`
+  c.prompt_tokens, c.completion_tokens, c.cost, c.events_count, c.attempts, l.type as event_type, l.data as event_data, l.created_at as event_at`
 
 /** The resume claim (module comment). Parameters: the run id, twice. */
 const RESUME_SQL = `with claimed as (
@@ -106,6 +111,7 @@ export function createRunDriver(deps: ServiceDeps): RunDriver {
       if (!row) return
       await start(deps, row, 'resume')
     },
+    takeOver: (request) => takeOverRuns(deps, request, (row, cause) => cannotGoOn(deps, row, cause)),
     async dispatch(threadId) {
       let rows: ClaimedRow[]
       try {
@@ -135,6 +141,7 @@ async function start(deps: ServiceDeps, row: ClaimedRow, how: 'resume' | 'dispat
     const decided = how === 'resume' ? decidedCalls(row.decided) : []
     const answeredLater = new Set(decided.map((d) => d.toolCallId))
     const call = await agentCall(ctx, agent, row.thread_id === null ? null : Number(row.thread_id), content, model, offered, { inHistory: true, answeredLater })
+    call.runUuid = row.uuid
     if (how === 'resume') {
       // What it logged before it waited stays as it was: no second warning or retrieval event.
       call.warnings = []
@@ -143,7 +150,7 @@ async function start(deps: ServiceDeps, row: ClaimedRow, how: 'resume' | 'dispat
     }
     const plan: RunPlan = {
       ...call,
-      run: { id: runId, uuid: row.uuid },
+      run: { id: runId, uuid: row.uuid, attempts: Number(row.attempts) },
       kind: row.kind,
       workspaceId: Number(row.workspace_id),
       userId: Number(row.user_id),
@@ -168,9 +175,14 @@ async function start(deps: ServiceDeps, row: ClaimedRow, how: 'resume' | 'dispat
 }
 
 /** Ends a claimed run that cannot go on `failed`, and moves its thread's queue on. */
-async function cannotGoOn(deps: ServiceDeps, row: ClaimedRow, cause: unknown): Promise<void> {
+async function cannotGoOn(deps: ServiceDeps, row: Pick<ClaimedRow, 'id' | 'uuid' | 'thread_id'>, cause: unknown): Promise<void> {
+  if (databaseUnavailable(cause)) {
+    // Not the run's fault: it keeps its claim's heartbeat until that goes stale, and is taken over again.
+    deps.log.warn({ err: cause, run: row.uuid }, 'a run could not be planned while the database was unavailable')
+    return
+  }
   const message = cause instanceof Error && cause.message ? cause.message : 'The run could not go on'
-  deps.log.warn({ err: cause, run: row.uuid }, 'a run that waited could not go on')
+  deps.log.warn({ err: cause, run: row.uuid }, 'a run could not go on')
   const error = { code: 'not_resumable', message: `The run could not go on: ${message}`.slice(0, 500) }
   await endRuns(deps.orm.em.fork(), deps.runs.bus, { sql: 'id = ?', params: [Number(row.id)] }, 'failed', error, { executorless: true })
   if (row.thread_id !== null) await deps.runs.requestDispatch(Number(row.thread_id))

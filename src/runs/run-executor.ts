@@ -14,32 +14,27 @@
  * `awaiting_approval`. Nothing of it stays in the process; it resumes later as the same run
  * ({@link executeRun} with the stored sequence), and the settle statements then add to its
  * output, usage and latency rather than replace them.
+ *
+ * Surviving its process (docs/api/runs.md, "Interrupted runs"): every write of a run is
+ * conditional on its claim (`runs.attempts`) and runs again on a new connection when PostgreSQL
+ * ended the one it ran on (src/platform/db.ts). After each step that called tools the run's
+ * checkpoint (its completed steps) is stored with its events, and a tool call is logged before
+ * the tool runs. A process that takes over a run whose process died goes on from there
+ * (src/runs/run-driver.ts, {@link Recovery}); at shutdown a run still executing is handed over
+ * rather than failed.
  */
-import type { ExecutorDeps, ModelCall, PendingCall, RunOutcome, RunPlan } from './run-types.ts'
+import type { Checkpoint, ExecutorDeps, ModelCall, Part, PendingCall, Recovery, RunOutcome, RunPlan, Step } from './run-types.ts'
 import { APICallError } from 'ai'
 import { uuidv7 } from 'uuidv7'
-import { executePrepared, type Orm } from '../platform/db.ts'
+import { executePrepared, retryOnConnectionLoss, writeOnce, type Orm } from '../platform/db.ts'
+import { databaseUnavailable } from '../platform/errors.ts'
 import { costOf } from '../models/index.ts'
 import { RUN_FIELDS, type RunEventRecord, type TApproval, type TRunWarning } from './run.schema.ts'
 import { isRecord, jsonValueOf, storableJson, storableText } from '../access/wire.ts'
 import { selectColumns } from '../platform/sql.ts'
-import { eventsJson, RunLog } from './run-log.ts'
+import { eventsJson, RunLog, RunLostError } from './run-log.ts'
 import { modelParts } from './model-stream.ts'
 import { messageColumns } from '../threads/index.ts'
-
-/** A stored message part (the wire `parts` of src/threads/message.schema.ts). */
-type Part =
-  | { type: 'text'; text: string }
-  | { type: 'tool-call'; tool_call_id: string; tool_name: string; input: unknown }
-  | { type: 'tool-result'; tool_call_id: string; tool_name: string; output: unknown; is_error: boolean }
-
-interface Step {
-  text: string
-  calls: Part[]
-  results: Part[]
-  promptTokens: number
-  completionTokens: number
-}
 
 /**
  * Runs a run to its end; never throws for the upstream's faults (they become a `failed`
@@ -53,7 +48,7 @@ export async function executeRun(
   call: ModelCall,
   stored: Promise<RunPlan>,
   cancel: AbortSignal,
-  o: { storedSeq?: number } = {},
+  o: { storedSeq?: number; recovered?: Recovery } = {},
 ): Promise<RunOutcome> {
   const { orm, config } = deps
   const notStored = new AbortController()
@@ -69,17 +64,22 @@ export async function executeRun(
   const log = new RunLog(
     orm,
     deps.bus,
-    planned.then((plan) => plan?.run.id ?? null),
+    planned.then((plan) => (plan ? { id: plan.run.id, attempts: plan.run.attempts } : null)),
     o.storedSeq ?? 1,
   )
   const timeout = AbortSignal.timeout(config.llm.timeoutMs)
   const signal = AbortSignal.any([cancel, timeout, notStored.signal])
   const started = performance.now()
-  const answer: Answer = { steps: [], step: emptyStep(), firstEventMs: null, warnings: [], approvals: [] }
+  const answer: Answer = { steps: structuredClone(o.recovered?.steps ?? []), step: emptyStep(), firstEventMs: null, warnings: [], approvals: [] }
 
-  // Before the answer, as they came before the model was asked.
-  for (const warning of call.warnings ?? []) log.append('run.warning', warning)
-  if (call.knowledge) log.append('knowledge.retrieved', call.knowledge.event)
+  if (o.recovered) {
+    // What it logged before its process died stays as it was: no second warning or retrieval event.
+    log.append('run.resumed', { run_uuid: o.recovered.runUuid, reason: 'interrupted', discarded_after: o.recovered.discardedAfter })
+  } else {
+    // Before the answer, as they came before the model was asked.
+    for (const warning of call.warnings ?? []) log.append('run.warning', warning)
+    if (call.knowledge) log.append('knowledge.retrieved', call.knowledge.event)
+  }
   let failure: Failure | null = null
   try {
     await streamAnswer(call, config, signal, log, started, answer)
@@ -88,10 +88,38 @@ export async function executeRun(
   }
   const plan = await planned
   if (!plan) return { status: 'failed', error: { code: 'not_stored', message: 'The run could not be stored' }, output: '' }
-  // Another process ended the run (and wrote its final event): nothing more is ours to write.
-  if (cancel.reason instanceof RunLostError) return { status: 'failed', error: { code: 'interrupted', message: cancel.reason.message }, output: '' }
+  // Another process ended the run (and wrote its final event), or took it over: nothing more is ours to write.
+  if (cancel.reason instanceof RunLostError) return lost(cancel.reason)
+  // This process shuts down under it: another one takes it over from its last completed step.
+  if (cancel.reason instanceof RunInterruptedError && (await handOver(deps, plan, log))) return { status: 'running', error: null, output: '' }
   const outcome = await conclude(deps, plan, log, failure, answer, started)
   return answer.warnings.length > 0 ? { ...outcome, warnings: answer.warnings } : outcome
+}
+
+/** The outcome of an execution whose run another process ended or took over: nothing more was written. */
+const lost = (error: RunLostError): RunOutcome => ({ status: 'failed', error: { code: 'interrupted', message: error.message }, output: '' })
+
+/**
+ * Hands a run this process shuts down under over to the others: its events and checkpoint stored,
+ * its heartbeat set long past, so the next sweep of any process takes it over at once
+ * (src/runs/run-manager.ts). Answers false when that could not be stored (it then ends `failed`).
+ */
+async function handOver(deps: ExecutorDeps, plan: RunPlan, log: RunLog): Promise<boolean> {
+  try {
+    await log.drain()
+    const rows = await retryOnConnectionLoss(() =>
+      deps.orm.em
+        .fork()
+        .execute(`update runs set heartbeat_at = to_timestamp(0), updated_at = now() where id = ? and attempts = ? and status = 'running' returning id`, [
+          plan.run.id,
+          plan.run.attempts,
+        ]),
+    )
+    return rows.length > 0
+  } catch (error) {
+    deps.log.warn({ err: error, run: plan.run.uuid }, 'run not handed over')
+    return false
+  }
 }
 
 /** What the model has answered so far: its finished steps, the step under way and when its first text came. */
@@ -118,7 +146,8 @@ async function streamAnswer(
   started: number,
   answer: Answer,
 ): Promise<void> {
-  for await (const part of modelParts(call, { config, signal })) {
+  const calls = new CallLedger(log)
+  for await (const part of modelParts(call, { config, signal, beforeExecute: (toolCallId) => calls.stored(toolCallId) })) {
     switch (part.type) {
       case 'text':
         if (part.text.length === 0) break
@@ -133,7 +162,7 @@ async function streamAnswer(
         if (part.providerExecuted) log.append('tool.call', { ...called, provider_executed: true })
         else {
           answer.step.calls.push(called)
-          log.append('tool.call', called)
+          calls.logged(part.toolCallId, log.append('tool.call', called))
         }
         break
       }
@@ -163,15 +192,49 @@ async function streamAnswer(
       case 'approval-request':
         answer.approvals.push({ uuid: uuidv7(), toolCallId: part.toolCallId, toolName: part.toolName, input: part.input, tool: part.tool })
         break
-      case 'step-end':
+      case 'step-end': {
         answer.step.promptTokens = part.inputTokens
         answer.step.completionTokens = part.outputTokens
         answer.steps.push(answer.step)
+        // A step that called tools is followed by another: a takeover goes on after it.
+        const toolStep = answer.step.calls.length > 0 || answer.step.results.length > 0
         answer.step = emptyStep()
+        if (toolStep) log.checkpoint({ seq: log.seq, steps: answer.steps } satisfies Checkpoint)
         break
+      }
     }
   }
   if (signal.aborted) throw signal.reason
+}
+
+/**
+ * Tool calls logged before their tool runs: the SDK starts a tool as it hands the call's part on,
+ * so the tool waits ({@link stored}) until the executor has logged the call ({@link logged}) and
+ * the log has stored it. A process that takes the run over then knows every call that may have
+ * run (src/runs/run-driver.ts).
+ */
+class CallLedger {
+  readonly #seqs = new Map<string, PromiseWithResolvers<number>>()
+  constructor(private readonly log: RunLog) {}
+
+  #entry(toolCallId: string): PromiseWithResolvers<number> {
+    let entry = this.#seqs.get(toolCallId)
+    if (!entry) {
+      entry = Promise.withResolvers<number>()
+      this.#seqs.set(toolCallId, entry)
+    }
+    return entry
+  }
+
+  /** Call `toolCallId` was logged as event `seq`. */
+  logged(toolCallId: string, seq: number): void {
+    this.#entry(toolCallId).resolve(seq)
+  }
+
+  /** Resolves once call `toolCallId`'s event is stored. @throws the log's error when it cannot be. */
+  async stored(toolCallId: string): Promise<void> {
+    await this.log.stored(await this.#entry(toolCallId).promise)
+  }
 }
 
 /**
@@ -192,14 +255,26 @@ async function conclude(
     try {
       outcome = await succeed(deps, plan, log, answer, started)
     } catch (error) {
-      // The answer came but could not be stored: our fault, not the upstream's.
+      if (error instanceof RunLostError) return lost(error)
+      // The answer came but could not be stored (the database stayed out of reach past the
+      // retries): our fault, not the upstream's, and the caller may try again (503).
       deps.log.error({ err: error, run: plan.run.uuid }, 'run answer not stored')
-      failure = { status: 'failed', code: 'internal_error', message: 'The answer could not be stored' }
+      failure = { status: 'failed', code: 'not_stored', message: 'The answer could not be stored' }
     }
   }
-  if (failure) outcome = await fail(deps, plan, log, failure, started, answer.firstEventMs)
+  if (failure) {
+    try {
+      outcome = await fail(deps, plan, log, failure, started, answer.firstEventMs)
+    } catch (error) {
+      if (error instanceof RunLostError) return lost(error)
+      // Not even the failure could be stored: the run stays `running` without a heartbeat once
+      // this execution ends, and a sweep takes it over (src/runs/run-manager.ts).
+      deps.log.error({ err: error, run: plan.run.uuid }, 'run failure not stored')
+      outcome = { status: 'failed', error: { code: 'not_stored', message: 'The answer could not be stored' }, output: '' }
+    }
+  }
   await log.drain().catch((error: unknown) => deps.log.error({ err: error, run: plan.run.uuid }, 'run events not stored'))
-  return outcome ?? { status: 'failed', error: { code: 'internal_error', message: 'The run ended without an outcome' }, output: '' }
+  return outcome ?? { status: 'failed', error: { code: 'not_stored', message: 'The run ended without an outcome' }, output: '' }
 }
 
 /** How a run that did not succeed ends. */
@@ -259,8 +334,16 @@ async function succeed(deps: ExecutorDeps, plan: RunPlan, log: RunLog, answer: A
   const events = [...queued, ...finals]
   const status = waits ? 'awaiting_approval' : 'succeeded'
   const askedRows = asked.map((approval, index) => ({ ...approval, input_schema: approvals[index].tool.inputSchema }))
-  const settledRows = await settle(deps.orm, plan, stored, events, askedRows, { status, output, promptTokens, completionTokens, cost, latencyMs, firstEventMs })
-  if (settledRows.length === 0) {
+  let settled: Settled
+  try {
+    settled = await settle(deps.orm, plan, stored, events, askedRows, { status, output, promptTokens, completionTokens, cost, latencyMs, firstEventMs })
+  } catch (error) {
+    log.release(finals)
+    log.requeue(queued)
+    throw error
+  }
+  if (settled.kind === 'lost') throw new RunLostError('Another process took the run over')
+  if (settled.kind === 'ended') {
     // Canceled meanwhile (by a process that could not reach this one): the cancel wins.
     log.release(finals)
     log.requeue(queued)
@@ -268,6 +351,9 @@ async function succeed(deps: ExecutorDeps, plan: RunPlan, log: RunLog, answer: A
     return { status: 'canceled', error: { code: 'canceled', message: 'The run was canceled' }, output }
   }
   log.publish(events)
+  // Stored by a first try whose answer was lost: the caller reads the run back.
+  if (settled.kind === 'stored-before') return { status, error: null, output: whole.output, settledRows: [], ...(waits ? { approvals: asked } : {}) }
+  const settledRows = settled.rows
   const queuedNext = settledRows[0].queuedNext === true
   return { status, error: null, output: whole.output, settledRows, queuedNext, ...(waits ? { approvals: asked } : {}) }
 }
@@ -335,8 +421,8 @@ interface StoredMessage {
 const SETTLE_SQL = `with settled as (
      update runs set status = ?::text, output = coalesce(output, '') || ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,
        total_tokens = total_tokens + ?, cost = cost + ?, finished_at = case when ?::text = 'succeeded' then now() end,
-       latency_ms = coalesce(latency_ms, 0) + ?, first_event_ms = coalesce(first_event_ms, ?), events_count = ?, updated_at = now()
-     where id = ? and status = 'running' returning *),
+       latency_ms = coalesce(latency_ms, 0) + ?, first_event_ms = coalesce(first_event_ms, ?), events_count = ?, checkpoint = null, updated_at = now()
+     where id = ? and status = 'running' and attempts = ? returning *),
    logged as (
      insert into run_events (run_id, seq, type, data, created_at)
      select settled.id, e.seq, e.type, e.data, e.created_at
@@ -361,11 +447,20 @@ const SETTLE_SQL = `with settled as (
    from settled left join stored on true order by stored.id`
 
 /**
+ * What {@link settle} did: `stored` (with the {@link RunOutcome} `settledRows`), `stored-before` (a
+ * first try committed but its answer was lost; the rows are not at hand), `ended` (the run was no
+ * longer `running`, canceled meanwhile) or `lost` (another process took it over). Nothing is
+ * written but in the first two.
+ */
+type Settled = { kind: 'stored'; rows: Record<string, unknown>[] } | { kind: 'stored-before' } | { kind: 'ended' } | { kind: 'lost' }
+
+/**
  * Settles a run in one statement (one round trip, atomic; {@link SETTLE_SQL}): its status
  * (`succeeded`, or `awaiting_approval` with the approvals `asked`: Approval shapes plus their `input_schema`), output, usage and
  * times, its messages (in order), the thread's `messages_count` and `events` (the deltas not
- * stored yet, then the final events). Answers the {@link RunOutcome} `settledRows`; none when the
- * run was no longer `running` (canceled meanwhile): then nothing is written.
+ * stored yet, then the final events), under the executor's claim. A lost connection runs it again
+ * (src/platform/db.ts, `writeOnce`), once the run's row shows the first try did not commit.
+ * @throws the database's error once the retries are spent (nothing stored).
  */
 async function settle(
   orm: Orm,
@@ -374,7 +469,7 @@ async function settle(
   events: RunEventRecord[],
   asked: Record<string, unknown>[],
   o: { status: string; output: string; promptTokens: number; completionTokens: number; cost: number; latencyMs: number; firstEventMs: number | null },
-): Promise<Record<string, unknown>[]> {
+): Promise<Settled> {
   // A run without a thread stores no message (succeed() builds none then).
   const stored = plan.threadId === null ? [] : messages
   const rows = stored.map((m, index) => ({
@@ -390,17 +485,37 @@ async function settle(
     citations: m.citations,
     ord: index,
   }))
+  const lastSeq = events.at(-1)?.seq ?? 0
   // In the order the placeholders appear: settled, logged, stored (thread, workspace, model, rows), asked, counted, the answer's thread.
   // prettier-ignore
   const params: unknown[] = [
-    o.status, o.output, o.promptTokens, o.completionTokens, o.promptTokens + o.completionTokens, o.cost, o.status, o.latencyMs, o.firstEventMs, events.at(-1)?.seq ?? 0, plan.run.id,
+    o.status, o.output, o.promptTokens, o.completionTokens, o.promptTokens + o.completionTokens, o.cost, o.status, o.latencyMs, o.firstEventMs, lastSeq, plan.run.id, plan.run.attempts,
     eventsJson(events),
     plan.threadId, plan.workspaceId, plan.model.llm.slug, storableJson(rows),
     storableJson(asked),
     stored.length, plan.threadId, stored.length,
     plan.threadUuid,
   ]
-  return executePrepared(orm, () => orm.em.fork(), 'run_settle', SETTLE_SQL, params)
+  const write = async (): Promise<Settled> => {
+    const answer = await executePrepared(orm, () => orm.em.fork(), 'run_settle', SETTLE_SQL, params)
+    if (answer.length > 0) return { kind: 'stored', rows: answer }
+    return (await runState(orm, plan)).held ? { kind: 'ended' } : { kind: 'lost' }
+  }
+  // The run's row says whether a first try committed: our status and our last event, under our claim.
+  const storedBefore = async (): Promise<Settled | undefined> => {
+    const state = await runState(orm, plan)
+    return state.held && state.status === o.status && state.eventsCount === lastSeq ? { kind: 'stored-before' } : undefined
+  }
+  return writeOnce(write, storedBefore)
+}
+
+/** Run `plan.run`'s status and `events_count`, and whether its executor still holds it (`held`: its claim is still the run's). */
+async function runState(orm: Orm, plan: RunPlan): Promise<{ held: boolean; status: string; eventsCount: number }> {
+  const [row] = await orm.em.fork().execute<{ status: string; events_count: number; attempts: number }[]>(
+    'select status, events_count, attempts from runs where id = ?',
+    [plan.run.id],
+  )
+  return { held: Number(row?.attempts) === plan.run.attempts, status: String(row?.status), eventsCount: Number(row?.events_count) }
 }
 
 async function fail(
@@ -413,14 +528,21 @@ async function fail(
 ): Promise<RunOutcome> {
   const ours = { code: failure.code, message: failure.message }
   // A run another request ended first (canceled, or superseded by a newer run of its thread) keeps
-  // that request's error, and its final event says so.
-  const [row] = await deps.orm.em.fork().execute<{ applied: boolean; error: unknown }[]>(
-    `with ended as (
-       update runs set status = ?, error = ?::jsonb, finished_at = now(), latency_ms = coalesce(latency_ms, 0) + ?, first_event_ms = coalesce(first_event_ms, ?), updated_at = now()
-       where id = ? and status in ('queued', 'running') returning id)
-     select exists (select 1 from ended) as applied, (select error from runs where id = ? and status = 'canceled') as error`,
-    [failure.status, JSON.stringify(ours), Math.round(performance.now() - started), firstEventMs, plan.run.id, plan.run.id],
+  // that request's error, and its final event says so. Safe to run again after a lost connection:
+  // a second run finds the run ended with our own error and changes nothing.
+  const latencyMs = Math.round(performance.now() - started)
+  const [row] = await retryOnConnectionLoss(() =>
+    deps.orm.em.fork().execute<{ applied: boolean; held: boolean; error: unknown }[]>(
+      `with ended as (
+         update runs set status = ?, error = ?::jsonb, finished_at = now(), latency_ms = coalesce(latency_ms, 0) + ?, first_event_ms = coalesce(first_event_ms, ?),
+           checkpoint = null, updated_at = now()
+         where id = ? and status in ('queued', 'running') and attempts = ? returning id)
+       select exists (select 1 from ended) as applied, exists (select 1 from runs where id = ? and attempts = ?) as held,
+         (select error from runs where id = ? and status = 'canceled') as error`,
+      [failure.status, JSON.stringify(ours), latencyMs, firstEventMs, plan.run.id, plan.run.attempts, plan.run.id, plan.run.attempts, plan.run.id],
+    ),
   )
+  if (!row?.held) throw new RunLostError('Another process took the run over')
   const stored = row?.applied ? null : jsonValueOf(row?.error)
   const error = isRecord(stored) && typeof stored.code === 'string' && typeof stored.message === 'string' ? { code: stored.code, message: stored.message } : ours
   const status = error === ours ? failure.status : 'canceled'
@@ -437,6 +559,8 @@ function classify(error: unknown, cancel: AbortSignal, timeout: AbortSignal): Fa
     return { status: 'canceled', code: 'canceled', message: 'The run was canceled' }
   }
   if (timeout.aborted) return { status: 'failed', code: 'upstream_timeout', message: 'The model did not answer in time' }
+  // Nothing of the driver's own text reaches the run's record.
+  if (databaseUnavailable(error)) return { status: 'failed', code: 'not_stored', message: 'The database was unavailable while the run executed' }
   if (APICallError.isInstance(error)) {
     const status = error.statusCode
     return {
@@ -453,16 +577,10 @@ export class RunInterruptedError extends Error {
   override name = 'RunInterruptedError'
 }
 
-/**
- * Thrown into a run's cancel signal when its heartbeat finds that another process has ended it
- * (this process's beats did not land for three beats): the run stops without writing anything.
- */
-export class RunLostError extends Error {
-  override name = 'RunLostError'
-}
 
 /** A short, single-line description of an error for a run's record. */
 function errorText(error: unknown): string {
+  if (databaseUnavailable(error)) return 'The database was unavailable'
   const text = error instanceof Error ? `${error.name === 'Error' ? '' : `${error.name}: `}${error.message}` : String(error)
   return text.replace(/\s+/g, ' ').slice(0, 300)
 }

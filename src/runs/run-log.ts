@@ -8,8 +8,15 @@
  * them on the {@link RunBus}. While a write is under
  * way new events wait for the next, so a fast stream costs a few statements, not one per delta,
  * and the first event goes out after a single insert.
+ *
+ * A write whose connection was lost runs again on a new one (src/platform/db.ts,
+ * `retryOnConnectionLoss`: the statement inserts each event once, whatever ran before), and a
+ * batch that still could not be stored goes back to the head of the queue, so the log never has a
+ * gap. Every write is conditional on the writer's claim (`runs.attempts`): once another process
+ * took the run over (src/runs/run-manager.ts), this one's writes store nothing and the log fails
+ * with {@link RunLostError}.
  */
-import { executePrepared, type Em, type Orm } from '../platform/db.ts'
+import { executePrepared, retryOnConnectionLoss, type Em, type Orm } from '../platform/db.ts'
 import { jsonValueOf, storableJson } from '../access/wire.ts'
 import type { RunEventRecord } from './run.schema.ts'
 import type { RunBus } from './run-bus.ts'
@@ -38,35 +45,85 @@ export const FINAL_EVENT_TYPES: ReadonlySet<string> = new Set(['run.succeeded', 
 /** Most events one read of the log returns. */
 const READ_BATCH = 500
 
+/**
+ * A run's writer no longer holds it: another process took it over after this one's heartbeats
+ * stopped landing (src/runs/run-manager.ts). Nothing more of this execution is stored.
+ */
+export class RunLostError extends Error {
+  override name = 'RunLostError'
+}
+
+/** The run a log writes: its id and the claim (`runs.attempts`) its executor runs under. */
+export interface LoggedRun {
+  id: number
+  attempts: number
+}
+
 /** The writer of one executing run's log; see the module comment. */
 export class RunLog {
   readonly #orm: Orm
   readonly #bus: RunBus
-  /** The run's id once its launch statement stored it; null when that failed (then nothing is written). */
-  readonly #stored: Promise<number | null>
+  /** The run once its launch statement stored it; null when that failed (then nothing is written). */
+  readonly #stored: Promise<LoggedRun | null>
   #runId: number | null = null
   #seq = 0
+  /** The last event stored. */
+  #storedSeq = 0
   #queue: RunEventRecord[] = []
+  /** A checkpoint (JSON) to store with the next write. */
+  #checkpoint: string | null = null
   #writing: Promise<void> | null = null
   #failure: unknown = null
+  /** Callers of {@link stored} waiting for an event to be stored. */
+  #waiters: { seq: number; resolve: () => void; reject: (error: unknown) => void }[] = []
 
   /**
-   * @param runId the run's id once its launch statement has stored it: events queue until then,
-   *   and are dropped when it settles null (the run was never stored).
+   * @param run the run once its launch statement has stored it: events queue until then, and are
+   *   dropped when it settles null (the run was never stored).
    * @param storedSeq events of the run already stored (`run.started`, written with the run): numbering goes on after it.
    */
-  constructor(orm: Orm, bus: RunBus, runId: Promise<number | null>, storedSeq = 0) {
+  constructor(orm: Orm, bus: RunBus, run: Promise<LoggedRun | null>, storedSeq = 0) {
     this.#orm = orm
     this.#bus = bus
-    this.#stored = runId.then((id) => (this.#runId = id))
+    this.#stored = run.then((value) => {
+      this.#runId = value?.id ?? null
+      return value
+    })
     this.#seq = storedSeq
+    this.#storedSeq = storedSeq
   }
 
-  /** Queues an event; it is stored and published shortly after, in order. */
-  append(type: RunEventType, data: unknown): void {
+  /** The number of the last event handed to the log. */
+  get seq(): number {
+    return this.#seq
+  }
+
+  /** Queues an event; it is stored and published shortly after, in order. Answers its number. */
+  append(type: RunEventType, data: unknown): number {
     this.#seq += 1
     this.#queue.push({ seq: this.#seq, type, data, created_at: new Date().toISOString() })
     this.#writing ??= this.#writeLoop()
+    return this.#seq
+  }
+
+  /**
+   * Stores `checkpoint` (`runs.checkpoint`, any JSON value) with the next write, after every event
+   * appended so far: what a process that takes the run over starts from (src/runs/run-driver.ts).
+   */
+  checkpoint(checkpoint: unknown): void {
+    this.#checkpoint = storableJson(checkpoint)
+    this.#writing ??= this.#writeLoop()
+  }
+
+  /**
+   * Resolves once event `seq` is stored (a tool call is logged before the tool runs, so a process
+   * that takes the run over knows it may have run).
+   * @throws the write's error when the log cannot store it.
+   */
+  stored(seq: number): Promise<void> {
+    if (seq <= this.#storedSeq) return Promise.resolve()
+    if (this.#failure && !this.#writing) return Promise.reject(this.#failure)
+    return new Promise((resolve, reject) => this.#waiters.push({ seq, resolve, reject }))
   }
 
   /**
@@ -129,18 +186,45 @@ export class RunLog {
 
   async #writeLoop(): Promise<void> {
     try {
-      const runId = await this.#stored
-      if (runId === null) this.#queue = []
-      while (runId !== null && this.#queue.length > 0) {
+      const run = await this.#stored
+      if (run === null) this.#queue = []
+      while (run !== null && (this.#queue.length > 0 || this.#checkpoint !== null)) {
+        if (this.#failure instanceof RunLostError) throw this.#failure
         const batch = this.#queue
+        const checkpoint = this.#checkpoint
         this.#queue = []
-        await insertEvents(this.#orm, runId, batch)
-        this.#bus.publish(runId, batch)
+        this.#checkpoint = null
+        let held: boolean
+        try {
+          held = await retryOnConnectionLoss(() => insertEvents(this.#orm, run, batch, checkpoint, this.#storedSeq))
+        } catch (error) {
+          // Back at the head of the queue: a later write (the settle statement) stores them, in order.
+          this.#queue = [...batch, ...this.#queue]
+          this.#checkpoint ??= checkpoint
+          throw error
+        }
+        if (!held) throw new RunLostError('Another process took the run over')
+        this.#failure = null
+        if (batch.length > 0) this.#storedSeq = batch[batch.length - 1].seq
+        this.#wake()
+        this.#bus.publish(run.id, batch)
       }
     } catch (error) {
-      this.#failure ??= error
+      this.#failure = error instanceof RunLostError || !(this.#failure instanceof RunLostError) ? error : this.#failure
+      for (const waiter of this.#waiters.splice(0)) waiter.reject(error)
     } finally {
       this.#writing = null
+    }
+  }
+
+  /** Resolves the {@link stored} callers whose event is stored now. */
+  #wake(): void {
+    if (this.#waiters.length === 0) return
+    const waiting = this.#waiters
+    this.#waiters = []
+    for (const waiter of waiting) {
+      if (waiter.seq <= this.#storedSeq) waiter.resolve()
+      else this.#waiters.push(waiter)
     }
   }
 }
@@ -158,25 +242,36 @@ export function eventsJson(batch: RunEventRecord[]): string {
   return `${json}]`
 }
 
-/** The statement of {@link insertEvents}. */
-const INSERT_EVENTS_SQL = `with stored as (
+/**
+ * The statement of {@link insertEvents}. The events go in only through `counted`, the update of
+ * the run under the writer's claim: a run taken over meanwhile (its `attempts` moved on) stores
+ * nothing, and the row lock of that update orders this write after a takeover's. An event stored
+ * already (a write run again after its commit's answer was lost) is skipped.
+ */
+const INSERT_EVENTS_SQL = `with counted as (
+     update runs set events_count = greatest(events_count, ?), checkpoint = coalesce(?::jsonb, checkpoint), updated_at = now()
+     where id = ? and attempts = ? returning id),
+   stored as (
      insert into run_events (run_id, seq, type, data, created_at)
-     select ?::bigint, e.seq, e.type, e.data, e.created_at from jsonb_to_recordset(?::jsonb) as e(seq int, type text, data jsonb, created_at timestamptz)
-     returning 1),
-   counted as (update runs set events_count = ?, updated_at = now() where id = ?)
-   select set_config('synchronous_commit', 'off', true)`
+     select counted.id, e.seq, e.type, e.data, e.created_at
+     from counted cross join jsonb_to_recordset(?::jsonb) as e(seq int, type text, data jsonb, created_at timestamptz)
+     on conflict (run_id, seq) do nothing)
+   select exists (select 1 from counted) as held, set_config('synchronous_commit', 'off', true)`
 
 /**
- * Stores a batch of run `runId`'s events and moves the run's `events_count` and `updated_at`, in
- * one statement (one round trip), prepared ({@link eventsJson}). Its commit does not wait for the
- * WAL to reach the disk: `set_config(..., true)` sets `synchronous_commit = off` for this
- * statement's own implicit transaction, which commits right after it. A crash can lose at most
- * the last fraction of a second of deltas, never corrupt anything, and the run's own durable
- * commits (launch, settle) flush the WAL past every batch stored before them. On a busy disk that flush was most of each batch's time.
+ * Stores a batch of a run's events (with `checkpoint`, JSON, when given) and moves the run's
+ * `events_count` and `updated_at`, in one statement (one round trip), prepared ({@link eventsJson});
+ * answers false when the run is no longer held under `run.attempts` (nothing was stored). Its
+ * commit does not wait for the WAL to reach the disk: `set_config(..., true)` sets
+ * `synchronous_commit = off` for this statement's own implicit transaction, which commits right
+ * after it. A crash can lose at most the last fraction of a second of deltas, never corrupt
+ * anything, and the run's own durable commits (launch, settle) flush the WAL past every batch
+ * stored before them. On a busy disk that flush was most of each batch's time.
  */
-async function insertEvents(orm: Orm, runId: number, batch: RunEventRecord[]): Promise<void> {
-  const last = batch[batch.length - 1].seq
-  await executePrepared(orm, () => orm.em.fork(), 'run_events_insert', INSERT_EVENTS_SQL, [runId, eventsJson(batch), last, runId])
+async function insertEvents(orm: Orm, run: LoggedRun, batch: RunEventRecord[], checkpoint: string | null, storedSeq: number): Promise<boolean> {
+  const last = batch.length > 0 ? batch[batch.length - 1].seq : storedSeq
+  const [row] = await executePrepared(orm, () => orm.em.fork(), 'run_events_insert', INSERT_EVENTS_SQL, [last, checkpoint, run.id, run.attempts, eventsJson(batch)])
+  return row?.held === true
 }
 
 /** Stored events of run `runId` after `afterSeq`, oldest first, at most {@link READ_BATCH}. */

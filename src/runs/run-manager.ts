@@ -32,8 +32,9 @@ import type { ReadCache } from '../platform/read-cache.ts'
 import type { CacheLog } from '../platform/subscriber.ts'
 import { jsonValueOf } from '../access/wire.ts'
 import { RunBus } from './run-bus.ts'
-import { executeRun, RunInterruptedError, RunLostError } from './run-executor.ts'
-import type { ModelCall, RunOutcome, RunPlan } from './run-types.ts'
+import { executeRun, RunInterruptedError } from './run-executor.ts'
+import { RunLostError } from './run-log.ts'
+import type { ModelCall, Recovery, RunOutcome, RunPlan, TakeoverRequest } from './run-types.ts'
 import type { RedisConnection } from '../platform/redis.ts'
 import type { JobQueue } from '../platform/queue.ts'
 
@@ -43,6 +44,8 @@ export interface RunDriver {
   resume(runId: number): Promise<void>
   /** Claims the oldest queued run of thread `threadId` if the thread is idle, and starts it. */
   dispatch(threadId: number): Promise<void>
+  /** Claims runs whose process died and starts them here from their checkpoint; answers how many. */
+  takeOver(request: TakeoverRequest): Promise<number>
 }
 
 /** Job names of the durable queue (module comment). */
@@ -55,6 +58,12 @@ const STUCK_SECONDS = 2
 /** Heartbeats missed before a run counts as interrupted (its process died). */
 export const MISSED_BEATS = 3
 
+/** Claims of one run at most (its launch and two takeovers): a run whose process died that often fails `interrupted`. */
+export const MAX_ATTEMPTS = 3
+
+/** Runs one sweep of one process takes over at most (the rest wait for the next sweep, or another process's). */
+const TAKEOVER_BATCH = 25
+
 /** See the module comment. */
 export class RunManager {
   readonly bus: RunBus
@@ -64,8 +73,8 @@ export class RunManager {
   readonly #readCache: ReadCache
   readonly #jobs: JobQueue
   #driver: RunDriver | null = null
-  /** Cancel switches of the runs executing here, by run id. */
-  readonly #active = new Map<number, AbortController>()
+  /** Cancel switches of the runs executing here and the claim each runs under, by run id. */
+  readonly #active = new Map<number, { controller: AbortController; attempts: number }>()
   /** Every execution and after-run job still under way here. */
   readonly #work = new Set<Promise<unknown>>()
   #sweepTimer: NodeJS.Timeout | undefined
@@ -78,16 +87,20 @@ export class RunManager {
     this.#log = o.log
     this.#readCache = o.readCache
     this.#jobs = o.jobs
-    bus.onCancel((runId) => this.#active.get(runId)?.abort())
+    bus.onCancel((runId) => this.#active.get(runId)?.controller.abort())
     // A claim is one short statement and the run then executes detached: a job ends at once.
     const policy = { retryLimit: 2, retryDelay: 1, batchSize: 8 }
     o.jobs.register<{ run_id: number }>(RESUME_JOB, (data) => this.#drive().resume(data.run_id), policy)
     o.jobs.register<{ thread_id: number }>(DISPATCH_JOB, (data) => this.#drive().dispatch(data.thread_id), policy)
   }
 
-  /** Hands over the runs service's side of resuming and dispatching (src/app.ts binds it once services exist). */
+  /**
+   * Hands over the runs service's side of resuming, dispatching and taking over (src/app.ts binds
+   * it once services exist), and sweeps at once: runs a dead process left are taken over now.
+   */
   bind(driver: RunDriver): void {
     this.#driver = driver
+    void this.sweep()
   }
 
   #drive(): RunDriver {
@@ -131,12 +144,12 @@ export class RunManager {
    * still be under way, and answers the run's outcome when it ends (src/runs/run-executor.ts,
    * `executeRun`). Agent usage changed, so cached reads are dropped once it has.
    */
-  start(call: ModelCall, stored: Promise<RunPlan>, o: { storedSeq?: number } = {}): Promise<RunOutcome> {
+  start(call: ModelCall, stored: Promise<RunPlan>, o: { storedSeq?: number; recovered?: Recovery } = {}): Promise<RunOutcome> {
     const controller = new AbortController()
     // Cancels find the run by id, which it has once stored; none can name it before.
     const runId = stored.then(
       (plan) => {
-        this.#active.set(plan.run.id, controller)
+        this.#active.set(plan.run.id, { controller, attempts: plan.run.attempts })
         return plan.run.id
       },
       () => null,
@@ -154,7 +167,7 @@ export class RunManager {
       stored.then(
         async (plan) => {
           const outcome = await execution
-          if (plan.threadId === null || outcome.status === 'awaiting_approval' || outcome.queuedNext === false) return
+          if (plan.threadId === null || outcome.status === 'awaiting_approval' || outcome.status === 'running' || outcome.queuedNext === false) return
           const threadId = plan.threadId
           await this.#drive()
             .dispatch(threadId)
@@ -178,10 +191,20 @@ export class RunManager {
     return this.bus.cancel(runId)
   }
 
-  /** Marks runs whose process died `failed` (`interrupted`, module comment); answers how many. */
+  /**
+   * Takes over runs whose process died (module comment), and marks `failed` (`interrupted`) those
+   * that died {@link MAX_ATTEMPTS} times; answers how many it failed. Does nothing until a driver is bound.
+   */
   async sweep(): Promise<number> {
+    if (!this.#driver) return 0
     const staleSeconds = (this.#config.llm.heartbeatMs * MISSED_BEATS) / 1000
-    const error = JSON.stringify({ code: 'interrupted', message: 'The process running this run stopped before it finished' })
+    const error = JSON.stringify({ code: 'interrupted', message: 'The process running this run stopped before it finished, too often to go on' })
+    const own = [...this.#active.keys()]
+    try {
+      await this.#driver.takeOver({ staleSeconds, own, maxAttempts: MAX_ATTEMPTS, limit: TAKEOVER_BATCH })
+    } catch (cause) {
+      this.#log.warn({ err: cause }, 'run takeover failed')
+    }
     try {
       // The final event too, so followers of the log end (the dead writer can no longer add one).
       // Never this process's own runs: a late heartbeat (a busy event loop) is no death.
@@ -190,12 +213,12 @@ export class RunManager {
            update runs set status = 'failed', error = ?::jsonb, finished_at = now(), updated_at = now(),
              events_count = (select coalesce(max(e.seq), 0) + 1 from run_events e where e.run_id = runs.id)
            where status = 'running' and coalesce(heartbeat_at, updated_at) < clock_timestamp() - make_interval(secs => ?)
-             and not (id = any(string_to_array(?, ',')::bigint[]))
+             and not (id = any(string_to_array(?, ',')::bigint[])) and attempts >= ?
            returning id, uuid, events_count)
          insert into run_events (run_id, seq, type, data, created_at)
          select s.id, s.events_count, 'run.failed', jsonb_build_object('run_uuid', s.uuid, 'error', ?::jsonb), now() from swept s
          returning run_id::float8 as run_id, seq, data, created_at`,
-        [error, staleSeconds, [...this.#active.keys()].join(','), error],
+        [error, staleSeconds, own.join(','), MAX_ATTEMPTS, error],
       )
       // Followers here (and, with Redis, elsewhere) get it at once rather than at their next look at the log.
       for (const row of rows) {
@@ -242,16 +265,23 @@ export class RunManager {
    */
   async #beat(): Promise<void> {
     if (this.#active.size === 0) return
+    const ids = [...this.#active.keys()]
     try {
+      // Only under each run's claim: a run another process took over keeps that one's heartbeat.
       const rows = await this.#orm.em.fork().execute<{ id: number; status: string }[]>(
-        `update runs set heartbeat_at = clock_timestamp() where id = any(string_to_array(?, ',')::bigint[]) returning id::float8 as id, status`,
-        [[...this.#active.keys()].join(',')],
+        `update runs r set heartbeat_at = clock_timestamp()
+         from unnest(string_to_array(?, ',')::bigint[], string_to_array(?, ',')::int[]) as c(id, attempts)
+         where r.id = c.id and r.attempts = c.attempts
+         returning r.id::float8 as id, r.status`,
+        [ids.join(','), ids.map((id) => this.#active.get(id)?.attempts ?? 0).join(',')],
       )
+      const held = new Set(rows.map((row) => Number(row.id)))
       for (const row of rows) {
-        const controller = this.#active.get(Number(row.id))
+        const controller = this.#active.get(Number(row.id))?.controller
         if (row.status === 'canceled') controller?.abort()
         else if (row.status !== 'running' && row.status !== 'queued') controller?.abort(new RunLostError('Another process ended the run'))
       }
+      for (const id of ids) if (!held.has(id)) this.#active.get(id)?.controller.abort(new RunLostError('Another process took the run over'))
     } catch (error) {
       this.#log.warn({ err: error }, 'run heartbeat failed')
     }
@@ -270,7 +300,7 @@ export class RunManager {
    * event) and waits for them to record it, and for the after-run jobs.
    */
   async interrupt(): Promise<void> {
-    for (const controller of this.#active.values()) controller.abort(new RunInterruptedError('The service shut down before the run finished'))
+    for (const { controller } of this.#active.values()) controller.abort(new RunInterruptedError('The service shut down before the run finished'))
     await Promise.all([...this.#work])
   }
 

@@ -17,7 +17,8 @@ import type { TRunWarning } from './run.schema.ts'
 
 /** Everything a run needs, checked and loaded before it starts (src/runs/runs.service.ts). */
 export interface RunPlan {
-  run: { id: number; uuid: string }
+  /** `attempts`: the claim its executor runs under (1 from launch; src/runs/run-manager.ts, takeovers). */
+  run: { id: number; uuid: string; attempts: number }
   kind: RunKind
   workspaceId: number
   userId: number
@@ -50,8 +51,49 @@ export interface RunPlan {
  * while the launch statement is still under way (src/runs/runs.service.ts).
  */
 export type ModelCall = Pick<RunPlan, 'model' | 'system' | 'messages' | 'tools' | 'mcpServers' | 'workflowTools' | 'webSearch' | 'warnings' | 'knowledge'> & {
-  /** A resumed run's calls a person decided on: they run (or are refused) before the model is asked again. */
+  /**
+   * A resumed run's calls a person decided on, or a taken-over run's calls whose result was lost:
+   * they run (or are answered without running) before the model is asked again.
+   */
   decided?: DecidedCall[]
+  /** The run's uuid, when known before it is stored: idempotent HTTP tools derive each call's `Idempotency-Key` from it. */
+  runUuid?: string
+}
+
+/** A stored message part (the wire `parts` of src/threads/message.schema.ts). */
+export type Part =
+  | { type: 'text'; text: string }
+  | { type: 'tool-call'; tool_call_id: string; tool_name: string; input: unknown }
+  | { type: 'tool-result'; tool_call_id: string; tool_name: string; output: unknown; is_error: boolean }
+
+/** One model step of a run: its text, the calls it asked for, their results and its token counts. */
+export interface Step {
+  text: string
+  calls: Part[]
+  results: Part[]
+  promptTokens: number
+  completionTokens: number
+}
+
+/**
+ * `runs.checkpoint` (docs/api/runs.md, "Interrupted runs"): the steps a running run has completed
+ * (since it last waited), stored after each step that called tools, with `seq`, the last event
+ * of those steps.
+ */
+export interface Checkpoint {
+  seq: number
+  steps: Step[]
+}
+
+/**
+ * How a taken-over run goes on (src/runs/run-driver.ts): the steps it completed (its checkpoint,
+ * and a step whose calls were logged before its process died), and `discardedAfter`, the last
+ * event its `run.resumed` keeps: the text of a step asked again was logged after it.
+ */
+export interface Recovery {
+  runUuid: string
+  steps: Step[]
+  discardedAfter: number
 }
 
 /** Which tool a call that needs approval goes to (docs/api/runs.md, "Approvals"). */
@@ -70,6 +112,11 @@ export interface DecidedCall {
   input: Record<string, unknown>
   approved: boolean
   reason: string | null
+  /**
+   * A taken-over run's call that was made but whose result was lost: answered as a failed result
+   * saying so (the tool is not idempotent, so it is not called again).
+   */
+  lost?: boolean
 }
 
 /** A call the model asked for that waits for a person, as the run stores it (`run_approvals`). */
@@ -83,9 +130,13 @@ export interface PendingCall {
 
 /** How a run ended. */
 export interface RunOutcome {
-  /** `awaiting_approval`: the run stopped before calls a person must approve (it resumes as a job later). */
-  status: 'succeeded' | 'failed' | 'canceled' | 'awaiting_approval'
-  /** `upstream_error` (502), `upstream_timeout` (504), `canceled`, `interrupted` or `internal_error`. */
+  /**
+   * `awaiting_approval`: the run stopped before calls a person must approve (it resumes as a job
+   * later). `running`: this process shut down under it and handed it over; another process takes
+   * it over (src/runs/run-manager.ts).
+   */
+  status: 'succeeded' | 'failed' | 'canceled' | 'awaiting_approval' | 'running'
+  /** `upstream_error` (502), `upstream_timeout` (504), `canceled`, `interrupted` or `not_stored` (503). */
   error: { code: string; message: string } | null
   /** The final answer's text. */
   output: string
@@ -101,6 +152,18 @@ export interface RunOutcome {
   approvals?: import('./run.schema.ts').TApproval[]
   /** Whether its thread has a queued run to start next (false: none; absent: unknown). */
   queuedNext?: boolean
+}
+
+/** How the run manager's sweep asks for takeovers (src/runs/run-takeover.ts). */
+export interface TakeoverRequest {
+  /** Seconds without a heartbeat after which a run's process counts as dead. */
+  staleSeconds: number
+  /** Runs executing in the asking process (never taken over by it). */
+  own: number[]
+  /** Runs claimed this many times are not taken over again (the sweep fails them). */
+  maxAttempts: number
+  /** Runs claimed per call at most. */
+  limit: number
 }
 
 /** What the executor needs from the process. */

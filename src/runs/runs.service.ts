@@ -16,8 +16,8 @@
 import type { ModelMessage } from 'ai'
 import { uuidv7 } from 'uuidv7'
 import { requireResource, requireResourceWith } from '../access/resource-access.ts'
-import { executePrepared } from '../platform/db.ts'
-import { ConflictError, NotFoundError, UpstreamError, UpstreamTimeoutError, ValidationError } from '../platform/errors.ts'
+import { executePrepared, writeOnce } from '../platform/db.ts'
+import { ConflictError, DATABASE_RETRY_AFTER_SECONDS, NotFoundError, ServiceUnavailableError, UpstreamError, UpstreamTimeoutError, ValidationError } from '../platform/errors.ts'
 import { renderPrompt } from '../prompts/index.ts'
 import { modelBySlugSql, type ResolvedModel } from '../models/index.ts'
 import { resolveAgentModel, resolveFor } from '../models/index.ts'
@@ -105,16 +105,25 @@ export async function runThread(ctx: ResourceCtx, input: TRunThreadInput): Promi
 /** `POST /api/v1/prompts/{prompt_uuid}/run`: the prompt's content rendered with `input`, no thread. */
 export async function runPrompt(ctx: ResourceCtx, input: TRunPromptInput, options: RunOptions = {}): Promise<TRunResult> {
   const access = await requireResource(ctx, 'prompts', 'Prompt', input.prompt_uuid, 'read')
-  const [prompt] = await ctx.em.execute<{ content: string; metadata: unknown }[]>('select content, metadata from prompts where id = ?', [
-    access.id,
-  ])
+  const call = await promptCall(ctx, access.id, input.input, input.large_language_model ?? null)
+  const background = input.background === true
+  return launch(ctx, { kind: 'prompt', agent: null, thread: null, prompt: access, model: call.model, input: input.input, background }, call, null, options)
+}
+
+/**
+ * The model call of a run of prompt `promptId` (the caller may read it): its content rendered
+ * with `values`, on model `slug` (null: the default). Used by launches and by
+ * src/runs/run-driver.ts (a prompt run taken over is rendered again from its stored input).
+ * @throws ValidationError for values the prompt's inputs refuse, or a model without a credential.
+ */
+export async function promptCall(ctx: ResourceCtx, promptId: number, values: unknown, slug: string | null): Promise<ModelCall> {
+  const [prompt] = await ctx.em.execute<{ content: string; metadata: unknown }[]>('select content, metadata from prompts where id = ?', [promptId])
+  if (!prompt) throw new NotFoundError('Prompt')
   const metadata = jsonRecordOf(prompt.metadata)
   const declared = Array.isArray(metadata.input) ? metadata.input : []
-  const rendered = renderPrompt(prompt.content, declared, input.input)
-  const model = await resolveFor(ctx, input.large_language_model ?? null, ['large_language_model'])
-  const background = input.background === true
-  const call: ModelCall = { model, system: undefined, messages: [{ role: 'user', content: rendered }], tools: [] }
-  return launch(ctx, { kind: 'prompt', agent: null, thread: null, prompt: access, model, input: input.input, background }, call, null, options)
+  const rendered = renderPrompt(prompt.content, declared, values)
+  const model = await resolveFor(ctx, slug, ['large_language_model'])
+  return { model, system: undefined, messages: [{ role: 'user', content: rendered }], tools: [] }
 }
 
 /** `GET /api/v1/runs/{run_uuid}`. @throws NotFoundError */
@@ -411,12 +420,14 @@ async function answerWhenDone(ctx: ResourceCtx, uuid: string, options: Pick<RunO
  * {@link settle} does.
  * @throws the launch statement's error (nothing stored, the model call aborted); as {@link settle}.
  */
-async function launch(ctx: ResourceCtx, o: LaunchInput, call: ModelCall, memoryInput: string | null, options: RunOptions): Promise<TRunResult> {
-  const launching = insertRun(ctx, o)
+async function launch(ctx: ResourceCtx, o: LaunchInput, modelCall: ModelCall, memoryInput: string | null, options: RunOptions): Promise<TRunResult> {
+  const runUuid = uuidv7()
+  const call: ModelCall = { ...modelCall, runUuid }
+  const launching = insertRun(ctx, o, runUuid)
   const stored = launching.then(
     (launched): RunPlan => ({
       ...call,
-      run: { id: launched.record.id, uuid: launched.record.uuid },
+      run: { id: launched.record.id, uuid: launched.record.uuid, attempts: 1 },
       kind: o.kind,
       workspaceId: ctx.workspace.workspace.id,
       userId: ctx.auth.user.id,
@@ -467,6 +478,8 @@ async function settle(
   if (background) return answerOf(launched.record, launched.rows)
   const outcome = await execution
   failIfUpstream(outcome, plan.run.uuid)
+  // Handed over at shutdown: it goes on in another process; the caller gets the run as it stands.
+  if (outcome.status === 'running') return readResult(ctx, plan.run.uuid)
   if (outcome.status === 'awaiting_approval' && options.untilEnd) {
     // It goes on in whichever process resumes it: follow its log from where this execution stopped.
     const seq = Number((outcome.settledRows?.[0] as { eventsCount?: unknown } | undefined)?.eventsCount ?? 0)
@@ -481,10 +494,20 @@ async function settle(
   return answerOf({ ...launched.record, ...(settledRows[0] as unknown as RunRecord), warnings, approvals }, [...launched.rows, ...settledRows])
 }
 
-/** 502/504 for a run the upstream failed; the run itself stays stored and readable. */
+/**
+ * Errors of runs that failed through the service's own fault, not the upstream's: the answer could
+ * not be stored, or the run was interrupted more often than it is taken over (503 with Retry-After).
+ */
+const SERVICE_FAILURES = new Set(['not_stored', 'interrupted'])
+
+/**
+ * 502/504 for a run the upstream failed, 503 with `Retry-After` for one the service could not
+ * store or finish ({@link SERVICE_FAILURES}); the run itself stays stored and readable.
+ */
 function failIfUpstream(outcome: RunOutcome, runUuid: string): void {
   if (outcome.status !== 'failed' || !outcome.error) return
   const message = `Run ${runUuid} failed: ${outcome.error.message}`
+  if (SERVICE_FAILURES.has(outcome.error.code)) throw new ServiceUnavailableError(message, DATABASE_RETRY_AFTER_SECONDS)
   if (outcome.error.code === 'upstream_timeout') throw new UpstreamTimeoutError(message)
   throw new UpstreamError(message)
 }
@@ -541,6 +564,10 @@ const LAUNCH_SQL = `with new_thread as (
    select ${selectColumns('run', '', RUN_FIELDS)}, run.thread_id::float8 as "threadId", ${messageColumns('message', '?::uuid', 'run.uuid', 'm.')}
    from run left join message on true`
 
+/** A launched run read back as {@link LAUNCH_SQL} answers it (parameters: the thread's uuid, the run's). */
+const LAUNCHED_SQL = `select ${selectColumns('run', '', RUN_FIELDS)}, run.thread_id::float8 as "threadId", ${messageColumns('message', '?::uuid', 'run.uuid', 'm.')}
+   from runs run left join messages message on message.run_id = run.id and message.role = 'user' where run.uuid = ?`
+
 /**
  * Stores a starting run in one statement (so atomically, in one round trip): the new thread when
  * `thread` is `'new'`, the run (`running`, its log holding `run.started` as event 1), the user's
@@ -548,8 +575,7 @@ const LAUNCH_SQL = `with new_thread as (
  * store the run and its first event only. Answers the stored run and message as they would be
  * read back.
  */
-async function insertRun(ctx: ResourceCtx, o: LaunchInput): Promise<LaunchedRun> {
-  const uuid = uuidv7()
+async function insertRun(ctx: ResourceCtx, o: LaunchInput, uuid: string): Promise<LaunchedRun> {
   const user = ctx.auth.user.id
   const workspace = ctx.workspace.workspace.id
   const isNew = o.thread === 'new'
@@ -557,22 +583,25 @@ async function insertRun(ctx: ResourceCtx, o: LaunchInput): Promise<LaunchedRun>
   const threadUuid = isNew ? uuidv7() : (existing?.uuid ?? null)
   const agentId = o.agent?.id ?? null
   const text = typeof o.input === 'string' ? storableText(o.input) : ''
-  const rows = await executePrepared(
-    ctx.deps.orm,
-    () => ctx.em,
-    'run_launch',
-    LAUNCH_SQL,
+  // prettier-ignore
+  const params = [
     // One line per part of the statement: new_thread, run, message, then counted, used, started, the answer.
-    // prettier-ignore
-    [
-      threadUuid, agentId, user, workspace, isNew,
-      uuid, o.kind, agentId, existing?.id ?? null, o.prompt?.id ?? null, o.model.llm.slug, storableJson(o.input), o.background, user, workspace,
-      uuidv7(), user, workspace, text, storableJson([{ type: 'text', text }]),
-      existing?.id ?? null,
-      agentId,
-      storableJson({ run_uuid: uuid, model: o.model.llm.slug }),
-      threadUuid,
-    ],
+    threadUuid, agentId, user, workspace, isNew,
+    uuid, o.kind, agentId, existing?.id ?? null, o.prompt?.id ?? null, o.model.llm.slug, storableJson(o.input), o.background, user, workspace,
+    uuidv7(), user, workspace, text, storableJson([{ type: 'text', text }]),
+    existing?.id ?? null,
+    agentId,
+    storableJson({ run_uuid: uuid, model: o.model.llm.slug }),
+    threadUuid,
+  ]
+  // A lost connection runs it again, once the run's uuid shows the first try did not commit; a
+  // first try that did is read back, so the caller answers what was stored, once.
+  const rows = await writeOnce(
+    () => executePrepared(ctx.deps.orm, () => ctx.em, 'run_launch', LAUNCH_SQL, params),
+    async () => {
+      const found = await ctx.em.fork().execute<Record<string, unknown>[]>(LAUNCHED_SQL, [threadUuid, uuid])
+      return found.length > 0 ? found : undefined
+    },
   )
   const row = rows[0]
   const threadId = row.threadId === null ? null : Number(row.threadId)

@@ -45,6 +45,8 @@ export interface McpServerBinding {
   credential: Credential | null
   /** Every call of its tools waits for a person's approval (docs/api/runs.md, "Approvals"). */
   requiresApproval: boolean
+  /** Calls of its tools are safe to repeat (docs/api/runs.md, "Interrupted runs"). */
+  idempotent: boolean
 }
 
 /** What a run holds of its `mcp` tools while it executes. */
@@ -80,6 +82,7 @@ export function mcpServerBindings(config: Config, value: unknown): McpServerBind
     allowedTools: Array.isArray(row.allowedTools) ? row.allowedTools.map(String) : null,
     credential: credentialOf(keyring, row),
     requiresApproval: row.requiresApproval === true,
+    idempotent: row.idempotent === true,
   }))
 }
 

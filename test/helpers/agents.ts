@@ -46,6 +46,7 @@ export const AGENT_TOOL_KEYS = [
   'created_at',
   'credits',
   'description',
+  'idempotent',
   'input_schema',
   'is_owner',
   'metadata',
