@@ -12,6 +12,7 @@ import { expectErrorBody, expectInvalid } from './helpers/expect.ts'
 import { startNode, type Node } from './helpers/nodes.ts'
 import { readSse } from './helpers/sse.ts'
 import { startUpstream, type Upstream } from './helpers/upstream.ts'
+import { idempotencyKeyOf, LOST_CALL } from '../src/runs/model-stream.ts'
 
 const withRedis = Boolean(process.env.REDIS_URL)
 
@@ -37,6 +38,7 @@ describe('runs with tools, memory and names', () => {
   beforeEach(() => {
     upstream.reset()
     weather.requests.length = 0
+    weather.idempotencyKeys.length = 0
   })
 
   const run = (user: { token: string }, agentUuid: string, body: Record<string, unknown>) =>
@@ -77,6 +79,71 @@ describe('runs with tools, memory and names', () => {
     const types = events.events.map((e) => e.event)
     expect(types.indexOf('tool.call')).toBeGreaterThan(0)
     expect(types.indexOf('tool.result')).toBeGreaterThan(types.indexOf('tool.call'))
+  })
+
+  it('takes over a run whose process died after logging two calls: the idempotent tool is called again with the same Idempotency-Key, the other answered as lost', async () => {
+    const tool = (body: Record<string, unknown>) => t.as(alice).tools.create({ method: 'GET', url: `${weather.url}/weather?city={{city}}`, input_schema: { type: 'object', properties: { city: { type: 'string' } } }, ...body } as never)
+    const lookup = (await tool({ name: 'lookup', idempotent: true })).data
+    const record = (await tool({ name: 'record' })).data
+    const agent = (await t.as(alice).agents.create({ name: 'Careful', tools: [{ tool_uuid: lookup.uuid }, { tool_uuid: record.uuid }] } as never)).data
+    const thread = (await t.as(alice).threads.create({ agent_uuid: agent.uuid } as never)).data
+    // What a process that died while both calls ran left: its user message, the step's text and the calls, no result.
+    const [row] = await t.sql(
+      `insert into runs (uuid, kind, status, agent_id, thread_id, user_id, workspace_id, input, events_count, started_at, heartbeat_at, created_at, updated_at)
+       select gen_random_uuid(), 'thread', 'running', a.id, th.id, a.user_id, a.workspace_id, '"Check Oslo and note Bergen"', 4, now(), now() - interval '1 hour', now(), now()
+       from agents a join threads th on th.uuid = ? where a.uuid = ? returning id::float8 as id, uuid`,
+      [thread.uuid, agent.uuid],
+    )
+    await t.sql(
+      `insert into messages (uuid, thread_id, run_id, user_id, workspace_id, role, content, parts, created_at, updated_at)
+       select gen_random_uuid(), r.thread_id, r.id, r.user_id, r.workspace_id, 'user', 'Check Oslo and note Bergen', '[{"type":"text","text":"Check Oslo and note Bergen"}]', now(), now() from runs r where r.id = ?`,
+      [row.id],
+    )
+    const call = (id: string, name: string, city: string) => JSON.stringify({ type: 'tool-call', tool_call_id: id, tool_name: name, input: { city } })
+    await t.sql(
+      `insert into run_events (run_id, seq, type, data, created_at) values
+         (?, 1, 'run.started', '{}', now()), (?, 2, 'text.delta', '{"text":"On it."}', now()), (?, 3, 'tool.call', ?::jsonb, now()), (?, 4, 'tool.call', ?::jsonb, now())`,
+      [row.id, row.id, row.id, call('call_a', 'lookup', 'Oslo'), row.id, call('call_b', 'record', 'Bergen')],
+    )
+    upstream.enqueue({ kind: 'text', text: 'Oslo is sunny.' })
+    const follow = readSse(`${t.url}/api/v1/runs/${row.uuid}/events`, { authorization: `Bearer ${alice.token}` })
+    await t.runtime.runs.sweep()
+    const events = (await follow).events
+    expect(events.at(-1)?.event).toBe('run.succeeded')
+    expect(JSON.parse(events[4].data)).toMatchObject({ type: 'run.resumed', data: { reason: 'interrupted', discarded_after: 4 } })
+    // Only the idempotent call went out again, with the key derived from the run and the call.
+    expect(weather.requests).toEqual(['/weather?city=Oslo'])
+    expect(weather.idempotencyKeys).toEqual([idempotencyKeyOf(String(row.uuid), 'call_a')])
+    const results = upstream.requests[0].body.messages.filter((m: { role: string }) => m.role === 'tool')
+    expect(results.map((m: { tool_call_id: string }) => m.tool_call_id)).toEqual(['call_a', 'call_b'])
+    expect(results[0].content).toContain('sunny')
+    expect(results[1].content).toContain(LOST_CALL)
+    const read = await t.http('GET', `/api/v1/runs/${row.uuid}`, { token: alice.token })
+    expect(read.body.data.run).toMatchObject({ status: 'succeeded', output: 'On it.Oslo is sunny.' })
+    const messages = read.body.data.messages as { role: string; parts: { type: string; tool_call_id?: string; is_error?: boolean }[] }[]
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant'])
+    expect(messages[1].parts.map((p) => p.tool_call_id ?? p.type)).toEqual(['text', 'call_a', 'call_b'])
+    expect(messages[2].parts.map((p) => [p.tool_call_id, p.is_error])).toEqual([
+      ['call_a', false],
+      ['call_b', true],
+    ])
+  })
+
+  it('logs a tool call before the tool runs: a run whose tool is slow has the call stored while it waits', async () => {
+    const agent = await weatherAgent()
+    upstream.enqueue({ kind: 'tool_calls', calls: [{ name: 'weather', arguments: '{"city":"Oslo"}', id: 'call_logged_first' }] }, { kind: 'text', text: 'Sunny.' })
+    const seen: unknown[] = []
+    weather.onRequest = async () => {
+      const [stored] = await t.sql(`select count(*)::int as n from run_events where type = 'tool.call' and data->>'tool_call_id' = 'call_logged_first'`)
+      seen.push(stored.n)
+    }
+    try {
+      const res = await run(alice, agent.uuid, { input: 'Weather in Oslo?' })
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+    } finally {
+      weather.onRequest = undefined
+    }
+    expect(seen).toEqual([1])
   })
 
   it('offers no tools on a model without tool support: one model call without tools, answered and stored as usual', async () => {
