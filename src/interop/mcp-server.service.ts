@@ -275,6 +275,8 @@ function runResult({ data }: TRunResult): CallToolResult {
     return { content: [{ type: 'text', text: `The run ${run.uuid} waits for approval of: ${names}` }], structuredContent: structured }
   }
   const structured = { run_uuid: run.uuid, thread_uuid: run.thread_uuid, status: run.status, output: run.output, usage }
+  // Handed over while this process shut down (docs/api/runs.md, "Shutdown and crashes"): it goes on elsewhere.
+  if (run.status === 'running') return { content: [{ type: 'text', text: `The run ${run.uuid} goes on in another process` }], structuredContent: structured }
   const failed = run.status !== 'succeeded'
   const said = failed ? (run.error?.message ?? `The run ended ${run.status}`) : (run.output ?? '')
   return { content: [{ type: 'text', text: said }], structuredContent: structured, ...(failed ? { isError: true } : {}) }
