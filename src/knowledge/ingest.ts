@@ -20,6 +20,7 @@ import { uuidv7 } from 'uuidv7'
 import type { Logger } from '../platform/logger.ts'
 import type { Config } from '../platform/config.ts'
 import type { Em, Orm } from '../platform/db.ts'
+import { databaseUnavailable } from '../platform/errors.ts'
 import type { JobInfo, JobQueue } from '../platform/queue.ts'
 import { createStorage, type MediaStorage } from '../platform/storage.ts'
 import { resolveModel, type KnowledgeEmbedding } from '../models/index.ts'
@@ -328,6 +329,8 @@ async function embedAll(embedding: KnowledgeEmbedding, texts: string[]): Promise
 /** A short, secret-free description of a transient fault for a document's `error`. */
 function describe(error: unknown): string {
   if (error instanceof ToolHttpError) return error.message
+  // Never the driver's own text (docs/operations.md, "Database deadlines").
+  if (databaseUnavailable(error)) return 'the database was unavailable'
   const status = (error as { statusCode?: unknown }).statusCode
   if (typeof status === 'number') return `the embedding model answered ${status}`
   return error instanceof Error ? error.message.replace(/\s+/g, ' ').slice(0, 200) : 'unknown error'
