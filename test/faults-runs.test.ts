@@ -6,60 +6,13 @@
  * stored once: the answer 200, its log without a gap, one user and one assistant message. A
  * failure that is not a lost connection ends the run `not_stored`, answered 503 with
  * Retry-After, never 502. The errors are those `pg` throws (a server ErrorResponse with
- * SQLSTATE 57P01), made by hand, on the pool's own query (PostgreSQL) or the EntityManager
- * (PGlite), in either mode of the suite.
+ * SQLSTATE 57P01), injected at the driver (test/helpers/faults.ts), in either mode of the suite.
  */
-import { PostgreSqlConnection } from '@mikro-orm/postgresql'
-import pg from 'pg'
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
+import { driverError, loseConnection } from './helpers/faults.ts'
 import { readSse } from './helpers/sse.ts'
 import { startUpstream, type Upstream } from './helpers/upstream.ts'
-
-/** An error as `pg` makes it from a server's ErrorResponse with SQLSTATE `code`. */
-function serverError(code: string, message: string): Error {
-  const error = new pg.DatabaseError(message, message.length, 'error')
-  error.code = code
-  return error
-}
-
-const terminated = () => serverError('57P01', 'terminating connection due to administrator command')
-
-/**
- * Makes the next `times` statements whose text matches `pattern` fail with `error()`: `before`
- * they run (nothing committed) or `after` (they committed, the answer is lost). Answers how many
- * failed so far, and a restore.
- */
-async function failStatements(t: TestApp, pattern: RegExp, o: { times: number; when: 'before' | 'after'; error?: () => Error }) {
-  let failed = 0
-  const error = o.error ?? terminated
-  const hit = (text: string) => pattern.test(text) && failed < o.times && ++failed > 0
-  const connection = t.runtime.orm.em.getConnection()
-  if (connection instanceof PostgreSqlConnection) {
-    const pool = (await connection.getNativeClient()) as { query: (...args: unknown[]) => Promise<unknown> }
-    const query = pool.query.bind(pool)
-    const spy = vi.spyOn(pool, 'query').mockImplementation(async (...args: unknown[]) => {
-      const config = args[0] as { text?: string } | string
-      const text = typeof config === 'string' ? config : (config.text ?? '')
-      if (!hit(text)) return query(...args)
-      if (o.when === 'after') await query(...args)
-      throw error()
-    })
-    return { failed: () => failed, restore: () => spy.mockRestore() }
-  }
-  const fork = t.runtime.orm.em.fork.bind(t.runtime.orm.em)
-  const spy = vi.spyOn(t.runtime.orm.em, 'fork').mockImplementation((...args) => {
-    const em = fork(...args)
-    const execute = em.execute.bind(em)
-    em.execute = (async (sql: string, ...rest: unknown[]) => {
-      if (!hit(sql)) return (execute as (...all: unknown[]) => Promise<unknown>)(sql, ...rest)
-      if (o.when === 'after') await (execute as (...all: unknown[]) => Promise<unknown>)(sql, ...rest)
-      throw error()
-    }) as typeof em.execute
-    return em
-  })
-  return { failed: () => failed, restore: () => spy.mockRestore() }
-}
 
 describe('a run whose statements lose their connection', () => {
   let t: TestApp
@@ -96,11 +49,11 @@ describe('a run whose statements lose their connection', () => {
   it.each(['before', 'after'] as const)('stores every event once when event batches lose their connection %s their commit', async (when) => {
     // Slow chunks, so the deltas go out in batches of their own while the answer streams.
     upstream.enqueue({ kind: 'slow', delayMs: 50 })
-    const fault = await failStatements(t, /insert into run_events/, { times: 2, when })
+    const fault = await loseConnection(t.runtime.orm, { statement: /insert into run_events/, times: 2, when })
     const res = await run(`Batches ${when}`)
     fault.restore()
     expect(res.status, JSON.stringify(res.body)).toBe(200)
-    expect(fault.failed()).toBe(2)
+    expect(fault.hits()).toBe(2)
     expect(res.body.data.run).toMatchObject({ status: 'succeeded', output: `Echo: Batches ${when}` })
     expect(await stored(res.body.data.run.uuid)).toEqual({ status: 'succeeded', roles: ['user', 'assistant'], gapless: true })
     const events = await readSse(`${t.url}/api/v1/runs/${res.body.data.run.uuid}/events`, { authorization: `Bearer ${alice.token}` })
@@ -108,10 +61,10 @@ describe('a run whose statements lose their connection', () => {
   })
 
   it('settles once when the settle commits but its answer is lost: one assistant message, the run read back', async () => {
-    const fault = await failStatements(t, /with settled as/, { times: 1, when: 'after' })
+    const fault = await loseConnection(t.runtime.orm, { statement: /with settled as/, when: 'after' })
     const res = await run('Settle after')
     fault.restore()
-    expect(fault.failed()).toBe(1)
+    expect(fault.hits()).toBe(1)
     expect(res.status, JSON.stringify(res.body)).toBe(200)
     expect(res.body.data.run).toMatchObject({ status: 'succeeded', output: 'Echo: Settle after' })
     expect(res.body.data.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant'])
@@ -119,20 +72,20 @@ describe('a run whose statements lose their connection', () => {
   })
 
   it('settles on a new connection when the settle loses its connection before its commit', async () => {
-    const fault = await failStatements(t, /with settled as/, { times: 2, when: 'before' })
+    const fault = await loseConnection(t.runtime.orm, { statement: /with settled as/, times: 2 })
     const res = await run('Settle before')
     fault.restore()
-    expect(fault.failed()).toBe(2)
+    expect(fault.hits()).toBe(2)
     expect(res.status, JSON.stringify(res.body)).toBe(200)
     expect(await stored(res.body.data.run.uuid)).toEqual({ status: 'succeeded', roles: ['user', 'assistant'], gapless: true })
   })
 
   it('launches once when the launch commits but its answer is lost: one run, one thread, one user message', async () => {
     const before = Number((await t.sql(`select count(*)::int as n from runs r join agents a on a.id = r.agent_id where a.uuid = ?`, [agentUuid]))[0].n)
-    const fault = await failStatements(t, /with new_thread as/, { times: 1, when: 'after' })
+    const fault = await loseConnection(t.runtime.orm, { statement: /with new_thread as/, when: 'after' })
     const res = await run('Launch after')
     fault.restore()
-    expect(fault.failed()).toBe(1)
+    expect(fault.hits()).toBe(1)
     expect(res.status, JSON.stringify(res.body)).toBe(200)
     expect(res.body.data.messages.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([
       ['user', 'Launch after'],
@@ -145,7 +98,7 @@ describe('a run whose statements lose their connection', () => {
 
   it('answers 503 with Retry-After, never 502, for an answer the service could not store; the run ends not_stored with its final event', async () => {
     // Not a lost connection (disk full): not retried, so the answer is not stored.
-    const fault = await failStatements(t, /with settled as/, { times: 1, when: 'before', error: () => serverError('53100', 'could not extend file: No space left on device') })
+    const fault = await loseConnection(t.runtime.orm, { statement: /with settled as/, error: () => driverError('53100', 'could not extend file: No space left on device') })
     const res = await run('No room')
     fault.restore()
     expect(res.status, JSON.stringify(res.body)).toBe(503)

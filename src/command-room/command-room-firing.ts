@@ -7,12 +7,17 @@
  * (src/access/acting-context.ts), through the same services and access rules as a request of
  * theirs: an agent task is an ordinary run (src/runs/runs.service.ts) in a new thread of the
  * owner, executed in this process, a workflow task an ordinary execution (mode `schedule`, or `manual` for
- * "run now") run in this process. Its run, thread or execution is linked as soon as it is
- * stored; the firing then waits for its end. A firing the owner may no longer make (no longer a
- * member, the agent or workflow deleted or no longer visible to them) fails with the reason and
- * stops the task; any other failure (the model call failed, no credential) fails this firing only.
+ * "run now") run in this process. A run and its thread are linked as soon as they are stored; an
+ * execution is linked before it is stored, under the uuid it is then stored with, so a firing
+ * whose process dies in between links an execution that does not exist, which tells the engine's
+ * sweep that it started nothing (src/command-room/engine.ts). The firing then waits for the end.
+ * A firing the owner may no longer make (no longer a member, the agent or workflow deleted or no
+ * longer visible to them) fails with the reason and stops the task; any other failure the
+ * services name (the model call failed, no credential) fails this firing only. What they cannot
+ * name (a lost database connection, a fault of ours) is thrown for the engine to tell apart.
  */
-import { ForbiddenError, NotFoundError } from '../platform/errors.ts'
+import { uuidv7 } from 'uuidv7'
+import { AppError, ForbiddenError, NotFoundError } from '../platform/errors.ts'
 import type { FiringActor, FiringLinks, FiringOutcome, FiringTarget } from './engine.ts'
 import { actingContext } from '../access/acting-context.ts'
 import { runAgent } from '../runs/index.ts'
@@ -22,60 +27,79 @@ import type { ResourceCtx, ServiceDeps } from '../context.ts'
 /** A failure that means the owner may no longer make this firing. */
 const lostAccess = (error: unknown) => error instanceof NotFoundError || error instanceof ForbiddenError
 
-/** The failed outcome of `error`, stopping the task when the owner lost access. */
+/**
+ * The failed outcome of a service's `error` before the firing started anything, stopping the task
+ * when the owner lost access.
+ * @throws `error` itself when it is no AppError (a lost connection, a fault of ours): the engine's.
+ */
 function failure(error: unknown, what: string): FiringOutcome {
   if (lostAccess(error)) {
     const reason = error instanceof Error ? error.message : 'not found'
     return { status: 'failed', error: `The task's owner may no longer run this ${what} (${reason}); the task was deactivated`, deactivate: true }
   }
-  if (error instanceof Error) return { status: 'failed', error: error.message }
-  return { status: 'failed', error: 'The firing failed' }
+  if (error instanceof AppError) return { status: 'failed', error: error.message }
+  throw error
 }
 
 /**
  * Runs the agent in a new thread of the owner and waits for the run's end (linked as soon as it
- * is stored). The run executes here, so its end is awaited in memory, not read from its events.
+ * is stored; a link the database did not take is the engine's to write later). The run executes
+ * here, so its end is awaited in memory, not read from its events.
+ * @throws what {@link failure} throws; after the run was stored, what the wait for its end throws
+ *   (an AppError is the run's own failure, recorded on the run too).
  */
 async function fireAgent(ctx: ResourceCtx, target: FiringTarget, link: (links: FiringLinks) => Promise<void>): Promise<FiringOutcome> {
   let stored = false
   let ended
+  const runUuid = uuidv7()
   try {
+    // Linked before it is stored, as an execution is (module comment).
+    await link({ runUuid })
     ended = await runAgent(
       ctx,
       { agent_uuid: target.agentUuid as string, input: typeof target.input === 'string' ? target.input : '' },
       {
         // A firing stays running while its run waits for an approval (docs/api/runs.md, "Approvals").
         untilEnd: true,
+        runUuid,
         onStored: async (run) => {
           stored = true
-          await link({ runUuid: run.uuid, threadUuid: run.threadUuid })
+          // Thrown, it would end the wait while the run goes on; the engine keeps the link.
+          await link({ runUuid: run.uuid, threadUuid: run.threadUuid }).catch(() => undefined)
         },
       },
     )
   } catch (error) {
     // Before the run was stored, the owner may have lost access; after, it is the run's own
-    // failure (the upstream's 502 or 504), recorded on the run too.
-    return stored ? { status: 'failed', error: error instanceof Error ? error.message : 'The run failed' } : failure(error, 'agent')
+    // failure (the upstream's 502 or 504), or the database's while the run goes on: the engine's.
+    if (!stored) return failure(error, 'agent')
+    throw error
   }
   const run = ended.data.run
   if (run.status === 'succeeded') return { status: 'succeeded' }
   return { status: 'failed', error: run.error?.message ?? `The run ended ${run.status}` }
 }
 
-/** Runs the workflow here as the owner and waits for the execution's end. */
+/**
+ * Runs the workflow here as the owner and waits for the execution's end; the execution is linked
+ * first (module comment).
+ * @throws what {@link failure} throws; the link's error (nothing was started then).
+ */
 async function fireWorkflow(ctx: ResourceCtx, target: FiringTarget, link: (links: FiringLinks) => Promise<void>): Promise<FiringOutcome> {
-  let workflow
+  const executionUuid = uuidv7()
+  let started
   try {
-    workflow = await runnableWorkflow(ctx, target.workflowUuid as string)
+    const workflow = await runnableWorkflow(ctx, target.workflowUuid as string)
+    await link({ executionUuid })
+    started = await ctx.deps.workflows.runHere(workflow, {
+      mode: target.manual ? 'manual' : 'schedule',
+      userId: ctx.auth.user.id,
+      input: target.input ?? {},
+      uuid: executionUuid,
+    })
   } catch (error) {
     return failure(error, 'workflow')
   }
-  const started = await ctx.deps.workflows.runHere(workflow, {
-    mode: target.manual ? 'manual' : 'schedule',
-    userId: ctx.auth.user.id,
-    input: target.input ?? {},
-  })
-  await link({ executionUuid: started.record.uuid })
   const outcome = await started.done
   // Handed back to the queue at shutdown: the execution ends elsewhere, the sweep records it.
   if (outcome.handedOver) return { status: 'pending' }

@@ -12,7 +12,7 @@
  */
 import { uuidv7 } from 'uuidv7'
 import { requireResource } from '../access/resource-access.ts'
-import { queries, type Em } from '../platform/db.ts'
+import { queries, retryOnConnectionLoss, writeOnce, type Em } from '../platform/db.ts'
 import { NotFoundError, ValidationError } from '../platform/errors.ts'
 import { toDate, unprefix, userColumns, workspaceColumns, type SqlFragment } from '../platform/sql.ts'
 import {
@@ -309,17 +309,23 @@ export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
 /**
  * `POST /api/v1/command-room/tasks/{task_uuid}/run` (202): fires the task now, paused or not,
  * through the same queue and actor as its scheduled firings (due time: now). Its schedule is
- * left as it is. Answers the firing, `queued`.
- * @throws NotFoundError.
+ * left as it is. Answers the firing, `queued`. The firing is stored once though the database
+ * connection is lost on the way (`writeOnce`: after a lost connection it is looked for by the
+ * uuid chosen for it before it is stored again) and then read again on a new connection, so no
+ * 503 is answered for a firing that was stored and will fire.
+ * @throws NotFoundError; the database's error when it cannot be stored.
  */
 export async function runNow(ctx: ResourceCtx, uuid: string): Promise<{ data: TCommandRoomFiring }> {
-  const firingId = await ctx.em.transactional(async (em) => {
+  const firingUuid = uuidv7()
+  const stored = async () =>
+    (await queries(ctx.em).selectFrom('command_room_task_firings').select('id').where('uuid', '=', firingUuid).executeTakeFirst())?.id
+  const insert = () => ctx.em.transactional(async (em) => {
     const task = await requireTask(ctx, em, uuid, true)
     const db = queries(em)
     const firing = await db
       .insertInto('command_room_task_firings')
       .values((eb) => ({
-        uuid: uuidv7(),
+        uuid: firingUuid,
         task_id: task.id,
         due_at: eb.fn('clock_timestamp'),
         status: 'queued',
@@ -336,7 +342,8 @@ export async function runNow(ctx: ResourceCtx, uuid: string): Promise<{ data: TC
       .execute()
     return firing.id
   })
-  const data = await readFiring(ctx.em, firingId)
+  const firingId = await writeOnce(insert, stored)
+  const data = await retryOnConnectionLoss(() => readFiring(ctx.em, firingId))
   try {
     await ctx.deps.commandRoom.send(data.uuid)
   } catch (error) {

@@ -14,19 +14,32 @@
  * - **The fire job** claims its firing (`queued` to `running`, a conditional update: a job sent
  *   twice works once), skips it when the task was paused or removed since (a "run now" firing
  *   fires anyway), and hands it to the {@link FiringActor} the runtime binds (the services: an
- *   agent run or a workflow execution as the task's owner), recording what that made as soon as it
- *   exists, then its outcome. Never retried: a failing model call is one failed firing.
+ *   agent run or a workflow execution as the task's owner), recording what that made (a workflow
+ *   execution or a run before it is stored, under the uuid it is then stored with), then its outcome. A failing model call
+ *   is one failed firing: never retried.
  * - **The sweep** (every {@link SWEEP_MS}): a firing still `queued` after {@link LOST_SECONDS}
  *   (its job was lost between the commit and the send) is sent again; a `running` firing whose
- *   run or execution has ended takes its outcome (the process that waited for it died); one that
- *   never linked a run or execution within {@link ORPHAN_SECONDS} ends `failed` (`interrupted`).
+ *   run or execution has ended takes its outcome (the process that waited for it died); one whose
+ *   run or execution goes on waits for it (wherever it runs); one that started nothing within
+ *   {@link ORPHAN_SECONDS} (its process died first) is fired again ({@link REFIRE_SECONDS}).
+ *
+ * A lost database connection (docs/operations.md, "Database deadlines") neither fails nor loses a
+ * firing: the transactions of {@link CommandRoomEngine.fireDue} and of the claim take effect once
+ * (`transactionOnce`, src/platform/transaction-once.ts), the links and the outcome are written
+ * again on a new connection (each a conditional update, safe twice) for up to
+ * {@link RECORD_RETRY_MS}, a link that could still not be written is written with the outcome, and
+ * a firing whose database went away before it started anything goes back to `queued` to be fired
+ * again. The `error` a firing stores is for its owner: a lost database is a plain sentence, any
+ * other fault of ours a generic one (the real error is logged), never a driver's text.
  *
  * The engine imports no service: the actor is handed to it ({@link CommandRoomEngine.bind}).
  */
 import type { Logger } from '../platform/logger.ts'
 import type { Config } from '../platform/config.ts'
-import { queries, type Em, type Orm } from '../platform/db.ts'
+import { queries, retryOnConnectionLoss, type Orm } from '../platform/db.ts'
+import { AppError, databaseUnavailable } from '../platform/errors.ts'
 import type { JobQueue } from '../platform/queue.ts'
+import { transactionOnce } from '../platform/transaction-once.ts'
 import { toDate } from '../platform/sql.ts'
 import type { DueScheduler, DueSource } from '../platform/scheduler.ts'
 import { dueAfterFiring } from './schedule.ts'
@@ -39,8 +52,30 @@ const BATCH = 500
 const SWEEP_MS = 10_000
 /** Seconds a firing may stay `queued` before the sweep sends its job again. */
 const LOST_SECONDS = 15
-/** Seconds a `running` firing may go without a linked run or execution before the sweep fails it. */
+/**
+ * Seconds a `running` firing may go without a run or an execution (none linked, or the linked
+ * execution not stored) before the sweep takes it for one whose process died first.
+ */
 const ORPHAN_SECONDS = 120
+/**
+ * Seconds after a firing first fired during which one that started nothing (its process died, or
+ * its database went away, first) is fired again; past them it ends `failed`. With
+ * {@link ORPHAN_SECONDS} between the death and the sweep noticing it, a firing whose process keeps
+ * dying is fired three times at most.
+ */
+const REFIRE_SECONDS = 300
+/**
+ * Milliseconds a firing's links and outcome are written again on a new connection while the
+ * connection is lost: half of {@link ORPHAN_SECONDS}, so a process that lives records what its
+ * firing made before the sweep would take the firing for one that started nothing.
+ */
+const RECORD_RETRY_MS = (ORPHAN_SECONDS * 1000) / 2
+/** The `error` of a firing whose database was unavailable until it could no longer be fired again. */
+export const DATABASE_UNAVAILABLE = 'The database was unavailable, so the task could not be fired'
+/** The `error` of a firing whose process stopped before it started anything, too late to be fired again. */
+export const INTERRUPTED = 'interrupted: the process firing the task stopped before it started a run or an execution'
+/** The `error` of a firing that failed for a fault of ours (the real error is logged, not shown). */
+export const INTERNAL_FAILURE = 'The firing failed because of an internal error'
 /**
  * Fire jobs worked at once per process: {@link FETCHERS} fetchers of {@link FIRE_BATCH} each. A
  * firing mostly waits for its model, so many run at once; batches let a backlog of firings due
@@ -80,7 +115,13 @@ export interface FiringLinks {
  */
 export type FiringOutcome = { status: 'succeeded' } | { status: 'failed'; error: string; deactivate?: boolean } | { status: 'pending' }
 
-/** Acts out a claimed firing (src/command-room/command-room-firing.ts). */
+/**
+ * Acts out a claimed firing (src/command-room/command-room-firing.ts). `link` records what the
+ * firing made (retried while the connection is lost; it throws when it still could not write
+ * them, and the engine writes them with the outcome). A firing throws what it cannot tell as an
+ * outcome: a lost database connection (fired again when it started nothing), a fault of ours
+ * (`failed`, with a generic message); an AppError's message is shown as it is.
+ */
 export interface FiringActor {
   fire(target: FiringTarget, link: (links: FiringLinks) => Promise<void>): Promise<FiringOutcome>
 }
@@ -92,6 +133,8 @@ export class CommandRoomEngine implements DueSource {
   readonly name = 'command-room'
   #actor: FiringActor = UNBOUND
   #sweep: NodeJS.Timeout | undefined
+  /** The sweep under way, if one is: the timer skips its turn rather than start a second one. */
+  #sweeping: Promise<unknown> | undefined
   #started = false
   #closed = false
 
@@ -111,6 +154,11 @@ export class CommandRoomEngine implements DueSource {
     const engine = new CommandRoomEngine(o.orm, o.log, o.jobs, o.scheduler)
     o.jobs.register<{ firing_uuid: string }>(FIRE_JOB, ({ firing_uuid }) => engine.fire(firing_uuid), {
       retryLimit: 0,
+      // A firing may wait for its run for hours (approvals); the job of one whose worker died
+      // fails within seconds, so that its firing can be sent again (a job id that exists and has
+      // not ended queues nothing).
+      expireInSeconds: 86_400,
+      heartbeatSeconds: 10,
       localConcurrency: FETCHERS,
       batchSize: FIRE_BATCH,
     })
@@ -127,7 +175,9 @@ export class CommandRoomEngine implements DueSource {
   start(): void {
     if (this.#started || this.#closed) return
     this.#started = true
-    this.#sweep = setInterval(() => void this.sweep().catch((error: unknown) => this.log.warn({ err: error }, 'command room sweep failed')), SWEEP_MS)
+    this.#sweep = setInterval(() => {
+      if (!this.#sweeping) void this.sweep().catch((error: unknown) => this.log.warn({ err: error }, 'command room sweep failed'))
+    }, SWEEP_MS)
     this.#sweep.unref()
   }
 
@@ -159,7 +209,9 @@ export class CommandRoomEngine implements DueSource {
 
   /**
    * Fires every task due at `now` (default: this process's clock): records the firings and sends
-   * their jobs. Answers how many firings it recorded.
+   * their jobs (a send that fails is tried again in the background, then left to the sweep).
+   * Answers how many firings it recorded.
+   * @throws the database's error when it stays unreachable (the scheduler looks again later).
    */
   async fireDue(now: Date = new Date()): Promise<number> {
     let recorded = 0
@@ -167,15 +219,24 @@ export class CommandRoomEngine implements DueSource {
       const { firings, full } = await this.#takeDue(now)
       recorded += firings.length
       // One insert into the queue for the batch: sent one by one, a thousand firings due at once
-      // waited tens of seconds for their turn on the queue's connections.
-      await this.jobs
-        .sendMany(FIRE_JOB, firings.map((uuid) => ({ data: { firing_uuid: uuid }, id: uuid })))
-        .catch((error: unknown) => this.log.warn({ err: error, firings: firings.length }, 'firings not sent; the sweep will send them'))
+      // waited tens of seconds for their turn on the queue's connections. A failed send is tried
+      // again in the background (the next due times do not wait for it), then left to the sweep.
+      const send = () => this.jobs.sendMany(FIRE_JOB, firings.map((uuid) => ({ data: { firing_uuid: uuid }, id: uuid })))
+      await send().catch((error: unknown) => {
+        this.log.info({ err: error, firings: firings.length }, 'firings not sent; sending them again')
+        void retryOnConnectionLoss(send).catch((failure: unknown) =>
+          this.log.warn({ err: failure, firings: firings.length }, 'firings not sent; the sweep will send them'),
+        )
+      })
       if (!full) return recorded
     }
   }
 
-  /** One batch of {@link fireDue}, in one transaction: the uuids of the firings it recorded. */
+  /**
+   * One batch of {@link fireDue}, in one transaction that takes effect once (`transactionOnce`: a
+   * lost commit answer still answers the firings it recorded, to be sent now): the uuids of the
+   * firings it recorded.
+   */
   async #takeDue(now: Date): Promise<{ firings: string[]; full: boolean }> {
     const em = this.orm.em.fork()
     const dueTasks = (db: ReturnType<typeof queries>) =>
@@ -186,7 +247,7 @@ export class CommandRoomEngine implements DueSource {
       .limit(1)
       .executeTakeFirst()
     if (!any) return { firings: [], full: false }
-    return em.transactional(async (tx) => {
+    return transactionOnce(this.orm, async (tx) => {
       const db = queries(tx)
       const due = await dueTasks(db)
         .select(['id', 'schedule', 'timezone', 'run_at', 'next_run_at'])
@@ -245,24 +306,65 @@ export class CommandRoomEngine implements DueSource {
     await this.jobs.ensure(FIRE_JOB, { firing_uuid: uuid }, { id: uuid })
   }
 
-  /** The fire job (module comment). Never throws for the firing's own faults: they are its outcome. */
+  /**
+   * The fire job (module comment): claims firing `uuid`, acts it out and records its outcome.
+   * Never throws for the firing's own faults (they are its outcome) nor for a lost database
+   * connection (the firing goes back to `queued`, or waits for what it started; logged).
+   * @throws the database's error when the claim cannot be made (the firing stays `queued`, or is
+   *   claimed and started nothing: either way the sweep fires it again).
+   */
   async fire(uuid: string): Promise<void> {
-    const em = this.orm.em.fork()
-    const [row] = await em.execute<Record<string, unknown>[]>(
-      `with claimed as (
-         update command_room_task_firings set status = 'running', fired_at = now(), updated_at = now()
-         where uuid = ? and status = 'queued' returning id, uuid, task_id, manual, due_at),
-       touched as (update command_room_tasks set last_run_at = now() where id = (select task_id from claimed))
-       select c.id::float8 as "firingId", c.uuid as "firingUuid", c.task_id::float8 as "taskId", c.manual, c.due_at as "dueAt",
-         t.user_id::float8 as "userId", t.workspace_id::float8 as "workspaceId", t.input::text as input, t.is_active as "isActive",
-         t.deleted_at as "deletedAt", a.uuid as "agentUuid", w.uuid as "workflowUuid"
-       from claimed c join command_room_tasks t on t.id = c.task_id
-       left join agents a on a.id = t.agent_id left join workflows w on w.id = t.workflow_id`,
-      [uuid],
-    )
+    const target = await this.#claim(uuid)
     // Claimed already (a job sent twice), or the task and its firings are gone.
-    if (!row) return
-    const target: FiringTarget = {
+    if (!target) return
+    if (target.deleted) return this.#settle(target, { status: 'skipped', error: 'The task was removed before it fired' })
+    if (!target.active && !target.manual) return this.#settle(target, { status: 'skipped', error: 'The task was paused before it fired' })
+    // What the firing made, kept here too: a link the database did not take is written with the outcome.
+    const made: FiringLinks = {}
+    const link = async (links: FiringLinks) => {
+      if (links.runUuid) made.runUuid = links.runUuid
+      if (links.threadUuid) made.threadUuid = links.threadUuid
+      if (links.executionUuid) made.executionUuid = links.executionUuid
+      await this.#link(target.firingId, links).catch((error: unknown) => {
+        this.log.warn({ err: error, firing: target.firingUuid }, 'command room firing links not stored yet')
+        throw error
+      })
+    }
+    let outcome: FiringOutcome
+    try {
+      outcome = await this.#actor.fire(target, link)
+    } catch (error) {
+      if (databaseUnavailable(error)) return this.#lostDatabase(target, made, error)
+      outcome = { status: 'failed', error: this.#failureMessage(error, target) }
+    }
+    if (outcome.status === 'pending') return this.#recordLinks(target, made)
+    await this.#settle(target, outcome.status === 'failed' ? outcome : { status: 'succeeded' }, made)
+  }
+
+  /**
+   * Claims firing `uuid` (`queued` to `running`; `fired_at` keeps the first claim's time) and
+   * touches its task's `last_run_at`, in one statement, run through `transactionOnce`: a claim
+   * whose commit answer was lost is this job's (it was, or it did not commit and is made again),
+   * never mistaken for one made before. Answers the claimed firing with what its task asks, or
+   * undefined when it was not `queued` (claimed already, or gone).
+   */
+  async #claim(uuid: string): Promise<(FiringTarget & { deleted: boolean; active: boolean }) | undefined> {
+    const [row] = await transactionOnce(this.orm, (em) =>
+      em.execute<Record<string, unknown>[]>(
+        `with claimed as (
+           update command_room_task_firings set status = 'running', fired_at = coalesce(fired_at, now()), updated_at = now()
+           where uuid = ? and status = 'queued' returning id, uuid, task_id, manual, due_at),
+         touched as (update command_room_tasks set last_run_at = now() where id = (select task_id from claimed))
+         select c.id::float8 as "firingId", c.uuid as "firingUuid", c.task_id::float8 as "taskId", c.manual, c.due_at as "dueAt",
+           t.user_id::float8 as "userId", t.workspace_id::float8 as "workspaceId", t.input::text as input, t.is_active as "isActive",
+           t.deleted_at as "deletedAt", a.uuid as "agentUuid", w.uuid as "workflowUuid"
+         from claimed c join command_room_tasks t on t.id = c.task_id
+         left join agents a on a.id = t.agent_id left join workflows w on w.id = t.workflow_id`,
+        [uuid],
+      ),
+    )
+    if (!row) return undefined
+    return {
       firingId: Number(row.firingId),
       firingUuid: String(row.firingUuid),
       taskId: Number(row.taskId),
@@ -273,94 +375,221 @@ export class CommandRoomEngine implements DueSource {
       input: JSON.parse(String(row.input)) as unknown,
       manual: Boolean(row.manual),
       dueAt: toDate(row.dueAt as Date | string),
+      deleted: row.deletedAt != null,
+      active: Boolean(row.isActive),
     }
-    if (row.deletedAt) return this.#settle(em, target.firingId, target.taskId, { status: 'skipped', error: 'The task was removed before it fired' })
-    if (!row.isActive && !target.manual) return this.#settle(em, target.firingId, target.taskId, { status: 'skipped', error: 'The task was paused before it fired' })
-    let outcome: FiringOutcome
-    try {
-      outcome = await this.#actor.fire(target, (links) => this.#link(em, target.firingId, links))
-    } catch (error) {
-      this.log.warn({ err: error, firing: uuid }, 'command room firing failed')
-      outcome = { status: 'failed', error: error instanceof Error ? error.message : 'The firing failed' }
-    }
-    if (outcome.status === 'pending') return
-    await this.#settle(em, target.firingId, target.taskId, outcome.status === 'failed' ? outcome : { status: 'succeeded' })
-  }
-
-  async #link(em: Em, firingId: number, links: FiringLinks): Promise<void> {
-    await queries(em)
-      .updateTable('command_room_task_firings')
-      .set((eb) => ({
-        run_uuid: eb.fn.coalesce(eb.val(links.runUuid ?? null), 'run_uuid'),
-        thread_uuid: eb.fn.coalesce(eb.val(links.threadUuid ?? null), 'thread_uuid'),
-        execution_uuid: eb.fn.coalesce(eb.val(links.executionUuid ?? null), 'execution_uuid'),
-        updated_at: eb.fn('now'),
-      }))
-      .where('id', '=', firingId)
-      .execute()
   }
 
   /**
-   * Ends a `running` firing (once: a firing already ended is left alone) and records its status
-   * as the task's `last_status`; `deactivate` stops the task.
+   * What a firing's error says for `error` (module comment): an AppError's own message (the
+   * services word them for the caller), else a generic sentence, the error itself logged.
    */
-  async #settle(em: Em, firingId: number, taskId: number, o: { status: 'succeeded' | 'failed' | 'skipped'; error?: string; deactivate?: boolean }): Promise<void> {
-    await em.transactional(async (tx) => {
-      const db = queries(tx)
-      const ended = await db
-        .updateTable('command_room_task_firings')
-        .set((eb) => ({ status: o.status, error: o.error ?? null, updated_at: eb.fn('now') }))
-        .where('id', '=', firingId)
-        .where('status', '=', 'running')
-        .returning('id')
-        .execute()
-      if (!ended.length) return
-      await db
-        .updateTable('command_room_tasks')
-        .set((eb) => ({
-          last_status: o.status,
-          updated_at: eb.fn('now'),
-          ...(o.deactivate ? { is_active: false, next_run_at: null } : {}),
-        }))
-        .where('id', '=', taskId)
-        .execute()
-    })
+  #failureMessage(error: unknown, target: FiringTarget): string {
+    if (error instanceof AppError) return error.message
+    this.log.error({ err: error, firing: target.firingUuid }, 'command room firing failed unexpectedly')
+    return INTERNAL_FAILURE
   }
 
-  /** The sweep (module comment). Answers how many firings it sent again and how many it settled. */
-  async sweep(): Promise<{ sent: number; settled: number }> {
-    const em = this.orm.em.fork()
-    const lost = await em.execute<{ uuid: string }[]>(
-      `update command_room_task_firings set updated_at = now()
-       where id in (select id from command_room_task_firings where status = 'queued' and updated_at < now() - make_interval(secs => ?)
-                    order by updated_at limit 500 for update skip locked)
-       returning uuid`,
-      [LOST_SECONDS],
+  /**
+   * A firing whose database connection was lost for good while it fired: what it started (a run)
+   * goes on and the sweep takes its outcome; when it started nothing it is fired again
+   * ({@link #refire}).
+   */
+  async #lostDatabase(target: FiringTarget, made: FiringLinks, error: unknown): Promise<void> {
+    this.log.warn({ err: error, firing: target.firingUuid }, 'command room firing lost its database connection')
+    // A run or execution is linked before it is stored, so the firing's row names whatever may
+    // exist; #refire fires it again only when none does.
+    await this.#recordLinks(target, made)
+    try {
+      await retryOnConnectionLoss(() => this.#refire([target.firingId], DATABASE_UNAVAILABLE), RECORD_RETRY_MS)
+    } catch (failure) {
+      this.log.error({ err: failure, firing: target.firingUuid }, 'command room firing not sent back; the sweep will fire it again')
+    }
+  }
+
+  /** Links what a firing made (each link kept when already set); a conditional update, safe twice. */
+  async #link(firingId: number, links: FiringLinks): Promise<void> {
+    await retryOnConnectionLoss(
+      () =>
+        queries(this.orm.em.fork())
+          .updateTable('command_room_task_firings')
+          .set((eb) => ({
+            run_uuid: eb.fn.coalesce(eb.val(links.runUuid ?? null), 'run_uuid'),
+            thread_uuid: eb.fn.coalesce(eb.val(links.threadUuid ?? null), 'thread_uuid'),
+            execution_uuid: eb.fn.coalesce(eb.val(links.executionUuid ?? null), 'execution_uuid'),
+            updated_at: eb.fn('now'),
+          }))
+          .where('id', '=', firingId)
+          .execute(),
+      RECORD_RETRY_MS,
     )
-    for (const { uuid } of lost) await this.send(uuid)
+  }
+
+  /** {@link #link} for a firing whose outcome comes later (the sweep's); a failure is logged. */
+  async #recordLinks(target: FiringTarget, made: FiringLinks): Promise<void> {
+    if (!made.runUuid && !made.executionUuid) return
+    await this.#link(target.firingId, made).catch((error: unknown) =>
+      this.log.error({ err: error, firing: target.firingUuid }, 'command room firing links not stored'),
+    )
+  }
+
+  /**
+   * Ends a `running` firing (once: a firing already ended is left alone) with what it made linked
+   * (an execution only if it was stored: one linked before its insert failed is unlinked), and
+   * records its status as the task's `last_status`; `deactivate` stops the task. Written again on
+   * a new connection while the connection is lost (for up to {@link RECORD_RETRY_MS}); a failure
+   * is logged (the sweep settles a firing whose run or execution is linked, and fires again one
+   * that started nothing).
+   */
+  async #settle(
+    target: Pick<FiringTarget, 'firingId' | 'firingUuid' | 'taskId'>,
+    o: { status: 'succeeded' | 'failed' | 'skipped'; error?: string; deactivate?: boolean },
+    links: FiringLinks = {},
+  ): Promise<void> {
+    const settle = () =>
+      this.orm.em.fork().transactional(async (tx) => {
+        const db = queries(tx)
+        const ended = await db
+          .updateTable('command_room_task_firings as f')
+          .set((eb) => ({
+            status: o.status,
+            error: o.error ?? null,
+            run_uuid: eb
+              .selectFrom('runs as r')
+              .select('r.uuid')
+              .where('r.uuid', '=', eb.fn.coalesce(eb.val(links.runUuid ?? null), 'f.run_uuid')),
+            thread_uuid: eb.fn.coalesce(eb.val(links.threadUuid ?? null), 'f.thread_uuid'),
+            execution_uuid: eb
+              .selectFrom('workflow_executions as e')
+              .select('e.uuid')
+              .where('e.uuid', '=', eb.fn.coalesce(eb.val(links.executionUuid ?? null), 'f.execution_uuid')),
+            updated_at: eb.fn('now'),
+          }))
+          .where('f.id', '=', target.firingId)
+          .where('f.status', '=', 'running')
+          .returning('f.id')
+          .execute()
+        if (!ended.length) return
+        await db
+          .updateTable('command_room_tasks')
+          .set((eb) => ({
+            last_status: o.status,
+            updated_at: eb.fn('now'),
+            ...(o.deactivate ? { is_active: false, next_run_at: null } : {}),
+          }))
+          .where('id', '=', target.taskId)
+          .execute()
+      })
+    try {
+      await retryOnConnectionLoss(settle, RECORD_RETRY_MS)
+    } catch (error) {
+      this.log.error({ err: error, firing: target.firingUuid }, 'command room firing outcome not stored; the sweep will settle it')
+    }
+  }
+
+  /**
+   * Sends back to `queued` the `running` firings among `firingIds` that started nothing (no run
+   * and no execution stored under the uuids they link) and first fired less than {@link REFIRE_SECONDS} ago, and ends the
+   * older ones `failed` with `error` (their task's `last_status` too); one statement, safe twice.
+   * Answers the uuids of those sent back, whose job the caller sends (when it is not that job).
+   */
+  async #refire(firingIds: number[], error: string): Promise<{ queued: string[]; failed: number }> {
+    if (firingIds.length === 0) return { queued: [], failed: 0 }
+    const rows = await this.orm.em.fork().execute<{ uuid: string; status: string }[]>(
+      `with again as (
+         update command_room_task_firings f set
+           status = case when coalesce(f.fired_at, f.created_at) > now() - make_interval(secs => ?) then 'queued' else 'failed' end,
+           error = case when coalesce(f.fired_at, f.created_at) > now() - make_interval(secs => ?) then null else ? end,
+           run_uuid = null, thread_uuid = null, execution_uuid = null, updated_at = now()
+         where f.id = any(string_to_array(?, ',')::bigint[]) and f.status = 'running'
+           and not exists (select 1 from runs r where r.uuid = f.run_uuid)
+           and not exists (select 1 from workflow_executions e where e.uuid = f.execution_uuid)
+         returning f.uuid, f.task_id, f.status),
+       told as (
+         update command_room_tasks t set last_status = 'failed', updated_at = now()
+         from again a where t.id = a.task_id and a.status = 'failed' returning t.id)
+       select uuid, status from again`,
+      [REFIRE_SECONDS, REFIRE_SECONDS, error, firingIds.join(',')],
+    )
+    return { queued: rows.filter((row) => row.status === 'queued').map((row) => String(row.uuid)), failed: rows.filter((row) => row.status === 'failed').length }
+  }
+
+  /**
+   * The sweep (module comment). Answers how many firings it sent (again), how many it settled,
+   * and how many of those it sent were fired again after starting nothing. A call while a sweep is
+   * under way runs after it.
+   */
+  async sweep(): Promise<{ sent: number; settled: number; refired: number }> {
+    const previous = this.#sweeping
+    const run = (async () => {
+      await previous?.catch(() => undefined)
+      return this.#sweepOnce()
+    })()
+    this.#sweeping = run
+    try {
+      return await run
+    } finally {
+      if (this.#sweeping === run) this.#sweeping = undefined
+    }
+  }
+
+  /**
+   * One {@link sweep}. Each statement runs again on a new connection when its connection is lost:
+   * run twice, each finds only what the first left (a firing sent again has a new `updated_at`, a
+   * settled or refired one is no longer `running`), and what a lost answer hid is found by a later
+   * sweep. A job that could not be sent is logged: the next sweep sends it.
+   */
+  async #sweepOnce(): Promise<{ sent: number; settled: number; refired: number }> {
+    const em = this.orm.em.fork()
+    const lost = await retryOnConnectionLoss(() =>
+      em.execute<{ uuid: string }[]>(
+        `update command_room_task_firings set updated_at = now()
+         where id in (select id from command_room_task_firings where status = 'queued' and updated_at < now() - make_interval(secs => ?)
+                      order by updated_at limit 500 for update skip locked)
+         returning uuid`,
+        [LOST_SECONDS],
+      ),
+    )
+    for (const { uuid } of lost) await this.#resend(uuid)
     // Running firings whose run or execution has ended: the outcome is theirs. A run's error is
     // `{code, message}` (jsonb), an execution's its message (text).
-    const ended = await em.execute<{ id: number; taskId: number; status: string; error: string | null }[]>(
-      `select f.id::float8 as id, f.task_id::float8 as "taskId", coalesce(r.status, e.status) as status,
-         coalesce(r.error->>'message', e.error) as error
-       from command_room_task_firings f
-       left join runs r on r.uuid = f.run_uuid left join workflow_executions e on e.uuid = f.execution_uuid
-       where f.status = 'running' and f.updated_at < now() - interval '5 seconds'
-         and coalesce(r.status, e.status) in ('succeeded', 'failed', 'canceled')
-       limit 500`,
+    const ended = await retryOnConnectionLoss(() =>
+      em.execute<{ id: number; uuid: string; taskId: number; status: string; error: string | null }[]>(
+        `select f.id::float8 as id, f.uuid, f.task_id::float8 as "taskId", coalesce(r.status, e.status) as status,
+           coalesce(r.error->>'message', e.error) as error
+         from command_room_task_firings f
+         left join runs r on r.uuid = f.run_uuid left join workflow_executions e on e.uuid = f.execution_uuid
+         where f.status = 'running' and f.updated_at < now() - interval '5 seconds'
+           and coalesce(r.status, e.status) in ('succeeded', 'failed', 'canceled')
+         limit 500`,
+      ),
     )
     for (const firing of ended) {
       const succeeded = firing.status === 'succeeded'
-      await this.#settle(em, Number(firing.id), Number(firing.taskId), succeeded ? { status: 'succeeded' } : { status: 'failed', error: firing.error ?? `The ${firing.status === 'canceled' ? 'run was canceled' : 'firing failed'}` })
+      const target = { firingId: Number(firing.id), firingUuid: String(firing.uuid), taskId: Number(firing.taskId) }
+      await this.#settle(target, succeeded ? { status: 'succeeded' } : { status: 'failed', error: firing.error ?? `The ${firing.status === 'canceled' ? 'run was canceled' : 'firing failed'}` })
     }
-    const orphans = await em.execute<{ id: number; taskId: number }[]>(
-      `select id::float8 as id, task_id::float8 as "taskId" from command_room_task_firings
-       where status = 'running' and run_uuid is null and execution_uuid is null and updated_at < now() - make_interval(secs => ?) limit 500`,
-      [ORPHAN_SECONDS],
+    // Running firings that started nothing (no run or execution stored under their links) long after their
+    // claim: their process died first. A run or execution that goes on elsewhere is waited for.
+    const orphans = await retryOnConnectionLoss(() =>
+      em.execute<{ id: number }[]>(
+        `select f.id::float8 as id from command_room_task_firings f
+         where f.status = 'running' and f.updated_at < now() - make_interval(secs => ?)
+           and not exists (select 1 from runs r where r.uuid = f.run_uuid)
+           and not exists (select 1 from workflow_executions e where e.uuid = f.execution_uuid)
+         limit 500`,
+        [ORPHAN_SECONDS],
+      ),
     )
-    for (const firing of orphans) {
-      await this.#settle(em, Number(firing.id), Number(firing.taskId), { status: 'failed', error: 'interrupted: the process firing the task stopped before it started a run or an execution' })
-    }
-    return { sent: lost.length, settled: ended.length + orphans.length }
+    const again = await retryOnConnectionLoss(() => this.#refire(orphans.map((row) => Number(row.id)), INTERRUPTED))
+    for (const uuid of again.queued) await this.#resend(uuid)
+    return { sent: lost.length + again.queued.length, settled: ended.length + again.failed, refired: again.queued.length }
+  }
+
+  /** {@link send} for the sweep, again on a new connection when the connection is lost; a failure is logged. */
+  async #resend(uuid: string): Promise<void> {
+    await retryOnConnectionLoss(() => this.send(uuid)).catch((error: unknown) =>
+      this.log.warn({ err: error, firing: uuid }, 'firing not sent; the next sweep sends it'),
+    )
   }
 }

@@ -227,20 +227,28 @@ export function retryOnConnectionLoss<T>(work: () => Promise<T>, forMs = DATABAS
  * @param stored what the write stored, read back; undefined when it did not commit.
  * @throws as {@link retryOnConnectionLoss}.
  */
-export function writeOnce<T>(write: () => Promise<T>, stored: () => Promise<T | undefined>, forMs = DATABASE_RETRY_MS): Promise<T> {
+export async function writeOnce<T>(write: () => Promise<T>, stored: () => Promise<T | undefined>, forMs = DATABASE_RETRY_MS): Promise<T> {
   let lost = false
-  return retryOnConnectionLoss(async () => {
-    if (lost) {
-      const found = await stored()
-      if (found !== undefined) return found
-    }
-    try {
-      return await write()
-    } catch (error) {
-      if (databaseUnavailable(error)) lost = true
-      throw error
-    }
-  }, forMs)
+  try {
+    return await retryOnConnectionLoss(async () => {
+      if (lost) {
+        const found = await stored()
+        if (found !== undefined) return found
+      }
+      try {
+        return await write()
+      } catch (error) {
+        if (databaseUnavailable(error)) lost = true
+        throw error
+      }
+    }, forMs)
+  } catch (error) {
+    // The last try lost its connection too: one more look, so a write that did commit is not answered as failed.
+    if (!lost || !databaseUnavailable(error)) throw error
+    const found = await stored().catch(() => undefined)
+    if (found !== undefined) return found
+    throw error
+  }
 }
 
 /** The part of `pg`'s Pool that {@link prepared} and {@link executeParameterised} use. */

@@ -13,6 +13,7 @@
  * short-lived CLI) never installs pg-boss's schema. A worker starts it at once when pg-boss's
  * schema already exists (jobs may be waiting), else on the first send.
  */
+import { databaseUnavailable } from './errors.ts'
 import { fromPglite, PgBoss, type Job, type PGliteLike, type Queue, type WorkOptions } from 'pg-boss'
 import { PgliteConnection } from '@mikro-orm/pglite'
 import type { FastifyBaseLogger as Logger } from 'fastify'
@@ -203,7 +204,9 @@ export class JobQueue {
             useListenNotify: true,
           })
         : new PgBoss({ ...common, connectionString: this.config.databaseUrl, max: 4, useListenNotify: true, ...this.#poolDeadlines() })
-    boss.on('error', (error) => this.log.error({ err: error }, 'job queue error'))
+    // A lost connection is an outage to watch, not a fault: pg-boss reconnects by itself, and
+    // under a failover it reports one per pooled connection.
+    boss.on('error', (error) => (databaseUnavailable(error) ? this.log.warn({ err: error }, 'job queue lost a database connection') : this.log.error({ err: error }, 'job queue error')))
     await boss.start()
     for (const [name, { options }] of this.#jobs) {
       // createQueue keeps a queue that exists as it is: a changed policy is applied by updateQueue.

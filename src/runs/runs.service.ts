@@ -70,6 +70,11 @@ export interface RunOptions {
   onStored?: (run: { uuid: string; threadUuid: string | null }) => Promise<void>
   /** For a run a workflow execution starts: that execution's `toolDepth` (src/workflows/linked-workflows.ts). */
   toolDepth?: number
+  /**
+   * The run's uuid, chosen by the caller before it is stored (a command room firing links it
+   * first, so a firing whose run does not exist is known to have started nothing); default a new UUIDv7.
+   */
+  runUuid?: string
   /** What a run sent to a busy thread does (docs/api/runs.md, "Busy threads"); default `enqueue`. */
   ifBusy?: IfBusy
   /**
@@ -368,7 +373,7 @@ async function enqueue(
   o: { kind: RunKind; agent: Ref; thread: Ref; model: ResolvedModel; content: string; background: boolean },
   options: RunOptions,
 ): Promise<TRunResult> {
-  const uuid = uuidv7()
+  const uuid = options.runUuid ?? uuidv7()
   await ctx.em.execute(
     `insert into runs (uuid, kind, status, agent_id, thread_id, model, input, background, events_count, user_id, workspace_id, created_at, updated_at)
      values (?, ?, 'queued', ?, ?, ?, ?::jsonb, ?, 0, ?, ?, now(), now())`,
@@ -421,7 +426,7 @@ async function answerWhenDone(ctx: ResourceCtx, uuid: string, options: Pick<RunO
  * @throws the launch statement's error (nothing stored, the model call aborted); as {@link settle}.
  */
 async function launch(ctx: ResourceCtx, o: LaunchInput, modelCall: ModelCall, memoryInput: string | null, options: RunOptions): Promise<TRunResult> {
-  const runUuid = uuidv7()
+  const runUuid = options.runUuid ?? uuidv7()
   const call: ModelCall = { ...modelCall, runUuid }
   const launching = insertRun(ctx, o, runUuid)
   const stored = launching.then(

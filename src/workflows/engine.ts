@@ -9,6 +9,12 @@
  *   Schedule triggers are due times of the process's one scheduler (./schedules.ts): each due time
  *   records one queued execution (mode `schedule`, `scheduled_at` the due time) across every
  *   process. The engine registers its job with the queue the runtime hands it.
+ * - The stored `queued` row is the outbox of its job ({@link WorkflowEngine.runQueued}): once the
+ *   row is stored the caller is answered (202), whether or not the job could be sent; a send that
+ *   failed is tried again in the background, and the sweep sends the job of any execution still
+ *   queued after {@link REQUEUE_AFTER_SECONDS} that has none. A job sent twice queues once (its id
+ *   is fixed per claim), and a job whose execution was claimed already does nothing, so the
+ *   execution runs once.
  * - The process running an execution refreshes its `heartbeat_at` every `WORKFLOW_HEARTBEAT_MS`;
  *   the same statement tells it which of its executions were canceled meanwhile (by any process)
  *   so it stops them, and which it no longer holds (another process took them over) so it drops
@@ -25,6 +31,11 @@
  * - Shutdown waits for executions running here, then hands those of workflows with
  *   `on_interrupt: resume` back to the queue with their checkpoint, and ends the rest `failed`
  *   (`interrupted`).
+ * - A lost database connection (docs/operations.md, "Database deadlines") does not end an
+ *   execution: its insert answers the row it stored, once (store.ts); its claim and a node's
+ *   change of static data are transactions that take effect once (`transactionOnce`,
+ *   src/platform/transaction-once.ts); its checkpoints, hand-back, end and the sweep's statements
+ *   run again on a new connection, each being safe to run twice or checked first (`writeOnce`).
  * - Nodes reach the services only through the {@link WorkflowServices} port the runtime binds
  *   ({@link WorkflowEngine.bind}); the engine imports no service.
  */
@@ -32,7 +43,8 @@ import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from '../platform/logger.ts'
 import type { Config } from '../platform/config.ts'
-import { queries, retryOnConnectionLoss, type Em, type Orm } from '../platform/db.ts'
+import { queries, retryOnConnectionLoss, writeOnce, type Em, type Orm } from '../platform/db.ts'
+import { transactionOnce } from '../platform/transaction-once.ts'
 import type { JobOptions, JobQueue } from '../platform/queue.ts'
 import { isRecord, jsonRecordOf, jsonValueOf, storableJson } from '../access/wire.ts'
 import type { ReadCache } from '../platform/read-cache.ts'
@@ -181,6 +193,8 @@ export interface Trigger {
   retryOf?: number
   /** Linked-workflow calls of agent runs above this execution (NodeContext's `execution.toolDepth`); runs here only. */
   toolDepth?: number
+  /** The execution's uuid, chosen by the caller before it is stored (store.ts, `NewExecution.uuid`). */
+  uuid?: string
 }
 
 /**
@@ -261,6 +275,8 @@ export class WorkflowEngine {
   readonly #claims = new Map<number, number>()
   #heartbeat: NodeJS.Timeout | undefined
   #sweepTimer: NodeJS.Timeout | undefined
+  /** The sweep under way, if one is: the timer skips its turn rather than start a second one. */
+  #sweeping: Promise<number> | undefined
   /** Draining (shutdown): jobs that arrive, and claims still waiting for room, give up. */
   #draining = false
   /** Interrupting (shutdown): executions still running are stopped and handed over or failed. */
@@ -276,7 +292,7 @@ export class WorkflowEngine {
     scheduler: DueScheduler,
   ) {
     this.store = new ExecutionStore(orm)
-    this.schedules = new WorkflowSchedules(orm, log, scheduler, (execution) => this.enqueue(execution))
+    this.schedules = new WorkflowSchedules(orm, log, scheduler, (execution) => this.#relay(execution))
   }
 
   /**
@@ -308,7 +324,9 @@ export class WorkflowEngine {
     const beat = o.config.workflows.heartbeatMs
     engine.#heartbeat = setInterval(() => void engine.#beat(), beat)
     engine.#heartbeat.unref()
-    engine.#sweepTimer = setInterval(() => void engine.sweep(), beat)
+    engine.#sweepTimer = setInterval(() => {
+      if (!engine.#sweeping) void engine.sweep()
+    }, beat)
     engine.#sweepTimer.unref()
     return engine
   }
@@ -335,17 +353,19 @@ export class WorkflowEngine {
   }
 
   /**
-   * Records an execution `queued` and hands it to the queue.
-   * @throws when the queue cannot be reached (the row stays `queued`; the sweep sends it again).
+   * Records an execution `queued` and sends its job ({@link #relay}): once the row is stored it
+   * answers it, job sent or not (module comment: the row is the job's outbox), so no caller is
+   * answered 503 for an execution that then runs.
+   * @throws as {@link ExecutionStore.insert} (then nothing was stored).
    */
   async runQueued(workflow: Pick<RunnableWorkflow, 'id'>, o: Trigger): Promise<ExecutionRecord> {
     const record = await this.#record(workflow, o, 'queued')
-    await this.enqueue(record)
+    await this.#relay(record)
     return record
   }
 
   #record(workflow: Pick<RunnableWorkflow, 'id'>, o: Trigger, status: 'queued' | 'running'): Promise<ExecutionRecord> {
-    return this.store.insert({ workflowId: workflow.id, userId: o.userId, mode: o.mode, input: o.input, status, retryOf: o.retryOf })
+    return this.store.insert({ workflowId: workflow.id, userId: o.userId, mode: o.mode, input: o.input, status, retryOf: o.retryOf, uuid: o.uuid })
   }
 
   /**
@@ -359,9 +379,20 @@ export class WorkflowEngine {
     await this.jobs.send(EXECUTION_JOB, { execution_id: record.id }, { id, group: String(record.workspaceId) })
   }
 
-  /** {@link enqueue}, with a failure logged: the recovery sweep sends it again later. */
-  async #handOver(record: Queueable): Promise<void> {
-    await this.enqueue(record).catch((error: unknown) => this.log.warn({ err: error, execution: record.uuid }, 'execution not handed over'))
+  /**
+   * {@link enqueue} for a stored `queued` execution; never throws. A send that fails is tried
+   * again in the background while the queue's database is unreachable (`retryOnConnectionLoss`,
+   * up to `DATABASE_RETRY_MS`); one that still fails is logged, and the sweep sends the job once
+   * the execution has waited {@link REQUEUE_AFTER_SECONDS} ({@link #resendLost}).
+   */
+  async #relay(record: Queueable): Promise<void> {
+    const notSent = (error: unknown) => this.log.warn({ err: error, execution: record.uuid }, 'execution job not sent; the sweep will send it')
+    try {
+      await this.enqueue(record)
+    } catch (error) {
+      this.log.info({ err: error, execution: record.uuid }, 'execution job not sent; sending it again')
+      void retryOnConnectionLoss(() => this.enqueue(record)).catch(notSent)
+    }
   }
 
   /** Stops execution `executionId` if it runs in this process (its row was already marked `canceled`). */
@@ -381,15 +412,36 @@ export class WorkflowEngine {
   /**
    * Takes the executions whose process died (module comment): sends those of workflows with
    * `on_interrupt: resume` back to the queue and fails the others (`abandoned`); re-sends lost
-   * queued ones. Answers how many were failed.
+   * queued ones. Answers how many were failed. A call while a sweep is under way runs after it.
    */
   async sweep(): Promise<number> {
+    const previous = this.#sweeping
+    const run = (async () => {
+      await previous
+      return this.#sweepOnce()
+    })()
+    this.#sweeping = run
+    try {
+      return await run
+    } finally {
+      if (this.#sweeping === run) this.#sweeping = undefined
+    }
+  }
+
+  /**
+   * One {@link sweep}; never throws (a failure is logged, the next sweep tries again). Each
+   * statement runs again on a new connection when its connection is lost: run twice, each finds
+   * only what the first left (an execution resumed or failed is no longer `running`), and what a
+   * lost answer hid is found later (a resumed execution whose job was not sent, by
+   * {@link #resendLost}; a dead job not released, by the queue's supervision).
+   */
+  async #sweepOnce(): Promise<number> {
     const em = this.orm.em.fork()
     try {
       const staleSeconds = (this.config.workflows.heartbeatMs * MISSED_BEATS) / 1000
       // Never this process's own executions: a late heartbeat (a busy event loop) is no death.
       const own = [...this.#active.keys()].join(',')
-      const resumed = await em.execute<{ id: number; uuid: string; workspaceId: number; attempts: number }[]>(
+      const resumed = await retryOnConnectionLoss(() => em.execute<{ id: number; uuid: string; workspaceId: number; attempts: number }[]>(
         `update workflow_executions e set status = 'queued', heartbeat_at = clock_timestamp(), updated_at = now()
          from workflows w
          where w.id = e.workflow_id and e.status = 'running' and e.heartbeat_at < clock_timestamp() - make_interval(secs => ?)
@@ -397,8 +449,8 @@ export class WorkflowEngine {
            and w.settings->>'on_interrupt' = 'resume' and e.attempts <= ?
          returning e.id::float8 as id, e.uuid, e.workspace_id::float8 as "workspaceId", e.attempts`,
         [staleSeconds, own, MAX_RESUMES],
-      )
-      const failed = await em.execute<{ uuid: string; attempts: number }[]>(
+      ))
+      const failed = await retryOnConnectionLoss(() => em.execute<{ uuid: string; attempts: number }[]>(
         `update workflow_executions set status = 'failed', error_code = 'abandoned',
            error = 'The process running this execution stopped before it finished', checkpoint = null,
            finished_at = clock_timestamp(), updated_at = now(),
@@ -407,11 +459,11 @@ export class WorkflowEngine {
            and not (id = any(string_to_array(?, ',')::bigint[]))
          returning uuid, attempts`,
         [staleSeconds, own],
-      )
+      ))
       // The dead process's jobs free their workspace's slots now, then the resumed ones are sent
       // (their notification finds room).
       await this.#releaseJobs([...resumed, ...failed])
-      for (const row of resumed) await this.#handOver({ ...row, id: Number(row.id), workspaceId: Number(row.workspaceId), attempts: Number(row.attempts) })
+      for (const row of resumed) await this.#relay({ ...row, id: Number(row.id), workspaceId: Number(row.workspaceId), attempts: Number(row.attempts) })
       await this.#resendLost(em)
       return failed.length
     } catch (error) {
@@ -431,22 +483,30 @@ export class WorkflowEngine {
     await this.jobs.release(EXECUTION_JOB, ids, 'The worker running it stopped').catch((error: unknown) => this.log.warn({ err: error }, 'dead jobs not released'))
   }
 
-  /** Sends again the job of queued executions that waited {@link REQUEUE_AFTER_SECONDS} (a job that ended without running them is replaced). */
+  /**
+   * The outbox's relay (module comment): sends again the job of queued executions that waited
+   * {@link REQUEUE_AFTER_SECONDS} (a job that ended without running them is replaced; one waiting
+   * or running is left alone), and restarts their wait.
+   */
   async #resendLost(em: Em): Promise<void> {
-    const lost = await em.execute<{ id: number; uuid: string; workspaceId: number; attempts: number }[]>(
-      `select e.id::float8 as id, e.uuid, e.workspace_id::float8 as "workspaceId", e.attempts from workflow_executions e
-       where e.status = 'queued' and e.heartbeat_at < clock_timestamp() - make_interval(secs => ?) limit 100`,
-      [REQUEUE_AFTER_SECONDS],
+    const lost = await retryOnConnectionLoss(() =>
+      em.execute<{ id: number; uuid: string; workspaceId: number; attempts: number }[]>(
+        `select e.id::float8 as id, e.uuid, e.workspace_id::float8 as "workspaceId", e.attempts from workflow_executions e
+         where e.status = 'queued' and e.heartbeat_at < clock_timestamp() - make_interval(secs => ?) limit 100`,
+        [REQUEUE_AFTER_SECONDS],
+      ),
     )
     for (const row of lost) {
       const id = handOverJobId(row.uuid, Number(row.attempts))
-      await this.jobs.ensure(EXECUTION_JOB, { execution_id: Number(row.id) }, { id, group: String(row.workspaceId) })
-      await queries(em)
-        .updateTable('workflow_executions')
-        .set((eb) => ({ heartbeat_at: eb.fn('clock_timestamp') }))
-        .where('id', '=', row.id)
-        .where('status', '=', 'queued')
-        .execute()
+      await retryOnConnectionLoss(() => this.jobs.ensure(EXECUTION_JOB, { execution_id: Number(row.id) }, { id, group: String(row.workspaceId) }))
+      await retryOnConnectionLoss(() =>
+        queries(em)
+          .updateTable('workflow_executions')
+          .set((eb) => ({ heartbeat_at: eb.fn('clock_timestamp') }))
+          .where('id', '=', row.id)
+          .where('status', '=', 'queued')
+          .execute(),
+      )
     }
   }
 
@@ -482,11 +542,13 @@ export class WorkflowEngine {
    * claims cannot both take the last slot). Without room it waits and tries again, holding its job.
    * Answers the claimed row (its `attempts` counted, with its checkpoint and how long it ran
    * before when it resumes), or null when the execution is no longer queued (claimed elsewhere,
-   * canceled).
+   * canceled). Each try is a `transactionOnce`: a claim whose commit answer was lost is known to
+   * be this worker's, not taken for one made elsewhere (which would leave the execution `running`
+   * with nobody running it until the sweep failed it).
    */
   async #claim(executionId: number): Promise<Record<string, unknown> | null> {
     for (;;) {
-      const outcome = await this.orm.em.fork().transactional(async (em) => {
+      const outcome = await transactionOnce(this.orm, async (em) => {
         const queued = await queries(em)
           .selectFrom('workflow_executions')
           .select('workspace_id')
@@ -613,16 +675,22 @@ export class WorkflowEngine {
     return { record, done, response }
   }
 
-  /** Stores the checkpoint (JSON) of an execution running here, under its claim; a failure is logged (the previous one stays). */
+  /**
+   * Stores the checkpoint (JSON) of an execution running here, under its claim, again on a new
+   * connection when the connection is lost (the same checkpoint twice is one); a failure is
+   * logged (the previous one stays).
+   */
   async #saveProgress(record: ExecutionRecord, checkpoint: string): Promise<void> {
     try {
-      await queries(this.orm.em.fork())
-        .updateTable('workflow_executions')
-        .set((eb) => ({ checkpoint: eb.cast(eb.val(checkpoint), 'jsonb') }))
-        .where('id', '=', record.id)
-        .where('attempts', '=', record.attempts)
-        .where('status', '=', 'running')
-        .execute()
+      await retryOnConnectionLoss(() =>
+        queries(this.orm.em.fork())
+          .updateTable('workflow_executions')
+          .set((eb) => ({ checkpoint: eb.cast(eb.val(checkpoint), 'jsonb') }))
+          .where('id', '=', record.id)
+          .where('attempts', '=', record.attempts)
+          .where('status', '=', 'running')
+          .execute(),
+      )
     } catch (error) {
       this.log.warn({ err: error, execution: record.uuid }, 'execution progress not stored')
     }
@@ -631,24 +699,41 @@ export class WorkflowEngine {
   /**
    * Hands an execution this process is shutting down under back to the queue: `queued` again with
    * its checkpoint, and a job for its next claim. Answers false when it was no longer this
-   * process's (canceled meanwhile, or taken over): then it is settled as usual.
+   * process's (canceled meanwhile, or taken over): then it is settled as usual. A hand-back whose
+   * answer was lost is read back (`writeOnce`: the row `queued` under this claim was handed back).
+   * @throws the database's error when the connection stays lost (the sweep then takes the
+   *   execution once its heartbeat is stale).
    */
   async #handBack(record: ExecutionRecord, progress: Checkpoint): Promise<boolean> {
-    const rows = await queries(this.orm.em.fork())
-      .updateTable('workflow_executions')
-      .set((eb) => ({
-        status: 'queued',
-        checkpoint: eb.cast(eb.val(storableJson(progress)), 'jsonb'),
-        heartbeat_at: eb.fn('clock_timestamp'),
-        updated_at: eb.fn('now'),
-      }))
-      .where('id', '=', record.id)
-      .where('attempts', '=', record.attempts)
-      .where('status', '=', 'running')
-      .returning('id')
-      .execute()
-    if (rows.length === 0) return false
-    await this.#handOver(record)
+    const checkpoint = storableJson(progress)
+    const handedBack = await writeOnce(
+      async () => {
+        const rows = await queries(this.orm.em.fork())
+          .updateTable('workflow_executions')
+          .set((eb) => ({
+            status: 'queued',
+            checkpoint: eb.cast(eb.val(checkpoint), 'jsonb'),
+            heartbeat_at: eb.fn('clock_timestamp'),
+            updated_at: eb.fn('now'),
+          }))
+          .where('id', '=', record.id)
+          .where('attempts', '=', record.attempts)
+          .where('status', '=', 'running')
+          .returning('id')
+          .execute()
+        return rows.length > 0
+      },
+      async () => {
+        const row = await queries(this.orm.em.fork())
+          .selectFrom('workflow_executions')
+          .select(['status', 'attempts'])
+          .where('id', '=', record.id)
+          .executeTakeFirst()
+        return row?.status === 'queued' && row.attempts === record.attempts ? true : undefined
+      },
+    )
+    if (!handedBack) return false
+    await this.#relay(record)
     return true
   }
 

@@ -12,11 +12,15 @@
  *   `due_at` makes a due time one execution even if a lock were lost) and moves each row to its
  *   next due time. Due times missed while every process was down collapse into one execution,
  *   and the schedule goes on from now. After the commit the executions go to the durable queue
- *   like any background execution (the engine's sweep sends again one whose send was lost).
+ *   like any background execution (the engine's sweep sends again one whose send was lost). The
+ *   transaction takes effect once though its connection is lost (`transactionOnce`,
+ *   src/platform/transaction-once.ts): a lost commit answer does not leave its executions for the
+ *   sweep to find 15 s later.
  */
 import { uuidv7 } from 'uuidv7'
 import type { Logger } from '../platform/logger.ts'
 import { queries, type Orm } from '../platform/db.ts'
+import { transactionOnce } from '../platform/transaction-once.ts'
 import { cronAfter } from '../platform/cron.ts'
 import type { DueScheduler, DueSource } from '../platform/scheduler.ts'
 import { toDate } from '../platform/sql.ts'
@@ -47,8 +51,8 @@ export class WorkflowSchedules implements DueSource {
   readonly name = 'workflow-schedules'
 
   /**
-   * @param send hands recorded executions to the durable queue (the engine's `enqueue`); a
-   *   failure is logged, and the engine's sweep sends them later.
+   * @param send hands recorded executions to the durable queue (the engine's relay, which sends
+   *   again in the background and leaves the rest to its sweep); a failure is logged.
    */
   constructor(
     private readonly orm: Orm,
@@ -162,7 +166,7 @@ export class WorkflowSchedules implements DueSource {
       .limit(1)
       .executeTakeFirst()
     if (!any) return { executions: [], full: false }
-    return em.transactional(async (tx) => {
+    return transactionOnce(this.orm, async (tx) => {
       const due = await queries(tx)
         .selectFrom('workflow_schedules')
         .select(['workflow_id', 'cron', 'timezone', 'next_run_at'])

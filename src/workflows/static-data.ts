@@ -11,8 +11,16 @@
  * blocks other writers of the row (a `PUT` of the workflow, the `trigger_count` of an insert
  * batch, another node's write), not the inserts that reference it. On PGlite a transaction holds
  * the one connection, which serialises it the same way.
+ *
+ * A change is stored exactly once though the database connection is lost on the way
+ * (docs/operations.md, "Database deadlines"): the transaction runs through `transactionOnce`
+ * (src/platform/transaction-once.ts), which asks PostgreSQL whether it committed when its answer
+ * was lost. Committed: the node gets what the transaction computed; not: the whole change (the
+ * read, the node's evaluation, the write) runs again over the value stored then. So a counter
+ * `=$static.n + 1` advances by one, never by none or two.
  */
 import { queries, type Orm } from '../platform/db.ts'
+import { transactionOnce } from '../platform/transaction-once.ts'
 import type { Logger } from '../platform/logger.ts'
 import { jsonRecordOf, storableJson } from '../access/wire.ts'
 import { NodeError } from './types.ts'
@@ -42,10 +50,13 @@ class ChangeFailed extends Error {
 
 /**
  * Locks workflow `workflowId`'s row, reads its current `static_data`, runs `change` on it (a fresh
- * object `change` may alter), writes it back when `change` altered it, and commits. A throw from
- * `change` rolls back and is rethrown as it is.
+ * object `change` may alter), writes it back when `change` altered it, and commits, exactly once
+ * (module comment: `change` runs again when a lost connection rolled the transaction back, so it
+ * must have no effect besides altering the object). A throw from `change` rolls back and is
+ * rethrown as it is.
  * @throws NodeError `not_found` (not retried) when the workflow row is gone; NodeError
- *   `static_data` when the database fails (logged on `log`).
+ *   `static_data` when the database fails, or stays unreachable for `DATABASE_RETRY_MS` (logged
+ *   on `log`).
  */
 export async function changeStaticData<T>(
   orm: Orm,
@@ -54,7 +65,7 @@ export async function changeStaticData<T>(
   change: (staticData: Record<string, unknown>) => Promise<T>,
 ): Promise<StaticDataChange<T>> {
   try {
-    return await orm.em.fork().transactional(async (em) => {
+    return await transactionOnce(orm, async (em) => {
       const row = await queries(em)
         .selectFrom('workflows')
         .select('static_data')

@@ -10,13 +10,19 @@
  * pays one commit per batch instead of one per call, and its workflow's `trigger_count` row is
  * locked once per batch instead of once per call (per-call locking serialised every trigger of a
  * workflow behind the previous one's commit). A batch that fails is retried one write at a time,
- * so one bad write never fails the others; one that lost its database connection is not (its
- * inserts fail, a settle runs again on a new connection: docs/operations.md, "Database deadlines").
+ * so one bad write never fails the others.
+ *
+ * A batch that loses its database connection runs again on a new one (docs/operations.md,
+ * "Database deadlines"): a settle as it is (it settles only rows still running under the same
+ * claim), an insert only after reading back, by the uuids the batch chose for its rows, whether it
+ * committed (`writeOnce` of src/platform/db.ts; one statement, so all of its rows or none). Its
+ * callers get the rows stored, once, and never an error for a row that exists (a webhook would
+ * answer 503 for an execution that then runs).
  */
 import DataLoader from 'dataloader'
 import type { ExecutionMode } from '../../entities/index.ts'
 import { uuidv7 } from 'uuidv7'
-import { prepared, retryOnConnectionLoss, type Orm } from '../platform/db.ts'
+import { prepared, retryOnConnectionLoss, writeOnce, type Orm } from '../platform/db.ts'
 import { databaseUnavailable, NotFoundError } from '../platform/errors.ts'
 import { storableJson } from '../access/wire.ts'
 import { toDate } from '../platform/sql.ts'
@@ -47,6 +53,11 @@ export interface NewExecution {
   status: 'queued' | 'running'
   /** The id of the execution this one retries. */
   retryOf?: number | null
+  /**
+   * Its uuid, when the caller names it before it is stored (a command room firing links it
+   * first); by default a new UUIDv7. A uuid that exists fails the insert.
+   */
+  uuid?: string
 }
 
 /**
@@ -91,6 +102,17 @@ const insertStatement = prepared(
    from v join counted on counted.id = v.workflow_id
    order by v.position
    returning id::float8 as id, uuid, workspace_id::float8 as workspace_id, created_at`,
+)
+
+/**
+ * The rows of an insert batch that exist (a comma-separated list of the batch's uuids), with the
+ * columns `insertStatement` returns: how a batch whose commit answer was lost finds out whether
+ * it committed.
+ */
+const storedStatement = prepared(
+  'workflow_execution_stored_batch',
+  `select id::float8 as id, uuid, workspace_id::float8 as workspace_id, created_at
+   from workflow_executions where uuid = any(string_to_array(?, ',')::uuid[])`,
 )
 
 /**
@@ -168,7 +190,7 @@ function settleItem({ id, attempts, result, durationMs }: Settled): string {
  * A DataLoader that dispatches a batch as soon as fewer than {@link IN_FLIGHT} batches are in
  * flight, so writes that arrive meanwhile wait and go together (a group commit). A batch whose
  * statement fails is retried one write at a time, unless it failed because the database
- * connection was lost.
+ * connection was lost (`write` has run it again on new connections for as long as it could).
  */
 function groupCommit<K, V>(maxBatchSize: number, write: (keys: readonly K[]) => Promise<(V | Error)[]>): DataLoader<K, V> {
   let inFlight = 0
@@ -179,8 +201,7 @@ function groupCommit<K, V>(maxBatchSize: number, write: (keys: readonly K[]) => 
       try {
         return await write(keys)
       } catch (error) {
-        // A lost connection is no bad write: every write of the batch fails with it (an insert
-        // that may have committed before the connection ended must not run again).
+        // A lost connection is no bad write: every write of the batch fails with it.
         if (keys.length === 1 || databaseUnavailable(error)) return keys.map(() => error as Error)
         const single: (V | Error)[] = []
         for (const key of keys) single.push(await write([key]).then((answer) => answer[0], (e: unknown) => e as Error))
@@ -213,8 +234,15 @@ export class ExecutionStore {
   constructor(orm: Orm) {
     const em = () => orm.em.fork()
     this.#inserts = groupCommit(MAX_INSERT_BATCH, async (batch) => {
-      const uuids = batch.map(() => uuidv7())
-      const rows = await insertStatement(orm, em, [`[${batch.map((o, i) => insertItem(o, uuids[i], i)).join(',')}]`])
+      const uuids = batch.map((o) => o.uuid ?? uuidv7())
+      const json = `[${batch.map((o, i) => insertItem(o, uuids[i], i)).join(',')}]`
+      // Rows of the batch found after a lost connection: it committed (a workflow deleted
+      // meanwhile leaves its uuids out, as the insert would have); none: it did not.
+      const stored = async () => {
+        const found = await storedStatement(orm, em, [uuids.join(',')])
+        return found.length > 0 ? found : undefined
+      }
+      const rows = await writeOnce(() => insertStatement(orm, em, [json]), stored)
       const byUuid = new Map(rows.map((row) => [String(row.uuid), row]))
       return batch.map((o, i): ExecutionRecord | Error => {
         const row = byUuid.get(uuids[i])
@@ -245,9 +273,12 @@ export class ExecutionStore {
 
   /**
    * Records an execution (`queued`, or `running` with its start time and heartbeat) and adds one
-   * to its workflow's `trigger_count`; resolves once that is committed.
+   * to its workflow's `trigger_count`; resolves once that is committed, once, though the
+   * connection may be lost on the way (module comment).
    * Waits first while {@link MAX_UNSETTLED} ended executions are not stored yet.
-   * @throws NotFoundError when the workflow row is gone; the database's error when it fails.
+   * @throws NotFoundError when the workflow row is gone; the database's error when it fails, or
+   *   when its connection stays lost for `DATABASE_RETRY_MS` (then it was not stored, unless the
+   *   database answered none of the reads that would have found it).
    */
   async insert(o: NewExecution): Promise<ExecutionRecord> {
     while (this.#unsettled >= MAX_UNSETTLED) await new Promise<void>((resolve) => this.#waiting.push(resolve))

@@ -11,7 +11,11 @@
  *   error body of docs/api/conventions.md when it failed (502, or 504 when it ran past its timeout),
  *   or 202 `{data: {execution_uuid, status: "queued"}}` when the process shut down under it and
  *   handed it back to the queue (`settings.on_interrupt: resume`);
- * - otherwise it goes to the queue and the caller gets 202 `{data: {execution_uuid, status: "queued"}}`.
+ * - otherwise it goes to the queue and the caller gets 202 `{data: {execution_uuid, status: "queued"}}`
+ *   as soon as it is stored, its job sent or not (the engine sends it again, and its sweep relays
+ *   what is left: src/workflows/engine.ts, `runQueued`). A lost database connection answers 503
+ *   only when no execution was stored (src/workflows/store.ts), so a sender that retries after a
+ *   503 does not run the workflow twice.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { ConflictError, NotFoundError, UnauthorizedError, UpstreamError, UpstreamTimeoutError, ValidationError } from '../platform/errors.ts'
@@ -140,7 +144,8 @@ export type WebhookAnswer = { kind: 'response'; response: WebhookResponse } | { 
 /**
  * Handles one webhook call (module comment).
  * @throws NotFoundError, UnauthorizedError, ConflictError, ValidationError (no execution made);
- *   UpstreamError / UpstreamTimeoutError when the waited execution failed without responding.
+ *   UpstreamError / UpstreamTimeoutError when the waited execution failed without responding; the
+ *   database's error when the execution could not be stored (503, nothing stored).
  */
 export async function triggerWebhook(deps: WebhookDeps, token: string, request: WebhookRequest): Promise<WebhookAnswer> {
   const workflow = await findWorkflow(deps, token)

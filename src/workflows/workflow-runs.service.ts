@@ -2,7 +2,8 @@
  * `POST /api/v1/workflows/{workflow_uuid}/run` (docs/api/workflows.md): a manual
  * trigger with an `input`. Without `background` the execution runs in this process and the call
  * answers 200 with it, per-node data included, once it has ended (whatever its status); with
- * `background: true` it is queued for any worker and the call answers 202 at once. Running needs
+ * `background: true` it is queued for any worker and the call answers 202 as soon as it is stored
+ * (its job sent or not: src/workflows/engine.ts, `runQueued`; a 503 stored nothing). Running needs
  * `read` on the workflow (docs/api/tenancy.md: read is "view, run, duplicate"); an inactive
  * workflow can be run by hand (only webhooks and schedules need it active). The execution acts
  * as the caller.
