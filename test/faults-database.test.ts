@@ -26,9 +26,9 @@
  */
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
-import { TEST_APP_KEY } from './helpers/app.ts'
 import {
   DRIVER_TEXT,
+  faultDatabase,
   driverTextIn,
   openWork,
   processWarnings,
@@ -36,7 +36,6 @@ import {
   startTerminator,
   storedWork,
 } from './helpers/database-faults.ts'
-import { freshDatabase } from './helpers/database.ts'
 import {
   startHitCounter,
   startProcess,
@@ -128,7 +127,7 @@ describe.runIf(Boolean(process.env.DATABASE_URL))('connections ended every 1-1.5
   let admin: pg.Client
   let database: string
   let env: Record<string, string>
-  let drop: (() => Promise<void>) | undefined
+  let close: (() => Promise<void>) | undefined
   const processes: ServiceProcess[] = []
 
   beforeAll(async () => {
@@ -136,31 +135,16 @@ describe.runIf(Boolean(process.env.DATABASE_URL))('connections ended every 1-1.5
     // Every call answered in full, a little later: runs are mid-call when their connections end.
     upstream.respondWith(() => ({ kind: 'slow', delayMs: 200 + Math.floor(Math.random() * 300) }))
     counter = await startHitCounter()
-    const fresh = await freshDatabase()
-    await fresh.orm.close()
-    drop = fresh.drop
-    database = new URL(fresh.url!).pathname.slice(1)
-    // The test's own connection: it ends the others and reads the outcome, and is never ended.
-    admin = new pg.Client({ connectionString: fresh.url })
-    await admin.connect()
-    env = {
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
-      APP_KEY: TEST_APP_KEY,
-      DATABASE_URL: fresh.url!,
-      OPENAI_API_KEY: 'sk-upstream-test',
-      OPENAI_BASE_URL: upstream.url,
-      TOOL_ALLOW_PRIVATE_NETWORK: 'true',
-      DATABASE_CONNECT_TIMEOUT_MS: '2000',
-      WORKFLOW_HEARTBEAT_MS: '1000',
-    }
+    const fresh = await faultDatabase()
+    close = fresh.close
+    ;({ admin, database } = fresh)
+    env = { ...fresh.env, OPENAI_API_KEY: 'sk-upstream-test', OPENAI_BASE_URL: upstream.url }
   }, 60_000)
   afterAll(async () => {
     for (const proc of processes) await stopProcess(proc)
-    await admin?.end()
     await counter?.close()
     await upstream?.close()
-    await drop?.()
+    await close?.()
   })
 
   it('loses no finished answer, firing or webhook, counts every execution once, and shows no driver text', async () => {

@@ -19,8 +19,8 @@ import { READY_DATABASE_DEADLINE_MS } from '../src/http/probes.plugin.ts'
 import { openOrm } from '../src/platform/db.ts'
 import { databaseUnavailable, ServiceUnavailableError } from '../src/platform/errors.ts'
 import { toTRPCError } from '../src/trpc/errors.ts'
-import { createTestApp, TEST_APP_KEY, type TestApp } from './helpers/app.ts'
-import { freshDatabase } from './helpers/database.ts'
+import { createTestApp, type TestApp } from './helpers/app.ts'
+import { faultDatabase } from './helpers/database-faults.ts'
 import {
   startHitCounter,
   startProcess,
@@ -207,33 +207,19 @@ describe.runIf(Boolean(process.env.DATABASE_URL))('every connection to the datab
   let admin: pg.Client
   let env: Record<string, string>
   let database: string
-  let drop: (() => Promise<void>) | undefined
+  let close: (() => Promise<void>) | undefined
   const processes: ServiceProcess[] = []
 
   beforeAll(async () => {
     counter = await startHitCounter()
-    const fresh = await freshDatabase()
-    await fresh.orm.close()
-    drop = fresh.drop
-    database = new URL(fresh.url!).pathname.slice(1)
-    // The test's own connection: it ends the others, and is the one left standing.
-    admin = new pg.Client({ connectionString: fresh.url })
-    await admin.connect()
-    env = {
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
-      APP_KEY: TEST_APP_KEY,
-      DATABASE_URL: fresh.url!,
-      TOOL_ALLOW_PRIVATE_NETWORK: 'true',
-      DATABASE_CONNECT_TIMEOUT_MS: '2000',
-      WORKFLOW_HEARTBEAT_MS: '1000',
-    }
+    const fresh = await faultDatabase()
+    close = fresh.close
+    ;({ admin, database, env } = fresh)
   }, 60_000)
   afterAll(async () => {
     for (const proc of processes) await stopProcess(proc)
-    await admin?.end()
     await counter?.close()
-    await drop?.()
+    await close?.()
   })
 
   it('a connection ended in the middle of a transaction goes back to the pool: the next statement of a pool of one runs', async () => {

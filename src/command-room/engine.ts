@@ -34,6 +34,7 @@
  *
  * The engine imports no service: the actor is handed to it ({@link CommandRoomEngine.bind}).
  */
+import pLimit from 'p-limit'
 import type { Logger } from '../platform/logger.ts'
 import type { Config } from '../platform/config.ts'
 import { queries, retryOnConnectionLoss, type Orm } from '../platform/db.ts'
@@ -133,8 +134,8 @@ export class CommandRoomEngine implements DueSource {
   readonly name = 'command-room'
   #actor: FiringActor = UNBOUND
   #sweep: NodeJS.Timeout | undefined
-  /** The sweep under way, if one is: the timer skips its turn rather than start a second one. */
-  #sweeping: Promise<unknown> | undefined
+  /** Sweeps one at a time (`p-limit`): a call while one is under way runs after it, and the timer skips its turn. */
+  readonly #sweeps = pLimit(1)
   #started = false
   #closed = false
 
@@ -176,7 +177,7 @@ export class CommandRoomEngine implements DueSource {
     if (this.#started || this.#closed) return
     this.#started = true
     this.#sweep = setInterval(() => {
-      if (!this.#sweeping) void this.sweep().catch((error: unknown) => this.log.warn({ err: error }, 'command room sweep failed'))
+      if (this.#sweeps.activeCount === 0) void this.sweep().catch((error: unknown) => this.log.warn({ err: error }, 'command room sweep failed'))
     }, SWEEP_MS)
     this.#sweep.unref()
   }
@@ -519,18 +520,8 @@ export class CommandRoomEngine implements DueSource {
    * and how many of those it sent were fired again after starting nothing. A call while a sweep is
    * under way runs after it.
    */
-  async sweep(): Promise<{ sent: number; settled: number; refired: number }> {
-    const previous = this.#sweeping
-    const run = (async () => {
-      await previous?.catch(() => undefined)
-      return this.#sweepOnce()
-    })()
-    this.#sweeping = run
-    try {
-      return await run
-    } finally {
-      if (this.#sweeping === run) this.#sweeping = undefined
-    }
+  sweep(): Promise<{ sent: number; settled: number; refired: number }> {
+    return this.#sweeps(() => this.#sweepOnce())
   }
 
   /**

@@ -23,33 +23,16 @@ import { actingContext } from '../access/acting-context.ts'
 import { isRecord, jsonValueOf } from '../access/wire.ts'
 import { resolveAgentModel } from '../models/index.ts'
 import type { ServiceDeps } from '../context.ts'
-import type { RunKind } from '../../entities/index.ts'
 import { extractMemories } from './memory-extraction.ts'
 import { endRuns, isActiveRunConflict } from './run-ending.ts'
 import type { RunDriver } from './run-manager.ts'
 import { offeredTools } from './run-tools.ts'
-import type { DecidedCall, RunPlan } from './run-types.ts'
+import { storedBefore, type ClaimedRunRow, type DecidedCall, type RunPlan } from './run-types.ts'
 import { agentCall, requireAgent } from './runs.service.ts'
 import { takeOverRuns } from './run-takeover.ts'
 
 /** What a claim statement answers about the run it claimed. */
-interface ClaimedRow {
-  id: number
-  uuid: string
-  kind: RunKind
-  user_id: number
-  workspace_id: number
-  agent_id: number | null
-  thread_id: number | null
-  thread_uuid: string | null
-  /** The run's input as text (an agent or thread run's message). */
-  input_text: string
-  output: string | null
-  prompt_tokens: number
-  completion_tokens: number
-  cost: string | number
-  events_count: number
-  attempts: number
+interface ClaimedRow extends ClaimedRunRow {
   /** The event the claim logged (`run.resumed` or `run.started`). */
   event_type: string
   event_data: unknown
@@ -158,7 +141,7 @@ async function start(deps: ServiceDeps, row: ClaimedRow, how: 'resume' | 'dispat
       threadId: row.thread_id === null ? null : Number(row.thread_id),
       threadUuid: row.thread_uuid,
       ...(how === 'resume'
-        ? { before: { output: row.output ?? '', promptTokens: Number(row.prompt_tokens), completionTokens: Number(row.completion_tokens), cost: Number(row.cost) } }
+        ? { before: storedBefore(row) }
         : {}),
     }
     const execution = deps.runs.start(call, Promise.resolve(plan), { storedSeq: seq })

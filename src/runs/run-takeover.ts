@@ -24,37 +24,20 @@ import type { ModelMessage } from 'ai'
 import { actingContext } from '../access/acting-context.ts'
 import { isRecord, jsonValueOf } from '../access/wire.ts'
 import type { ServiceDeps } from '../context.ts'
-import type { RunKind } from '../../entities/index.ts'
 import { requireResource } from '../access/resource-access.ts'
 import { resolveAgentModel } from '../models/index.ts'
 import { readEvents } from './run-log.ts'
 import { offeredTools } from './run-tools.ts'
-import type { Checkpoint, DecidedCall, ModelCall, Part, RunPlan, Step, TakeoverRequest } from './run-types.ts'
+import { storedBefore, type Checkpoint, type ClaimedRunRow, type DecidedCall, type ModelCall, type Part, type RunPlan, type Step, type TakeoverRequest } from './run-types.ts'
 import { agentCall, promptCall, requireAgent, toModelMessages } from './runs.service.ts'
 import type { RunEventRecord } from './run.schema.ts'
 
 /** What the takeover claim answers about each run it claimed. */
-interface TakenRow {
-  id: number
-  uuid: string
-  kind: RunKind
-  user_id: number
-  workspace_id: number
-  agent_id: number | null
+interface TakenRow extends ClaimedRunRow {
   prompt_id: number | null
-  thread_id: number | null
-  thread_uuid: string | null
   model: string | null
   /** A prompt run's input values (JSON). */
   input: unknown
-  /** An agent or thread run's input as text (its message). */
-  input_text: string
-  output: string | null
-  prompt_tokens: number
-  completion_tokens: number
-  cost: string | number
-  events_count: number
-  attempts: number
   checkpoint: unknown
   /** The last `run.started` or `run.resumed` event: the events of the execution that died come after it. */
   began_seq: number | null
@@ -142,7 +125,7 @@ async function goOn(deps: ServiceDeps, row: TakenRow): Promise<void> {
     agent,
     threadId,
     threadUuid: row.thread_uuid,
-    before: { output: row.output ?? '', promptTokens: Number(row.prompt_tokens), completionTokens: Number(row.completion_tokens), cost: Number(row.cost) },
+    before: storedBefore(row),
   }
   deps.runs.start(call, Promise.resolve(plan), {
     storedSeq,

@@ -154,6 +154,35 @@ export interface RunOutcome {
   queuedNext?: boolean
 }
 
+/**
+ * What every claim statement of a stored run answers about it (src/runs/run-driver.ts resumes and
+ * dispatches, src/runs/run-takeover.ts takes over): ids as numbers, its input as text, its output
+ * and usage so far, its last event and its claim.
+ */
+export interface ClaimedRunRow {
+  id: number
+  uuid: string
+  kind: RunKind
+  user_id: number
+  workspace_id: number
+  agent_id: number | null
+  thread_id: number | null
+  thread_uuid: string | null
+  /** An agent or thread run's input as text (its message). */
+  input_text: string
+  output: string | null
+  prompt_tokens: number
+  completion_tokens: number
+  cost: string | number
+  events_count: number
+  attempts: number
+}
+
+/** A claimed run's output and usage before this execution (`RunPlan.before`). */
+export function storedBefore(row: ClaimedRunRow): NonNullable<RunPlan['before']> {
+  return { output: row.output ?? '', promptTokens: Number(row.prompt_tokens), completionTokens: Number(row.completion_tokens), cost: Number(row.cost) }
+}
+
 /** How the run manager's sweep asks for takeovers (src/runs/run-takeover.ts). */
 export interface TakeoverRequest {
   /** Seconds without a heartbeat after which a run's process counts as dead. */

@@ -39,6 +39,7 @@
  * - Nodes reach the services only through the {@link WorkflowServices} port the runtime binds
  *   ({@link WorkflowEngine.bind}); the engine imports no service.
  */
+import pLimit from 'p-limit'
 import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from '../platform/logger.ts'
@@ -275,8 +276,8 @@ export class WorkflowEngine {
   readonly #claims = new Map<number, number>()
   #heartbeat: NodeJS.Timeout | undefined
   #sweepTimer: NodeJS.Timeout | undefined
-  /** The sweep under way, if one is: the timer skips its turn rather than start a second one. */
-  #sweeping: Promise<number> | undefined
+  /** Sweeps one at a time (`p-limit`): a call while one is under way runs after it, and the timer skips its turn. */
+  readonly #sweeps = pLimit(1)
   /** Draining (shutdown): jobs that arrive, and claims still waiting for room, give up. */
   #draining = false
   /** Interrupting (shutdown): executions still running are stopped and handed over or failed. */
@@ -325,7 +326,7 @@ export class WorkflowEngine {
     engine.#heartbeat = setInterval(() => void engine.#beat(), beat)
     engine.#heartbeat.unref()
     engine.#sweepTimer = setInterval(() => {
-      if (!engine.#sweeping) void engine.sweep()
+      if (engine.#sweeps.activeCount === 0) void engine.sweep()
     }, beat)
     engine.#sweepTimer.unref()
     return engine
@@ -414,18 +415,8 @@ export class WorkflowEngine {
    * `on_interrupt: resume` back to the queue and fails the others (`abandoned`); re-sends lost
    * queued ones. Answers how many were failed. A call while a sweep is under way runs after it.
    */
-  async sweep(): Promise<number> {
-    const previous = this.#sweeping
-    const run = (async () => {
-      await previous
-      return this.#sweepOnce()
-    })()
-    this.#sweeping = run
-    try {
-      return await run
-    } finally {
-      if (this.#sweeping === run) this.#sweeping = undefined
-    }
+  sweep(): Promise<number> {
+    return this.#sweeps(() => this.#sweepOnce())
   }
 
   /**

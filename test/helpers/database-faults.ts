@@ -6,7 +6,42 @@
  * the caller's, never through the service, so that it keeps working while the service's
  * connections are the ones being ended.
  */
-import type pg from 'pg'
+import pg from 'pg'
+import { TEST_APP_KEY } from './app.ts'
+import { freshDatabase } from './database.ts'
+
+/** A fresh database for a test that ends its connections, and the test's own client on it. */
+export interface FaultDatabase {
+  url: string
+  /** Its name, as `pg_stat_activity.datname` shows it. */
+  database: string
+  /** The test's own connection: it ends the others and reads the outcome, and is never ended. */
+  admin: pg.Client
+  /** The environment of the service processes on it (test defaults, short connect deadline, 1 s workflow heartbeat). */
+  env: Record<string, string>
+  /** Closes the client and drops the database. */
+  close: () => Promise<void>
+}
+
+/** Creates a {@link FaultDatabase} on the server of `DATABASE_URL` (test/helpers/database.ts). */
+export async function faultDatabase(): Promise<FaultDatabase> {
+  const fresh = await freshDatabase()
+  await fresh.orm.close()
+  const url = fresh.url!
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  const env = { NODE_ENV: 'test', LOG_LEVEL: 'info', APP_KEY: TEST_APP_KEY, DATABASE_URL: url, TOOL_ALLOW_PRIVATE_NETWORK: 'true', DATABASE_CONNECT_TIMEOUT_MS: '2000', WORKFLOW_HEARTBEAT_MS: '1000' }
+  return {
+    url,
+    database: new URL(url).pathname.slice(1),
+    admin,
+    env,
+    close: async () => {
+      await admin.end()
+      await fresh.drop()
+    },
+  }
+}
 
 /**
  * What the database driver says about a lost connection (the `pg` messages, SQLSTATEs and socket
