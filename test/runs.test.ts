@@ -469,6 +469,24 @@ describe('runs', () => {
         } as never)
       ).data
 
+    it('takes over a prompt run whose process died: rendered again from its stored input, it succeeds as the same run', async () => {
+      const prompt = await makePrompt()
+      const [row] = await t.sql(
+        `insert into runs (uuid, kind, status, prompt_id, model, user_id, workspace_id, input, events_count, started_at, heartbeat_at, created_at, updated_at)
+         select gen_random_uuid(), 'prompt', 'running', p.id, 'gpt-4o-mini', p.user_id, p.workspace_id, '{"topic":"tides","audience":"kids"}', 1, now(), now() - interval '1 hour', now(), now()
+         from prompts p where p.uuid = ? returning id::float8 as id, uuid`,
+        [prompt.uuid],
+      )
+      await t.sql(`insert into run_events (run_id, seq, type, data, created_at) values (?, 1, 'run.started', '{}', now())`, [row.id])
+      const follow = readSse(`${t.url}/api/v1/runs/${row.uuid}/events`, { authorization: `Bearer ${alice.token}` })
+      await t.runtime.runs.sweep()
+      const events = (await follow).events
+      expect(events.slice(0, 2).map((e) => e.event)).toEqual(['run.started', 'run.resumed'])
+      expect(events.at(-1)?.event).toBe('run.succeeded')
+      const read = await t.http('GET', `/api/v1/runs/${row.uuid}`, { token: alice.token })
+      expect(read.body.data.run).toMatchObject({ kind: 'prompt', prompt_uuid: prompt.uuid, status: 'succeeded', output: 'Echo: Summarise tides for kids.' })
+    })
+
     it('renders the content with the inputs and runs it on the default or the named model', async () => {
       const prompt = await makePrompt()
       const res = await t.http('POST', `/api/v1/prompts/${prompt.uuid}/run`, { token: alice.token, body: { input: { topic: 'tides', audience: 'kids' } } })

@@ -27,7 +27,7 @@ import { extractMemories } from './memory-extraction.ts'
 import { endRuns, isActiveRunConflict } from './run-ending.ts'
 import type { RunDriver } from './run-manager.ts'
 import { offeredTools } from './run-tools.ts'
-import { storedBefore, type ClaimedRunRow, type DecidedCall, type RunPlan } from './run-types.ts'
+import { claimedPlan, storedBefore, type ClaimedRunRow, type DecidedCall } from './run-types.ts'
 import { agentCall, requireAgent } from './runs.service.ts'
 import { takeOverRuns } from './run-takeover.ts'
 
@@ -131,19 +131,7 @@ async function start(deps: ServiceDeps, row: ClaimedRow, how: 'resume' | 'dispat
       delete call.knowledge
       call.decided = decided
     }
-    const plan: RunPlan = {
-      ...call,
-      run: { id: runId, uuid: row.uuid, attempts: Number(row.attempts) },
-      kind: row.kind,
-      workspaceId: Number(row.workspace_id),
-      userId: Number(row.user_id),
-      agent: { id: agent.id, uuid: agent.uuid },
-      threadId: row.thread_id === null ? null : Number(row.thread_id),
-      threadUuid: row.thread_uuid,
-      ...(how === 'resume'
-        ? { before: storedBefore(row) }
-        : {}),
-    }
+    const plan = claimedPlan(call, row, { id: agent.id, uuid: agent.uuid }, how === 'resume' ? storedBefore(row) : undefined)
     const execution = deps.runs.start(call, Promise.resolve(plan), { storedSeq: seq })
     if (how === 'dispatch' && agent.metadata.memory === true) {
       deps.runs.track(

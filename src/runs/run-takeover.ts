@@ -24,11 +24,11 @@ import type { ModelMessage } from 'ai'
 import { actingContext } from '../access/acting-context.ts'
 import { isRecord, jsonValueOf } from '../access/wire.ts'
 import type { ServiceDeps } from '../context.ts'
-import { requireResource } from '../access/resource-access.ts'
+import { requireResourceWith } from '../access/resource-access.ts'
 import { resolveAgentModel } from '../models/index.ts'
 import { readEvents } from './run-log.ts'
 import { offeredTools } from './run-tools.ts'
-import { storedBefore, type Checkpoint, type ClaimedRunRow, type DecidedCall, type ModelCall, type Part, type RunPlan, type Step, type TakeoverRequest } from './run-types.ts'
+import { claimedPlan, storedBefore, type Checkpoint, type ClaimedRunRow, type DecidedCall, type ModelCall, type Part, type RunPlan, type Step, type TakeoverRequest } from './run-types.ts'
 import { agentCall, promptCall, requireAgent, toModelMessages } from './runs.service.ts'
 import type { RunEventRecord } from './run.schema.ts'
 
@@ -98,7 +98,7 @@ async function goOn(deps: ServiceDeps, row: TakenRow): Promise<void> {
   let agent: RunPlan['agent'] = null
   if (row.kind === 'prompt') {
     if (row.prompt_id === null) throw new Error('The run’s prompt was deleted')
-    await requireResource(ctx, 'prompts', 'Prompt', await promptUuid(deps, Number(row.prompt_id)), 'read')
+    await requireResourceWith(ctx, 'prompts', 'Prompt', { id: Number(row.prompt_id) }, 'read', '')
     call = await promptCall(ctx, Number(row.prompt_id), jsonValueOf(row.input), row.model)
   } else {
     if (row.agent_id === null) throw new Error('The run’s agent was deleted')
@@ -116,28 +116,11 @@ async function goOn(deps: ServiceDeps, row: TakenRow): Promise<void> {
   call.decided = unanswered.map((pending) => decide(call, pending, approvals.get(pending.toolCallId)))
   call.warnings = []
   call.runUuid = row.uuid
-  const plan: RunPlan = {
-    ...call,
-    run: { id: runId, uuid: row.uuid, attempts: Number(row.attempts) },
-    kind: row.kind,
-    workspaceId: Number(row.workspace_id),
-    userId: Number(row.user_id),
-    agent,
-    threadId,
-    threadUuid: row.thread_uuid,
-    before: storedBefore(row),
-  }
+  const plan = claimedPlan(call, row, agent, storedBefore(row))
   deps.runs.start(call, Promise.resolve(plan), {
     storedSeq,
     recovered: { runUuid: row.uuid, steps, discardedAfter: logged.keptThrough ?? after },
   })
-}
-
-/** The uuid of prompt `promptId` (the access check takes uuids); a deleted prompt is an error. */
-async function promptUuid(deps: ServiceDeps, promptId: number): Promise<string> {
-  const [row] = await deps.orm.em.fork().execute<{ uuid: string }[]>('select uuid from prompts where id = ? and deleted_at is null', [promptId])
-  if (!row) throw new Error('The run’s prompt was deleted')
-  return row.uuid
 }
 
 /** Every event of run `runId` after `afterSeq`. */

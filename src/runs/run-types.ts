@@ -183,6 +183,24 @@ export function storedBefore(row: ClaimedRunRow): NonNullable<RunPlan['before']>
   return { output: row.output ?? '', promptTokens: Number(row.prompt_tokens), completionTokens: Number(row.completion_tokens), cost: Number(row.cost) }
 }
 
+/**
+ * The plan of a claimed run going on here with `call` as `agent` (null for a prompt run); `before`
+ * when what it stored before this execution adds to its final event ({@link storedBefore}).
+ */
+export function claimedPlan(call: ModelCall, row: ClaimedRunRow, agent: RunPlan['agent'], before?: RunPlan['before']): RunPlan {
+  return {
+    ...call,
+    run: { id: Number(row.id), uuid: row.uuid, attempts: Number(row.attempts) },
+    kind: row.kind,
+    workspaceId: Number(row.workspace_id),
+    userId: Number(row.user_id),
+    agent,
+    threadId: row.thread_id === null ? null : Number(row.thread_id),
+    threadUuid: row.thread_uuid,
+    ...(before ? { before } : {}),
+  }
+}
+
 /** How the run manager's sweep asks for takeovers (src/runs/run-takeover.ts). */
 export interface TakeoverRequest {
   /** Seconds without a heartbeat after which a run's process counts as dead. */
