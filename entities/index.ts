@@ -19,6 +19,7 @@ import { Share } from './share.entity.ts'
 import { Thread } from './thread.entity.ts'
 import { Tool } from './tool.entity.ts'
 import { User, Workspace } from './user-workspace.entity.ts'
+import { Budget, BudgetAlert, UsageDaily } from './usage.entity.ts'
 import { WorkflowExecution, WorkflowExecutionData } from './workflow-execution.entity.ts'
 import { WorkspaceMember } from './workspace-member.entity.ts'
 import { Workflow, WorkflowSchedule } from './workflow.entity.ts'
@@ -31,6 +32,8 @@ export {
   AgentFile,
   AgentTool,
   AgentWorkflow,
+  Budget,
+  BudgetAlert,
   Category,
   CommandRoomTask,
   CommandRoomTaskFiring,
@@ -49,6 +52,7 @@ export {
   Share,
   Thread,
   Tool,
+  UsageDaily,
   User,
   Workflow,
   WorkflowCategory,
@@ -78,6 +82,7 @@ export * from './run.entity.ts'
 export * from './share.entity.ts'
 export * from './thread.entity.ts'
 export * from './tool.entity.ts'
+export * from './usage.entity.ts'
 export * from './workflow-execution.entity.ts'
 export * from './workflow.entity.ts'
 export * from './workspace-member.entity.ts'
@@ -122,6 +127,9 @@ export type EntityDefinition =
   | typeof KnowledgeChunk
   | typeof CommandRoomTask
   | typeof CommandRoomTaskFiring
+  | typeof UsageDaily
+  | typeof Budget
+  | typeof BudgetAlert
 
 /** Typed as the ORM takes them: the inferred tuple type is too long for declaration emit (docs/api/clients.md). */
 export const entities: EntitySchema[] = [
@@ -158,4 +166,7 @@ export const entities: EntitySchema[] = [
   KnowledgeChunk,
   CommandRoomTask,
   CommandRoomTaskFiring,
+  UsageDaily,
+  Budget,
+  BudgetAlert,
 ]

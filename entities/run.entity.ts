@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core'
+import { AccessToken } from './access-token.entity.ts'
 import { Agent } from './agent.entity.ts'
 import { resourceKeys, timestamps } from './columns.ts'
 import { recordOwnership } from './ownership.ts'
@@ -70,6 +71,12 @@ export const Run = defineEntity({
       p.manyToOne(Prompt)
         .nullable()
         .fieldName('prompt_id')
+        .deleteRule('set null'),
+    /** The access token whose request started the run (null: started by the service, as a workflow execution's or a firing's user). */
+    accessToken: () =>
+      p.manyToOne(AccessToken)
+        .nullable()
+        .fieldName('access_token_id')
         .deleteRule('set null'),
     /** Slug of the model the run used (`large_language_models.slug`). */
     model: p.string().length(255).nullable(),

@@ -25,6 +25,7 @@ import { runsRouter } from './runs.router.ts'
 import { approvalsRouter } from './approvals.router.ts'
 import { knowledgeRouter } from './knowledge.router.ts'
 import { commandRoomRouter } from './command-room.router.ts'
+import { budgetsRouter, usageRouter } from './usage.router.ts'
 
 export const appRouter = router({
   system: systemRouter,
@@ -50,6 +51,8 @@ export const appRouter = router({
   approvals: approvalsRouter,
   knowledge: knowledgeRouter,
   commandRoom: commandRoomRouter,
+  usage: usageRouter,
+  budgets: budgetsRouter,
 })
 
 export type AppRouter = typeof appRouter

@@ -156,7 +156,7 @@ describe('docs walkthroughs run as written against `npm start`', () => {
   const readme = shellBlocks(readFileSync(path.join(ROOT, 'README.md'), 'utf8')).filter((block) => block.includes('$API'))
   pages.push({ name: 'README.md', blocks: readme })
 
-  it('finds the eight walkthroughs and the README walkthrough', () => {
+  it('finds the nine walkthroughs and the README walkthrough', () => {
     expect(pages.map((page) => page.name)).toEqual([
       'docs/walkthroughs/accounts-and-workspaces.md',
       'docs/walkthroughs/agents-and-prompts.md',
@@ -165,6 +165,7 @@ describe('docs walkthroughs run as written against `npm start`', () => {
       'docs/walkthroughs/metrics.md',
       'docs/walkthroughs/running-assistants.md',
       'docs/walkthroughs/runs-that-wait.md',
+      'docs/walkthroughs/usage-and-budgets.md',
       'docs/walkthroughs/workflows.md',
       'README.md',
     ])

@@ -25,7 +25,8 @@
  */
 import { z } from 'zod'
 import { bindableTools, type BindableTool } from '../access/references.ts'
-import { checkWith, generateStructured, issueLines, type Checked } from '../models/index.ts'
+import { checkWith, costOf, generateStructured, issueLines, type Checked } from '../models/index.ts'
+import { meteredCall, spendScopeOf, type CallTokens } from '../usage/index.ts'
 import { UpstreamError } from '../platform/errors.ts'
 import {
   CreateAgentInput,
@@ -117,17 +118,21 @@ function shownShape(offered: BindableTool[]) {
 export async function generateAgent(ctx: ResourceCtx, input: TGenerateAgentInput, signal?: AbortSignal): Promise<{ data: TAgent }> {
   const model = await resolveFor(ctx, input.large_language_model ?? null, ['large_language_model'])
   const offered = await bindableTools(ctx, MAX_OFFERED_TOOLS)
-  const checked = await generateStructured(model, ctx.config, {
-    name: 'agent',
-    shape: shownShape(offered),
-    system: system(offered),
-    prompt: input.description,
-    check: checkerFor(offered),
-    maxOutputTokens: MAX_OUTPUT_TOKENS,
-    task: 'design an agent',
-    modelField: ['large_language_model'],
-    signal,
-  })
+  const metered = { slug: model.llm.slug, costOf: (tokens: CallTokens) => costOf(model.llm, tokens) }
+  const checked = await meteredCall(ctx, spendScopeOf(ctx, null), metered, (onUsage) =>
+    generateStructured(model, ctx.config, {
+      onUsage,
+      name: 'agent',
+      shape: shownShape(offered),
+      system: system(offered),
+      prompt: input.description,
+      check: checkerFor(offered),
+      maxOutputTokens: MAX_OUTPUT_TOKENS,
+      task: 'design an agent',
+      modelField: ['large_language_model'],
+      signal,
+    }),
+  )
   if (!checked.ok) {
     throw new UpstreamError(`The model did not produce a valid agent, also after one repair:\n${issueLines(checked.issues)}`)
   }

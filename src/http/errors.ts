@@ -134,7 +134,7 @@ export function sendAppError(error: unknown, request: FastifyRequest, reply: Fas
   const named = unavailable ?? error
   if (!(named instanceof AppError)) return false
   const issues = named instanceof ValidationError ? named.issues : undefined
-  if (named instanceof TooManyRequestsError || named instanceof ServiceUnavailableError) {
+  if ((named instanceof TooManyRequestsError || named instanceof ServiceUnavailableError) && named.retryAfterSeconds !== null) {
     void reply.header('retry-after', String(named.retryAfterSeconds))
   }
   void reply

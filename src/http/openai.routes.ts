@@ -11,7 +11,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { z } from 'zod'
-import { AppError, ValidationError, databaseUnavailable } from '../platform/errors.ts'
+import { AppError, BudgetExceededError, TooManyRequestsError, ValidationError, databaseUnavailable } from '../platform/errors.ts'
 import { ChatCompletionRequest, paramOf, ResponseRequest } from '../interop/index.ts'
 import { toChatCompletion, toResponse, type OpenAiErrorObject } from '../interop/index.ts'
 import { openai } from '../interop/index.ts'
@@ -54,6 +54,8 @@ function toOpenAiError(error: unknown): { status: number; body: OpenAiErrorObjec
     const code =
       named instanceof openai.ModelNotFoundError ? 'model_not_found' : named instanceof openai.OpenAiParamError ? named.code : named instanceof ValidationError ? 'invalid_value' : (CODE_BY_STATUS[status] ?? null)
     const message = named instanceof ValidationError ? (named.issues[0]?.message ?? named.message) : named.message
+    // A budget's refusal in OpenAI's words for a spent quota (docs/api/usage-and-budgets.md, "Enforcement").
+    if (named instanceof BudgetExceededError) return { status, body: { message, type: 'insufficient_quota', param: null, code: 'budget_exceeded' } }
     const type = status >= 500 ? 'server_error' : (TYPE_BY_STATUS[status] ?? 'invalid_request_error')
     return { status, body: { message, type, param: named instanceof openai.ModelNotFoundError ? 'model' : param, code } }
   }
@@ -70,6 +72,7 @@ function handleOpenAiError(error: FastifyError, request: FastifyRequest, reply: 
   const { status, body } = toOpenAiError(error)
   if (status === 500) request.log.error({ err: error }, 'unhandled error')
   if (status === 503) void reply.header('retry-after', '1')
+  if (error instanceof TooManyRequestsError && error.retryAfterSeconds !== null) void reply.header('retry-after', String(error.retryAfterSeconds))
   return reply.status(status).header('x-request-id', request.id).send({ error: body })
 }
 

@@ -99,7 +99,7 @@ const ERRORS: Record<number, { description: string; headers?: typeof retryAfter 
   409: { description: 'A state conflict, or a unique value already taken' },
   413: { description: 'The body is over its limit' },
   415: { description: 'The body is not of the accepted content type' },
-  429: { description: 'Rate limited', headers: retryAfter },
+  429: { description: 'Rate limited, or over a budget', headers: retryAfter },
   500: { description: 'A server fault; the message carries no details' },
   502: { description: "The language model's provider failed" },
   503: { description: 'The database cannot be reached in time, or the process is shutting down', headers: retryAfter },
@@ -158,7 +158,8 @@ function procedureErrors(method: string, path: string, op: Operation, facts: Pro
   if (path.includes('{') || facts.workspace || takesWorkspace(op, schemas)) statuses.add(404)
   if (isProtected && write && !meta.readOnlyAllowed && !meta.storesNothing) statuses.add(409)
   if (meta.rateLimited) statuses.add(429)
-  if (meta.callsModel) statuses.add(502).add(504)
+  // A model call is refused while a budget of its scope blocks (docs/api/usage-and-budgets.md).
+  if (meta.callsModel) statuses.add(429).add(502).add(504)
   for (const status of meta.errorStatuses ?? []) statuses.add(status)
   return [...statuses]
 }

@@ -107,7 +107,11 @@ function factSentences(method: string, facts: ProcedureFacts): string[] {
       "With `Accept: text/event-stream` (or `stream: true`) it answers 200 with the run's events as Server-Sent Events, as `GET /api/v1/runs/{run_uuid}/events` sends them, once the run has started; refusals before that are JSON.",
     )
   }
-  if (meta.callsModel) sentences.push('Waits for a language model: 502 when its provider fails, 504 when it does not answer in time.')
+  if (meta.callsModel) {
+    sentences.push(
+      'Waits for a language model: 429 when a budget of the workspace, agent, user or access token blocks it (Retry-After: the end of its period), 502 when its provider fails, 504 when it does not answer in time.',
+    )
+  }
   if (meta.rateLimited) sentences.push('Rate limited: 429 with Retry-After.')
   return sentences
 }

@@ -44,7 +44,8 @@ function endingOf(event: { type: string; data: unknown }): Ending | null {
   const error = isRecord(data.error) ? data.error : {}
   const code = typeof error.code === 'string' ? error.code : event.type === 'run.canceled' ? 'canceled' : 'upstream_error'
   const message = typeof error.message === 'string' ? error.message : 'The run was canceled'
-  return { ok: false, error: { message, type: code === 'canceled' ? 'invalid_request_error' : 'server_error', param: null, code } }
+  const type = code === 'canceled' ? 'invalid_request_error' : code === 'budget_exceeded' ? 'insufficient_quota' : 'server_error'
+  return { ok: false, error: { message, type, param: null, code } }
 }
 
 /**

@@ -19,6 +19,7 @@ import { Migration20261126130000_run_writes } from './Migration20261126130000_ru
 import { Migration20261127100000_mcp_tools } from './Migration20261127100000_mcp_tools.ts'
 import { Migration20261128110000_runs_that_wait } from './Migration20261128110000_runs_that_wait.ts'
 import { Migration20261128150000_runs_survive } from './Migration20261128150000_runs_survive.ts'
+import { Migration20261128170000_usage_budgets } from './Migration20261128170000_usage_budgets.ts'
 
 export const migrationsList: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261121093927', class: Migration20261121093927 },
@@ -39,4 +40,5 @@ export const migrationsList: { name: string; class: Constructor<Migration> }[] =
   { name: 'Migration20261127100000_mcp_tools', class: Migration20261127100000_mcp_tools },
   { name: 'Migration20261128110000_runs_that_wait', class: Migration20261128110000_runs_that_wait },
   { name: 'Migration20261128150000_runs_survive', class: Migration20261128150000_runs_survive },
+  { name: 'Migration20261128170000_usage_budgets', class: Migration20261128170000_usage_budgets },
 ]

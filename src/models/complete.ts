@@ -28,11 +28,19 @@ export function modelCallError(error: unknown, task: string): UpstreamError | Up
 /**
  * The model's text answer.
  * @param task what the call was for, in the 502 message ("name the thread").
+ * @param onUsage told the call's tokens once it answered (usage and budgets).
  * @throws UpstreamTimeoutError past `LLM_TIMEOUT_MS`; UpstreamError for any other failure.
  */
-export async function completeText(model: ResolvedModel, config: Pick<Config, 'llm'>, ask: Completion, task: string): Promise<string> {
+export async function completeText(
+  model: ResolvedModel,
+  config: Pick<Config, 'llm'>,
+  ask: Completion,
+  task: string,
+  onUsage?: (tokens: { promptTokens: number; completionTokens: number }) => void,
+): Promise<string> {
   try {
     const answer = await generateText({ ...ask, model: model.model, maxRetries: 0, abortSignal: AbortSignal.timeout(config.llm.timeoutMs) })
+    onUsage?.({ promptTokens: answer.usage.inputTokens ?? 0, completionTokens: answer.usage.outputTokens ?? 0 })
     return answer.text
   } catch (error) {
     throw modelCallError(error, task)

@@ -67,6 +67,8 @@ export interface StructuredAsk<T> {
    * way is aborted too and fails as a timeout would, so nothing is stored.
    */
   signal?: AbortSignal
+  /** Told the tokens of each model call made (the first and the repair), for usage and budgets. */
+  onUsage?: (tokens: { promptTokens: number; completionTokens: number }) => void
 }
 
 /** Most problems listed to the model in a repair, and in the caller's error. */
@@ -178,9 +180,13 @@ async function askOnce<T>(
     })
   } catch (error) {
     // Not JSON at all (prose, a fenced block): kept for the tolerant parse and the repair.
-    if (NoObjectGeneratedError.isInstance(error)) return { text: error.text ?? '' }
+    if (NoObjectGeneratedError.isInstance(error)) {
+      ask.onUsage?.(tokensOf(error.usage))
+      return { text: error.text ?? '' }
+    }
     throw modelCallError(error, ask.task)
   }
+  ask.onUsage?.(tokensOf(result.usage))
   const value = outputOf(result)
   return value === undefined || value === null ? { text: result.text } : { text: JSON.stringify(value), value }
 }
@@ -197,6 +203,12 @@ function checkAnswer<T>(ask: StructuredAsk<T>, answer: Answer): Checked<T> {
   }
   return ask.check(storableValue(value))
 }
+
+/** The AI SDK's token counts of a call (0 when the provider sent none). */
+const tokensOf = (usage: { inputTokens?: number; outputTokens?: number } | undefined) => ({
+  promptTokens: usage?.inputTokens ?? 0,
+  completionTokens: usage?.outputTokens ?? 0,
+})
 
 /**
  * Asks `model` for one JSON object and checks it, repairing once (module comment).

@@ -75,12 +75,32 @@ export class UnsupportedMediaTypeError extends AppError {
   readonly status = 415
 }
 
-/** 429: rate limited; `retryAfterSeconds` becomes the Retry-After header. */
+/** 429: rate limited; `retryAfterSeconds` becomes the Retry-After header (none when null: waiting does not help). */
 export class TooManyRequestsError extends AppError {
   override name = 'TooManyRequestsError'
   readonly status = 429
-  constructor(readonly retryAfterSeconds: number) {
-    super('Too many attempts, try again later')
+  constructor(
+    readonly retryAfterSeconds: number | null,
+    message = 'Too many attempts, try again later',
+  ) {
+    super(message)
+  }
+}
+
+/**
+ * 429: an active `block` budget of the run's scope has reached a limit (docs/api/usage-and-budgets.md,
+ * "Enforcement"). The message names the budget; `retryAfterSeconds` is the time to the end of its
+ * period (null for a `total` budget). Nothing was stored.
+ */
+export class BudgetExceededError extends TooManyRequestsError {
+  override name = 'BudgetExceededError'
+  constructor(
+    message: string,
+    retryAfterSeconds: number | null,
+    /** The budget's uuid. */
+    readonly budgetUuid: string,
+  ) {
+    super(retryAfterSeconds, message)
   }
 }
 

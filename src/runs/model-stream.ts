@@ -19,7 +19,15 @@
  * asked again with their results.
  */
 import { createHash } from 'node:crypto'
-import { experimental_streamLanguageModelCall, stepCountIs, streamText, type ModelMessage, type TextStreamPart, type ToolResultPart, type ToolSet } from 'ai'
+import {
+  experimental_streamLanguageModelCall,
+  stepCountIs,
+  streamText,
+  type ModelMessage,
+  type TextStreamPart,
+  type ToolResultPart,
+  type ToolSet,
+} from 'ai'
 import type { JSONValue } from '@ai-sdk/provider'
 import { isRecord } from '../access/wire.ts'
 import type { Config } from '../platform/config.ts'
@@ -55,6 +63,11 @@ export interface StreamOptions {
    * A rejection fails the call as a `tool-error` without running it.
    */
   beforeExecute?: (toolCallId: string) => Promise<void>
+  /**
+   * Asked after each step that called tools, before the model is asked again: true stops the
+   * answer there (a budget reached, src/runs/run-executor.ts).
+   */
+  stopAfterStep?: (steps: { promptTokens: number; completionTokens: number }[]) => Promise<boolean>
 }
 
 /**
@@ -110,7 +123,7 @@ async function* answerParts(call: ModelCall, o: StreamOptions, mcp: McpSession |
   const result = streamText({
     ...common,
     tools: o.beforeExecute ? loggedFirst(tools, o.beforeExecute) : tools,
-    stopWhen: stepCountIs(o.config.llm.maxSteps),
+    stopWhen: [stepCountIs(o.config.llm.maxSteps), ({ steps }) => stopAfter(steps, o)],
     maxRetries: 0,
     // Errors arrive as `error` parts of the stream and are thrown from there; the default logs to the console.
     onError: () => {},
@@ -125,6 +138,17 @@ async function* answerParts(call: ModelCall, o: StreamOptions, mcp: McpSession |
     const mapped = partOf(part, links, o.signal)
     if (mapped) yield mapped
   }
+}
+
+/** {@link StreamOptions.stopAfterStep} asked with the tokens of the steps so far. */
+async function stopAfter(
+  steps: { usage: { inputTokens: number | undefined; outputTokens: number | undefined } }[],
+  o: StreamOptions,
+): Promise<boolean> {
+  if (!o.stopAfterStep) return false
+  return o.stopAfterStep(
+    steps.map((step) => ({ promptTokens: step.usage.inputTokens ?? 0, completionTokens: step.usage.outputTokens ?? 0 })),
+  )
 }
 
 /**
@@ -187,7 +211,12 @@ async function* decidedParts(
       continue
     }
     try {
-      const output: unknown = await execute(call.input as never, { toolCallId: call.toolCallId, messages: o.messages, abortSignal: o.signal, context: {} as never })
+      const output: unknown = await execute(call.input as never, {
+        toolCallId: call.toolCallId,
+        messages: o.messages,
+        abortSignal: o.signal,
+        context: {} as never,
+      })
       yield { type: 'tool-result', ...base, output, ...toolMeta(base, o.links) }
     } catch (error) {
       if (o.signal.aborted) throw o.signal.reason
@@ -249,19 +278,31 @@ function toolSetOf(
   const workflowTools = call.workflowTools ?? []
   const runUuid = call.runUuid
   const idempotencyKey = runUuid ? (toolCallId: string) => idempotencyKeyOf(runUuid, toolCallId) : undefined
-  const tools: ToolSet = { ...toToolSet(call.tools, { ...o, idempotencyKey }), ...mcp?.tools, ...toWorkflowToolSet(workflowTools, { signal: o.signal, links }) }
+  const tools: ToolSet = {
+    ...toToolSet(call.tools, { ...o, idempotencyKey }),
+    ...mcp?.tools,
+    ...toWorkflowToolSet(workflowTools, { signal: o.signal, links }),
+  }
   // The tools a person approves each call of: the SDK asks rather than executes (module comment).
   for (const binding of call.tools) {
-    if (binding.requiresApproval) approvals.set(binding.name, { kind: 'api', toolUuid: binding.toolUuid, workflowUuid: null, inputSchema: binding.inputSchema })
+    if (binding.requiresApproval)
+      approvals.set(binding.name, { kind: 'api', toolUuid: binding.toolUuid, workflowUuid: null, inputSchema: binding.inputSchema })
   }
   for (const server of call.mcpServers ?? []) {
     if (!server.requiresApproval) continue
     for (const name of Object.keys(mcp?.tools ?? {})) {
-      if (name.startsWith(`${server.prefix}__`)) approvals.set(name, { kind: 'mcp', toolUuid: server.toolUuid, workflowUuid: null, inputSchema: schemaOf(tools[name]) })
+      if (name.startsWith(`${server.prefix}__`))
+        approvals.set(name, { kind: 'mcp', toolUuid: server.toolUuid, workflowUuid: null, inputSchema: schemaOf(tools[name]) })
     }
   }
   for (const binding of workflowTools) {
-    if (binding.requiresApproval) approvals.set(binding.name, { kind: 'workflow', toolUuid: null, workflowUuid: binding.workflowUuid, inputSchema: binding.inputSchema })
+    if (binding.requiresApproval)
+      approvals.set(binding.name, {
+        kind: 'workflow',
+        toolUuid: null,
+        workflowUuid: binding.workflowUuid,
+        inputSchema: binding.inputSchema,
+      })
   }
   for (const name of approvals.keys()) tools[name] = { ...tools[name], needsApproval: true }
   if (call.webSearch) tools[call.webSearch.name] = call.webSearch.tool

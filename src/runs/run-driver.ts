@@ -42,7 +42,7 @@ interface ClaimedRow extends ClaimedRunRow {
 }
 
 const CLAIMED_COLUMNS = `c.id::float8 as id, c.uuid, c.kind, c.user_id::float8 as user_id, c.workspace_id::float8 as workspace_id,
-  c.agent_id::float8 as agent_id, c.thread_id::float8 as thread_id, th.uuid as thread_uuid, coalesce(c.input #>> '{}', '') as input_text, c.output,
+  c.agent_id::float8 as agent_id, c.access_token_id::float8 as access_token_id, c.thread_id::float8 as thread_id, th.uuid as thread_uuid, coalesce(c.input #>> '{}', '') as input_text, c.output,
   c.prompt_tokens, c.completion_tokens, c.cost, c.events_count, c.attempts, l.type as event_type, l.data as event_data, l.created_at as event_at`
 
 /** The resume claim (module comment). Parameters: the run id, twice. */
@@ -113,7 +113,9 @@ export function createRunDriver(deps: ServiceDeps): RunDriver {
 async function start(deps: ServiceDeps, row: ClaimedRow, how: 'resume' | 'dispatch'): Promise<void> {
   const runId = Number(row.id)
   const seq = Number(row.events_count)
-  deps.runs.bus.publish(runId, [{ seq, type: row.event_type, data: jsonValueOf(row.event_data), created_at: new Date(row.event_at).toISOString() }])
+  deps.runs.bus.publish(runId, [
+    { seq, type: row.event_type, data: jsonValueOf(row.event_data), created_at: new Date(row.event_at).toISOString() },
+  ])
   try {
     if (row.agent_id === null) throw new Error('The run’s agent was deleted')
     const ctx = await actingContext(deps, Number(row.user_id), Number(row.workspace_id))
@@ -123,7 +125,10 @@ async function start(deps: ServiceDeps, row: ClaimedRow, how: 'resume' | 'dispat
     const content = row.input_text
     const decided = how === 'resume' ? decidedCalls(row.decided) : []
     const answeredLater = new Set(decided.map((d) => d.toolCallId))
-    const call = await agentCall(ctx, agent, row.thread_id === null ? null : Number(row.thread_id), content, model, offered, { inHistory: true, answeredLater })
+    const call = await agentCall(ctx, agent, row.thread_id === null ? null : Number(row.thread_id), content, model, offered, {
+      inHistory: true,
+      answeredLater,
+    })
     call.runUuid = row.uuid
     if (how === 'resume') {
       // What it logged before it waited stays as it was: no second warning or retrieval event.
@@ -132,11 +137,13 @@ async function start(deps: ServiceDeps, row: ClaimedRow, how: 'resume' | 'dispat
       call.decided = decided
     }
     const plan = claimedPlan(call, row, { id: agent.id, uuid: agent.uuid }, how === 'resume' ? storedBefore(row) : undefined)
-    const execution = deps.runs.start(call, Promise.resolve(plan), { storedSeq: seq })
+    const execution = deps.runs.start(call, Promise.resolve(plan), { storedSeq: seq, checkBudget: true })
     if (how === 'dispatch' && agent.metadata.memory === true) {
       deps.runs.track(
         execution.then((outcome) =>
-          outcome.status === 'succeeded' ? extractMemories({ orm: deps.orm, config: deps.config }, { plan, userText: content, answer: outcome.output }) : undefined,
+          outcome.status === 'succeeded'
+            ? extractMemories({ orm: deps.orm, config: deps.config }, { plan, userText: content, answer: outcome.output })
+            : undefined,
         ),
       )
     }

@@ -23,7 +23,18 @@
  * (src/runs/run-driver.ts, {@link Recovery}); at shutdown a run still executing is handed over
  * rather than failed.
  */
-import type { Checkpoint, ExecutorDeps, ModelCall, Part, PendingCall, Recovery, RunOutcome, RunPlan, Step } from './run-types.ts'
+import {
+  BUDGET_EXCEEDED,
+  type Checkpoint,
+  type ExecutorDeps,
+  type ModelCall,
+  type Part,
+  type PendingCall,
+  type Recovery,
+  type RunOutcome,
+  type RunPlan,
+  type Step,
+} from './run-types.ts'
 import { APICallError } from 'ai'
 import { uuidv7 } from 'uuidv7'
 import { executePrepared, retryOnConnectionLoss, writeOnce, type Orm } from '../platform/db.ts'
@@ -35,6 +46,7 @@ import { selectColumns } from '../platform/sql.ts'
 import { eventsJson, RunLog, RunLostError } from './run-log.ts'
 import { modelParts } from './model-stream.ts'
 import { messageColumns } from '../threads/index.ts'
+import { budgetRefusal, type SpendScope } from '../usage/index.ts'
 
 /**
  * Runs a run to its end; never throws for the upstream's faults (they become a `failed`
@@ -48,7 +60,12 @@ export async function executeRun(
   call: ModelCall,
   stored: Promise<RunPlan>,
   cancel: AbortSignal,
-  o: { storedSeq?: number; recovered?: Recovery } = {},
+  o: {
+    storedSeq?: number
+    recovered?: Recovery
+    /** Ask the budgets before the first model call: a run going on after a wait, a queue or a takeover was not checked at its launch. */
+    checkBudget?: boolean
+  } = {},
 ): Promise<RunOutcome> {
   const { orm, config } = deps
   const notStored = new AbortController()
@@ -70,7 +87,13 @@ export async function executeRun(
   const timeout = AbortSignal.timeout(config.llm.timeoutMs)
   const signal = AbortSignal.any([cancel, timeout, notStored.signal])
   const started = performance.now()
-  const answer: Answer = { steps: structuredClone(o.recovered?.steps ?? []), step: emptyStep(), firstEventMs: null, warnings: [], approvals: [] }
+  const answer: Answer = {
+    steps: structuredClone(o.recovered?.steps ?? []),
+    step: emptyStep(),
+    firstEventMs: null,
+    warnings: [],
+    approvals: [],
+  }
 
   if (o.recovered) {
     // What it logged before its process died stays as it was: no second warning or retrieval event.
@@ -80,20 +103,63 @@ export async function executeRun(
     for (const warning of call.warnings ?? []) log.append('run.warning', warning)
     if (call.knowledge) log.append('knowledge.retrieved', call.knowledge.event)
   }
-  let failure: Failure | null = null
-  try {
-    await streamAnswer(call, config, signal, log, started, answer)
-  } catch (error) {
-    failure = classify(error, cancel, timeout)
+  const overBudget = budgetCheck(orm, planned, o.recovered?.steps ?? [])
+  const budget: { stop: Failure | null } = { stop: o.checkBudget ? await overBudget([]) : null }
+  let failure: Failure | null = budget.stop
+  if (!failure) {
+    try {
+      await streamAnswer(call, config, signal, log, started, answer, async (steps) => {
+        budget.stop = await overBudget(steps)
+        return budget.stop !== null
+      })
+      failure = budget.stop
+    } catch (error) {
+      failure = classify(error, cancel, timeout)
+    }
   }
   const plan = await planned
   if (!plan) return { status: 'failed', error: { code: 'not_stored', message: 'The run could not be stored' }, output: '' }
   // Another process ended the run (and wrote its final event), or took it over: nothing more is ours to write.
   if (cancel.reason instanceof RunLostError) return lost(cancel.reason)
   // This process shuts down under it: another one takes it over from its last completed step.
-  if (cancel.reason instanceof RunInterruptedError && (await handOver(deps, plan, log))) return { status: 'running', error: null, output: '' }
+  if (cancel.reason instanceof RunInterruptedError && (await handOver(deps, plan, log)))
+    return { status: 'running', error: null, output: '' }
   const outcome = await conclude(deps, plan, log, failure, answer, started)
   return answer.warnings.length > 0 ? { ...outcome, warnings: answer.warnings } : outcome
+}
+
+/** The tokens of a model step. */
+type StepUsage = Pick<Step, 'promptTokens' | 'completionTokens'>
+
+/** The tokens of `steps` together. */
+const totalUsage = (steps: StepUsage[]): StepUsage => ({
+  promptTokens: steps.reduce((sum, s) => sum + s.promptTokens, 0),
+  completionTokens: steps.reduce((sum, s) => sum + s.completionTokens, 0),
+})
+
+/** Whose spend a run's model calls are: the scope its budgets cover. */
+export const spendScopeOfPlan = (plan: RunPlan): SpendScope => ({
+  workspaceId: plan.workspaceId,
+  agentId: plan.agent?.id ?? null,
+  userId: plan.userId,
+  accessTokenId: plan.accessTokenId,
+})
+
+/**
+ * How a run asks its budgets whether it may call the model again (docs/api/usage-and-budgets.md,
+ * "Enforcement"): the failure a reached `block` budget ends it with, or null. What it used and has
+ * not stored counts with the stored spend: `recovered` (a taken-over run's completed steps) and
+ * the steps of this execution so far.
+ */
+function budgetCheck(orm: Orm, planned: Promise<RunPlan | null>, recovered: StepUsage[]): (steps: StepUsage[]) => Promise<Failure | null> {
+  return async (steps) => {
+    const plan = await planned
+    if (!plan) return null
+    const used = totalUsage([...recovered, ...steps])
+    const unstored = { tokens: used.promptTokens + used.completionTokens, cost: costOf(plan.model.llm, used) }
+    const refusal = await budgetRefusal(orm.em.fork(), spendScopeOfPlan(plan), unstored)
+    return refusal ? { status: 'failed', code: BUDGET_EXCEEDED, message: refusal.message } : null
+  }
 }
 
 /** The outcome of an execution whose run another process ended or took over: nothing more was written. */
@@ -110,10 +176,10 @@ async function handOver(deps: ExecutorDeps, plan: RunPlan, log: RunLog): Promise
     const rows = await retryOnConnectionLoss(() =>
       deps.orm.em
         .fork()
-        .execute(`update runs set heartbeat_at = to_timestamp(0), updated_at = now() where id = ? and attempts = ? and status = 'running' returning id`, [
-          plan.run.id,
-          plan.run.attempts,
-        ]),
+        .execute(
+          `update runs set heartbeat_at = to_timestamp(0), updated_at = now() where id = ? and attempts = ? and status = 'running' returning id`,
+          [plan.run.id, plan.run.attempts],
+        ),
     )
     return rows.length > 0
   } catch (error) {
@@ -145,9 +211,10 @@ async function streamAnswer(
   log: RunLog,
   started: number,
   answer: Answer,
+  stopAfterStep: (steps: StepUsage[]) => Promise<boolean>,
 ): Promise<void> {
   const calls = new CallLedger(log)
-  for await (const part of modelParts(call, { config, signal, beforeExecute: (toolCallId) => calls.stored(toolCallId) })) {
+  for await (const part of modelParts(call, { config, signal, beforeExecute: (toolCallId) => calls.stored(toolCallId), stopAfterStep })) {
     switch (part.type) {
       case 'text':
         if (part.text.length === 0) break
@@ -264,7 +331,7 @@ async function conclude(
   }
   if (failure) {
     try {
-      outcome = await fail(deps, plan, log, failure, started, answer.firstEventMs)
+      outcome = await fail(deps, plan, log, failure, started, answer.firstEventMs, answer.steps)
     } catch (error) {
       if (error instanceof RunLostError) return lost(error)
       // Not even the failure could be stored: the run stays `running` without a heartbeat once
@@ -367,7 +434,12 @@ function wholeRun(before: RunPlan['before'], now: { output: string; promptTokens
   const completionTokens = (before?.completionTokens ?? 0) + now.completionTokens
   return {
     output: (before?.output ?? '') + now.output,
-    usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens, cost: Number(((before?.cost ?? 0) + now.cost).toFixed(6)) },
+    usage: {
+      prompt_tokens: promptTokens,
+      completion_tokens: completionTokens,
+      total_tokens: promptTokens + completionTokens,
+      cost: Number(((before?.cost ?? 0) + now.cost).toFixed(6)),
+    },
   }
 }
 
@@ -468,7 +540,15 @@ async function settle(
   messages: StoredMessage[],
   events: RunEventRecord[],
   asked: Record<string, unknown>[],
-  o: { status: string; output: string; promptTokens: number; completionTokens: number; cost: number; latencyMs: number; firstEventMs: number | null },
+  o: {
+    status: string
+    output: string
+    promptTokens: number
+    completionTokens: number
+    cost: number
+    latencyMs: number
+    firstEventMs: number | null
+  },
 ): Promise<Settled> {
   // A run without a thread stores no message (succeed() builds none then).
   const stored = plan.threadId === null ? [] : messages
@@ -511,10 +591,11 @@ async function settle(
 
 /** Run `plan.run`'s status and `events_count`, and whether its executor still holds it (`held`: its claim is still the run's). */
 async function runState(orm: Orm, plan: RunPlan): Promise<{ held: boolean; status: string; eventsCount: number }> {
-  const [row] = await orm.em.fork().execute<{ status: string; events_count: number; attempts: number }[]>(
-    'select status, events_count, attempts from runs where id = ?',
-    [plan.run.id],
-  )
+  const [row] = await orm.em
+    .fork()
+    .execute<{ status: string; events_count: number; attempts: number }[]>('select status, events_count, attempts from runs where id = ?', [
+      plan.run.id,
+    ])
   return { held: Number(row?.attempts) === plan.run.attempts, status: String(row?.status), eventsCount: Number(row?.events_count) }
 }
 
@@ -525,8 +606,12 @@ async function fail(
   failure: Failure,
   started: number,
   firstEventMs: number | null,
+  steps: StepUsage[],
 ): Promise<RunOutcome> {
   const ours = { code: failure.code, message: failure.message }
+  // The model steps it completed were spent: their usage is stored with the failure (budgets count it).
+  const used = totalUsage(steps)
+  const cost = costOf(plan.model.llm, used)
   // A run another request ended first (canceled, or superseded by a newer run of its thread) keeps
   // that request's error, and its final event says so. Safe to run again after a lost connection:
   // a second run finds the run ended with our own error and changes nothing.
@@ -535,16 +620,22 @@ async function fail(
     deps.orm.em.fork().execute<{ applied: boolean; held: boolean; error: unknown }[]>(
       `with ended as (
          update runs set status = ?, error = ?::jsonb, finished_at = now(), latency_ms = coalesce(latency_ms, 0) + ?, first_event_ms = coalesce(first_event_ms, ?),
+           prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, total_tokens = total_tokens + ?, cost = cost + ?,
            checkpoint = null, updated_at = now()
          where id = ? and status in ('queued', 'running') and attempts = ? returning id)
        select exists (select 1 from ended) as applied, exists (select 1 from runs where id = ? and attempts = ?) as held,
          (select error from runs where id = ? and status = 'canceled') as error`,
-      [failure.status, JSON.stringify(ours), latencyMs, firstEventMs, plan.run.id, plan.run.attempts, plan.run.id, plan.run.attempts, plan.run.id],
+      // prettier-ignore
+      [failure.status, JSON.stringify(ours), latencyMs, firstEventMs, used.promptTokens, used.completionTokens, used.promptTokens + used.completionTokens, cost,
+        plan.run.id, plan.run.attempts, plan.run.id, plan.run.attempts, plan.run.id],
     ),
   )
   if (!row?.held) throw new RunLostError('Another process took the run over')
   const stored = row?.applied ? null : jsonValueOf(row?.error)
-  const error = isRecord(stored) && typeof stored.code === 'string' && typeof stored.message === 'string' ? { code: stored.code, message: stored.message } : ours
+  const error =
+    isRecord(stored) && typeof stored.code === 'string' && typeof stored.message === 'string'
+      ? { code: stored.code, message: stored.message }
+      : ours
   const status = error === ours ? failure.status : 'canceled'
   if (status === 'failed') log.append('error', error)
   log.append(status === 'failed' ? 'run.failed' : 'run.canceled', { run_uuid: plan.run.uuid, error })
@@ -560,13 +651,16 @@ function classify(error: unknown, cancel: AbortSignal, timeout: AbortSignal): Fa
   }
   if (timeout.aborted) return { status: 'failed', code: 'upstream_timeout', message: 'The model did not answer in time' }
   // Nothing of the driver's own text reaches the run's record.
-  if (databaseUnavailable(error)) return { status: 'failed', code: 'not_stored', message: 'The database was unavailable while the run executed' }
+  if (databaseUnavailable(error))
+    return { status: 'failed', code: 'not_stored', message: 'The database was unavailable while the run executed' }
   if (APICallError.isInstance(error)) {
     const status = error.statusCode
     return {
       status: 'failed',
       code: 'upstream_error',
-      message: status ? `The model provider answered ${status}${status === 429 ? ' (rate limited)' : ''}` : `The model provider could not be reached`,
+      message: status
+        ? `The model provider answered ${status}${status === 429 ? ' (rate limited)' : ''}`
+        : `The model provider could not be reached`,
     }
   }
   return { status: 'failed', code: 'upstream_error', message: `The model provider failed: ${errorText(error)}` }
@@ -576,7 +670,6 @@ function classify(error: unknown, cancel: AbortSignal, timeout: AbortSignal): Fa
 export class RunInterruptedError extends Error {
   override name = 'RunInterruptedError'
 }
-
 
 /** A short, single-line description of an error for a run's record. */
 function errorText(error: unknown): string {

@@ -32,7 +32,8 @@ import type { ReadCache } from '../platform/read-cache.ts'
 import type { CacheLog } from '../platform/subscriber.ts'
 import { jsonValueOf } from '../access/wire.ts'
 import { RunBus } from './run-bus.ts'
-import { executeRun, RunInterruptedError } from './run-executor.ts'
+import { executeRun, RunInterruptedError, spendScopeOfPlan } from './run-executor.ts'
+import { noteSpend } from '../usage/index.ts'
 import { RunLostError } from './run-log.ts'
 import type { ModelCall, Recovery, RunOutcome, RunPlan, TakeoverRequest } from './run-types.ts'
 import type { RedisConnection } from '../platform/redis.ts'
@@ -123,7 +124,14 @@ export class RunManager {
    * `RUN_HEARTBEAT_MS` (module comment).
    * @throws when Redis (given) cannot be reached.
    */
-  static async create(o: { orm: Orm; config: Config; log: CacheLog; readCache: ReadCache; jobs: JobQueue; redis?: RedisConnection }): Promise<RunManager> {
+  static async create(o: {
+    orm: Orm
+    config: Config
+    log: CacheLog
+    readCache: ReadCache
+    jobs: JobQueue
+    redis?: RedisConnection
+  }): Promise<RunManager> {
     const manager = new RunManager(await RunBus.create({ redis: o.redis, log: o.log }), o)
     await manager.sweep()
     const beat = o.config.llm.heartbeatMs
@@ -144,7 +152,11 @@ export class RunManager {
    * still be under way, and answers the run's outcome when it ends (src/runs/run-executor.ts,
    * `executeRun`). Agent usage changed, so cached reads are dropped once it has.
    */
-  start(call: ModelCall, stored: Promise<RunPlan>, o: { storedSeq?: number; recovered?: Recovery } = {}): Promise<RunOutcome> {
+  start(
+    call: ModelCall,
+    stored: Promise<RunPlan>,
+    o: { storedSeq?: number; recovered?: Recovery; checkBudget?: boolean } = {},
+  ): Promise<RunOutcome> {
     const controller = new AbortController()
     // Cancels find the run by id, which it has once stored; none can name it before.
     const runId = stored.then(
@@ -167,7 +179,15 @@ export class RunManager {
       stored.then(
         async (plan) => {
           const outcome = await execution
-          if (plan.threadId === null || outcome.status === 'awaiting_approval' || outcome.status === 'running' || outcome.queuedNext === false) return
+          // Its usage is stored: the budgets of its scope may have reached a threshold (docs/api/usage-and-budgets.md, "Alerts").
+          await noteSpend(this.#orm.em.fork(), this.#log, spendScopeOfPlan(plan))
+          if (
+            plan.threadId === null ||
+            outcome.status === 'awaiting_approval' ||
+            outcome.status === 'running' ||
+            outcome.queuedNext === false
+          )
+            return
           const threadId = plan.threadId
           await this.#drive()
             .dispatch(threadId)
@@ -198,7 +218,10 @@ export class RunManager {
   async sweep(): Promise<number> {
     if (!this.#driver) return 0
     const staleSeconds = (this.#config.llm.heartbeatMs * MISSED_BEATS) / 1000
-    const error = JSON.stringify({ code: 'interrupted', message: 'The process running this run stopped before it finished, too often to go on' })
+    const error = JSON.stringify({
+      code: 'interrupted',
+      message: 'The process running this run stopped before it finished, too often to go on',
+    })
     const own = [...this.#active.keys()]
     try {
       await this.#driver.takeOver({ staleSeconds, own, maxAttempts: MAX_ATTEMPTS, limit: TAKEOVER_BATCH })
@@ -222,7 +245,12 @@ export class RunManager {
       )
       // Followers here (and, with Redis, elsewhere) get it at once rather than at their next look at the log.
       for (const row of rows) {
-        const event = { seq: Number(row.seq), type: 'run.failed', data: jsonValueOf(row.data), created_at: new Date(row.created_at).toISOString() }
+        const event = {
+          seq: Number(row.seq),
+          type: 'run.failed',
+          data: jsonValueOf(row.data),
+          created_at: new Date(row.created_at).toISOString(),
+        }
         this.bus.publish(Number(row.run_id), [event])
       }
       await this.#unstick()
@@ -300,7 +328,8 @@ export class RunManager {
    * event) and waits for them to record it, and for the after-run jobs.
    */
   async interrupt(): Promise<void> {
-    for (const { controller } of this.#active.values()) controller.abort(new RunInterruptedError('The service shut down before the run finished'))
+    for (const { controller } of this.#active.values())
+      controller.abort(new RunInterruptedError('The service shut down before the run finished'))
     await Promise.all([...this.#work])
   }
 

@@ -28,7 +28,18 @@ import { requireResourceWith } from '../access/resource-access.ts'
 import { resolveAgentModel } from '../models/index.ts'
 import { readEvents } from './run-log.ts'
 import { offeredTools } from './run-tools.ts'
-import { claimedPlan, storedBefore, type Checkpoint, type ClaimedRunRow, type DecidedCall, type ModelCall, type Part, type RunPlan, type Step, type TakeoverRequest } from './run-types.ts'
+import {
+  claimedPlan,
+  storedBefore,
+  type Checkpoint,
+  type ClaimedRunRow,
+  type DecidedCall,
+  type ModelCall,
+  type Part,
+  type RunPlan,
+  type Step,
+  type TakeoverRequest,
+} from './run-types.ts'
 import { agentCall, promptCall, requireAgent, toModelMessages } from './runs.service.ts'
 import type { RunEventRecord } from './run.schema.ts'
 
@@ -56,7 +67,7 @@ const TAKEOVER_SQL = `with stale as (
      update runs r set attempts = r.attempts + 1, heartbeat_at = clock_timestamp(), updated_at = now()
      from stale where r.id = stale.id returning r.*)
    select c.id::float8 as id, c.uuid, c.kind, c.user_id::float8 as user_id, c.workspace_id::float8 as workspace_id,
-     c.agent_id::float8 as agent_id, c.prompt_id::float8 as prompt_id, c.thread_id::float8 as thread_id, th.uuid as thread_uuid,
+     c.agent_id::float8 as agent_id, c.access_token_id::float8 as access_token_id, c.prompt_id::float8 as prompt_id, c.thread_id::float8 as thread_id, th.uuid as thread_uuid,
      c.model, c.input, coalesce(c.input #>> '{}', '') as input_text, c.output, c.prompt_tokens, c.completion_tokens, c.cost, c.events_count, c.attempts, c.checkpoint,
      (select max(e.seq) from run_events e where e.run_id = c.id and e.type in ('run.started', 'run.resumed')) as began_seq
    from claimed c left join threads th on th.id = c.thread_id`
@@ -76,7 +87,9 @@ export async function takeOverRuns(
     .execute<TakenRow[]>(TAKEOVER_SQL, [request.staleSeconds, request.own.join(','), request.maxAttempts, request.limit])
   await Promise.all(
     rows.map((row) =>
-      goOn(deps, row).catch((error: unknown) => cannotGoOn({ id: Number(row.id), uuid: row.uuid, thread_id: row.thread_id === null ? null : Number(row.thread_id) }, error)),
+      goOn(deps, row).catch((error: unknown) =>
+        cannotGoOn({ id: Number(row.id), uuid: row.uuid, thread_id: row.thread_id === null ? null : Number(row.thread_id) }, error),
+      ),
     ),
   )
   return rows.length
@@ -119,6 +132,7 @@ async function goOn(deps: ServiceDeps, row: TakenRow): Promise<void> {
   const plan = claimedPlan(call, row, agent, storedBefore(row))
   deps.runs.start(call, Promise.resolve(plan), {
     storedSeq,
+    checkBudget: true,
     recovered: { runUuid: row.uuid, steps, discardedAfter: logged.keptThrough ?? after },
   })
 }
@@ -126,7 +140,7 @@ async function goOn(deps: ServiceDeps, row: TakenRow): Promise<void> {
 /** Every event of run `runId` after `afterSeq`. */
 async function eventsAfter(deps: ServiceDeps, runId: number, afterSeq: number): Promise<RunEventRecord[]> {
   const events: RunEventRecord[] = []
-  for (let last = afterSeq; ; ) {
+  for (let last = afterSeq; ;) {
     const batch = await readEvents(deps.orm.em.fork(), runId, last)
     if (batch.length === 0) return events
     events.push(...batch)
@@ -166,9 +180,21 @@ export function stepsOf(events: RunEventRecord[]): { steps: Step[]; keptThrough:
       if (answered(step)) close()
     }
     if (event.type === 'text.delta' && typeof data.text === 'string') step.text += data.text
-    else if (event.type === 'tool.call') step.calls.push({ type: 'tool-call', tool_call_id: String(data.tool_call_id), tool_name: String(data.tool_name), input: data.input ?? {} })
+    else if (event.type === 'tool.call')
+      step.calls.push({
+        type: 'tool-call',
+        tool_call_id: String(data.tool_call_id),
+        tool_name: String(data.tool_name),
+        input: data.input ?? {},
+      })
     else if (event.type === 'tool.result') {
-      step.results.push({ type: 'tool-result', tool_call_id: String(data.tool_call_id), tool_name: String(data.tool_name), output: data.output ?? null, is_error: data.is_error === true })
+      step.results.push({
+        type: 'tool-result',
+        tool_call_id: String(data.tool_call_id),
+        tool_name: String(data.tool_name),
+        output: data.output ?? null,
+        is_error: data.is_error === true,
+      })
     } else continue
     stepEnd = event.seq
   }
@@ -237,7 +263,12 @@ async function approvalsOf(deps: ServiceDeps, runId: number): Promise<Map<string
   return new Map(
     rows.map((row) => [
       row.tool_call_id,
-      { toolName: row.tool_name, arguments: arguments_(row.arguments), approved: row.status === 'approved', reason: row.status === 'expired' ? 'expired' : row.reason },
+      {
+        toolName: row.tool_name,
+        arguments: arguments_(row.arguments),
+        approved: row.status === 'approved',
+        reason: row.status === 'expired' ? 'expired' : row.reason,
+      },
     ]),
   )
 }

@@ -15,6 +15,9 @@ import type { WorkflowToolBinding } from './workflow-tools.ts'
 import type { WebSearchOffer } from '../models/index.ts'
 import type { TRunWarning } from './run.schema.ts'
 
+/** `error.code` of a run a budget stopped between its steps, or refused before it went on (docs/api/usage-and-budgets.md, "Enforcement"). */
+export const BUDGET_EXCEEDED = 'budget_exceeded'
+
 /** Everything a run needs, checked and loaded before it starts (src/runs/runs.service.ts). */
 export interface RunPlan {
   /** `attempts`: the claim its executor runs under (1 from launch; src/runs/run-manager.ts, takeovers). */
@@ -22,6 +25,8 @@ export interface RunPlan {
   kind: RunKind
   workspaceId: number
   userId: number
+  /** The access token whose request started the run (null: the service did); with the workspace, agent and user, the scope budgets apply to. */
+  accessTokenId: number | null
   agent: { id: number; uuid: string } | null
   threadId: number | null
   threadUuid: string | null
@@ -50,7 +55,10 @@ export interface RunPlan {
  * What the model call of a run needs. It is known before the run is stored, so the call starts
  * while the launch statement is still under way (src/runs/runs.service.ts).
  */
-export type ModelCall = Pick<RunPlan, 'model' | 'system' | 'messages' | 'tools' | 'mcpServers' | 'workflowTools' | 'webSearch' | 'warnings' | 'knowledge'> & {
+export type ModelCall = Pick<
+  RunPlan,
+  'model' | 'system' | 'messages' | 'tools' | 'mcpServers' | 'workflowTools' | 'webSearch' | 'warnings' | 'knowledge'
+> & {
   /**
    * A resumed run's calls a person decided on, or a taken-over run's calls whose result was lost:
    * they run (or are answered without running) before the model is asked again.
@@ -166,6 +174,7 @@ export interface ClaimedRunRow {
   user_id: number
   workspace_id: number
   agent_id: number | null
+  access_token_id: number | null
   thread_id: number | null
   thread_uuid: string | null
   /** An agent or thread run's input as text (its message). */
@@ -180,7 +189,12 @@ export interface ClaimedRunRow {
 
 /** A claimed run's output and usage before this execution (`RunPlan.before`). */
 export function storedBefore(row: ClaimedRunRow): NonNullable<RunPlan['before']> {
-  return { output: row.output ?? '', promptTokens: Number(row.prompt_tokens), completionTokens: Number(row.completion_tokens), cost: Number(row.cost) }
+  return {
+    output: row.output ?? '',
+    promptTokens: Number(row.prompt_tokens),
+    completionTokens: Number(row.completion_tokens),
+    cost: Number(row.cost),
+  }
 }
 
 /**
@@ -194,6 +208,7 @@ export function claimedPlan(call: ModelCall, row: ClaimedRunRow, agent: RunPlan[
     kind: row.kind,
     workspaceId: Number(row.workspace_id),
     userId: Number(row.user_id),
+    accessTokenId: row.access_token_id === null ? null : Number(row.access_token_id),
     agent,
     threadId: row.thread_id === null ? null : Number(row.thread_id),
     threadUuid: row.thread_uuid,

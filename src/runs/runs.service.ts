@@ -17,14 +17,33 @@ import type { ModelMessage } from 'ai'
 import { uuidv7 } from 'uuidv7'
 import { requireResource, requireResourceWith } from '../access/resource-access.ts'
 import { executePrepared, writeOnce } from '../platform/db.ts'
-import { ConflictError, DATABASE_RETRY_AFTER_SECONDS, NotFoundError, ServiceUnavailableError, UpstreamError, UpstreamTimeoutError, ValidationError } from '../platform/errors.ts'
+import {
+  ConflictError,
+  DATABASE_RETRY_AFTER_SECONDS,
+  NotFoundError,
+  ServiceUnavailableError,
+  TooManyRequestsError,
+  UpstreamError,
+  UpstreamTimeoutError,
+  ValidationError,
+} from '../platform/errors.ts'
 import { renderPrompt } from '../prompts/index.ts'
 import { modelBySlugSql, type ResolvedModel } from '../models/index.ts'
 import { resolveAgentModel, resolveFor } from '../models/index.ts'
 import { eventsAfterSql, eventsOf, followRun } from './run-log.ts'
 import { composeSystemPrompt } from './system-prompt.ts'
 import { agentToolsSql } from '../catalog/index.ts'
-import { RUN_FIELDS, toRun, toUsage, type RunRecord, type TRunAgentInput, type TRunPromptInput, type TRunResult, type TRunThreadInput, type RunEventRecord } from './run.schema.ts'
+import {
+  RUN_FIELDS,
+  toRun,
+  toUsage,
+  type RunRecord,
+  type TRunAgentInput,
+  type TRunPromptInput,
+  type TRunResult,
+  type TRunThreadInput,
+  type RunEventRecord,
+} from './run.schema.ts'
 import { extractMemories, memoriesFor } from './memory-extraction.ts'
 import { threadHistory } from '../threads/index.ts'
 import { knowledgeForRun } from '../knowledge/index.ts'
@@ -34,9 +53,10 @@ import { selectColumns, unprefix } from '../platform/sql.ts'
 import { activeRunSql, requireThread } from '../threads/index.ts'
 import { offeredTools } from './run-tools.ts'
 import type { ResourceCtx } from '../context.ts'
-import type { ModelCall, RunOutcome, RunPlan } from './run-types.ts'
+import { BUDGET_EXCEEDED, type ModelCall, type RunOutcome, type RunPlan } from './run-types.ts'
 import type { RunKind } from '../../entities/index.ts'
 import { APPROVALS_OF_RUN_SQL } from './approvals.service.ts'
+import { accessTokenOf, requireWithinBudgets, spendScopeOf } from '../usage/index.ts'
 import { endRuns, isActiveRunConflict, type EndedRun } from './run-ending.ts'
 import { FINAL_EVENT_TYPES } from './run-log.ts'
 import type { IfBusy } from './run.schema.ts'
@@ -111,8 +131,15 @@ export async function runThread(ctx: ResourceCtx, input: TRunThreadInput): Promi
 export async function runPrompt(ctx: ResourceCtx, input: TRunPromptInput, options: RunOptions = {}): Promise<TRunResult> {
   const access = await requireResource(ctx, 'prompts', 'Prompt', input.prompt_uuid, 'read')
   const call = await promptCall(ctx, access.id, input.input, input.large_language_model ?? null)
+  await requireWithinBudgets(ctx.em, spendScopeOf(ctx, null))
   const background = input.background === true
-  return launch(ctx, { kind: 'prompt', agent: null, thread: null, prompt: access, model: call.model, input: input.input, background }, call, null, options)
+  return launch(
+    ctx,
+    { kind: 'prompt', agent: null, thread: null, prompt: access, model: call.model, input: input.input, background },
+    call,
+    null,
+    options,
+  )
 }
 
 /**
@@ -122,7 +149,9 @@ export async function runPrompt(ctx: ResourceCtx, input: TRunPromptInput, option
  * @throws ValidationError for values the prompt's inputs refuse, or a model without a credential.
  */
 export async function promptCall(ctx: ResourceCtx, promptId: number, values: unknown, slug: string | null): Promise<ModelCall> {
-  const [prompt] = await ctx.em.execute<{ content: string; metadata: unknown }[]>('select content, metadata from prompts where id = ?', [promptId])
+  const [prompt] = await ctx.em.execute<{ content: string; metadata: unknown }[]>('select content, metadata from prompts where id = ?', [
+    promptId,
+  ])
   if (!prompt) throw new NotFoundError('Prompt')
   const metadata = jsonRecordOf(prompt.metadata)
   const declared = Array.isArray(metadata.input) ? metadata.input : []
@@ -195,10 +224,10 @@ const FOLLOW_SQL = `select r.id::float8 as id, ${eventsAfterSql('r', '?::int')} 
 
 /** The id and status of run `uuid` if the caller started it. @throws NotFoundError */
 export async function requireRun(ctx: ResourceCtx, uuid: string): Promise<{ id: number; status: string }> {
-  const [row] = await ctx.em.execute<{ id: number; status: string }[]>(`select r.id::float8 as id, r.status from runs r where ${CALLERS_RUN}`, [
-    uuid,
-    ctx.auth.user.id,
-  ])
+  const [row] = await ctx.em.execute<{ id: number; status: string }[]>(
+    `select r.id::float8 as id, r.status from runs r where ${CALLERS_RUN}`,
+    [uuid, ctx.auth.user.id],
+  )
   if (!row) throw new NotFoundError('Run')
   return { id: Number(row.id), status: row.status }
 }
@@ -226,11 +255,14 @@ async function readResult(ctx: ResourceCtx, uuid: string): Promise<TRunResult> {
 function answerOf(run: RunRecord, rows: Record<string, unknown>[]): TRunResult {
   const messages = rows.flatMap((row) => (row['m.id'] == null ? [] : [toMessage(unprefix<MessageRow>(row, 'm.'))]))
   const wire = toRun(run)
-  return { data: { run: wire, messages, usage: toUsage(run), approvals: wire.approvals.filter((approval) => approval.status === 'pending') } }
+  return {
+    data: { run: wire, messages, usage: toUsage(run), approvals: wire.approvals.filter((approval) => approval.status === 'pending') },
+  }
 }
 
 /** A run (`r`) with the uuids of its agent, thread (`t`; its messages' thread too) and prompt. */
-const RUN_FROM = 'runs r left join agents a on a.id = r.agent_id left join threads t on t.id = r.thread_id left join prompts p on p.id = r.prompt_id'
+const RUN_FROM =
+  'runs r left join agents a on a.id = r.agent_id left join threads t on t.id = r.thread_id left join prompts p on p.id = r.prompt_id'
 const RUN_COLUMNS = `${selectColumns('r', '', RUN_FIELDS)}, a.uuid as "agentUuid", t.uuid as "threadUuid", p.uuid as "promptUuid",
   (select json_agg(w.data order by w.seq) from run_events w where w.run_id = r.id and w.type = 'run.warning') as warnings,
   ${APPROVALS_OF_RUN_SQL} as approvals`
@@ -249,17 +281,17 @@ export async function requireAgent(ctx: ResourceCtx, key: string | { id: number 
   }
   const model = modelBySlugSql(slug, { workspaceId: ctx.workspace.workspace.id, userId: ctx.auth.user.id })
   const workflows = ctx.deps.linkedWorkflows.sql(ctx, 'r.id')
-  const access = await requireResourceWith<{ name: string; instruction: string; metadata: unknown; tools: unknown; model: unknown; workflows: unknown }>(
-    ctx,
-    'agents',
-    'Agent',
-    key,
-    'read',
-    {
-      sql: `r.name, r.instruction, r.metadata, ${agentToolsSql('r.id')} as tools, ${model.sql} as model, ${workflows.sql} as workflows`,
-      params: [...model.params, ...workflows.params],
-    },
-  )
+  const access = await requireResourceWith<{
+    name: string
+    instruction: string
+    metadata: unknown
+    tools: unknown
+    model: unknown
+    workflows: unknown
+  }>(ctx, 'agents', 'Agent', key, 'read', {
+    sql: `r.name, r.instruction, r.metadata, ${agentToolsSql('r.id')} as tools, ${model.sql} as model, ${workflows.sql} as workflows`,
+    params: [...model.params, ...workflows.params],
+  })
   const { name, instruction, metadata, tools } = access.row
   return {
     id: access.id,
@@ -283,6 +315,8 @@ async function launchAgentRun(
   options: RunOptions = {},
 ): Promise<TRunResult> {
   const model = await resolveAgentModel(ctx, agent.metadata, agent)
+  // Before anything is stored or any model is asked, knowledge's embeddings included (docs/api/usage-and-budgets.md, "Enforcement").
+  await requireWithinBudgets(ctx.em, spendScopeOf(ctx, agent.id))
   const offered = offeredTools(ctx, agent, model, options.toolDepth ?? 0)
   const ifBusy = options.ifBusy ?? 'enqueue'
   const queue = () => enqueue(ctx, { kind, agent, thread: existingThread as Ref, model, content, background }, options)
@@ -293,7 +327,16 @@ async function launchAgentRun(
     if (busy) await supersede(ctx, existingThread.id)
   }
   const call = await agentCall(ctx, agent, existingThread?.id ?? null, content, model, offered)
-  const launchInput = { kind, agent: { id: agent.id, uuid: agent.uuid }, thread: existingThread ?? 'new', prompt: null, model, input: content, background, warnings: offered.warnings } as const
+  const launchInput = {
+    kind,
+    agent: { id: agent.id, uuid: agent.uuid },
+    thread: existingThread ?? 'new',
+    prompt: null,
+    model,
+    input: content,
+    background,
+    warnings: offered.warnings,
+  } as const
   const memoryInput = agent.metadata.memory === true ? content : null
   try {
     return await launch(ctx, launchInput, call, memoryInput, options)
@@ -375,9 +418,20 @@ async function enqueue(
 ): Promise<TRunResult> {
   const uuid = options.runUuid ?? uuidv7()
   await ctx.em.execute(
-    `insert into runs (uuid, kind, status, agent_id, thread_id, model, input, background, events_count, user_id, workspace_id, created_at, updated_at)
-     values (?, ?, 'queued', ?, ?, ?, ?::jsonb, ?, 0, ?, ?, now(), now())`,
-    [uuid, o.kind, o.agent.id, o.thread.id, o.model.llm.slug, storableJson(storableText(o.content)), o.background, ctx.auth.user.id, ctx.workspace.workspace.id],
+    `insert into runs (uuid, kind, status, agent_id, thread_id, model, input, background, events_count, user_id, workspace_id, access_token_id, created_at, updated_at)
+     values (?, ?, 'queued', ?, ?, ?, ?::jsonb, ?, 0, ?, ?, ?::bigint, now(), now())`,
+    [
+      uuid,
+      o.kind,
+      o.agent.id,
+      o.thread.id,
+      o.model.llm.slug,
+      storableJson(storableText(o.content)),
+      o.background,
+      ctx.auth.user.id,
+      ctx.workspace.workspace.id,
+      accessTokenOf(ctx),
+    ],
   )
   // The run before it may have ended between the look and this insert, seeing no queue: ask anyway.
   await ctx.deps.runs.requestDispatch(o.thread.id)
@@ -400,7 +454,12 @@ export function answerAfter(ctx: ResourceCtx, uuid: string, afterSeq: number): P
  * wherever it executes (its log is followed from after `afterSeq`); a run the upstream failed
  * answers 502/504 as a launch does.
  */
-async function answerWhenDone(ctx: ResourceCtx, uuid: string, options: Pick<RunOptions, 'signal' | 'untilEnd'>, afterSeq = 0): Promise<TRunResult> {
+async function answerWhenDone(
+  ctx: ResourceCtx,
+  uuid: string,
+  options: Pick<RunOptions, 'signal' | 'untilEnd'>,
+  afterSeq = 0,
+): Promise<TRunResult> {
   const { signal } = options
   const run = await requireRun(ctx, uuid)
   const stop = () => void cancelRun(ctx, run.id).catch(() => undefined)
@@ -425,22 +484,27 @@ async function answerWhenDone(ctx: ResourceCtx, uuid: string, options: Pick<RunO
  * {@link settle} does.
  * @throws the launch statement's error (nothing stored, the model call aborted); as {@link settle}.
  */
-async function launch(ctx: ResourceCtx, o: LaunchInput, modelCall: ModelCall, memoryInput: string | null, options: RunOptions): Promise<TRunResult> {
+async function launch(
+  ctx: ResourceCtx,
+  o: LaunchInput,
+  modelCall: ModelCall,
+  memoryInput: string | null,
+  options: RunOptions,
+): Promise<TRunResult> {
   const runUuid = options.runUuid ?? uuidv7()
   const call: ModelCall = { ...modelCall, runUuid }
   const launching = insertRun(ctx, o, runUuid)
-  const stored = launching.then(
-    (launched): RunPlan => ({
-      ...call,
-      run: { id: launched.record.id, uuid: launched.record.uuid, attempts: 1 },
-      kind: o.kind,
-      workspaceId: ctx.workspace.workspace.id,
-      userId: ctx.auth.user.id,
-      agent: o.agent,
-      threadId: launched.threadId,
-      threadUuid: launched.record.threadUuid,
-    }),
-  )
+  const stored = launching.then((launched): RunPlan => ({
+    ...call,
+    run: { id: launched.record.id, uuid: launched.record.uuid, attempts: 1 },
+    kind: o.kind,
+    workspaceId: ctx.workspace.workspace.id,
+    userId: ctx.auth.user.id,
+    accessTokenId: accessTokenOf(ctx),
+    agent: o.agent,
+    threadId: launched.threadId,
+    threadUuid: launched.record.threadUuid,
+  }))
   const execution = ctx.deps.runs.start(call, stored)
   const launched = await launching
   const plan = await stored
@@ -496,7 +560,10 @@ async function settle(
   const launchWarnings = Array.isArray(launched.record.warnings) ? launched.record.warnings : []
   const warnings = outcome.warnings ? [...launchWarnings, ...outcome.warnings] : launched.record.warnings
   const approvals = outcome.approvals ?? []
-  return answerOf({ ...launched.record, ...(settledRows[0] as unknown as RunRecord), warnings, approvals }, [...launched.rows, ...settledRows])
+  return answerOf({ ...launched.record, ...(settledRows[0] as unknown as RunRecord), warnings, approvals }, [
+    ...launched.rows,
+    ...settledRows,
+  ])
 }
 
 /**
@@ -513,6 +580,8 @@ function failIfUpstream(outcome: RunOutcome, runUuid: string): void {
   if (outcome.status !== 'failed' || !outcome.error) return
   const message = `Run ${runUuid} failed: ${outcome.error.message}`
   if (SERVICE_FAILURES.has(outcome.error.code)) throw new ServiceUnavailableError(message, DATABASE_RETRY_AFTER_SECONDS)
+  // Stopped between steps by a budget: over a budget is a 429, and waiting for its period helps (its message names it).
+  if (outcome.error.code === BUDGET_EXCEEDED) throw new TooManyRequestsError(null, message)
   if (outcome.error.code === 'upstream_timeout') throw new UpstreamTimeoutError(message)
   throw new UpstreamError(message)
 }
@@ -556,8 +625,8 @@ const LAUNCH_SQL = `with new_thread as (
      insert into threads (uuid, name, agent_id, messages_count, metadata, user_id, workspace_id, created_at, updated_at)
      select ?, null, ?, 1, '{}', ?, ?, now(), now() where ?::boolean returning id),
    run as (
-     insert into runs (uuid, kind, status, agent_id, thread_id, prompt_id, model, input, background, events_count, started_at, user_id, workspace_id, created_at, updated_at)
-     values (?, ?, 'running', ?, coalesce((select id from new_thread), ?::bigint), ?, ?, ?::jsonb, ?, 1, now(), ?, ?, now(), now())
+     insert into runs (uuid, kind, status, agent_id, thread_id, prompt_id, model, input, background, events_count, started_at, user_id, workspace_id, access_token_id, created_at, updated_at)
+     values (?, ?, 'running', ?, coalesce((select id from new_thread), ?::bigint), ?, ?, ?::jsonb, ?, 1, now(), ?, ?, ?::bigint, now(), now())
      returning *),
    message as (
      insert into messages (uuid, thread_id, run_id, user_id, workspace_id, role, content, parts, created_at, updated_at)
@@ -592,7 +661,7 @@ async function insertRun(ctx: ResourceCtx, o: LaunchInput, uuid: string): Promis
   const params = [
     // One line per part of the statement: new_thread, run, message, then counted, used, started, the answer.
     threadUuid, agentId, user, workspace, isNew,
-    uuid, o.kind, agentId, existing?.id ?? null, o.prompt?.id ?? null, o.model.llm.slug, storableJson(o.input), o.background, user, workspace,
+    uuid, o.kind, agentId, existing?.id ?? null, o.prompt?.id ?? null, o.model.llm.slug, storableJson(o.input), o.background, user, workspace, accessTokenOf(ctx),
     uuidv7(), user, workspace, text, storableJson([{ type: 'text', text }]),
     existing?.id ?? null,
     agentId,
@@ -610,7 +679,14 @@ async function insertRun(ctx: ResourceCtx, o: LaunchInput, uuid: string): Promis
   )
   const row = rows[0]
   const threadId = row.threadId === null ? null : Number(row.threadId)
-  const record = { ...(row as unknown as RunRecord), agentUuid: o.agent?.uuid ?? null, threadUuid, promptUuid: o.prompt?.uuid ?? null, warnings: o.warnings ?? [], approvals: [] }
+  const record = {
+    ...(row as unknown as RunRecord),
+    agentUuid: o.agent?.uuid ?? null,
+    threadUuid,
+    promptUuid: o.prompt?.uuid ?? null,
+    warnings: o.warnings ?? [],
+    approvals: [],
+  }
   return { threadId, record, rows }
 }
 
@@ -674,7 +750,9 @@ export function closeUnanswered(messages: ModelMessage[], answeredLater: Readonl
   for (const message of messages) {
     out.push(message)
     if (message.role !== 'assistant' || typeof message.content === 'string') continue
-    const open = message.content.flatMap((part) => (part.type === 'tool-call' && !answered.has(part.toolCallId) && !answeredLater.has(part.toolCallId) ? [part] : []))
+    const open = message.content.flatMap((part) =>
+      part.type === 'tool-call' && !answered.has(part.toolCallId) && !answeredLater.has(part.toolCallId) ? [part] : [],
+    )
     if (open.length === 0) continue
     out.push({
       role: 'tool',

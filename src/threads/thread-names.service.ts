@@ -10,7 +10,8 @@ import { queries } from '../platform/db.ts'
 import { ValidationError } from '../platform/errors.ts'
 import type { TThread } from './thread.schema.ts'
 import { jsonRecordOf, storableText } from '../access/wire.ts'
-import { completeText } from '../models/index.ts'
+import { completeText, costOf } from '../models/index.ts'
+import { meteredCall, spendScopeOf, type CallTokens } from '../usage/index.ts'
 import { resolveAgentModel } from '../models/index.ts'
 import { threadHistory } from './messages.service.ts'
 import type { ResourceCtx } from '../context.ts'
@@ -39,8 +40,15 @@ export async function generateName(ctx: ResourceCtx, uuid: string): Promise<{ da
     const first = history.find((m) => m.role === 'user') ?? history[0]
     name = first.content.split(/\s+/).filter(Boolean).slice(0, 6).join(' ')
   } else {
-    const transcript = history.map((m) => `${m.role}: ${m.content}`).join('\n').slice(0, 8_000)
-    name = cleanName(await completeText(model, ctx.config, { system: INSTRUCTION, prompt: transcript, maxOutputTokens: 30 }, 'name the thread'))
+    const transcript = history
+      .map((m) => `${m.role}: ${m.content}`)
+      .join('\n')
+      .slice(0, 8_000)
+    const metered = { slug: model.llm.slug, costOf: (tokens: CallTokens) => costOf(model.llm, tokens) }
+    const answer = await meteredCall(ctx, spendScopeOf(ctx, thread.agentId), metered, (onUsage) =>
+      completeText(model, ctx.config, { system: INSTRUCTION, prompt: transcript, maxOutputTokens: 30 }, 'name the thread', onUsage),
+    )
+    name = cleanName(answer)
   }
   const cleaned = storableText(cleanName(name)) || 'Untitled conversation'
   await queries(ctx.em)

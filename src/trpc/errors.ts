@@ -49,7 +49,7 @@ export function toTRPCError(cause: unknown, setHeader: (name: string, value: str
     // it into an UnknownCauseError and drop the non-enumerable `issues` (both surfaces lost them).
     return new TRPCError({ code: 'BAD_REQUEST', message: VALIDATION_MESSAGE, cause: new ZodRealError(cause.issues) })
   }
-  if (cause instanceof TooManyRequestsError || cause instanceof ServiceUnavailableError)
+  if ((cause instanceof TooManyRequestsError || cause instanceof ServiceUnavailableError) && cause.retryAfterSeconds !== null)
     setHeader('Retry-After', String(cause.retryAfterSeconds))
   if (cause instanceof AppError) return new TRPCError({ code: CODES[cause.status], message: cause.message, cause })
   if (cause instanceof UniqueConstraintViolationException) {

@@ -34,8 +34,9 @@ export interface Meta {
   /** Rate limited (src/trpc/limits.ts): may answer 429. Declared in the OpenAPI document. */
   rateLimited?: boolean
   /**
-   * Waits for a language model: may answer 502 when its provider fails and 504 when it does not
-   * answer in time (src/platform/errors.ts). Declared in the OpenAPI document.
+   * Waits for a language model: may answer 429 when a budget blocks it (docs/api/usage-and-budgets.md),
+   * 502 when its provider fails and 504 when it does not answer in time (src/platform/errors.ts).
+   * Declared in the OpenAPI document.
    */
   callsModel?: boolean
   /**

@@ -20,7 +20,8 @@
 import { z } from 'zod'
 import { ValidationError } from '../platform/errors.ts'
 import { resolveModel } from '../models/index.ts'
-import { checkWith, generateStructured, issueLines, type Checked } from '../models/index.ts'
+import { checkWith, costOf, generateStructured, issueLines, type Checked } from '../models/index.ts'
+import { meteredCall, spendScopeOf, type CallTokens } from '../usage/index.ts'
 import type { TGenerateWorkflowInput, TWorkflow } from './workflow.schema.ts'
 import { jsonBytes, storableText, text } from '../access/wire.ts'
 import { MAX_GRAPH_BYTES, WorkflowEdges, WorkflowNodes } from './workflow-graph.schema.ts'
@@ -99,22 +100,30 @@ function textOf(value: unknown, max: number): string | null {
  *   504 also once `signal` aborted (the client disconnected: no one reads the answer, and nothing
  *   is stored).
  */
-export async function generateWorkflow(ctx: ResourceCtx, input: TGenerateWorkflowInput, signal?: AbortSignal): Promise<{ data: TWorkflow }> {
+export async function generateWorkflow(
+  ctx: ResourceCtx,
+  input: TGenerateWorkflowInput,
+  signal?: AbortSignal,
+): Promise<{ data: TWorkflow }> {
   const model = await resolveModel(
     { em: ctx.em, config: ctx.config },
     { workspaceId: ctx.workspace.workspace.id, userId: ctx.auth.user.id, slug: input.model ?? null, field: ['model'] },
   )
-  const checked = await generateStructured(model, ctx.config, {
-    name: 'workflow',
-    shape: GraphAnswer,
-    system: system(),
-    prompt: input.name ? `Workflow name: ${input.name}\n\n${input.description}` : input.description,
-    check: checkGraph,
-    maxOutputTokens: MAX_OUTPUT_TOKENS,
-    task: 'design a workflow',
-    modelField: ['model'],
-    signal,
-  })
+  const metered = { slug: model.llm.slug, costOf: (tokens: CallTokens) => costOf(model.llm, tokens) }
+  const checked = await meteredCall(ctx, spendScopeOf(ctx, null), metered, (onUsage) =>
+    generateStructured(model, ctx.config, {
+      onUsage,
+      name: 'workflow',
+      shape: GraphAnswer,
+      system: system(),
+      prompt: input.name ? `Workflow name: ${input.name}\n\n${input.description}` : input.description,
+      check: checkGraph,
+      maxOutputTokens: MAX_OUTPUT_TOKENS,
+      task: 'design a workflow',
+      modelField: ['model'],
+      signal,
+    }),
+  )
   if (!checked.ok) {
     throw new ValidationError(
       ['description'],

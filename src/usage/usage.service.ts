@@ -1,0 +1,119 @@
+/**
+ * `GET usage` (docs/api/usage-and-budgets.md, "Usage"): the model usage of the request's
+ * workspace, summed from the usage rollup (`usage_daily`) and grouped by one or two of day, week,
+ * month, agent, user, model and access token. A run counts on the UTC day of its `created_at`.
+ * Owners and admins see everyone's usage; a member sees their own only.
+ */
+import type { ResourceCtx } from '../context.ts'
+import { dollars, type TUsageAnswer, type TUsageInput, type TUsageRow, type UsageGroup } from './usage.schema.ts'
+
+/** Per group: the columns it selects (and groups by) and the order it sorts in. */
+const GROUPS: Record<UsageGroup, { select: string[]; order: string[] }> = {
+  day: { select: [`to_char(u.day, 'YYYY-MM-DD') as date`], order: ['date'] },
+  week: { select: [`to_char(date_trunc('week', u.day), 'YYYY-MM-DD') as date`], order: ['date'] },
+  month: { select: [`to_char(date_trunc('month', u.day), 'YYYY-MM-DD') as date`], order: ['date'] },
+  agent: { select: ['a.uuid as "agentUuid"', 'a.name as "agentName"'], order: ['"agentName" nulls last', '"agentUuid" nulls last'] },
+  user: { select: ['us.id as "userId"', 'us.name as "userName"'], order: ['"userName" nulls last', '"userId" nulls last'] },
+  model: { select: [`nullif(u.model, '') as model`], order: ['model nulls last'] },
+  access_token: {
+    select: ['tk.uuid as "tokenUuid"', 'tk.name as "tokenName"'],
+    order: ['"tokenName" nulls last', '"tokenUuid" nulls last'],
+  },
+}
+
+interface GroupRow {
+  date?: string
+  agentUuid?: string | null
+  agentName?: string | null
+  userId?: number | null
+  userName?: string | null
+  model?: string | null
+  tokenUuid?: string | null
+  tokenName?: string | null
+  runs: number
+  prompt_tokens: number
+  completion_tokens: number
+  total_tokens: number
+  cost: string
+}
+
+/** The usage of the workspace (the caller's own for a member), grouped and summed. */
+export async function usage(ctx: ResourceCtx, input: TUsageInput): Promise<TUsageAnswer> {
+  const groups = input.group_by ?? ['day']
+  const where = ['u.workspace_id = ?']
+  const params: unknown[] = [ctx.workspace.workspace.id]
+  if (input.date_from) {
+    where.push('u.day >= ?::date')
+    params.push(input.date_from)
+  }
+  if (input.date_to) {
+    where.push('u.day <= ?::date')
+    params.push(input.date_to)
+  }
+  if (input.agent_uuid) {
+    where.push('u.agent_id = (select id from agents where uuid = ? and workspace_id = u.workspace_id)')
+    params.push(input.agent_uuid)
+  }
+  if (input.user_id !== undefined) {
+    where.push('u.user_id = ?')
+    params.push(input.user_id)
+  }
+  if (input.model) {
+    where.push('u.model = ?')
+    params.push(input.model)
+  }
+  const manages = ctx.workspace.role === 'owner' || ctx.workspace.role === 'admin'
+  if (!manages) {
+    where.push('u.user_id = ?')
+    params.push(ctx.auth.user.id)
+  }
+  const selected = groups.flatMap((group) => GROUPS[group].select)
+  const keys = selected.map((_, index) => index + 1)
+  const rows = await ctx.em.execute<GroupRow[]>(
+    `select ${selected.join(', ')}, sum(u.runs)::float8 as runs, sum(u.prompt_tokens)::float8 as prompt_tokens,
+       sum(u.completion_tokens)::float8 as completion_tokens, sum(u.total_tokens)::float8 as total_tokens, sum(u.cost)::text as cost
+     from usage_daily u
+       left join agents a on a.id = u.agent_id
+       left join users us on us.id = u.user_id
+       left join access_tokens tk on tk.id = u.access_token_id
+     where ${where.join(' and ')}
+     group by ${keys.join(', ')}
+     having sum(u.runs) > 0 or sum(u.total_tokens) > 0 or sum(u.cost) > 0
+     order by ${groups.flatMap((group) => GROUPS[group].order).join(', ')}`,
+    params,
+  )
+  const data = rows.map((row) => toUsageRow(row, groups))
+  const totals = { runs: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost: 0 }
+  for (const row of data) {
+    totals.runs += row.runs
+    totals.prompt_tokens += row.prompt_tokens
+    totals.completion_tokens += row.completion_tokens
+    totals.total_tokens += row.total_tokens
+    totals.cost += row.cost
+  }
+  totals.cost = dollars(totals.cost)
+  return { data, meta: { totals, currency: 'USD' } }
+}
+
+/** A group row as the wire shape: the keys asked for, then the sums. */
+function toUsageRow(row: GroupRow, groups: UsageGroup[]): TUsageRow {
+  const out: TUsageRow = { runs: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost: 0 }
+  const keyed: Partial<TUsageRow> = {}
+  for (const group of groups) {
+    if (group === 'day' || group === 'week' || group === 'month') keyed.date = row.date
+    if (group === 'agent') keyed.agent = row.agentUuid ? { uuid: row.agentUuid, name: row.agentName ?? '' } : null
+    if (group === 'user')
+      keyed.user = row.userId !== null && row.userId !== undefined ? { id: Number(row.userId), name: row.userName ?? '' } : null
+    if (group === 'model') keyed.model = row.model ?? null
+    if (group === 'access_token') keyed.access_token = row.tokenUuid ? { uuid: row.tokenUuid, name: row.tokenName ?? '' } : null
+  }
+  return {
+    ...keyed,
+    ...out,
+    runs: Number(row.runs),
+    prompt_tokens: Number(row.prompt_tokens),
+    completion_tokens: Number(row.completion_tokens),
+    total_tokens: Number(row.total_tokens),
+    cost: dollars(row.cost),
+  }
+}
