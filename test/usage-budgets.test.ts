@@ -4,7 +4,7 @@
  * anything is stored, or stops a run between steps. The model is the real OpenAI provider client
  * talking to test/helpers/upstream.ts over loopback.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { startUpstream, type Upstream } from './helpers/upstream.ts'
 
@@ -131,5 +131,28 @@ describe('usage and budgets', () => {
     upstream.enqueue({ kind: 'text', text: 'small', usage: { prompt_tokens: 10, completion_tokens: 10 } })
     expect((await run(user, agent.uuid, { input: 'hi' })).status).toBe(200)
     expect(await alerts()).toEqual([10, 50])
+  })
+
+  it('counts the memory extraction after a run in its scope, as tokens without a run of its own', async () => {
+    const user = await t.make.user({ name: 'Mo Memory' })
+    const agent = await makeAgent(user, { name: 'Rememberer', metadata: { memory: true } })
+    upstream.respondWith((req) => {
+      const system = (req.body.messages as { role: string; content: string }[]).find((m) => m.role === 'system')?.content ?? ''
+      return system.startsWith('You extract durable facts')
+        ? { kind: 'text', text: '["The user is called Mo"]', usage: { prompt_tokens: 30, completion_tokens: 7 } }
+        : { kind: 'text', text: 'Noted.', usage: { prompt_tokens: 20, completion_tokens: 3 } }
+    })
+    const res = await run(user, agent.uuid, { input: 'I am Mo' })
+    expect(res.status).toBe(200)
+    expect(res.body.data.usage.total_tokens).toBe(23)
+    await vi.waitFor(
+      async () => {
+        const usage = await t.http('GET', '/api/v1/usage?group_by=agent', { token: user.token })
+        expect(usage.body.data).toEqual([
+          expect.objectContaining({ agent: { uuid: agent.uuid, name: 'Rememberer' }, runs: 1, prompt_tokens: 50, completion_tokens: 10, total_tokens: 60 }),
+        ])
+      },
+      { timeout: 3000, interval: 50 },
+    )
   })
 })

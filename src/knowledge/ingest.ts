@@ -15,6 +15,7 @@
  * never written: the final transaction locks the row and finds it gone.
  */
 import { createHash } from 'node:crypto'
+import { recordCallUsage } from '../usage/index.ts'
 import { embedMany } from 'ai'
 import { uuidv7 } from 'uuidv7'
 import type { Logger } from '../platform/logger.ts'
@@ -206,6 +207,17 @@ export class KnowledgeEngine {
     return { ...(row as unknown as Claimed), userId: row.userId === null ? null : Number(row.userId) }
   }
 
+  /**
+   * Counts the tokens of a document's embedding call in its agent's and owner's usage (no run, no
+   * price: docs/api/usage-and-budgets.md, "How usage is counted"). A failure to count it does not fail the document.
+   */
+  async #countEmbedding(doc: Claimed, key: string, tokens: number): Promise<void> {
+    const scope = { workspaceId: doc.workspaceId, agentId: doc.agentId, userId: doc.userId, accessTokenId: null }
+    await recordCallUsage(this.#em(), scope, { model: key, promptTokens: tokens, completionTokens: 0, cost: 0, runs: 0 }).catch((error: unknown) =>
+      this.deps.log.warn({ err: error, document: doc.uuid }, 'embedding usage not recorded'),
+    )
+  }
+
   async #process(doc: Claimed): Promise<void> {
     const source = await this.#read(doc)
     const sizeBytes = source.bytes.byteLength
@@ -220,7 +232,7 @@ export class KnowledgeEngine {
     const contentHash = createHash('sha256').update(text).digest('hex')
     if (chunks.length === 0) throw new PermanentError('The source contains no text')
     const embedding = this.mode === 'hybrid' ? await this.#embeddingFor(doc) : null
-    const vectors = embedding ? await embedAll(embedding, chunks.map((chunk) => chunk.text)) : null
+    const vectors = embedding ? await embedAll(embedding, chunks.map((chunk) => chunk.text), (tokens) => this.#countEmbedding(doc, embedding.key, tokens)) : null
     await this.#store(doc, { contentHash, tokens, sizeBytes, mimeType: source.mimeType, chunks, vectors, embeddingKey: embedding?.key ?? null })
   }
 
@@ -316,11 +328,15 @@ export class KnowledgeEngine {
   }
 }
 
-/** Every text's embedding, {@link BATCH} texts per call. @throws the upstream's error (retried by the job). */
-async function embedAll(embedding: KnowledgeEmbedding, texts: string[]): Promise<number[][]> {
+/**
+ * Every text's embedding, {@link BATCH} texts per call; `onUsage` is told each call's tokens.
+ * @throws the upstream's error (retried by the job).
+ */
+async function embedAll(embedding: KnowledgeEmbedding, texts: string[], onUsage: (tokens: number) => Promise<void>): Promise<number[][]> {
   const vectors: number[][] = []
   for (let start = 0; start < texts.length; start += BATCH) {
-    const { embeddings } = await embedMany({ model: embedding.model, values: texts.slice(start, start + BATCH), maxRetries: 0 })
+    const { embeddings, usage } = await embedMany({ model: embedding.model, values: texts.slice(start, start + BATCH), maxRetries: 0 })
+    await onUsage(usage.tokens)
     vectors.push(...embeddings)
   }
   return vectors

@@ -8,6 +8,7 @@
  * which turns them into chunks; deleting a document deletes its chunks (a cascade), and deleting
  * an agent deletes its documents ({@link removeAgentKnowledge}).
  */
+import { recordCallUsage, spendScopeOf } from '../usage/index.ts'
 import { createHash } from 'node:crypto'
 import { lookup } from 'node:dns/promises'
 import ipaddr from 'ipaddr.js'
@@ -299,13 +300,19 @@ export async function retry(ctx: ResourceCtx, uuid: string): Promise<{ data: TKn
 
 /** The retrieval of agent `agentId` for `query` with `model`'s embedding (the caller's credential). */
 function retrieveFor(ctx: ResourceCtx, agentId: number, query: string, limit: number, model: ResolvedModel | null) {
+  const embedding = model?.embedding() ?? null
   return retrieve(ctx.em, {
     agentId,
     query,
     limit,
     mode: ctx.deps.knowledge.mode,
-    embedding: model?.embedding() ?? null,
+    embedding,
     onEmbeddingError: (error) => ctx.log.warn({ err: error }, 'knowledge query not embedded; full-text retrieval only'),
+    // Counted in the caller's scope, no run of its own; embeddings carry no price in the catalog (docs/api/usage-and-budgets.md).
+    onEmbeddingUsage: (tokens) =>
+      void recordCallUsage(ctx.em.fork(), spendScopeOf(ctx, agentId), { model: embedding?.key ?? '', promptTokens: tokens, completionTokens: 0, cost: 0, runs: 0 }).catch(
+        (error: unknown) => ctx.log.warn({ err: error }, 'embedding usage not recorded'),
+      ),
   })
 }
 

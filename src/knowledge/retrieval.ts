@@ -43,10 +43,19 @@ export interface Retrieval {
  */
 export async function retrieve(
   em: Em,
-  o: { agentId: number; query: string; limit: number; mode: RetrievalMode; embedding: KnowledgeEmbedding | null; onEmbeddingError?: (error: unknown) => void },
+  o: {
+    agentId: number
+    query: string
+    limit: number
+    mode: RetrievalMode
+    embedding: KnowledgeEmbedding | null
+    onEmbeddingError?: (error: unknown) => void
+    /** Told the tokens the query's embedding used (usage and budgets). */
+    onEmbeddingUsage?: (tokens: number) => void
+  },
 ): Promise<Retrieval> {
   const candidates = o.limit * CANDIDATES_PER_RESULT
-  const vector = o.mode === 'hybrid' && o.embedding ? await embedQuery(o.embedding, o.query, o.onEmbeddingError) : null
+  const vector = o.mode === 'hybrid' && o.embedding ? await embedQuery(o.embedding, o.query, o) : null
   // Chunks holding every term of the query rank first; chunks holding any of them are ranked only
   // when fewer than `limit` hold them all (a gated CTE: PostgreSQL skips its scan otherwise), so a
   // question with a common word does not score a large share of the agent's chunks.
@@ -99,12 +108,17 @@ export async function retrieve(
 }
 
 /** The query's vector, or null when the embedding call failed. */
-async function embedQuery(embedding: KnowledgeEmbedding, query: string, onError?: (error: unknown) => void): Promise<number[] | null> {
+async function embedQuery(
+  embedding: KnowledgeEmbedding,
+  query: string,
+  o: { onEmbeddingError?: (error: unknown) => void; onEmbeddingUsage?: (tokens: number) => void },
+): Promise<number[] | null> {
   try {
-    const { embedding: vector } = await embed({ model: embedding.model, value: query, maxRetries: 0 })
+    const { embedding: vector, usage } = await embed({ model: embedding.model, value: query, maxRetries: 0 })
+    o.onEmbeddingUsage?.(usage.tokens)
     return vector
   } catch (error) {
-    onError?.(error)
+    o.onEmbeddingError?.(error)
     return null
   }
 }

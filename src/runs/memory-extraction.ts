@@ -8,7 +8,9 @@
  * (prose, an error, the local test model's fixed reply) stores nothing: memory is best effort and
  * never fails the run it follows.
  */
-import { completeText } from '../models/index.ts'
+import { completeText, costOf } from '../models/index.ts'
+import { recordCallUsage } from '../usage/index.ts'
+import { spendScopeOfPlan } from './run-executor.ts'
 import { uuidv7 } from 'uuidv7'
 import type { Config } from '../platform/config.ts'
 import type { Em, Orm } from '../platform/db.ts'
@@ -42,7 +44,10 @@ export async function extractMemories(deps: { orm: Orm; config: Config }, o: { p
   if (!plan.agent) return 0
   let text: string
   try {
-    text = await completeText(plan.model, deps.config, { system: EXTRACTION_INSTRUCTION, prompt: o.userText }, 'extract memories')
+    text = await completeText(plan.model, deps.config, { system: EXTRACTION_INSTRUCTION, prompt: o.userText }, 'extract memories', (tokens) =>
+      // Spent for the run, so counted in its scope (no run of its own); memory is a bonus, so a failure to count it is not the run's.
+      recordCallUsage(deps.orm.em.fork(), spendScopeOfPlan(plan), { model: plan.model.llm.slug, ...tokens, cost: costOf(plan.model.llm, tokens), runs: 0 }).catch(() => undefined),
+    )
   } catch {
     // Memory is a bonus of a run that already succeeded: a failing extraction stores nothing.
     return 0

@@ -197,25 +197,28 @@ export async function noteSpend(em: Em, log: AlertLog, scope: SpendScope): Promi
   }
 }
 
-/** Usage of a model call made outside a run (agent and workflow generation), added to the rollup as one run. */
+/** Usage of a model call made outside a run's own steps: generation, embeddings, memory extraction. */
 export interface CallUsage {
+  /** The catalog slug; for embeddings, the embedding key (`openai/text-embedding-3-small`). */
   model: string
   promptTokens: number
   completionTokens: number
   /** US dollars. */
   cost: number
+  /** How many runs it adds: 1 for a generation (the default), 0 for a call that serves a run or a document (embeddings, memory extraction). */
+  runs?: 0 | 1
 }
 
 /**
- * Adds a model call made outside a run to the usage rollup, on the UTC day it is made: one run,
- * its tokens and its cost (docs/api/usage-and-budgets.md, "How usage is counted").
+ * Adds a model call made outside a run's steps to the usage rollup, on the UTC day it is made: its
+ * runs (see {@link CallUsage.runs}), tokens and cost (docs/api/usage-and-budgets.md, "How usage is counted").
  */
 export async function recordCallUsage(em: Em, scope: SpendScope, usage: CallUsage): Promise<void> {
   await em.execute(
     `insert into usage_daily as u (workspace_id, day, agent_id, user_id, access_token_id, model, runs, prompt_tokens, completion_tokens, total_tokens, cost)
-     values (?, (now() at time zone 'UTC')::date, ?, ?, ?, ?, 1, ?, ?, ?, ?)
+     values (?, (now() at time zone 'UTC')::date, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      on conflict (workspace_id, day, agent_id, user_id, access_token_id, model) do update
-       set runs = u.runs + 1, prompt_tokens = u.prompt_tokens + excluded.prompt_tokens, completion_tokens = u.completion_tokens + excluded.completion_tokens,
+       set runs = u.runs + excluded.runs, prompt_tokens = u.prompt_tokens + excluded.prompt_tokens, completion_tokens = u.completion_tokens + excluded.completion_tokens,
          total_tokens = u.total_tokens + excluded.total_tokens, cost = u.cost + excluded.cost`,
     [
       scope.workspaceId,
@@ -223,6 +226,7 @@ export async function recordCallUsage(em: Em, scope: SpendScope, usage: CallUsag
       scope.userId ?? 0,
       scope.accessTokenId ?? 0,
       usage.model,
+      usage.runs ?? 1,
       usage.promptTokens,
       usage.completionTokens,
       usage.promptTokens + usage.completionTokens,
