@@ -144,7 +144,7 @@ export interface RunOutcome {
    * it over (src/runs/run-manager.ts).
    */
   status: 'succeeded' | 'failed' | 'canceled' | 'awaiting_approval' | 'running'
-  /** `upstream_error` (502), `upstream_timeout` (504), `canceled`, `interrupted` or `not_stored` (503). */
+  /** `upstream_error` (502), `upstream_timeout` (504), `budget_exceeded` (429), `canceled`, `interrupted` or `not_stored` (503). */
   error: { code: string; message: string } | null
   /** The final answer's text. */
   output: string
