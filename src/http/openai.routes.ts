@@ -73,6 +73,8 @@ function handleOpenAiError(error: FastifyError, request: FastifyRequest, reply: 
   if (status === 500) request.log.error({ err: error }, 'unhandled error')
   if (status === 503) void reply.header('retry-after', '1')
   if (error instanceof TooManyRequestsError && error.retryAfterSeconds !== null) void reply.header('retry-after', String(error.retryAfterSeconds))
+  // The SDKs retry a 429 by default; a budget's refusal answers the same until its period ends (or someone raises it).
+  if (error instanceof BudgetExceededError) void reply.header('x-should-retry', 'false')
   return reply.status(status).header('x-request-id', request.id).send({ error: body })
 }
 

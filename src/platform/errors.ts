@@ -94,12 +94,7 @@ export class TooManyRequestsError extends AppError {
  */
 export class BudgetExceededError extends TooManyRequestsError {
   override name = 'BudgetExceededError'
-  constructor(
-    message: string,
-    retryAfterSeconds: number | null,
-    /** The budget's uuid. */
-    readonly budgetUuid: string,
-  ) {
+  constructor(message: string, retryAfterSeconds: number | null) {
     super(retryAfterSeconds, message)
   }
 }

@@ -28,7 +28,7 @@ import { endRuns, isActiveRunConflict } from './run-ending.ts'
 import type { RunDriver } from './run-manager.ts'
 import { offeredTools } from './run-tools.ts'
 import { claimedPlan, storedBefore, type ClaimedRunRow, type DecidedCall } from './run-types.ts'
-import { agentCall, requireAgent } from './runs.service.ts'
+import { agentCall, refusedByBudget, requireAgent } from './runs.service.ts'
 import { takeOverRuns } from './run-takeover.ts'
 
 /** What a claim statement answers about the run it claimed. */
@@ -128,6 +128,7 @@ async function start(deps: ServiceDeps, row: ClaimedRow, how: 'resume' | 'dispat
     const call = await agentCall(ctx, agent, row.thread_id === null ? null : Number(row.thread_id), content, model, offered, {
       inHistory: true,
       answeredLater,
+      skipKnowledge: await refusedByBudget(ctx, row),
     })
     call.runUuid = row.uuid
     if (how === 'resume') {

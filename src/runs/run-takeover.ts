@@ -40,7 +40,7 @@ import {
   type Step,
   type TakeoverRequest,
 } from './run-types.ts'
-import { agentCall, promptCall, requireAgent, toModelMessages } from './runs.service.ts'
+import { agentCall, promptCall, refusedByBudget, requireAgent, toModelMessages } from './runs.service.ts'
 import type { RunEventRecord } from './run.schema.ts'
 
 /** What the takeover claim answers about each run it claimed. */
@@ -120,7 +120,7 @@ async function goOn(deps: ServiceDeps, row: TakenRow): Promise<void> {
     const offered = offeredTools(ctx, found, model, 0)
     // Calls answered in the steps, or answered here, are not closed as never run in the history.
     const answeredLater = new Set([...steps.flatMap((step) => step.results.map(callIdOf)), ...approvals.keys()])
-    call = await agentCall(ctx, found, threadId, row.input_text, model, offered, { inHistory: true, answeredLater })
+    call = await agentCall(ctx, found, threadId, row.input_text, model, offered, { inHistory: true, answeredLater, skipKnowledge: await refusedByBudget(ctx, row) })
     agent = { id: found.id, uuid: found.uuid }
   }
   const history = call.messages

@@ -22,7 +22,7 @@ import {
   DATABASE_RETRY_AFTER_SECONDS,
   NotFoundError,
   ServiceUnavailableError,
-  TooManyRequestsError,
+  BudgetExceededError,
   UpstreamError,
   UpstreamTimeoutError,
   ValidationError,
@@ -53,10 +53,10 @@ import { selectColumns, unprefix } from '../platform/sql.ts'
 import { activeRunSql, requireThread } from '../threads/index.ts'
 import { offeredTools } from './run-tools.ts'
 import type { ResourceCtx } from '../context.ts'
-import { BUDGET_EXCEEDED, type ModelCall, type RunOutcome, type RunPlan } from './run-types.ts'
+import { BUDGET_EXCEEDED, type ClaimedRunRow, type ModelCall, type RunOutcome, type RunPlan } from './run-types.ts'
 import type { RunKind } from '../../entities/index.ts'
 import { APPROVALS_OF_RUN_SQL } from './approvals.service.ts'
-import { accessTokenOf, requireWithinBudgets, spendScopeOf } from '../usage/index.ts'
+import { accessTokenOf, budgetRefusal, requireWithinBudgets, spendScopeOf } from '../usage/index.ts'
 import { endRuns, isActiveRunConflict, type EndedRun } from './run-ending.ts'
 import { FINAL_EVENT_TYPES } from './run-log.ts'
 import type { IfBusy } from './run.schema.ts'
@@ -365,11 +365,16 @@ export async function agentCall(
   content: string,
   model: ResolvedModel,
   offered: ReturnType<typeof offeredTools>,
-  o: { inHistory?: boolean; answeredLater?: ReadonlySet<string> } = {},
+  o: {
+    inHistory?: boolean
+    answeredLater?: ReadonlySet<string>
+    /** Retrieve no knowledge (no embedding call): a run a budget refuses before its model call. */
+    skipKnowledge?: boolean
+  } = {},
 ): Promise<ModelCall> {
   const { tools, mcpServers, workflowTools, webSearch, warnings } = offered
   const memories = agent.metadata.memory === true ? await memoriesFor(ctx.em, ctx.auth.user.id, agent.id) : []
-  const knowledge = agent.metadata.knowledge === true ? await knowledgeForRun(ctx, agent.id, content, model) : null
+  const knowledge = agent.metadata.knowledge === true && !o.skipKnowledge ? await knowledgeForRun(ctx, agent.id, content, model) : null
   const system = composeSystemPrompt(agent, { memories, knowledge: knowledge?.context })
   const history = threadId === null ? [] : await threadHistory(ctx.em, threadId, HISTORY_LIMIT)
   const earlier = closeUnanswered(toModelMessages(history), o.answeredLater ?? new Set())
@@ -387,6 +392,16 @@ export async function agentCall(
     warnings,
     ...(knowledge ? { knowledge: { event: knowledge.event, citations: knowledge.citations } } : {}),
   }
+}
+
+/**
+ * Whether a budget blocks a claimed run now. Such a run is planned without knowledge (no embedding
+ * call), and its executor's own check ends it `budget_exceeded` before its model call
+ * (src/runs/run-executor.ts, `checkBudget`).
+ */
+export async function refusedByBudget(ctx: ResourceCtx, row: ClaimedRunRow): Promise<boolean> {
+  const scope = { workspaceId: Number(row.workspace_id), agentId: row.agent_id === null ? null : Number(row.agent_id), userId: Number(row.user_id) }
+  return (await budgetRefusal(ctx.em, { ...scope, accessTokenId: row.access_token_id === null ? null : Number(row.access_token_id) })) !== null
 }
 
 /** The thread's oldest unfinished run (running, waiting or queued), if any. */
@@ -581,7 +596,7 @@ function failIfUpstream(outcome: RunOutcome, runUuid: string): void {
   const message = `Run ${runUuid} failed: ${outcome.error.message}`
   if (SERVICE_FAILURES.has(outcome.error.code)) throw new ServiceUnavailableError(message, DATABASE_RETRY_AFTER_SECONDS)
   // Stopped between steps by a budget: over a budget is a 429, and waiting for its period helps (its message names it).
-  if (outcome.error.code === BUDGET_EXCEEDED) throw new TooManyRequestsError(null, message)
+  if (outcome.error.code === BUDGET_EXCEEDED) throw new BudgetExceededError(message, null)
   if (outcome.error.code === 'upstream_timeout') throw new UpstreamTimeoutError(message)
   throw new UpstreamError(message)
 }

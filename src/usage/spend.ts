@@ -97,11 +97,7 @@ export async function budgetRefusal(
   if (!row) return null
   const budget = toBudget(row)
   const spent = { tokens: budget.spent_tokens + unstored.tokens, cost: dollars(budget.spent_cost + unstored.cost) }
-  return new BudgetExceededError(
-    refusalMessage(budget, spent),
-    row.retryAfter === null ? null : Math.max(1, Number(row.retryAfter)),
-    budget.uuid,
-  )
+  return new BudgetExceededError(refusalMessage(budget, spent), row.retryAfter === null ? null : Math.max(1, Number(row.retryAfter)))
 }
 
 /** "Budget "Team" (uuid) has reached its limit of 1000 tokens this month: 1024 used." */
