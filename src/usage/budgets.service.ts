@@ -7,7 +7,7 @@
 import { uuidv7 } from 'uuidv7'
 import { ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import { Conditions } from '../access/list-filters.ts'
-import { listPage, type ListSource } from '../access/list-page.ts'
+import { listPage, nameAndTimeSorts, type ListSource } from '../access/list-page.ts'
 import type { ResourceCtx } from '../context.ts'
 import { BUDGET_FROM, BUDGET_SELECT } from './spend.ts'
 import {
@@ -26,7 +26,7 @@ const SOURCE: ListSource = {
   from: BUDGET_FROM,
   columns: BUDGET_SELECT,
   alias: 'b',
-  sorts: { created_at: 'b.created_at', name: 'b.name' },
+  sorts: nameAndTimeSorts('b'),
 }
 
 /** @throws ForbiddenError unless the caller is an `owner` or `admin` of the request's workspace. */
@@ -41,12 +41,15 @@ async function readBudget(ctx: ResourceCtx, id: number): Promise<{ data: TBudget
   return { data: toBudget(row) }
 }
 
-/** The id and stored fields of budget `uuid` of the request's workspace. @throws NotFoundError otherwise. */
-async function requireBudget(ctx: ResourceCtx, uuid: string): Promise<{ id: number; draft: BudgetDraft }> {
-  const [row] = await ctx.em.execute<BudgetRow[]>(`select ${BUDGET_SELECT} from ${BUDGET_FROM} where b.uuid = ? and b.workspace_id = ?`, [
-    uuid,
-    ctx.workspace.workspace.id,
-  ])
+/** The ids of a budget's target as stored. */
+type TargetIds = { agentId: number | null; userId: number | null; accessTokenId: number | null }
+
+/** The id, stored fields and target ids of budget `uuid` of the request's workspace. @throws NotFoundError otherwise. */
+async function requireBudget(ctx: ResourceCtx, uuid: string): Promise<{ id: number; draft: BudgetDraft; targets: TargetIds }> {
+  const [row] = await ctx.em.execute<(BudgetRow & { agentId: number | null; accessTokenId: number | null })[]>(
+    `select ${BUDGET_SELECT}, b.agent_id::float8 as "agentId", b.access_token_id::float8 as "accessTokenId" from ${BUDGET_FROM} where b.uuid = ? and b.workspace_id = ?`,
+    [uuid, ctx.workspace.workspace.id],
+  )
   if (!row) throw new NotFoundError('Budget')
   const b = toBudget(row)
   return {
@@ -64,14 +67,16 @@ async function requireBudget(ctx: ResourceCtx, uuid: string): Promise<{ id: numb
       alert_thresholds: b.alert_thresholds,
       is_active: b.is_active,
     },
+    targets: {
+      agentId: row.agentId === null ? null : Number(row.agentId),
+      userId: b.user_id,
+      accessTokenId: row.accessTokenId === null ? null : Number(row.accessTokenId),
+    },
   }
 }
 
 /** The ids of a draft's target, checked to be of the workspace. @throws ValidationError naming the field. */
-async function targetIds(
-  ctx: ResourceCtx,
-  draft: BudgetDraft,
-): Promise<{ agentId: number | null; userId: number | null; accessTokenId: number | null }> {
+async function targetIds(ctx: ResourceCtx, draft: BudgetDraft): Promise<TargetIds> {
   const workspaceId = ctx.workspace.workspace.id
   const target = SCOPE_TARGETS[draft.scope]
   if (target === 'agent_uuid') {
@@ -162,7 +167,7 @@ export async function create(ctx: ResourceCtx, input: TCreateBudgetInput): Promi
  */
 export async function update(ctx: ResourceCtx, input: TUpdateBudgetInput): Promise<{ data: TBudget }> {
   requireManager(ctx)
-  const { id, draft: stored } = await requireBudget(ctx, input.budget_uuid)
+  const { id, draft: stored, targets } = await requireBudget(ctx, input.budget_uuid)
   const scopeChanged = input.scope !== undefined && input.scope !== stored.scope
   const draft: BudgetDraft = { ...stored }
   for (const key of Object.keys(draft) as (keyof BudgetDraft)[]) {
@@ -175,7 +180,10 @@ export async function update(ctx: ResourceCtx, input: TUpdateBudgetInput): Promi
   }
   const [problem] = budgetProblems(draft)
   if (problem) throw new ValidationError(problem.path, problem.message)
-  const ids = await targetIds(ctx, draft)
+  // An unchanged target is kept as stored, even one since deleted or gone from the workspace: its budget stays editable.
+  const target = SCOPE_TARGETS[draft.scope]
+  const unchanged = !scopeChanged && (target === null || input[target] === undefined || input[target] === stored[target])
+  const ids = unchanged ? targets : await targetIds(ctx, draft)
   await ctx.em.execute(
     `update budgets set name = ?, scope = ?, agent_id = ?, user_id = ?, access_token_id = ?, period = ?, limit_cost = ?, limit_tokens = ?, action = ?,
        alert_thresholds = ?::jsonb, is_active = ?, updated_at = now() where id = ?`,

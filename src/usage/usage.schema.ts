@@ -5,7 +5,7 @@
  */
 import { z } from 'zod'
 import { BUDGET_ACTIONS, BUDGET_PERIODS, BUDGET_SCOPES } from '../../entities/index.ts'
-import { iso, isoOrNull, name, pageQuery, sortParam } from '../access/wire.ts'
+import { iso, isoOrNull, jsonBoolean, jsonInt, name, pageQuery, sortParam } from '../access/wire.ts'
 import { DateOnly, dateOrderRule } from '../metrics/index.ts'
 
 /** What `group_by` may name: a period (at most one) or a dimension. */
@@ -68,12 +68,14 @@ export const UsageAnswer = z.object({
 })
 export type TUsageAnswer = z.infer<typeof UsageAnswer>
 
-/** US dollars: above 0, at most 6 decimals. */
-const Dollars = z
-  .number()
-  .gt(0)
-  .max(100_000_000_000)
-  .refine((value) => Math.abs(Math.round(value * 1e6) - value * 1e6) < 1e-6, 'must have at most 6 decimals')
+/** US dollars: above 0, at most 6 decimals; a JSON number (a pipe, so a REST body's `"5"` is not coerced: see src/access/wire.ts). */
+const Dollars = z.number().pipe(
+  z
+    .number()
+    .gt(0)
+    .max(100_000_000_000)
+    .refine((value) => Math.abs(Math.round(value * 1e6) - value * 1e6) < 1e-6, 'must have at most 6 decimals'),
+)
 
 /** Percentages of a limit that alert: 1..5 distinct integers 1..100. */
 const Thresholds = z
@@ -87,14 +89,14 @@ const budgetFields = {
   name: name(255),
   scope: z.enum(BUDGET_SCOPES),
   agent_uuid: z.uuid().nullable().optional(),
-  user_id: z.number().int().min(1).max(2_147_483_647).nullable().optional(),
+  user_id: jsonInt(1, 2_147_483_647).nullable().optional(),
   access_token_uuid: z.uuid().nullable().optional(),
   period: z.enum(BUDGET_PERIODS),
   limit_cost: Dollars.nullable().optional(),
-  limit_tokens: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).nullable().optional(),
+  limit_tokens: jsonInt(1, Number.MAX_SAFE_INTEGER).nullable().optional(),
   action: z.enum(BUDGET_ACTIONS),
   alert_thresholds: Thresholds,
-  is_active: z.boolean(),
+  is_active: jsonBoolean(),
 }
 
 /** Which target field each scope needs; the others must be null. */
