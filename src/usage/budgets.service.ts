@@ -108,6 +108,16 @@ async function targetIds(ctx: ResourceCtx, draft: BudgetDraft): Promise<TargetId
   return { agentId: null, userId: null, accessTokenId: null }
 }
 
+/** The columns a budget's body writes, in the order of {@link storedValues}. */
+const STORED_COLUMNS = ['name', 'scope', 'agent_id', 'user_id', 'access_token_id', 'period', 'limit_cost', 'limit_tokens', 'action', 'alert_thresholds', 'is_active'] as const
+
+/** A draft and its target's ids as the values of {@link STORED_COLUMNS}. */
+function storedValues(draft: BudgetDraft, ids: TargetIds): unknown[] {
+  // prettier-ignore
+  return [draft.name, draft.scope, ids.agentId, ids.userId, ids.accessTokenId, draft.period, draft.limit_cost, draft.limit_tokens, draft.action,
+    JSON.stringify(draft.alert_thresholds), draft.is_active]
+}
+
 /** The workspace's budgets with their live spend, filtered by `scope`, paginated. */
 export async function list(ctx: ResourceCtx, input: TBudgetListInput) {
   const where = new Conditions({ sql: 'b.workspace_id = ?', params: [ctx.workspace.workspace.id] })
@@ -140,23 +150,9 @@ export async function create(ctx: ResourceCtx, input: TCreateBudgetInput): Promi
   }
   const ids = await targetIds(ctx, draft)
   const [row] = await ctx.em.execute(
-    `insert into budgets (uuid, workspace_id, name, scope, agent_id, user_id, access_token_id, period, limit_cost, limit_tokens, action, alert_thresholds, is_active, created_at, updated_at)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, now(), now()) returning id::float8 as id`,
-    [
-      uuidv7(),
-      ctx.workspace.workspace.id,
-      draft.name,
-      draft.scope,
-      ids.agentId,
-      ids.userId,
-      ids.accessTokenId,
-      draft.period,
-      draft.limit_cost,
-      draft.limit_tokens,
-      draft.action,
-      JSON.stringify(draft.alert_thresholds),
-      draft.is_active,
-    ],
+    `insert into budgets (uuid, workspace_id, ${STORED_COLUMNS.join(', ')}, created_at, updated_at)
+     values (?, ?, ${STORED_COLUMNS.map((column) => (column === 'alert_thresholds' ? '?::jsonb' : '?')).join(', ')}, now(), now()) returning id::float8 as id`,
+    [uuidv7(), ctx.workspace.workspace.id, ...storedValues(draft, ids)],
   )
   return readBudget(ctx, Number(row.id))
 }
@@ -185,22 +181,8 @@ export async function update(ctx: ResourceCtx, input: TUpdateBudgetInput): Promi
   const unchanged = !scopeChanged && (target === null || input[target] === undefined || input[target] === stored[target])
   const ids = unchanged ? targets : await targetIds(ctx, draft)
   await ctx.em.execute(
-    `update budgets set name = ?, scope = ?, agent_id = ?, user_id = ?, access_token_id = ?, period = ?, limit_cost = ?, limit_tokens = ?, action = ?,
-       alert_thresholds = ?::jsonb, is_active = ?, updated_at = now() where id = ?`,
-    [
-      draft.name,
-      draft.scope,
-      ids.agentId,
-      ids.userId,
-      ids.accessTokenId,
-      draft.period,
-      draft.limit_cost,
-      draft.limit_tokens,
-      draft.action,
-      JSON.stringify(draft.alert_thresholds),
-      draft.is_active,
-      id,
-    ],
+    `update budgets set ${STORED_COLUMNS.map((column) => `${column} = ?${column === 'alert_thresholds' ? '::jsonb' : ''}`).join(', ')}, updated_at = now() where id = ?`,
+    [...storedValues(draft, ids), id],
   )
   return readBudget(ctx, id)
 }
