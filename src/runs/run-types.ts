@@ -27,6 +27,8 @@ export interface RunPlan {
   userId: number
   /** The access token whose request started the run (null: the service did); with the workspace, agent and user, the scope budgets apply to. */
   accessTokenId: number | null
+  /** False when no active budget covered the run at its launch: its spend then needs no threshold check (src/runs/run-manager.ts). */
+  budgeted?: boolean
   agent: { id: number; uuid: string } | null
   threadId: number | null
   threadUuid: string | null

@@ -131,11 +131,11 @@ export async function runThread(ctx: ResourceCtx, input: TRunThreadInput): Promi
 export async function runPrompt(ctx: ResourceCtx, input: TRunPromptInput, options: RunOptions = {}): Promise<TRunResult> {
   const access = await requireResource(ctx, 'prompts', 'Prompt', input.prompt_uuid, 'read')
   const call = await promptCall(ctx, access.id, input.input, input.large_language_model ?? null)
-  await requireWithinBudgets(ctx.em, spendScopeOf(ctx, null))
+  const budgeted = await requireWithinBudgets(ctx.em, spendScopeOf(ctx, null))
   const background = input.background === true
   return launch(
     ctx,
-    { kind: 'prompt', agent: null, thread: null, prompt: access, model: call.model, input: input.input, background },
+    { kind: 'prompt', agent: null, thread: null, prompt: access, model: call.model, input: input.input, background, budgeted },
     call,
     null,
     options,
@@ -316,7 +316,7 @@ async function launchAgentRun(
 ): Promise<TRunResult> {
   const model = await resolveAgentModel(ctx, agent.metadata, agent)
   // Before anything is stored or any model is asked, knowledge's embeddings included (docs/api/usage-and-budgets.md, "Enforcement").
-  await requireWithinBudgets(ctx.em, spendScopeOf(ctx, agent.id))
+  const budgeted = await requireWithinBudgets(ctx.em, spendScopeOf(ctx, agent.id))
   const offered = offeredTools(ctx, agent, model, options.toolDepth ?? 0)
   const ifBusy = options.ifBusy ?? 'enqueue'
   const queue = () => enqueue(ctx, { kind, agent, thread: existingThread as Ref, model, content, background }, options)
@@ -336,6 +336,7 @@ async function launchAgentRun(
     input: content,
     background,
     warnings: offered.warnings,
+    budgeted,
   } as const
   const memoryInput = agent.metadata.memory === true ? content : null
   try {
@@ -516,6 +517,7 @@ async function launch(
     workspaceId: ctx.workspace.workspace.id,
     userId: ctx.auth.user.id,
     accessTokenId: accessTokenOf(ctx),
+    budgeted: o.budgeted,
     agent: o.agent,
     threadId: launched.threadId,
     threadUuid: launched.record.threadUuid,
@@ -629,6 +631,8 @@ interface LaunchInput {
   background: boolean
   /** The run's warnings, answered with it at once (its executor logs them as `run.warning` events). */
   warnings?: ModelCall['warnings']
+  /** Whether an active budget covered the run when it was checked (`RunPlan.budgeted`). */
+  budgeted: boolean
 }
 
 /**

@@ -74,27 +74,41 @@ export interface Unstored {
   cost: number
 }
 
+/** What the budgets covering a model call say: whether any active one covers it, and the refusal of a reached `block` one. */
+export interface BudgetVerdict {
+  covered: boolean
+  refusal: BudgetExceededError | null
+}
+
 /**
- * The first active `block` budget covering `scope` whose spend (plus `unstored`) has reached a
- * limit, as the error a caller is refused with; null when none has. One statement, an index probe
- * when the workspace has no budget.
+ * Whether any active budget covers `scope`, and the first active `block` one whose spend (plus
+ * `unstored`) has reached a limit, as the error a caller is refused with. One statement: an index
+ * probe when the workspace has no budget, the spend read only when one covers the call.
  */
-export async function budgetRefusal(
-  em: Em,
-  scope: SpendScope,
-  unstored: Unstored = { tokens: 0, cost: 0 },
-): Promise<BudgetExceededError | null> {
+export async function budgetVerdict(em: Em, scope: SpendScope, unstored: Unstored = { tokens: 0, cost: 0 }): Promise<BudgetVerdict> {
   const where = inScopeSql(scope)
-  const [row] = await em.execute<(BudgetRow & { retryAfter: number | null })[]>(
-    `select ${BUDGET_SELECT}, ceil(extract(epoch from ${PERIOD_END('b')} - now()))::float8 as "retryAfter"
-     from ${BUDGET_FROM}
-     where ${where.sql} and b.action = 'block'
-       and ((b.limit_tokens is not null and s."spentTokens" + ?::float8 >= b.limit_tokens)
-         or (b.limit_cost is not null and s."spentCost"::numeric + ?::numeric >= b.limit_cost))
-     order by b.id limit 1`,
-    [...where.params, unstored.tokens, unstored.cost],
+  const [row] = await em.execute<(Partial<BudgetRow> & { covered: boolean; retryAfter: number | null })[]>(
+    `select c.covered, r.* from (select exists (select 1 from budgets b left join agents ag on ag.id = b.agent_id where ${where.sql}) as covered) c
+     left join lateral (
+       select ${BUDGET_SELECT}, ceil(extract(epoch from ${PERIOD_END('b')} - now()))::float8 as "retryAfter"
+       from ${BUDGET_FROM}
+       where c.covered and ${where.sql} and b.action = 'block'
+         and ((b.limit_tokens is not null and s."spentTokens" + ?::float8 >= b.limit_tokens)
+           or (b.limit_cost is not null and s."spentCost"::numeric + ?::numeric >= b.limit_cost))
+       order by b.id limit 1) r on true`,
+    [...where.params, ...where.params, unstored.tokens, unstored.cost],
   )
-  if (!row) return null
+  if (!row?.uuid) return { covered: row?.covered === true, refusal: null }
+  return { covered: true, refusal: refusalOf(row as BudgetRow & { retryAfter: number | null }, unstored) }
+}
+
+/** {@link budgetVerdict}'s refusal alone. */
+export async function budgetRefusal(em: Em, scope: SpendScope, unstored?: Unstored): Promise<BudgetExceededError | null> {
+  return (await budgetVerdict(em, scope, unstored)).refusal
+}
+
+/** The error a reached budget's row refuses a call with. */
+function refusalOf(row: BudgetRow & { retryAfter: number | null }, unstored: Unstored): BudgetExceededError {
   const budget = toBudget(row)
   const spent = { tokens: budget.spent_tokens + unstored.tokens, cost: dollars(budget.spent_cost + unstored.cost) }
   return new BudgetExceededError(refusalMessage(budget, spent), row.retryAfter === null ? null : Math.max(1, Number(row.retryAfter)))
@@ -111,12 +125,14 @@ function refusalMessage(budget: TBudget, spent: { tokens: number; cost: number }
 }
 
 /**
- * Refuses a model call for `scope` when a budget blocks it.
+ * Refuses a model call for `scope` when a budget blocks it; answers whether any active budget
+ * covers it (when none does, nothing it spends can reach a threshold: {@link noteSpend} is not needed).
  * @throws BudgetExceededError (429, with `Retry-After` to the end of the budget's period).
  */
-export async function requireWithinBudgets(em: Em, scope: SpendScope): Promise<void> {
-  const refusal = await budgetRefusal(em, scope)
-  if (refusal) throw refusal
+export async function requireWithinBudgets(em: Em, scope: SpendScope): Promise<boolean> {
+  const verdict = await budgetVerdict(em, scope)
+  if (verdict.refusal) throw verdict.refusal
+  return verdict.covered
 }
 
 /** `budget.threshold_reached` (docs/api/usage-and-budgets.md, "Alerts"). */

@@ -7,16 +7,30 @@
 import type { ResourceCtx } from '../context.ts'
 import { dollars, type TUsageAnswer, type TUsageInput, type TUsageRow, type UsageGroup } from './usage.schema.ts'
 
-/** Per group: the columns it selects (and groups by) and the order it sorts in. */
-const GROUPS: Record<UsageGroup, { select: string[]; order: string[] }> = {
-  day: { select: [`to_char(u.day, 'YYYY-MM-DD') as date`], order: ['date'] },
-  week: { select: [`to_char(date_trunc('week', u.day), 'YYYY-MM-DD') as date`], order: ['date'] },
-  month: { select: [`to_char(date_trunc('month', u.day), 'YYYY-MM-DD') as date`], order: ['date'] },
-  agent: { select: ['a.uuid as "agentUuid"', 'a.name as "agentName"'], order: ['"agentName" nulls last', '"agentUuid" nulls last'] },
-  user: { select: ['us.id as "userId"', 'us.name as "userName"'], order: ['"userName" nulls last', '"userId" nulls last'] },
-  model: { select: [`nullif(u.model, '') as model`], order: ['model nulls last'] },
+/**
+ * Per group: the key the rollup's rows are summed by (`inner`, over alias `u`), the columns the
+ * answer shows for it (`outer`, over the sums `g` and the joined names), and its sort order. The
+ * rows are summed by plain keys first and named after: formatting a date or joining a name per
+ * rollup row costs more than the sum itself.
+ */
+const GROUPS: Record<UsageGroup, { inner: string; outer: string[]; order: string[] }> = {
+  day: { inner: 'u.day as day', outer: [`to_char(g.day, 'YYYY-MM-DD') as date`], order: ['date'] },
+  week: { inner: `date_trunc('week', u.day)::date as day`, outer: [`to_char(g.day, 'YYYY-MM-DD') as date`], order: ['date'] },
+  month: { inner: `date_trunc('month', u.day)::date as day`, outer: [`to_char(g.day, 'YYYY-MM-DD') as date`], order: ['date'] },
+  agent: {
+    inner: 'u.agent_id',
+    outer: ['a.uuid as "agentUuid"', 'a.name as "agentName"'],
+    order: ['"agentName" nulls last', '"agentUuid" nulls last'],
+  },
+  user: {
+    inner: 'u.user_id',
+    outer: ['us.id as "userId"', 'us.name as "userName"'],
+    order: ['"userName" nulls last', '"userId" nulls last'],
+  },
+  model: { inner: 'u.model', outer: [`nullif(g.model, '') as model`], order: ['model nulls last'] },
   access_token: {
-    select: ['tk.uuid as "tokenUuid"', 'tk.name as "tokenName"'],
+    inner: 'u.access_token_id',
+    outer: ['tk.uuid as "tokenUuid"', 'tk.name as "tokenName"'],
     order: ['"tokenName" nulls last', '"tokenUuid" nulls last'],
   },
 }
@@ -67,18 +81,24 @@ export async function usage(ctx: ResourceCtx, input: TUsageInput): Promise<TUsag
     where.push('u.user_id = ?')
     params.push(ctx.auth.user.id)
   }
-  const selected = groups.flatMap((group) => GROUPS[group].select)
-  const keys = selected.map((_, index) => index + 1)
+  const inner = groups.map((group) => GROUPS[group].inner)
+  const outer = groups.flatMap((group) => GROUPS[group].outer)
+  // Ids with no row (0 for none, or a row deleted since) are named null, and merge into one group.
   const rows = await ctx.em.execute<GroupRow[]>(
-    `select ${selected.join(', ')}, sum(u.runs)::float8 as runs, sum(u.prompt_tokens)::float8 as prompt_tokens,
-       sum(u.completion_tokens)::float8 as completion_tokens, sum(u.total_tokens)::float8 as total_tokens, sum(u.cost)::text as cost
-     from usage_daily u
-       left join agents a on a.id = u.agent_id
-       left join users us on us.id = u.user_id
-       left join access_tokens tk on tk.id = u.access_token_id
-     where ${where.join(' and ')}
-     group by ${keys.join(', ')}
-     having sum(u.runs) > 0 or sum(u.total_tokens) > 0 or sum(u.cost) > 0
+    `with g as (
+       select ${inner.join(', ')}, sum(u.runs) as runs, sum(u.prompt_tokens) as prompt_tokens, sum(u.completion_tokens) as completion_tokens,
+         sum(u.total_tokens) as total_tokens, sum(u.cost) as cost
+       from usage_daily u
+       where ${where.join(' and ')}
+       group by ${inner.map((_, index) => index + 1).join(', ')})
+     select ${outer.join(', ')}, sum(g.runs)::float8 as runs, sum(g.prompt_tokens)::float8 as prompt_tokens,
+       sum(g.completion_tokens)::float8 as completion_tokens, sum(g.total_tokens)::float8 as total_tokens, sum(g.cost)::text as cost
+     from g
+       ${groups.includes('agent') ? 'left join agents a on a.id = g.agent_id' : ''}
+       ${groups.includes('user') ? 'left join users us on us.id = g.user_id' : ''}
+       ${groups.includes('access_token') ? 'left join access_tokens tk on tk.id = g.access_token_id' : ''}
+     group by ${outer.map((_, index) => index + 1).join(', ')}
+     having sum(g.runs) > 0 or sum(g.total_tokens) > 0 or sum(g.cost) > 0
      order by ${groups.flatMap((group) => GROUPS[group].order).join(', ')}`,
     params,
   )
