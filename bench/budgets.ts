@@ -533,8 +533,8 @@ interface BudgetSqlPerRun {
 }
 type BudgetSql = Record<Config, BudgetSqlPerRun> & { runs: number }
 
-/** The budget check (`budgetRefusal`: BUDGET_SELECT first) and the thresholds' record (`recordThresholds`) by their shapes. */
-const isCheck = (entry: TimelineEntry) => entry.shape.startsWith('select b.id::float8 as id, b.uuid')
+/** The budget check (`budgetVerdict`) and the thresholds' record (`recordThresholds`) by their shapes. */
+const isCheck = (entry: TimelineEntry) => entry.shape.startsWith('select c.covered')
 const isThresholds = (entry: TimelineEntry) => entry.shape.startsWith('with reached as')
 
 async function profileBudgetSql(bench: Bench, target: Target, owner: Owner): Promise<BudgetSql> {

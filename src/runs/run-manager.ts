@@ -180,7 +180,7 @@ export class RunManager {
         async (plan) => {
           const outcome = await execution
           // Its usage is stored: the budgets of its scope may have reached a threshold (docs/api/usage-and-budgets.md, "Alerts").
-          await noteSpend(this.#orm.em.fork(), this.#log, spendScopeOfPlan(plan))
+          if (plan.budgeted !== false) await noteSpend(this.#orm.em.fork(), this.#log, spendScopeOfPlan(plan))
           if (
             plan.threadId === null ||
             outcome.status === 'awaiting_approval' ||
