@@ -188,7 +188,10 @@ describe('bad input on every REST endpoint (docs/api/conventions.md)', () => {
       const waited = await expectStatus(200, 'POST', `/api/v1/agents/${waiter.uuid}/run`, { token: user.token, body: { input: `/call ${tag}careful {}` } })
       // A paused command room task of the agent (paused: it never fires during the fuzzing).
       const task = await post('/api/v1/command-room/tasks', { name: `${tag} task`, agent_uuid: agent.uuid, input: `${tag} asks`, schedule: 'daily', is_active: false })
+      // A budget that only alerts: it never refuses the fuzzed runs.
+      const budget = await post('/api/v1/budgets', { name: `${tag} budget`, scope: 'workspace', period: 'month', limit_tokens: 1_000_000_000, action: 'notify' })
       return {
+        budget_uuid: budget.uuid as string,
         task_uuid: task.uuid as string,
         approval_uuid: String(waited.approvals[0]?.uuid),
         document_uuid: String(document.uuid),

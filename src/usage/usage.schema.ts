@@ -5,7 +5,7 @@
  */
 import { z } from 'zod'
 import { BUDGET_ACTIONS, BUDGET_PERIODS, BUDGET_SCOPES } from '../../entities/index.ts'
-import { iso, isoOrNull, jsonBoolean, jsonInt, name, pageQuery, sortParam } from '../access/wire.ts'
+import { iso, isoOrNull, jsonBoolean, jsonInt, name, pageQuery, sortParam, text } from '../access/wire.ts'
 import { DateOnly, dateOrderRule } from '../metrics/index.ts'
 
 /** What `group_by` may name: a period (at most one) or a dimension. */
@@ -34,7 +34,7 @@ export const UsageInput = z
     date_to: DateOnly.optional(),
     agent_uuid: z.uuid().optional(),
     user_id: z.number().int().min(1).max(2_147_483_647).optional(),
-    model: z.string().min(1).max(255).optional(),
+    model: text(255, 1).optional(),
     workspace_uuid: z.uuid().optional(),
   })
   .superRefine(dateOrderRule)
@@ -79,7 +79,7 @@ const Dollars = z.number().pipe(
 
 /** Percentages of a limit that alert: 1..5 distinct integers 1..100. */
 const Thresholds = z
-  .array(z.number().int().min(1).max(100))
+  .array(jsonInt(1, 100))
   .min(1)
   .max(5)
   .refine((values) => new Set(values).size === values.length, 'must be distinct')
