@@ -114,9 +114,9 @@ function refusalOf(row: BudgetRow & { retryAfter: number | null }, unstored: Uns
   return new BudgetExceededError(refusalMessage(budget, spent), row.retryAfter === null ? null : Math.max(1, Number(row.retryAfter)))
 }
 
-/** "Budget "Team" (uuid) has reached its limit of 1000 tokens this month: 1024 used." */
+/** `Budget "Team" (<uuid>) has reached its limit of 1000 tokens (1024 used) this month`. */
 function refusalMessage(budget: TBudget, spent: { tokens: number; cost: number }): string {
-  const period = budget.period === 'total' ? 'in total' : `this ${budget.period}`
+  const period = { day: 'today', week: 'this week', month: 'this month', total: 'in total' }[budget.period]
   const limits: string[] = []
   if (budget.limit_tokens !== null && spent.tokens >= budget.limit_tokens)
     limits.push(`${budget.limit_tokens} tokens (${spent.tokens} used)`)
