@@ -5,16 +5,17 @@
  * talking to test/helpers/upstream.ts over loopback.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
-import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
+import { captureLogs, createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { startUpstream, type Upstream } from './helpers/upstream.ts'
 
 describe('usage and budgets', () => {
   let t: TestApp
   let upstream: Upstream
+  const logs = captureLogs()
 
   beforeAll(async () => {
     upstream = await startUpstream()
-    t = await createTestApp({ OPENAI_API_KEY: 'sk-upstream-test', OPENAI_BASE_URL: upstream.url, LLM_TIMEOUT_MS: '3000' })
+    t = await createTestApp({ OPENAI_API_KEY: 'sk-upstream-test', OPENAI_BASE_URL: upstream.url, LLM_TIMEOUT_MS: '3000' }, { log: logs.log })
   })
   afterAll(async () => {
     await t?.close()
@@ -131,6 +132,14 @@ describe('usage and budgets', () => {
     upstream.enqueue({ kind: 'text', text: 'small', usage: { prompt_tokens: 10, completion_tokens: 10 } })
     expect((await run(user, agent.uuid, { input: 'hi' })).status).toBe(200)
     expect(await alerts()).toEqual([10, 50])
+    // Each event once, in the log until outbound webhooks deliver it.
+    const events = logs.lines
+      .map((line) => JSON.parse(line) as { event?: string; budget?: string; threshold?: number; spent_tokens?: number })
+      .filter((line) => line.event === 'budget.threshold_reached' && line.budget === created.body.data.uuid)
+    expect(events.map((line) => [line.threshold, line.spent_tokens])).toEqual([
+      [10, 600],
+      [50, 600],
+    ])
   })
 
   it('counts the memory extraction after a run in its scope, as tokens without a run of its own', async () => {
