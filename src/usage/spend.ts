@@ -151,7 +151,7 @@ export interface ThresholdReached {
  */
 export async function recordThresholds(em: Em, scope: SpendScope): Promise<ThresholdReached[]> {
   const where = inScopeSql(scope)
-  const rows = await em.execute<(BudgetRow & { threshold: number })[]>(
+  const recorded = await em.execute<{ budget_id: string | number; threshold: number }[]>(
     `with reached as (
        select b.id, coalesce((date_trunc(${UNIT('b')}, now() at time zone 'UTC'))::date, date '1970-01-01') as period_start, t.threshold::int as threshold,
          s."spentTokens", s."spentCost"
@@ -163,8 +163,15 @@ export async function recordThresholds(em: Em, scope: SpendScope): Promise<Thres
        insert into budget_alerts (budget_id, period_start, threshold, spent_tokens, spent_cost, created_at)
        select id, period_start, threshold, "spentTokens", "spentCost"::numeric, now() from reached
        on conflict do nothing returning budget_id, threshold)
-     select ${BUDGET_SELECT}, r.threshold from recorded r join ${BUDGET_FROM} on b.id = r.budget_id order by b.id, r.threshold`,
+     select budget_id, threshold from recorded`,
     where.params,
+  )
+  // Usually none: the budgets are read again (with their spend) only for what was just recorded.
+  if (recorded.length === 0) return []
+  const rows = await em.execute<(BudgetRow & { threshold: number })[]>(
+    `select ${BUDGET_SELECT}, r.threshold from jsonb_to_recordset(?::jsonb) as r(budget_id bigint, threshold int)
+     join ${BUDGET_FROM} on b.id = r.budget_id order by b.id, r.threshold`,
+    [JSON.stringify(recorded.map((row) => ({ budget_id: Number(row.budget_id), threshold: Number(row.threshold) })))],
   )
   return rows.map((row) => {
     const budget = toBudget(row)
