@@ -66,20 +66,17 @@
  *   BENCH_BUDGETS_CROSS           F, where the limit of (3) falls, as a fraction of the requests (default 0.6)
  *   BENCH_REDIS_URL               a Redis for (3) instead of a redis-server of its own
  */
-import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { PGlite } from '@electric-sql/pglite'
 import { vector } from '@electric-sql/pglite-pgvector'
 import pg from 'pg'
 import { cpuSeconds } from './cpu.ts'
 import { type Bench, CHILD_ENV, envList, expectOk, fmt, machineOf, runBench, signUp, summarise, writeResults } from './harness.ts'
-import { type Child, startChild, stopChild } from './processes.ts'
+import { type Child, startChild, startUpstreamChild, stopChild } from './processes.ts'
 import { SqlCounter, type TimelineEntry } from './runs-probes.ts'
 import { startRedisServer } from '../test/helpers/redis-server.ts'
 
@@ -127,23 +124,6 @@ const now = () => performance.now()
 
 // ---------------------------------------------------------------------------------------------
 // Children and the database
-
-/** Starts bench/runs-upstream.ts (the tests' upstream in its own process) and reads its URL from its first stdout line. */
-async function startUpstreamChild(): Promise<Child> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'bench/runs-upstream.ts'], {
-    env: { ...process.env, NODE_ENV: 'production' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const lines = createInterface({ input: child.stdout! })
-  const exited = once(child, 'exit').then(() => {
-    throw new Error(`upstream exited before it was ready (code ${child.exitCode})`)
-  })
-  const [line] = (await Promise.race([once(lines, 'line'), exited])) as [string]
-  lines.close()
-  child.stdout!.resume()
-  const { url } = JSON.parse(line) as { url: string }
-  return { name: 'upstream', url, process: child }
-}
 
 /** Where a mode's data lives and the service's environment (one APP_KEY across restarts and processes). */
 interface Target {

@@ -53,13 +53,10 @@
  *                                   failed (default 90); those still queued or processing then are deleted and the
  *                                   row says so
  */
-import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createOpenAI } from '@ai-sdk/openai'
 import { PGlite } from '@electric-sql/pglite'
@@ -74,7 +71,7 @@ import { readSse } from '../test/helpers/sse.ts'
 import { cpuSeconds, cpuSnapshot, machineBusySeconds } from './cpu.ts'
 import { type Bench, CHILD_ENV, expectOk, fmt, machineOf, runBench, signUp, writeResults } from './harness.ts'
 import { Corpus } from './knowledge-corpus.ts'
-import { type Child, startChild, stopChild } from './processes.ts'
+import { type Child, startChild, startUpstreamChild, stopChild } from './processes.ts'
 import { memoryOf, resetPeak } from './runs-probes.ts'
 
 /** A positive whole number from the environment, else `fallback`. */
@@ -167,23 +164,6 @@ function backendsCpu(before: Map<number, number>, after: Map<number, number>): n
 
 // ---------------------------------------------------------------------------------------------
 // Children and the database
-
-/** Starts bench/runs-upstream.ts and reads its URL from its first stdout line. */
-async function startUpstreamChild(): Promise<Child> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'bench/runs-upstream.ts'], {
-    env: { ...process.env, NODE_ENV: 'production' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const lines = createInterface({ input: child.stdout! })
-  const exited = once(child, 'exit').then(() => {
-    throw new Error(`upstream exited before it was ready (code ${child.exitCode})`)
-  })
-  const [line] = (await Promise.race([once(lines, 'line'), exited])) as [string]
-  lines.close()
-  child.stdout!.resume()
-  const { url } = JSON.parse(line) as { url: string }
-  return { name: 'upstream', url, process: child }
-}
 
 /** Where a mode's data lives, and the service's environment (the same across restarts: APP_KEY). */
 interface Target {

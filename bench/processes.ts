@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { createInterface } from 'node:readline'
 import { NODE_FLAGS } from '../src/node-flags.ts'
 import { freePort } from '../test/helpers/ports.ts'
 
@@ -61,4 +62,21 @@ export async function stopChild(child: Child, graceMs = 10_000): Promise<void> {
   const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs)
   await exited
   clearTimeout(timer)
+}
+
+/** Starts bench/runs-upstream.ts (the tests' upstream in its own process) and reads its URL from its first stdout line. */
+export async function startUpstreamChild(): Promise<Child> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'bench/runs-upstream.ts'], {
+    env: { ...process.env, NODE_ENV: 'production' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const lines = createInterface({ input: child.stdout! })
+  const exited = once(child, 'exit').then(() => {
+    throw new Error(`upstream exited before it was ready (code ${child.exitCode})`)
+  })
+  const [line] = (await Promise.race([once(lines, 'line'), exited])) as [string]
+  lines.close()
+  child.stdout!.resume()
+  const { url } = JSON.parse(line) as { url: string }
+  return { name: 'upstream', url, process: child }
 }

@@ -51,19 +51,16 @@
  *                            is in the results JSON as row "<mode>:<part>" (npx tsx bench/profile-summary.ts
  *                            FILE --row=postgres:b --results=bench/results/runs-latest.json)
  */
-import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import autocannon from 'autocannon'
 import pg from 'pg'
 import { cpuSeconds } from './cpu.ts'
 import { type Bench, CHILD_ENV, expectOk, fmt, machineOf, runBench, signUp, writeResults } from './harness.ts'
-import { type Child, startChild, stopChild } from './processes.ts'
+import { type Child, startChild, startUpstreamChild, stopChild } from './processes.ts'
 import { freePort } from '../test/helpers/ports.ts'
 import { Inspector, memoryOf, resetPeak, SqlCounter, type SqlCounts } from './runs-probes.ts'
 
@@ -150,23 +147,6 @@ interface CannonSummary {
 
 // ---------------------------------------------------------------------------------------------
 // Children
-
-/** Starts bench/runs-upstream.ts and reads its URL from its first stdout line. */
-async function startUpstreamChild(): Promise<Child> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'bench/runs-upstream.ts'], {
-    env: { ...process.env, NODE_ENV: 'production' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const lines = createInterface({ input: child.stdout! })
-  const exited = once(child, 'exit').then(() => {
-    throw new Error(`upstream exited before it was ready (code ${child.exitCode})`)
-  })
-  const [line] = (await Promise.race([once(lines, 'line'), exited])) as [string]
-  lines.close()
-  child.stdout!.resume()
-  const { url } = JSON.parse(line) as { url: string }
-  return { name: 'upstream', url, process: child }
-}
 
 /** The service on PostgreSQL (`databaseUrl`) or PGlite (`dataDir`), its model provider the upstream. */
 async function startRunsService(
