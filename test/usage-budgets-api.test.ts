@@ -1,5 +1,5 @@
 /**
- * The REST surface of usage and budgets (/work/shared/API.md section 14, docs/api/usage-and-budgets.md;
+ * The REST surface of usage and budgets (docs/api/usage-and-budgets.md;
  * routers/usage.router.ts, src/usage/): `GET /api/v1/usage` grouped, sorted, filtered and scoped to
  * what the caller may see; the budgets' CRUD with every validation rule, role and tenancy check;
  * and the live spend of budgets of every period and scope. Usage on other days is placed by

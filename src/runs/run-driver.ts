@@ -125,10 +125,12 @@ async function start(deps: ServiceDeps, row: ClaimedRow, how: 'resume' | 'dispat
     const content = row.input_text
     const decided = how === 'resume' ? decidedCalls(row.decided) : []
     const answeredLater = new Set(decided.map((d) => d.toolCallId))
+    // Asked once here: a blocked run is planned without knowledge, and only its executor asks again (to end it).
+    const refused = await refusedByBudget(ctx, row)
     const call = await agentCall(ctx, agent, row.thread_id === null ? null : Number(row.thread_id), content, model, offered, {
       inHistory: true,
       answeredLater,
-      skipKnowledge: await refusedByBudget(ctx, row),
+      skipKnowledge: refused,
     })
     call.runUuid = row.uuid
     if (how === 'resume') {
@@ -138,7 +140,7 @@ async function start(deps: ServiceDeps, row: ClaimedRow, how: 'resume' | 'dispat
       call.decided = decided
     }
     const plan = claimedPlan(call, row, { id: agent.id, uuid: agent.uuid }, how === 'resume' ? storedBefore(row) : undefined)
-    const execution = deps.runs.start(call, Promise.resolve(plan), { storedSeq: seq, checkBudget: true })
+    const execution = deps.runs.start(call, Promise.resolve(plan), { storedSeq: seq, checkBudget: refused })
     if (how === 'dispatch' && agent.metadata.memory === true) {
       deps.runs.track(
         execution.then((outcome) =>

@@ -109,6 +109,8 @@ async function goOn(deps: ServiceDeps, row: TakenRow): Promise<void> {
   const approvals = await approvalsOf(deps, runId)
   let call: ModelCall
   let agent: RunPlan['agent'] = null
+  // An agent run is asked here, before its knowledge is retrieved; a prompt run (no retrieval) by its executor only.
+  let checkBudget = true
   if (row.kind === 'prompt') {
     if (row.prompt_id === null) throw new Error('The run’s prompt was deleted')
     await requireResourceWith(ctx, 'prompts', 'Prompt', { id: Number(row.prompt_id) }, 'read', '')
@@ -120,7 +122,8 @@ async function goOn(deps: ServiceDeps, row: TakenRow): Promise<void> {
     const offered = offeredTools(ctx, found, model, 0)
     // Calls answered in the steps, or answered here, are not closed as never run in the history.
     const answeredLater = new Set([...steps.flatMap((step) => step.results.map(callIdOf)), ...approvals.keys()])
-    call = await agentCall(ctx, found, threadId, row.input_text, model, offered, { inHistory: true, answeredLater, skipKnowledge: await refusedByBudget(ctx, row) })
+    checkBudget = await refusedByBudget(ctx, row)
+    call = await agentCall(ctx, found, threadId, row.input_text, model, offered, { inHistory: true, answeredLater, skipKnowledge: checkBudget })
     agent = { id: found.id, uuid: found.uuid }
   }
   const history = call.messages
@@ -132,7 +135,7 @@ async function goOn(deps: ServiceDeps, row: TakenRow): Promise<void> {
   const plan = claimedPlan(call, row, agent, storedBefore(row))
   deps.runs.start(call, Promise.resolve(plan), {
     storedSeq,
-    checkBudget: true,
+    checkBudget,
     recovered: { runUuid: row.uuid, steps, discardedAfter: logged.keptThrough ?? after },
   })
 }

@@ -9,6 +9,8 @@ import { ForbiddenError, NotFoundError, ValidationError } from '../platform/erro
 import { Conditions } from '../access/list-filters.ts'
 import { listPage, nameAndTimeSorts, type ListSource } from '../access/list-page.ts'
 import type { ResourceCtx } from '../context.ts'
+import { viewerOf } from '../access/resource-access.ts'
+import { managesWorkspace } from '../access/visibility.ts'
 import { BUDGET_FROM, BUDGET_SELECT } from './spend.ts'
 import {
   budgetProblems,
@@ -31,8 +33,7 @@ const SOURCE: ListSource = {
 
 /** @throws ForbiddenError unless the caller is an `owner` or `admin` of the request's workspace. */
 function requireManager(ctx: ResourceCtx): void {
-  const role = ctx.workspace.role
-  if (role !== 'owner' && role !== 'admin') throw new ForbiddenError(`Your role (${role}) may not change budgets: ask an owner or admin`)
+  if (!managesWorkspace(viewerOf(ctx))) throw new ForbiddenError(`Your role (${ctx.workspace.role}) may not change budgets: ask an owner or admin`)
 }
 
 async function readBudget(ctx: ResourceCtx, id: number): Promise<{ data: TBudget }> {

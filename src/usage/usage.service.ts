@@ -5,6 +5,9 @@
  * Owners and admins see everyone's usage; a member sees their own only.
  */
 import type { ResourceCtx } from '../context.ts'
+import { Conditions } from '../access/list-filters.ts'
+import { viewerOf } from '../access/resource-access.ts'
+import { managesWorkspace } from '../access/visibility.ts'
 import { dollars, type TUsageAnswer, type TUsageInput, type TUsageRow, type UsageGroup } from './usage.schema.ts'
 
 /**
@@ -54,33 +57,14 @@ interface GroupRow {
 /** The usage of the workspace (the caller's own for a member), grouped and summed. */
 export async function usage(ctx: ResourceCtx, input: TUsageInput): Promise<TUsageAnswer> {
   const groups = input.group_by ?? ['day']
-  const where = ['u.workspace_id = ?']
-  const params: unknown[] = [ctx.workspace.workspace.id]
-  if (input.date_from) {
-    where.push('u.day >= ?::date')
-    params.push(input.date_from)
-  }
-  if (input.date_to) {
-    where.push('u.day <= ?::date')
-    params.push(input.date_to)
-  }
-  if (input.agent_uuid) {
-    where.push('u.agent_id = (select id from agents where uuid = ? and workspace_id = u.workspace_id)')
-    params.push(input.agent_uuid)
-  }
-  if (input.user_id !== undefined) {
-    where.push('u.user_id = ?')
-    params.push(input.user_id)
-  }
-  if (input.model) {
-    where.push('u.model = ?')
-    params.push(input.model)
-  }
-  const manages = ctx.workspace.role === 'owner' || ctx.workspace.role === 'admin'
-  if (!manages) {
-    where.push('u.user_id = ?')
-    params.push(ctx.auth.user.id)
-  }
+  const where = new Conditions({ sql: 'u.workspace_id = ?', params: [ctx.workspace.workspace.id] })
+  if (input.date_from) where.add('u.day >= ?::date', input.date_from)
+  if (input.date_to) where.add('u.day <= ?::date', input.date_to)
+  if (input.agent_uuid) where.add('u.agent_id = (select id from agents where uuid = ? and workspace_id = u.workspace_id)', input.agent_uuid)
+  if (input.user_id !== undefined) where.add('u.user_id = ?', input.user_id)
+  if (input.model) where.add('u.model = ?', input.model)
+  if (!managesWorkspace(viewerOf(ctx))) where.add('u.user_id = ?', ctx.auth.user.id)
+  const filter = where.toSql()
   const inner = groups.map((group) => GROUPS[group].inner)
   const outer = groups.flatMap((group) => GROUPS[group].outer)
   // Ids with no row (0 for none, or a row deleted since) are named null, and merge into one group.
@@ -89,7 +73,7 @@ export async function usage(ctx: ResourceCtx, input: TUsageInput): Promise<TUsag
        select ${inner.join(', ')}, sum(u.runs) as runs, sum(u.prompt_tokens) as prompt_tokens, sum(u.completion_tokens) as completion_tokens,
          sum(u.total_tokens) as total_tokens, sum(u.cost) as cost
        from usage_daily u
-       where ${where.join(' and ')}
+       where ${filter.sql}
        group by ${inner.map((_, index) => index + 1).join(', ')})
      select ${outer.join(', ')}, sum(g.runs)::float8 as runs, sum(g.prompt_tokens)::float8 as prompt_tokens,
        sum(g.completion_tokens)::float8 as completion_tokens, sum(g.total_tokens)::float8 as total_tokens, sum(g.cost)::text as cost
@@ -100,7 +84,7 @@ export async function usage(ctx: ResourceCtx, input: TUsageInput): Promise<TUsag
      group by ${outer.map((_, index) => index + 1).join(', ')}
      having sum(g.runs) > 0 or sum(g.total_tokens) > 0 or sum(g.cost) > 0
      order by ${groups.flatMap((group) => GROUPS[group].order).join(', ')}`,
-    params,
+    filter.params,
   )
   const data = rows.map((row) => toUsageRow(row, groups))
   const totals = { runs: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost: 0 }
