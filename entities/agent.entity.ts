@@ -21,6 +21,8 @@ export const Agent = defineEntity({
     instruction: p.text().default(''),
     metadata: p.json<Record<string, unknown>>().default('{}'),
     isTemplate: p.boolean().fieldName('is_template').default(false),
+    /** The current version (docs/api/versions.md): 1 at creation, +1 for each change of a behaviour field. */
+    version: p.integer().default(1),
     usageCount: p.integer().fieldName('usage_count').default(0),
     lastUsedAt: p.datetime().nullable().fieldName('last_used_at'),
     ...ownership(),

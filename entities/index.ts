@@ -4,6 +4,7 @@ import { AccessToken } from './access-token.entity.ts'
 import { Account } from './account.entity.ts'
 import { AgentCategory, AgentFile, AgentTool, AgentWorkflow, WorkflowCategory } from './agent-links.entity.ts'
 import { Agent } from './agent.entity.ts'
+import { AgentVersion, OutboxEvent } from './agent-version.entity.ts'
 import { Category } from './category.entity.ts'
 import { CommandRoomTask, CommandRoomTaskFiring } from './command-room.entity.ts'
 import { Favorite } from './favorite.entity.ts'
@@ -31,6 +32,7 @@ export {
   AgentCategory,
   AgentFile,
   AgentTool,
+  AgentVersion,
   AgentWorkflow,
   Budget,
   BudgetAlert,
@@ -44,6 +46,7 @@ export {
   Media,
   Memory,
   Message,
+  OutboxEvent,
   Prompt,
   Provider,
   Run,
@@ -66,6 +69,7 @@ export * from './access-token.entity.ts'
 export * from './account.entity.ts'
 export * from './agent-links.entity.ts'
 export * from './agent.entity.ts'
+export * from './agent-version.entity.ts'
 export * from './category.entity.ts'
 export * from './columns.ts'
 export * from './ownership.ts'
@@ -130,6 +134,8 @@ export type EntityDefinition =
   | typeof UsageDaily
   | typeof Budget
   | typeof BudgetAlert
+  | typeof AgentVersion
+  | typeof OutboxEvent
 
 /** Typed as the ORM takes them: the inferred tuple type is too long for declaration emit (docs/api/clients.md). */
 export const entities: EntitySchema[] = [
@@ -169,4 +175,6 @@ export const entities: EntitySchema[] = [
   UsageDaily,
   Budget,
   BudgetAlert,
+  AgentVersion,
+  OutboxEvent,
 ]

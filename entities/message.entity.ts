@@ -41,6 +41,8 @@ export const Message = defineEntity({
     content: p.text().default(''),
     parts: p.json<unknown[]>().default('[]'),
     model: p.string().length(255).nullable(),
+    /** The agent's version that wrote an assistant message (docs/api/versions.md); null for other messages. */
+    agentVersion: p.integer().nullable().fieldName('agent_version'),
     promptTokens: p.integer().fieldName('prompt_tokens').nullable(),
     completionTokens: p.integer().fieldName('completion_tokens').nullable(),
     totalTokens: p.integer().fieldName('total_tokens').nullable(),

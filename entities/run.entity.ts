@@ -80,6 +80,11 @@ export const Run = defineEntity({
         .deleteRule('set null'),
     /** Slug of the model the run used (`large_language_models.slug`). */
     model: p.string().length(255).nullable(),
+    /**
+     * The agent's version the run used (docs/api/versions.md): set when it starts; a queued run holds
+     * the version it was pinned to, or null for the agent's version when it starts.
+     */
+    agentVersion: p.integer().nullable().fieldName('agent_version'),
     input: p.json<unknown>().nullable(),
     output: p.text().nullable(),
     /** `{code, message}` of a failed or canceled run. */

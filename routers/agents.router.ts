@@ -18,6 +18,7 @@ import {
 } from '../src/agents/index.ts'
 import { Agent } from '../src/agents/index.ts'
 import { LeaderboardInput, LeaderboardResponse } from '../src/agents/index.ts'
+import { AgentVersion, AgentVersionDetail, AgentVersionPathInput, AnnotateAgentVersionInput, ListAgentVersionsInput, versions } from '../src/agents/index.ts'
 import { envelope, paginated } from '../src/access/wire.ts'
 import { cachedWorkspaceProcedure } from '../src/trpc/cache.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
@@ -111,4 +112,31 @@ export const agentsRouter = router({
     .input(AgentPathInput)
     .output(z.void())
     .mutation(({ ctx, input }) => agents.unfavorite(ctx, input.agent_uuid)),
+
+  // Versions (docs/api/versions.md).
+  versions: workspaceProcedure
+    .meta({ openapi: { method: 'GET', path: `${path}/versions`, tags, summary: "An agent's versions, newest first", protect: true } })
+    .input(ListAgentVersionsInput)
+    .output(paginated(AgentVersion))
+    .query(({ ctx, input }) => versions.list(ctx, input)),
+
+  version: workspaceProcedure
+    .meta({ openapi: { method: 'GET', path: `${path}/versions/{version}`, tags, summary: 'One version of an agent with its snapshot', protect: true } })
+    .input(AgentVersionPathInput)
+    .output(envelope(AgentVersionDetail))
+    .query(({ ctx, input }) => versions.retrieve(ctx, input)),
+
+  annotateVersion: workspaceProcedure
+    .meta({ openapi: { method: 'PUT', path: `${path}/versions/{version}`, tags, summary: 'Set or remove the note of a version (write permission)', protect: true } })
+    .input(AnnotateAgentVersionInput)
+    .output(envelope(AgentVersion))
+    .mutation(({ ctx, input }) => versions.annotate(ctx, input)),
+
+  restoreVersion: workspaceProcedure
+    .meta({
+      openapi: { method: 'POST', path: `${path}/versions/{version}/restore`, tags, summary: "Make a version's snapshot the agent's current state (write permission)", protect: true },
+    })
+    .input(AgentVersionPathInput)
+    .output(AgentResponse)
+    .mutation(({ ctx, input }) => agents.restore(ctx, input)),
 })

@@ -134,11 +134,12 @@ describe('agents.update (PUT /api/v1/agents/{agent_uuid})', () => {
     expect(await get(a.uuid)).toEqual(data)
   })
 
-  it('keeps every omitted field: a PUT with only `name` changes only the name (and updated_at)', async () => {
+  it('keeps every omitted field: a PUT with only `name` changes only the name (and updated_at, and makes the next version)', async () => {
     const a = await fullAgent()
     const res = await put(alice, a.uuid, { name: 'Renamed' })
     expect(res.status).toBe(200)
-    expect({ ...res.body.data, name: a.name, updated_at: a.updated_at }).toEqual(a)
+    expect({ ...res.body.data, name: a.name, updated_at: a.updated_at, version: a.version }).toEqual(a)
+    expect(res.body.data.version).toBe(a.version + 1)
     expect(res.body.data.name).toBe('Renamed')
     const empty = await put(alice, a.uuid, {})
     expect(empty.status).toBe(200)

@@ -12,7 +12,7 @@ import { strangersOfCarols, teamCast } from './helpers/resources.ts'
 import { appendMessage, editedParts, threadHistory } from '../src/threads/messages.service.ts'
 
 const MESSAGE_KEYS = [
-  'citations', 'completion_tokens', 'content', 'cost', 'created_at', 'latency_ms', 'model', 'parts', 'prompt_tokens', 'role', 'run_uuid',
+  'agent_version', 'citations', 'completion_tokens', 'content', 'cost', 'created_at', 'latency_ms', 'model', 'parts', 'prompt_tokens', 'role', 'run_uuid',
   'thread_uuid', 'total_tokens', 'updated_at', 'uuid',
 ]
 
@@ -78,6 +78,7 @@ describe('messages', () => {
         content: 'Hello there',
         parts: [{ type: 'text', text: 'Hello there' }],
         model: null,
+        agent_version: null,
         prompt_tokens: null,
         completion_tokens: null,
         total_tokens: null,

@@ -150,6 +150,8 @@ const UserBase = z.object({
 export const NestedUser = UserBase.extend({ primary_workspace: z.null() }).meta({ id: 'NestedUser' })
 /** A workspace nested in another resource: `user` is null. */
 export const NestedWorkspace = WorkspaceBase.extend({ user: z.null() }).meta({ id: 'NestedWorkspace' })
+/** A "User summary" (docs/api/conventions.md): `{id, name}`, as `decided_by` and `created_by` name a user. */
+export const UserSummary = z.object({ id: z.number().int(), name: z.string() })
 /** The User shape at the top level. */
 export const User = UserBase.extend({ primary_workspace: NestedWorkspace.nullable() }).meta({ id: 'User' })
 /** The Workspace shape at the top level (`user` null in lists unless `with=user`). */

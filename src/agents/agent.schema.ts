@@ -120,6 +120,8 @@ export const Agent = z
     is_owner: z.boolean(),
     is_template: z.boolean(),
     is_favorite: z.boolean(),
+    /** The current version (docs/api/versions.md): 1 at creation, +1 for each change of a behaviour field. */
+    version: z.number().int(),
     created_at: timestamp(),
     updated_at: timestamp(),
     workflows_count: z.number().int(),
@@ -143,7 +145,7 @@ export type TAgent = z.infer<typeof Agent>
 /** Columns of `agents` the mapper reads (see `selectColumns` in src/platform/sql.ts). */
 export const AGENT_FIELDS = [
   'id', 'uuid', 'name', 'description', 'instruction', 'profilePhotoKey', 'profilePhotoConfig', 'visibility', 'metadata',
-  'isTemplate', 'usageCount', 'lastUsedAt', 'userId', 'workspaceId', 'createdAt', 'updatedAt',
+  'isTemplate', 'version', 'usageCount', 'lastUsedAt', 'userId', 'workspaceId', 'createdAt', 'updatedAt',
 ] as const
 
 /** An `agents` row as raw SQL reads it with {@link AGENT_FIELDS}. */
@@ -151,6 +153,7 @@ export interface AgentRow extends ResourceRow {
   instruction: string
   metadata: TAgentMetadata
   isTemplate: boolean
+  version: number
   usageCount: number
   lastUsedAt: Date | string | null
 }
@@ -226,6 +229,7 @@ export function toAgent(record: AgentRecord, viewerId: number, appUrl: string): 
     is_owner: agent.userId === viewerId,
     is_template: agent.isTemplate,
     is_favorite: record.isFavorite,
+    version: Number(agent.version),
     created_at: iso(agent.createdAt),
     updated_at: iso(agent.updatedAt),
     workflows_count: record.workflowsCount,

@@ -9,9 +9,9 @@
 import { queueTrainedFiles, removeAgentKnowledge, syncAgentFiles } from '../knowledge/index.ts'
 import type { ReadCache, ReadStore } from '../platform/read-cache.ts'
 import { LockMode } from '@mikro-orm/core'
-import { Agent } from '../../entities/index.ts'
-import { agentPivotRows, resolveAgentLinks, resolveProfilePhotoKey } from '../access/references.ts'
-import { requireResource } from '../access/resource-access.ts'
+import { Agent, type ProfilePhotoConfigValue } from '../../entities/index.ts'
+import { agentPivotRows, resolveAgentLinks, resolveProfilePhotoKey, type AgentLinks } from '../access/references.ts'
+import { requireResource, type ResourceAccess } from '../access/resource-access.ts'
 import { replacePivotRows } from '../platform/db.ts'
 import { ValidationError } from '../platform/errors.ts'
 import {
@@ -29,6 +29,9 @@ import { addFavorite, removeFavorite } from '../access/favorites.ts'
 import { shareResource } from '../access/shares.ts'
 import type { ResourceCtx } from '../context.ts'
 import { mergeMetadata } from '../access/metadata.ts'
+import { recordVersion } from './agent-versions.ts'
+import { versionSnapshot } from './agent-versions.service.ts'
+import type { TAgentVersionPathInput } from './agent-version.schema.ts'
 
 type Envelope = { data: TAgent }
 
@@ -85,6 +88,7 @@ export async function create(ctx: ResourceCtx, input: TCreateAgentInput): Promis
     await em.flush()
     for (const pivot of agentPivotRows(links))
       await replacePivotRows(em, pivot.table, 'agent_id', agent.id, pivot.columns, pivot.rows, pivot)
+    await recordVersion(em, agent.id, ctx.auth.user.id, null)
     const trained = input.file ? await syncAgentFiles(em, ctx, { id: agent.id, workspaceId: ctx.workspace.workspace.id }, input.file.keys) : []
     return { id: agent.id, trained }
   })
@@ -106,11 +110,27 @@ export async function update(ctx: ResourceCtx, input: TUpdateAgentInput): Promis
   const access = await requireResource(ctx, 'agents', 'Agent', input.agent_uuid, 'write')
   const photoKey = await resolveProfilePhotoKey(ctx, input.profile_photo_key)
   const links = await resolveAgentLinks(ctx, input)
+  return writeAgent(ctx, access, { ...input, profile_photo_key: photoKey }, links, null)
+}
+
+/** An update's fields with the photo key resolved, or a restore's (`metadata` then replaces the stored one). */
+type AgentWrite = Omit<TUpdateAgentInput, 'agent_uuid' | 'profile_photo_key' | 'metadata' | 'profile_photo_config'> & {
+  profile_photo_key?: string | null
+  metadata?: Record<string, unknown>
+  replaceMetadata?: boolean
+  profile_photo_config?: ProfilePhotoConfigValue | null
+}
+
+/**
+ * The one transaction of an update or a restore: the agent locked, its fields and bindings written,
+ * then its next version recorded when a behaviour field changed (./agent-versions.ts), with `note`.
+ */
+async function writeAgent(ctx: ResourceCtx, access: ResourceAccess, input: AgentWrite, links: AgentLinks, note: string | null): Promise<Envelope> {
   const trained = await ctx.em.transactional(async (em) => {
-    // Locked, so two concurrent metadata merges cannot lose each other's keys.
+    // Locked, so two concurrent metadata merges cannot lose each other's keys, and versions are numbered one after the other.
     const agent = await em.findOneOrFail(Agent, access.id, { lockMode: LockMode.PESSIMISTIC_WRITE })
     if (input.metadata !== undefined) {
-      const merged = mergeMetadata(agent.metadata, input.metadata)
+      const merged = input.replaceMetadata ? input.metadata : mergeMetadata(agent.metadata, input.metadata)
       if (jsonBytes(merged) > AGENT_METADATA_MAX_BYTES) {
         throw new ValidationError(['metadata'], `metadata must not exceed ${AGENT_METADATA_MAX_BYTES} bytes as JSON after merging`)
       }
@@ -120,7 +140,7 @@ export async function update(ctx: ResourceCtx, input: TUpdateAgentInput): Promis
     if (input.description !== undefined) agent.description = input.description ?? ''
     if (input.instruction !== undefined) agent.instruction = input.instruction ?? ''
     if (input.visibility !== undefined) agent.visibility = input.visibility
-    if (photoKey !== undefined) agent.profilePhotoKey = photoKey
+    if (input.profile_photo_key !== undefined) agent.profilePhotoKey = input.profile_photo_key
     if (input.profile_photo_config !== undefined) agent.profilePhotoConfig = input.profile_photo_config
     if (input.is_template !== undefined) agent.isTemplate = input.is_template
     // A PUT is an update even when it only replaces bindings.
@@ -128,11 +148,46 @@ export async function update(ctx: ResourceCtx, input: TUpdateAgentInput): Promis
     await em.flush()
     for (const pivot of agentPivotRows(links))
       await replacePivotRows(em, pivot.table, 'agent_id', access.id, pivot.columns, pivot.rows, pivot)
+    await recordVersion(em, access.id, ctx.auth.user.id, note)
     // `file.keys` trains the files it names and untrains those it no longer names (docs/api/knowledge.md).
     return input.file ? syncAgentFiles(em, ctx, { id: access.id, workspaceId: access.workspaceId ?? ctx.workspace.workspace.id }, input.file.keys) : []
   })
   await queueTrainedFiles(ctx, trained)
   return { data: await loadAgent(ctx, access.id) }
+}
+
+/**
+ * `POST /api/v1/agents/{agent_uuid}/versions/{version}/restore` (docs/api/versions.md): the agent's
+ * behaviour fields become version `version`'s snapshot (metadata replaced, not merged), recorded as
+ * a new version noted `restored from version <n>`; a restore that changes nothing makes none.
+ * @throws NotFoundError (agent not visible, or no such version), ForbiddenError (no `write`),
+ *   ValidationError naming `snapshot.tools.<i>` / `snapshot.workflows.<i>` for a tool, account or
+ *   workflow of the snapshot the caller can no longer use (nothing changed).
+ */
+export async function restore(ctx: ResourceCtx, input: TAgentVersionPathInput): Promise<Envelope> {
+  const access = await requireResource(ctx, 'agents', 'Agent', input.agent_uuid, 'write')
+  const snapshot = await versionSnapshot(ctx, access.id, input.version)
+  const tools = snapshot.tools.map((tool) => ({ tool_uuid: tool.tool_uuid, account_uuid: tool.account_uuid }))
+  let links: AgentLinks
+  try {
+    links = await resolveAgentLinks(ctx, { tools, workflows: snapshot.workflows })
+  } catch (error) {
+    // The snapshot's entries are named where the caller reads them: `snapshot.tools.<i>`.
+    if (error instanceof ValidationError && (error.issues[0]?.path[0] === 'tools' || error.issues[0]?.path[0] === 'workflows')) {
+      const [field, index] = error.issues[0].path
+      throw new ValidationError(['snapshot', field, index], `${error.message} (version ${input.version})`)
+    }
+    throw error
+  }
+  const write: AgentWrite = {
+    name: snapshot.name,
+    description: snapshot.description,
+    instruction: snapshot.instruction,
+    metadata: snapshot.metadata,
+    replaceMetadata: true,
+    profile_photo_config: snapshot.profile_photo_config,
+  }
+  return writeAgent(ctx, access, write, links, `restored from version ${input.version}`)
 }
 
 /**

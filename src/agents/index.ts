@@ -8,3 +8,13 @@ export { Agent } from './agent.schema.ts'
 export * as agents from './agents.service.ts'
 export { LeaderboardInput, LeaderboardResponse } from './leaderboard.schema.ts'
 export * as leaderboard from './leaderboard.service.ts'
+export {
+  AgentSnapshot,
+  AgentVersion,
+  AgentVersionDetail,
+  AgentVersionPathInput,
+  AnnotateAgentVersionInput,
+  ListAgentVersionsInput,
+  VersionNumber,
+} from './agent-version.schema.ts'
+export * as versions from './agent-versions.service.ts'

@@ -117,23 +117,45 @@ export async function loadAgentTools(em: Em, config: Config, agentId: number): P
   return agentToolBindings(config, row.tools)
 }
 
+/** The select of the tool rows {@link agentToolsSql} and {@link snapshotToolsSql} answer, over `from` ordered by `order`. */
+const toolRowsSql = (from: string, where: string, order: string): string =>
+  `(select coalesce(json_agg(json_build_object(
+       'toolId', t.id, 'toolUuid', t.uuid, 'name', t.name, 'description', t.description, 'method', t.method, 'url', t.url,
+       'inputSchema', t.input_schema, 'accountUuid', ac.uuid, 'ciphertext', ac.secret_ciphertext, 'keyId', ac.secret_key_id,
+       'authScheme', p.auth_scheme, 'authParameter', p.auth_parameter, 'type', t.type, 'allowedTools', t.allowed_tools,
+       'requiresApproval', t.requires_approval, 'idempotent', t.idempotent)
+       order by ${order}), '[]')
+     ${from}
+     left join providers p on p.id = ac.provider_id
+     where ${where})`
+
 /**
  * A subquery answering the rows {@link agentToolBindings} takes (a JSON array) for the agent
  * whose id is the SQL `agentId` (a column or a `?`), so a caller can read them with the agent.
  * It holds the agent's `mcp` tools too (`type`), which ./tool-mcp.ts `mcpServerBindings` reads.
  */
 export const agentToolsSql = (agentId: string): string =>
-  `(select coalesce(json_agg(json_build_object(
-       'toolId', t.id, 'toolUuid', t.uuid, 'name', t.name, 'description', t.description, 'method', t.method, 'url', t.url,
-       'inputSchema', t.input_schema, 'accountUuid', ac.uuid, 'ciphertext', ac.secret_ciphertext, 'keyId', ac.secret_key_id,
-       'authScheme', p.auth_scheme, 'authParameter', p.auth_parameter, 'type', t.type, 'allowedTools', t.allowed_tools,
-       'requiresApproval', t.requires_approval, 'idempotent', t.idempotent)
-       order by x.position, x.id), '[]')
-     from agent_tools x
+  toolRowsSql(
+    `from agent_tools x
      join tools t on t.id = x.tool_id and t.deleted_at is null
-     left join accounts ac on ac.id = x.account_id and ac.deleted_at is null and ac.provider_id = t.provider_id
-     left join providers p on p.id = ac.provider_id
-     where x.agent_id = ${agentId})`
+     left join accounts ac on ac.id = x.account_id and ac.deleted_at is null and ac.provider_id = t.provider_id`,
+    `x.agent_id = ${agentId}`,
+    'x.position, x.id',
+  )
+
+/**
+ * {@link agentToolsSql} for the tools of an agent version's snapshot (docs/api/versions.md): the
+ * `tools` (`[{tool_uuid, account_uuid}]`) of the jsonb expression `snapshot`, live ones only, each
+ * with its account while it is live and of the tool's provider, in the snapshot's order.
+ */
+export const snapshotToolsSql = (snapshot: string): string =>
+  toolRowsSql(
+    `from jsonb_array_elements(${snapshot}->'tools') with ordinality x(link, position)
+     join tools t on t.uuid = (x.link->>'tool_uuid')::uuid and t.deleted_at is null
+     left join accounts ac on ac.uuid = (x.link->>'account_uuid')::uuid and ac.deleted_at is null and ac.provider_id = t.provider_id`,
+    'true',
+    'x.position',
+  )
 
 /**
  * The bindings of the `api` rows {@link agentToolsSql} read, secrets opened as {@link loadAgentTools} says.

@@ -75,18 +75,29 @@ export async function listModels(ctx: ResourceCtx): Promise<{ object: 'list'; da
 
 const isUuid = (value: string) => z.uuid().safeParse(value).success
 
+/** `<agent uuid>@<version>`: a model id pinned to a version of the agent (docs/api/versions.md). */
+const PINNED_MODEL = /^([0-9a-fA-F-]{36})@([1-9][0-9]{0,9})$/
+
+/** The agent a model id names: its uuid, and the version it pins, if any. */
+interface ModelTarget {
+  agentUuid: string
+  version?: number
+}
+
 /**
- * The uuid of the agent `model` names: a uuid as given (the run checks access), or the name of
- * exactly one agent of {@link listModels}.
+ * The agent `model` names: a uuid as given (the run checks access), `<uuid>@<version>` pinning a
+ * version (the run checks it exists), or the name of exactly one agent of {@link listModels}.
  * @throws ModelNotFoundError; OpenAiParamError naming `model` when several agents have that name.
  */
-async function agentUuidOf(ctx: ResourceCtx, model: string): Promise<string> {
-  if (isUuid(model)) return model.toLowerCase()
+async function agentUuidOf(ctx: ResourceCtx, model: string): Promise<ModelTarget> {
+  const pinned = PINNED_MODEL.exec(model)
+  if (pinned && isUuid(pinned[1]) && Number(pinned[2]) <= 2_147_483_647) return { agentUuid: pinned[1].toLowerCase(), version: Number(pinned[2]) }
+  if (isUuid(model)) return { agentUuid: model.toLowerCase() }
   const scope = listScopeSql('a', 'agents', ctx)
   const rows = await ctx.em.execute<{ uuid: string }[]>(`select a.uuid from agents a where a.name = ? and ${scope.sql} limit 2`, [model, ...scope.params])
   if (rows.length === 0) throw new ModelNotFoundError(model)
   if (rows.length > 1) throw new OpenAiParamError(['model'], `Several agents are named '${model}': use the agent's uuid`, 'model_ambiguous')
-  return rows[0].uuid
+  return { agentUuid: rows[0].uuid }
 }
 
 /** A turn of the conversation, with the role stored for it. */
@@ -170,18 +181,21 @@ async function runTurn(
   conversation: { history: Turn[]; input: string },
   background: boolean,
   metadata: Record<string, unknown> | null | undefined,
-): Promise<TRunResult> {
+): Promise<StartedRun> {
   const ifBusy = ifBusyOf(metadata)
-  const agentUuid = await agentUuidOf(ctx, model)
+  const { agentUuid, version } = await agentUuidOf(ctx, model)
   const seeded = await seed(ctx, agentUuid, target, conversation.history)
   const threadUuid = seeded?.threadUuid ?? (target.thread ? target.thread.uuid : undefined)
   try {
-    return await runs.runAgent(ctx, { agent_uuid: agentUuid, input: conversation.input, thread_uuid: threadUuid, background, if_busy: ifBusy })
+    const result = await runs.runAgent(ctx, { agent_uuid: agentUuid, input: conversation.input, thread_uuid: threadUuid, background, if_busy: ifBusy, version })
+    return started(result, version)
   } catch (error) {
     if (!(error instanceof UpstreamError || error instanceof UpstreamTimeoutError)) await unseed(ctx, seeded)
     if (error instanceof NotFoundError) throw new ModelNotFoundError(model)
     if (error instanceof ValidationError && !(error instanceof OpenAiParamError)) {
       const field = error.issues[0]?.path[0]
+      // A version the agent lacks is a model that does not exist.
+      if (field === 'version') throw new ModelNotFoundError(model)
       if (field === 'thread_uuid' && target.thread) throw new OpenAiParamError(target.param, `The thread belongs to another model than '${model}'`, 'invalid_value')
       throw new OpenAiParamError(['model'], `The agent cannot run: ${error.message}`, 'model_not_runnable')
     }
@@ -208,9 +222,11 @@ export interface StartedRun {
   afterSeq?: number
 }
 
-function started(result: TRunResult): StartedRun {
+/** The run as this API names it; `version`: the version its model id pinned, which `model` names again. */
+function started(result: TRunResult, version?: number): StartedRun {
   const { run } = result.data
-  return { ref: { runUuid: run.uuid, threadUuid: run.thread_uuid, model: run.agent_uuid ?? '', created: unixSeconds(run.created_at) }, result }
+  const model = run.agent_uuid === null ? '' : version === undefined ? run.agent_uuid : `${run.agent_uuid}@${version}`
+  return { ref: { runUuid: run.uuid, threadUuid: run.thread_uuid, model, created: unixSeconds(run.created_at) }, result }
 }
 
 /**
@@ -224,7 +240,7 @@ export async function startChat(ctx: ResourceCtx, request: TChatCompletionReques
   const conversation = splitConversation(request.messages, 'messages')
   // A continued thread already holds the history the client sends again: only its new message is run.
   const turn = target.thread ? { history: [], input: conversation.input } : conversation
-  return started(await runTurn(ctx, request.model, target, turn, background, request.metadata))
+  return runTurn(ctx, request.model, target, turn, background, request.metadata)
 }
 
 /**
@@ -249,7 +265,7 @@ export async function startResponse(ctx: ResourceCtx, request: TResponseRequest,
     if (!threadUuid) throw new OpenAiParamError(['previous_response_id'], 'The previous response has no thread to continue', 'previous_response_not_found')
     target = await threadTarget(ctx, threadUuid, ['previous_response_id'])
   }
-  return started(await runTurn(ctx, request.model, target, conversation, background, request.metadata))
+  return runTurn(ctx, request.model, target, conversation, background, request.metadata)
 }
 
 const isApprovalResponse = (entry: TResponseInputItem | TApprovalResponseItem): entry is TApprovalResponseItem => entry.type === 'mcp_approval_response'

@@ -20,6 +20,7 @@ import { Migration20261127100000_mcp_tools } from './Migration20261127100000_mcp
 import { Migration20261128110000_runs_that_wait } from './Migration20261128110000_runs_that_wait.ts'
 import { Migration20261128150000_runs_survive } from './Migration20261128150000_runs_survive.ts'
 import { Migration20261128170000_usage_budgets } from './Migration20261128170000_usage_budgets.ts'
+import { Migration20261128190000_agent_versions } from './Migration20261128190000_agent_versions.ts'
 
 export const migrationsList: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261121093927', class: Migration20261121093927 },
@@ -41,4 +42,5 @@ export const migrationsList: { name: string; class: Constructor<Migration> }[] =
   { name: 'Migration20261128110000_runs_that_wait', class: Migration20261128110000_runs_that_wait },
   { name: 'Migration20261128150000_runs_survive', class: Migration20261128150000_runs_survive },
   { name: 'Migration20261128170000_usage_budgets', class: Migration20261128170000_usage_budgets },
+  { name: 'Migration20261128190000_agent_versions', class: Migration20261128190000_agent_versions },
 ]

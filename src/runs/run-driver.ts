@@ -42,7 +42,7 @@ interface ClaimedRow extends ClaimedRunRow {
 }
 
 const CLAIMED_COLUMNS = `c.id::float8 as id, c.uuid, c.kind, c.user_id::float8 as user_id, c.workspace_id::float8 as workspace_id,
-  c.agent_id::float8 as agent_id, c.access_token_id::float8 as access_token_id, c.thread_id::float8 as thread_id, th.uuid as thread_uuid, coalesce(c.input #>> '{}', '') as input_text, c.output,
+  c.agent_id::float8 as agent_id, c.agent_version, c.access_token_id::float8 as access_token_id, c.thread_id::float8 as thread_id, th.uuid as thread_uuid, coalesce(c.input #>> '{}', '') as input_text, c.output,
   c.prompt_tokens, c.completion_tokens, c.cost, c.events_count, c.attempts, l.type as event_type, l.data as event_data, l.created_at as event_at`
 
 /** The resume claim (module comment). Parameters: the run id, twice. */
@@ -68,7 +68,9 @@ const RESUME_SQL = `with claimed as (
 const DISPATCH_SQL = `with next as (
      select id from runs where thread_id = ? and status = 'queued' order by id limit 1 for update skip locked),
    claimed as (
-     update runs r set status = 'running', started_at = now(), heartbeat_at = clock_timestamp(), events_count = 1, updated_at = now()
+     update runs r set status = 'running', started_at = now(), heartbeat_at = clock_timestamp(), events_count = 1, updated_at = now(),
+       -- A run not pinned to a version runs the one current as it starts (docs/api/versions.md).
+       agent_version = coalesce(r.agent_version, (select a.version from agents a where a.id = r.agent_id))
      from next where r.id = next.id
        and not exists (select 1 from runs a where a.thread_id = r.thread_id and a.status in ('running', 'awaiting_approval'))
      returning r.*),
@@ -119,7 +121,7 @@ async function start(deps: ServiceDeps, row: ClaimedRow, how: 'resume' | 'dispat
   try {
     if (row.agent_id === null) throw new Error('The run’s agent was deleted')
     const ctx = await actingContext(deps, Number(row.user_id), Number(row.workspace_id))
-    const agent = await requireAgent(ctx, { id: Number(row.agent_id) })
+    const agent = await requireAgent(ctx, { id: Number(row.agent_id) }, row.agent_version)
     const model = await resolveAgentModel(ctx, agent.metadata, agent)
     const offered = offeredTools(ctx, agent, model, 0)
     const content = row.input_text

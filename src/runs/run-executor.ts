@@ -500,9 +500,10 @@ const SETTLE_SQL = `with settled as (
      select settled.id, e.seq, e.type, e.data, e.created_at
      from settled cross join jsonb_to_recordset(?::jsonb) as e(seq int, type text, data jsonb, created_at timestamptz)),
    stored as (
-     insert into messages (uuid, thread_id, run_id, user_id, workspace_id, role, content, parts, model,
+     insert into messages (uuid, thread_id, run_id, user_id, workspace_id, role, content, parts, model, agent_version,
        prompt_tokens, completion_tokens, total_tokens, latency_ms, cost, citations, created_at, updated_at)
-     select v.uuid, ?::bigint, settled.id, null, ?::bigint, v.role, v.content, v.parts, ?, v.pt, v.ct, v.tt, v.lat, v.cost, v.citations, clock_timestamp(), clock_timestamp()
+     select v.uuid, ?::bigint, settled.id, null, ?::bigint, v.role, v.content, v.parts, ?, case when v.role = 'assistant' then settled.agent_version end,
+       v.pt, v.ct, v.tt, v.lat, v.cost, v.citations, clock_timestamp(), clock_timestamp()
      from settled cross join jsonb_to_recordset(?::jsonb)
        as v(uuid uuid, role text, content text, parts jsonb, pt int, ct int, tt int, lat int, cost numeric, citations jsonb, ord int)
      order by v.ord

@@ -67,7 +67,7 @@ const TAKEOVER_SQL = `with stale as (
      update runs r set attempts = r.attempts + 1, heartbeat_at = clock_timestamp(), updated_at = now()
      from stale where r.id = stale.id returning r.*)
    select c.id::float8 as id, c.uuid, c.kind, c.user_id::float8 as user_id, c.workspace_id::float8 as workspace_id,
-     c.agent_id::float8 as agent_id, c.access_token_id::float8 as access_token_id, c.prompt_id::float8 as prompt_id, c.thread_id::float8 as thread_id, th.uuid as thread_uuid,
+     c.agent_id::float8 as agent_id, c.agent_version, c.access_token_id::float8 as access_token_id, c.prompt_id::float8 as prompt_id, c.thread_id::float8 as thread_id, th.uuid as thread_uuid,
      c.model, c.input, coalesce(c.input #>> '{}', '') as input_text, c.output, c.prompt_tokens, c.completion_tokens, c.cost, c.events_count, c.attempts, c.checkpoint,
      (select max(e.seq) from run_events e where e.run_id = c.id and e.type in ('run.started', 'run.resumed')) as began_seq
    from claimed c left join threads th on th.id = c.thread_id`
@@ -117,7 +117,7 @@ async function goOn(deps: ServiceDeps, row: TakenRow): Promise<void> {
     call = await promptCall(ctx, Number(row.prompt_id), jsonValueOf(row.input), row.model)
   } else {
     if (row.agent_id === null) throw new Error('The run’s agent was deleted')
-    const found = await requireAgent(ctx, { id: Number(row.agent_id) })
+    const found = await requireAgent(ctx, { id: Number(row.agent_id) }, row.agent_version)
     const model = await resolveAgentModel(ctx, found.metadata, found)
     const offered = offeredTools(ctx, found, model, 0)
     // Calls answered in the steps, or answered here, are not closed as never run in the history.

@@ -176,6 +176,8 @@ export interface ClaimedRunRow {
   user_id: number
   workspace_id: number
   agent_id: number | null
+  /** The agent's version the run uses (null: a run stored before versions, which runs the agent as it is now). */
+  agent_version: number | null
   access_token_id: number | null
   thread_id: number | null
   thread_uuid: string | null

@@ -6,7 +6,8 @@ import type { RunEventRecord } from './run-event.ts'
 import { z } from 'zod'
 import { APPROVAL_STATUSES, APPROVAL_TOOL_KINDS, RUN_KINDS, RUN_STATUSES, type IRun } from '../../entities/index.ts'
 import { Message } from '../threads/index.ts'
-import { envelope, iso, isoOrNull, isRecord, jsonBoolean, jsonValueOf, text, timestamp } from '../access/wire.ts'
+import { envelope, iso, isoOrNull, isRecord, jsonBoolean, jsonInt, jsonValueOf, text, timestamp } from '../access/wire.ts'
+import { UserSummary } from '../access/user-workspace.schema.ts'
 
 /** Longest user input or message of a run, in characters (docs/api/resources.md bounds `instruction`/`content` alike). */
 export const RUN_INPUT_MAX = 100_000
@@ -35,12 +36,16 @@ const ifBusy = z
       'When the thread already has an unfinished run: `enqueue` (default) runs this one after it, `reject` answers 409, `interrupt` cancels it and runs this one at once.',
   })
 
+/** The agent's version a run uses (docs/api/versions.md, "Pinned runs"): 1 to the current one (checked when it starts); omitted: the current one. */
+const agentVersion = jsonInt(1, 2_147_483_647).optional()
+
 /** `POST /api/v1/agents/{agent_uuid}/run`: `{input, thread_uuid?, background?, stream?}`. */
 export const RunAgentInput = z.strictObject({
   agent_uuid: z.uuid(),
   workspace_uuid: workspaceUuid,
   input: text(RUN_INPUT_MAX, 1),
   thread_uuid: z.uuid().optional(),
+  version: agentVersion,
   if_busy: ifBusy,
   background,
   stream,
@@ -52,6 +57,7 @@ export const RunThreadInput = z.strictObject({
   thread_uuid: z.uuid(),
   workspace_uuid: workspaceUuid,
   content: text(RUN_INPUT_MAX, 1),
+  version: agentVersion,
   if_busy: ifBusy,
   background,
   stream,
@@ -96,8 +102,6 @@ export type TUsage = z.infer<typeof Usage>
 export const RunWarning = z.object({ code: z.string(), message: z.string() })
 export type TRunWarning = z.infer<typeof RunWarning>
 
-/** `{id, name}` of a user, as an approval's `decided_by` names them. */
-export const UserSummary = z.object({ id: z.number().int(), name: z.string() })
 
 /**
  * A tool call a run waits on a person for (docs/api/runs.md, "Approvals"). `arguments` are the
@@ -132,6 +136,8 @@ export const Run = z.object({
   kind: z.enum(RUN_KINDS),
   status: z.enum(RUN_STATUSES),
   agent_uuid: z.uuid().nullable(),
+  /** The agent's version the run used (docs/api/versions.md); null for prompt runs and for a queued run not pinned to one. */
+  agent_version: z.number().int().nullable(),
   thread_uuid: z.uuid().nullable(),
   prompt_uuid: z.uuid().nullable(),
   model: z.string().nullable(),
@@ -180,6 +186,7 @@ export type RunRecord = Pick<
   | 'kind'
   | 'status'
   | 'model'
+  | 'agentVersion'
   | 'input'
   | 'output'
   | 'error'
@@ -209,7 +216,7 @@ export type RunRecord = Pick<
 /** The stored columns of a {@link RunRecord} (camelCase; read through `selectColumns` of src/platform/sql.ts). */
 // prettier-ignore
 export const RUN_FIELDS = [
-  'id', 'uuid', 'kind', 'status', 'model', 'input', 'output', 'error', 'background', 'promptTokens', 'completionTokens', 'totalTokens',
+  'id', 'uuid', 'kind', 'status', 'model', 'agentVersion', 'input', 'output', 'error', 'background', 'promptTokens', 'completionTokens', 'totalTokens',
   'cost', 'eventsCount', 'startedAt', 'finishedAt', 'latencyMs', 'firstEventMs', 'createdAt', 'updatedAt',
 ] as const
 
@@ -220,6 +227,7 @@ export function toRun(row: RunRecord): TRun {
     kind: row.kind,
     status: row.status,
     agent_uuid: row.agentUuid,
+    agent_version: row.agentVersion == null ? null : Number(row.agentVersion),
     thread_uuid: row.threadUuid,
     prompt_uuid: row.promptUuid,
     model: row.model ?? null,

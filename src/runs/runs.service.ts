@@ -32,7 +32,7 @@ import { modelBySlugSql, type ResolvedModel } from '../models/index.ts'
 import { resolveAgentModel, resolveFor } from '../models/index.ts'
 import { eventsAfterSql, eventsOf, followRun } from './run-log.ts'
 import { composeSystemPrompt } from './system-prompt.ts'
-import { agentToolsSql } from '../catalog/index.ts'
+import { agentToolsSql, snapshotToolsSql } from '../catalog/index.ts'
 import {
   RUN_FIELDS,
   toRun,
@@ -48,7 +48,7 @@ import { extractMemories, memoriesFor } from './memory-extraction.ts'
 import { threadHistory } from '../threads/index.ts'
 import { knowledgeForRun } from '../knowledge/index.ts'
 import { toMessage, type MessageRow, messageColumns } from '../threads/index.ts'
-import { isRecord, jsonRecordOf, storableJson, storableText } from '../access/wire.ts'
+import { isRecord, jsonRecordOf, jsonValueOf, storableJson, storableText } from '../access/wire.ts'
 import { selectColumns, unprefix } from '../platform/sql.ts'
 import { activeRunSql, requireThread } from '../threads/index.ts'
 import { offeredTools } from './run-tools.ts'
@@ -74,6 +74,10 @@ export interface AgentForRun {
   modelRow: unknown
   /** Its linked workflows the caller may run, as read with it (the `linkedWorkflows` port's `sql`, ./runs.port.ts). */
   workflowRows: unknown
+  /** The agent's version these fields are (docs/api/versions.md): the current one, or the one asked for. */
+  version: number
+  /** Whether `version` was asked for (a queued run keeps it; otherwise it runs the version current when it starts). */
+  pinned: boolean
 }
 
 /**
@@ -109,7 +113,7 @@ const HISTORY_LIMIT = 200
 
 /** `POST /api/v1/agents/{agent_uuid}/run`. @throws NotFoundError, ValidationError, UpstreamError (502), UpstreamTimeoutError (504). */
 export async function runAgent(ctx: ResourceCtx, input: TRunAgentInput, options: RunOptions = {}): Promise<TRunResult> {
-  const agent = await requireAgent(ctx, input.agent_uuid)
+  const agent = await requireAgent(ctx, input.agent_uuid, input.version)
   let thread: Ref | null = null
   if (input.thread_uuid) {
     const found = await requireThread(ctx, input.thread_uuid, true)
@@ -123,7 +127,7 @@ export async function runAgent(ctx: ResourceCtx, input: TRunAgentInput, options:
 export async function runThread(ctx: ResourceCtx, input: TRunThreadInput): Promise<TRunResult> {
   const thread = await requireThread(ctx, input.thread_uuid, true)
   // The thread stays the caller's, but running it still needs the agent to be usable by them.
-  const agent = await requireAgent(ctx, { id: thread.agentId })
+  const agent = await requireAgent(ctx, { id: thread.agentId }, input.version)
   return launchAgentRun(ctx, agent, thread, input.content, input.background === true, 'thread', { ifBusy: input.if_busy })
 }
 
@@ -267,41 +271,67 @@ const RUN_COLUMNS = `${selectColumns('r', '', RUN_FIELDS)}, a.uuid as "agentUuid
   (select json_agg(w.data order by w.seq) from run_events w where w.run_id = r.id and w.type = 'run.warning') as warnings,
   ${APPROVALS_OF_RUN_SQL} as approvals`
 
+/** What the agent's statement reads besides its keys: the fields a run needs, as they are now or as a version's snapshot holds them. */
+interface AgentRunColumns extends Record<string, unknown> {
+  version: number
+  name: string
+  instruction: string
+  metadata: unknown
+  tools: unknown
+  model: unknown
+  workflows: unknown
+}
+
 /**
  * The agent (by uuid, or by id for a thread's agent) with the columns a run needs, if the caller
  * may use it, in one statement: its tools, and its model (the one its metadata names, else the
- * default) with the accounts that could serve it.
- * @throws NotFoundError, ForbiddenError
+ * default) with the accounts that could serve it. With `version`, those of that version's snapshot
+ * (docs/api/versions.md, "Pinned runs"), read in the same statement.
+ * @throws NotFoundError, ForbiddenError; ValidationError naming `version` when the agent has no such version.
  */
-export async function requireAgent(ctx: ResourceCtx, key: string | { id: number }): Promise<AgentForRun> {
+export async function requireAgent(ctx: ResourceCtx, key: string | { id: number }, version?: number | null): Promise<AgentForRun> {
+  const pinned = version !== undefined && version !== null
+  // The fields of `r` (the agent), or of `v` (its version) under `fields`.
+  const [snapshot, fields] = pinned ? ['v.snapshot', (name: string) => `v.snapshot->'${name}'`] : ['', (name: string) => `r.${name}`]
   // The slug resolveAgentModel reads from the metadata: a non-empty string, else the default.
   const slug = {
-    sql: `coalesce(case when jsonb_typeof(r.metadata->'large_language_model') = 'string' then nullif(r.metadata->>'large_language_model', '') end, ?)`,
+    sql: `coalesce(case when jsonb_typeof(${fields('metadata')}->'large_language_model') = 'string' then nullif(${fields('metadata')}->>'large_language_model', '') end, ?)`,
     params: [ctx.config.llm.defaultModel],
   }
   const model = modelBySlugSql(slug, { workspaceId: ctx.workspace.workspace.id, userId: ctx.auth.user.id })
-  const workflows = ctx.deps.linkedWorkflows.sql(ctx, 'r.id')
-  const access = await requireResourceWith<{
-    name: string
-    instruction: string
-    metadata: unknown
-    tools: unknown
-    model: unknown
-    workflows: unknown
-  }>(ctx, 'agents', 'Agent', key, 'read', {
-    sql: `r.name, r.instruction, r.metadata, ${agentToolsSql('r.id')} as tools, ${model.sql} as model, ${workflows.sql} as workflows`,
-    params: [...model.params, ...workflows.params],
-  })
-  const { name, instruction, metadata, tools } = access.row
+  const workflows = pinned ? ctx.deps.linkedWorkflows.snapshotSql(ctx, snapshot) : ctx.deps.linkedWorkflows.sql(ctx, 'r.id')
+  const tools = pinned ? snapshotToolsSql(snapshot) : agentToolsSql('r.id')
+  const columns = pinned
+    ? {
+        sql: `r.version as current, (select row_to_json(s) from (select v.version, v.snapshot->>'name' as name, v.snapshot->>'instruction' as instruction,
+            v.snapshot->'metadata' as metadata, ${tools} as tools, ${model.sql} as model, ${workflows.sql} as workflows
+            from agent_versions v where v.agent_id = r.id and v.version = ?::int) s) as pinned`,
+        params: [...model.params, ...workflows.params, version],
+      }
+    : {
+        sql: `r.version, r.name, r.instruction, r.metadata, ${tools} as tools, ${model.sql} as model, ${workflows.sql} as workflows`,
+        params: [...model.params, ...workflows.params],
+      }
+  const access = await requireResourceWith<AgentRunColumns & { current?: number; pinned?: unknown }>(ctx, 'agents', 'Agent', key, 'read', columns)
+  let row: AgentRunColumns = access.row
+  if (pinned) {
+    const found = jsonValueOf(access.row.pinned)
+    if (!isRecord(found)) {
+      throw new ValidationError(['version'], `The agent has no version ${version}: its versions are 1 to ${Number(access.row.current)}`)
+    }
+    row = found as AgentRunColumns
+  }
   return {
     id: access.id,
     uuid: access.uuid,
-    name,
-    instruction,
-    metadata: jsonRecordOf(metadata),
-    toolRows: tools,
-    modelRow: access.row.model,
-    workflowRows: access.row.workflows,
+    name: row.name,
+    instruction: row.instruction,
+    metadata: jsonRecordOf(row.metadata),
+    toolRows: row.tools,
+    modelRow: row.model,
+    workflowRows: row.workflows,
+    version: Number(row.version),
+    pinned,
   }
 }
 
@@ -329,7 +359,7 @@ async function launchAgentRun(
   const call = await agentCall(ctx, agent, existingThread?.id ?? null, content, model, offered)
   const launchInput = {
     kind,
-    agent: { id: agent.id, uuid: agent.uuid },
+    agent: { id: agent.id, uuid: agent.uuid, version: agent.version },
     thread: existingThread ?? 'new',
     prompt: null,
     model,
@@ -429,17 +459,19 @@ async function supersede(ctx: ResourceCtx, threadId: number): Promise<void> {
  */
 async function enqueue(
   ctx: ResourceCtx,
-  o: { kind: RunKind; agent: Ref; thread: Ref; model: ResolvedModel; content: string; background: boolean },
+  o: { kind: RunKind; agent: AgentForRun; thread: Ref; model: ResolvedModel; content: string; background: boolean },
   options: RunOptions,
 ): Promise<TRunResult> {
   const uuid = options.runUuid ?? uuidv7()
   await ctx.em.execute(
-    `insert into runs (uuid, kind, status, agent_id, thread_id, model, input, background, events_count, user_id, workspace_id, access_token_id, created_at, updated_at)
-     values (?, ?, 'queued', ?, ?, ?, ?::jsonb, ?, 0, ?, ?, ?::bigint, now(), now())`,
+    `insert into runs (uuid, kind, status, agent_id, agent_version, thread_id, model, input, background, events_count, user_id, workspace_id, access_token_id, created_at, updated_at)
+     values (?, ?, 'queued', ?, ?, ?, ?, ?::jsonb, ?, 0, ?, ?, ?::bigint, now(), now())`,
     [
       uuid,
       o.kind,
       o.agent.id,
+      // A pinned run keeps its version; another runs the version current when it starts (src/runs/run-driver.ts).
+      o.agent.pinned ? o.agent.version : null,
       o.thread.id,
       o.model.llm.slug,
       storableJson(storableText(o.content)),
@@ -623,7 +655,8 @@ interface LaunchedRun {
 /** What {@link insertRun} stores: the run's kind, what it goes with, its model, input and mode. */
 interface LaunchInput {
   kind: RunKind
-  agent: Ref | null
+  /** The agent, with the version the run uses (docs/api/versions.md). */
+  agent: (Ref & { version: number }) | null
   thread: Ref | 'new' | null
   prompt: Ref | null
   model: ResolvedModel
@@ -644,8 +677,8 @@ const LAUNCH_SQL = `with new_thread as (
      insert into threads (uuid, name, agent_id, messages_count, metadata, user_id, workspace_id, created_at, updated_at)
      select ?, null, ?, 1, '{}', ?, ?, now(), now() where ?::boolean returning id),
    run as (
-     insert into runs (uuid, kind, status, agent_id, thread_id, prompt_id, model, input, background, events_count, started_at, user_id, workspace_id, access_token_id, created_at, updated_at)
-     values (?, ?, 'running', ?, coalesce((select id from new_thread), ?::bigint), ?, ?, ?::jsonb, ?, 1, now(), ?, ?, ?::bigint, now(), now())
+     insert into runs (uuid, kind, status, agent_id, agent_version, thread_id, prompt_id, model, input, background, events_count, started_at, user_id, workspace_id, access_token_id, created_at, updated_at)
+     values (?, ?, 'running', ?, ?::int, coalesce((select id from new_thread), ?::bigint), ?, ?, ?::jsonb, ?, 1, now(), ?, ?, ?::bigint, now(), now())
      returning *),
    message as (
      insert into messages (uuid, thread_id, run_id, user_id, workspace_id, role, content, parts, created_at, updated_at)
@@ -680,7 +713,7 @@ async function insertRun(ctx: ResourceCtx, o: LaunchInput, uuid: string): Promis
   const params = [
     // One line per part of the statement: new_thread, run, message, then counted, used, started, the answer.
     threadUuid, agentId, user, workspace, isNew,
-    uuid, o.kind, agentId, existing?.id ?? null, o.prompt?.id ?? null, o.model.llm.slug, storableJson(o.input), o.background, user, workspace, accessTokenOf(ctx),
+    uuid, o.kind, agentId, o.agent?.version ?? null, existing?.id ?? null, o.prompt?.id ?? null, o.model.llm.slug, storableJson(o.input), o.background, user, workspace, accessTokenOf(ctx),
     uuidv7(), user, workspace, text, storableJson([{ type: 'text', text }]),
     existing?.id ?? null,
     agentId,

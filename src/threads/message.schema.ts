@@ -44,6 +44,8 @@ export const Message = z
     content: z.string(),
     parts: z.array(MessagePart),
     model: z.string().nullable(),
+    /** The agent's version that wrote an assistant message (docs/api/versions.md); null for other messages. */
+    agent_version: z.number().int().nullable(),
     prompt_tokens: z.number().int().nullable(),
     completion_tokens: z.number().int().nullable(),
     total_tokens: z.number().int().nullable(),
@@ -71,6 +73,7 @@ export interface MessageRow {
   content: string
   parts: unknown
   model: string | null
+  agentVersion: number | null
   promptTokens: number | null
   completionTokens: number | null
   totalTokens: number | null
@@ -131,6 +134,7 @@ export function toMessage(row: MessageRow): TMessage {
     content: row.content,
     parts: toMessageParts(row.parts),
     model: row.model,
+    agent_version: nullableNumber(row.agentVersion),
     prompt_tokens: nullableNumber(row.promptTokens),
     completion_tokens: nullableNumber(row.completionTokens),
     total_tokens: nullableNumber(row.totalTokens),
@@ -252,7 +256,7 @@ export type TMessageListInput = z.infer<typeof MessageListInput>
 /** The stored {@link MessageRow} fields read as they are (`cost` is cast apart: numeric). */
 // prettier-ignore
 const MESSAGE_FIELDS = [
-  'id', 'uuid', 'role', 'content', 'parts', 'model', 'promptTokens', 'completionTokens', 'totalTokens', 'latencyMs', 'citations', 'createdAt', 'updatedAt',
+  'id', 'uuid', 'role', 'content', 'parts', 'model', 'agentVersion', 'promptTokens', 'completionTokens', 'totalTokens', 'latencyMs', 'citations', 'createdAt', 'updatedAt',
 ] as const
 
 /**

@@ -37,21 +37,42 @@ import type { ResourceCtx } from '../context.ts'
 const MAX_TOOL_DEPTH = 3
 
 /**
- * A subquery answering, as a JSON array, the workflows linked to the agent whose id is the SQL
- * `agentId` (a column or a `?`) that the caller may run (module comment), for the agent's own
- * statement; {@link workflowToolBindings} reads it.
+ * The select of the workflow rows {@link linkedWorkflowsSql} and {@link snapshotWorkflowsSql}
+ * answer: of `from` (alias `w` for the workflow), those the caller may run, ordered by `order`.
  */
-function linkedWorkflowsSql(ctx: ResourceCtx, agentId: string): SqlFragment {
+function workflowRowsSql(ctx: ResourceCtx, from: string, where: string, order: string): SqlFragment {
   const visible = visibleSql('w', 'workflows', viewerOf(ctx))
   const scope = serviceScopeSql('w', ctx)
   return {
     sql: `(select coalesce(json_agg(json_build_object('uuid', w.uuid, 'name', w.name, 'description', w.description, 'nodes', w.nodes,
          'requiresApproval', coalesce(w.settings->'requires_approval', 'false'::jsonb) = 'true'::jsonb)
-         order by x.position, x.id), '[]')
-       from agent_workflows x join workflows w on w.id = x.workflow_id
-       where x.agent_id = ${agentId} and w.deleted_at is null and jsonb_array_length(w.nodes) > 0 and ${visible.sql} and ${scope.sql})`,
+         order by ${order}), '[]')
+       ${from}
+       where ${where} and w.deleted_at is null and jsonb_array_length(w.nodes) > 0 and ${visible.sql} and ${scope.sql})`,
     params: [...visible.params, ...scope.params],
   }
+}
+
+/**
+ * A subquery answering, as a JSON array, the workflows linked to the agent whose id is the SQL
+ * `agentId` (a column or a `?`) that the caller may run (module comment), for the agent's own
+ * statement; {@link workflowToolBindings} reads it.
+ */
+function linkedWorkflowsSql(ctx: ResourceCtx, agentId: string): SqlFragment {
+  return workflowRowsSql(ctx, 'from agent_workflows x join workflows w on w.id = x.workflow_id', `x.agent_id = ${agentId}`, 'x.position, x.id')
+}
+
+/**
+ * {@link linkedWorkflowsSql} for the `workflows` (`[{workflow_uuid}]`) of an agent version's
+ * snapshot, the jsonb expression `snapshot` (docs/api/versions.md), in the snapshot's order.
+ */
+function snapshotWorkflowsSql(ctx: ResourceCtx, snapshot: string): SqlFragment {
+  return workflowRowsSql(
+    ctx,
+    `from jsonb_array_elements(${snapshot}->'workflows') with ordinality x(link, position) join workflows w on w.uuid = (x.link->>'workflow_uuid')::uuid`,
+    'true',
+    'x.position',
+  )
 }
 
 /** What a trigger type asks of the tool's arguments, and the execution input it makes of them. */
@@ -188,4 +209,4 @@ async function runLinkedWorkflow(
 }
 
 /** The port the runs reach linked workflows through (src/runs/runs.port.ts). */
-export const linkedWorkflows: LinkedWorkflowsPort = { sql: linkedWorkflowsSql, bindings: workflowToolBindings }
+export const linkedWorkflows: LinkedWorkflowsPort = { sql: linkedWorkflowsSql, snapshotSql: snapshotWorkflowsSql, bindings: workflowToolBindings }

@@ -33,6 +33,7 @@ export const AGENT_KEYS = [
   'usage_frequency',
   'user',
   'uuid',
+  'version',
   'visibility',
   'workflows',
   'workflows_count',
