@@ -212,7 +212,8 @@ describe('bad input on every REST endpoint (docs/api/conventions.md)', () => {
     const bobResources = await resources(bob, 'bobglobex')
     for (const [param, uuid] of Object.entries(bobResources)) secrets[`another tenant's ${param}`] = uuid
 
-    ownParams = { workspace_uuid: workspace.uuid, user_id: String(member.id), token_uuid: token.uuid, model: 'local-test-model', ...adaResources }
+    // `version`: every agent has version 1.
+    ownParams = { workspace_uuid: workspace.uuid, user_id: String(member.id), token_uuid: token.uuid, model: 'local-test-model', version: '1', ...adaResources }
     let emails = 0
     const targets: FuzzTargets = {
       token: ada.token,
