@@ -1,7 +1,7 @@
 /**
  * Agents (specification: "Agent (response shape)", "Update an Agent"; docs/api/tenancy.md and docs/api/resources.md):
- * list, the leaderboard (docs/api/generate-and-leaderboard.md), create, generate, retrieve,
- * update, delete, share, favourite.
+ * list, the leaderboard (docs/api/generate-and-leaderboard.md), create, generate, import and
+ * export (docs/api/versions.md), retrieve, update, delete, share, favourite.
  */
 import { z } from 'zod'
 import { agents } from '../src/agents/index.ts'
@@ -19,6 +19,7 @@ import {
 import { Agent } from '../src/agents/index.ts'
 import { LeaderboardInput, LeaderboardResponse } from '../src/agents/index.ts'
 import { AgentVersion, AgentVersionDetail, AgentVersionPathInput, AnnotateAgentVersionInput, ListAgentVersionsInput, versions } from '../src/agents/index.ts'
+import { AgentDocument, ExportAgentInput, ImportAgentInput, ImportAgentResponse, portable } from '../src/agents/index.ts'
 import { envelope, paginated } from '../src/access/wire.ts'
 import { cachedWorkspaceProcedure } from '../src/trpc/cache.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
@@ -73,6 +74,23 @@ export const agentsRouter = router({
     .output(AgentResponse)
     // A client that disconnects stops the model call: nothing is stored (docs/api/generate-and-leaderboard.md).
     .mutation(({ ctx, input, signal }) => generateAgent(ctx, input, signal)),
+
+  // A static path too: declared before `retrieve` and every other `{agent_uuid}` procedure.
+  import: workspaceProcedure
+    .meta({
+      openapi: { method: 'POST', path: '/api/v1/agents/import', tags, summary: 'Make an agent, its tools, workflows and knowledge from a portable document', protect: true },
+      successStatus: 201,
+    })
+    .input(ImportAgentInput)
+    .output(ImportAgentResponse)
+    .mutation(({ ctx, input }) => portable.importAgent(ctx, input)),
+
+  // The document itself, not in `data`, as a download (`Content-Disposition: attachment`).
+  export: workspaceProcedure
+    .meta({ openapi: { method: 'GET', path: `${path}/export`, tags, summary: 'An agent as a portable document (read permission)', protect: true } })
+    .input(ExportAgentInput)
+    .output(AgentDocument)
+    .query(({ ctx, input }) => portable.exportAgent(ctx, input)),
 
   retrieve: workspaceProcedure
     .meta({ openapi: { method: 'GET', path, tags, summary: 'Retrieve an agent with its tools, workflows and shares', protect: true } })

@@ -2,7 +2,8 @@
  * The walkthroughs of docs/walkthroughs/ (and the short one in README.md) run as written.
  *
  * One real server, started as `npm start` starts it (src/server.ts under tsx, embedded PGlite in
- * a fresh DATA_DIR, no provider keys), serves every page. For each page, its ```sh blocks are
+ * a fresh DATA_DIR, no provider keys), serves every page; a page that names `BASE_2` (an import
+ * into a second, fresh service) gets a second such server, started for it alone. For each page, its ```sh blocks are
  * joined in order and run with `bash -euo pipefail`, BASE pointing at the server. The page must
  * exit 0, and its output must be exactly its `# -> ` expectation lines: the n-th non-empty output
  * line matches the n-th expectation (`<...>` in an expectation stands for any text; the default
@@ -68,13 +69,13 @@ interface ScriptResult {
 }
 
 /** Runs a script with `bash -euo pipefail` in a scratch folder; kills it after `timeoutMs`. */
-function runScript(script: string, base: string, timeoutMs: number): Promise<ScriptResult> {
+function runScript(script: string, base: string, timeoutMs: number, base2?: string): Promise<ScriptResult> {
   const dir = mkdtempSync(path.join(tmpdir(), 'aw-walkthrough-'))
   const file = path.join(dir, 'walkthrough.sh')
   writeFileSync(file, script)
   return new Promise((resolve) => {
     // `node` in the scripts is the Node that runs the tests.
-    const env = { ...process.env, BASE: base, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}` }
+    const env = { ...process.env, BASE: base, ...(base2 ? { BASE_2: base2 } : {}), PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}` }
     const child = spawn('bash', ['-euo', 'pipefail', file], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
@@ -108,45 +109,60 @@ const CLEARED = [
   'SIGN_UP_ENABLED',
 ]
 
-describe('docs walkthroughs run as written against `npm start`', () => {
-  let server: ChildProcess | undefined
-  let exited: Promise<unknown> = Promise.resolve()
-  let base = ''
-  let serverOutput = ''
+/** A server started as `npm start` starts it, on a fresh embedded database. */
+interface StartedServer {
+  base: string
+  close(): Promise<void>
+}
+
+/** Starts src/server.ts as `npm start` does, in its own DATA_DIR, and waits until it is ready. */
+async function startServer(): Promise<StartedServer> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'aw-docs-'))
-
-  beforeAll(async () => {
-    const port = await freePort()
-    base = `http://127.0.0.1:${port}`
-    // Cleared variables are set empty rather than removed: the configuration reads an empty value
-    // as unset, and a `.env` file in the working folder cannot fill them in.
-    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' }
-    for (const name of CLEARED) env[name] = ''
-    const child = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', 'src/server.ts'], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    server = child
-    exited = new Promise((resolve) => child.once('exit', resolve))
-    child.stdout!.on('data', (chunk: Buffer) => (serverOutput += chunk.toString()))
-    child.stderr!.on('data', (chunk: Buffer) => (serverOutput += chunk.toString()))
-    let ready = false
-    for (let attempt = 0; attempt < 600 && !ready && child.exitCode === null; attempt++) {
-      ready = await fetch(`${base}/ready`).then(
-        (response) => response.ok,
-        () => false,
-      )
-      if (!ready) await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-    expect(ready, serverOutput.slice(-2000)).toBe(true)
-  }, 90_000)
-
-  afterAll(async () => {
-    server?.kill('SIGTERM')
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  // Cleared variables are set empty rather than removed: the configuration reads an empty value
+  // as unset, and a `.env` file in the working folder cannot fill them in.
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' }
+  for (const name of CLEARED) env[name] = ''
+  const child: ChildProcess = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', 'src/server.ts'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  let output = ''
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  const close = async () => {
+    child.kill('SIGTERM')
     await exited
     rmSync(dataDir, { recursive: true, force: true })
-  })
+  }
+  let ready = false
+  for (let attempt = 0; attempt < 600 && !ready && child.exitCode === null; attempt++) {
+    ready = await fetch(`${base}/ready`).then(
+      (response) => response.ok,
+      () => false,
+    )
+    if (!ready) await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  if (!ready) {
+    await close()
+    throw new Error(`the server did not start:\n${output.slice(-2000)}`)
+  }
+  return { base, close }
+}
+
+describe('docs walkthroughs run as written against `npm start`', () => {
+  let server: StartedServer | undefined
+  let base = ''
+
+  beforeAll(async () => {
+    server = await startServer()
+    base = server.base
+  }, 90_000)
+
+  afterAll(async () => server?.close())
 
   const pages = readdirSync(PAGES_DIR)
     .filter((name) => name.endsWith('.md'))
@@ -156,9 +172,10 @@ describe('docs walkthroughs run as written against `npm start`', () => {
   const readme = shellBlocks(readFileSync(path.join(ROOT, 'README.md'), 'utf8')).filter((block) => block.includes('$API'))
   pages.push({ name: 'README.md', blocks: readme })
 
-  it('finds the nine walkthroughs and the README walkthrough', () => {
+  it('finds the ten walkthroughs and the README walkthrough', () => {
     expect(pages.map((page) => page.name)).toEqual([
       'docs/walkthroughs/accounts-and-workspaces.md',
+      'docs/walkthroughs/agent-versions.md',
       'docs/walkthroughs/agents-and-prompts.md',
       'docs/walkthroughs/command-room.md',
       'docs/walkthroughs/knowledge.md',
@@ -177,11 +194,18 @@ describe('docs walkthroughs run as written against `npm start`', () => {
       const script = page.blocks.join('\n')
       const expected = expectations(script)
       expect(expected.length, `${page.name} has no # -> lines`).toBeGreaterThan(0)
-      const result = await runScript(script, base, 55_000)
+      // The second service lives only as long as the page that imports into it.
+      const second = script.includes('BASE_2') ? await startServer() : undefined
+      let result: ScriptResult
+      try {
+        result = await runScript(script, base, 55_000, second?.base)
+      } finally {
+        await second?.close()
+      }
       const report = `exit ${result.code}\n--- stdout\n${result.stdout.slice(-3000)}\n--- stderr\n${result.stderr.slice(-3000)}`
       expect(result.code, report).toBe(0)
       expect(firstMismatch(expected, result.stdout, base), report).toBeNull()
-    }, 60_000)
+    }, 120_000)
   }
 })
 

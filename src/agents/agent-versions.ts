@@ -33,8 +33,11 @@ const RECORD_SQL = `with cur as (select a.uuid, a.workspace_id, ${AGENT_SNAPSHOT
    made as (
      insert into agent_versions (agent_id, version, snapshot, changed, note, created_by, created_at)
      select ?::bigint, coalesce(prev.version, 0) + 1, cur.s,
+       -- Each snapshot opened once (jsonb_each), not once per field: a long instruction is stored compressed.
        case when prev.version is null then '[]'::jsonb else coalesce((select jsonb_agg(f.name order by f.ord)
-         from jsonb_array_elements_text(?::jsonb) with ordinality f(name, ord) where cur.s->f.name is distinct from prev.snapshot->f.name), '[]'::jsonb) end,
+         from jsonb_array_elements_text(?::jsonb) with ordinality f(name, ord)
+         left join jsonb_each(cur.s) n on n.key = f.name left join jsonb_each(prev.snapshot) o on o.key = f.name
+         where n.value is distinct from o.value), '[]'::jsonb) end,
        ?, ?, now()
      from cur left join prev on true
      where prev.snapshot is distinct from cur.s
@@ -72,6 +75,8 @@ export async function recordVersion(em: Em, agentId: number, userId: number, not
   ])
   if (!row) return null
   const version = toAgentVersionDetail(row)
-  await recordEvent(em, { type: 'agent.version_created', workspaceId: Number(row.workspaceId), data: { agent_uuid: row.agentUuid, ...version } })
+  // The snapshot is stored once, in the version: the event names it (delivery reads it from there).
+  const { snapshot: _snapshot, ...listed } = version
+  await recordEvent(em, { type: 'agent.version_created', workspaceId: Number(row.workspaceId), data: { agent_uuid: row.agentUuid, ...listed } })
   return { agentUuid: row.agentUuid, version }
 }

@@ -18,3 +18,5 @@ export {
   VersionNumber,
 } from './agent-version.schema.ts'
 export * as versions from './agent-versions.service.ts'
+export { AgentDocument, ExportAgentInput, ImportAgentInput, ImportAgentResponse } from './agent-portable.schema.ts'
+export * as portable from './agent-portable.service.ts'

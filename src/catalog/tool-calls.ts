@@ -145,12 +145,12 @@ export const agentToolsSql = (agentId: string): string =>
 
 /**
  * {@link agentToolsSql} for the tools of an agent version's snapshot (docs/api/versions.md): the
- * `tools` (`[{tool_uuid, account_uuid}]`) of the jsonb expression `snapshot`, live ones only, each
+ * jsonb expression `tools` is the snapshot's `[{tool_uuid, account_uuid}]`; live tools only, each
  * with its account while it is live and of the tool's provider, in the snapshot's order.
  */
-export const snapshotToolsSql = (snapshot: string): string =>
+export const snapshotToolsSql = (tools: string): string =>
   toolRowsSql(
-    `from jsonb_array_elements(${snapshot}->'tools') with ordinality x(link, position)
+    `from jsonb_array_elements(${tools}) with ordinality x(link, position)
      join tools t on t.uuid = (x.link->>'tool_uuid')::uuid and t.deleted_at is null
      left join accounts ac on ac.uuid = (x.link->>'account_uuid')::uuid and ac.deleted_at is null and ac.provider_id = t.provider_id`,
     'true',

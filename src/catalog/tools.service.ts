@@ -8,7 +8,7 @@
 import { LockMode } from '@mikro-orm/core'
 import { Provider, Tool, type ToolType } from '../../entities/index.ts'
 import { listScopeSql, requireResource } from '../access/resource-access.ts'
-import { queries } from '../platform/db.ts'
+import { queries, type Em } from '../platform/db.ts'
 import { ValidationError } from '../platform/errors.ts'
 import {
   TOOL_FIELDS,
@@ -102,22 +102,34 @@ async function providerIdOf(ctx: ResourceCtx, uuid: string | null | undefined): 
 }
 
 /**
- * Creates a tool in the request's workspace, owned by the caller.
- * @throws ValidationError (`input_schema` does not compile, `provider_uuid` not a visible tool
- *   provider, `profile_photo_key` not an image the caller uploaded, a field the type does not
- *   take: see {@link checkTypeFields}).
+ * The checks of a tool's create body that need no database: the fields its type takes (see
+ * {@link checkTypeFields}) and an `input_schema` that compiles. Also run by an agent import
+ * (src/agents/agent-portable.service.ts) before anything is written.
+ * @returns the tool's type (`api` unless given).
+ * @throws ValidationError naming the field (`url`, `method`, `input_schema`, `allowed_tools`).
  */
-export async function create(ctx: ResourceCtx, input: TCreateToolInput): Promise<{ data: TTool }> {
+export function checkNewTool(input: TypedFields & { type?: ToolType }): ToolType {
   const type = input.type ?? 'api'
   checkTypeFields(type, input)
   checkInputSchema(input.input_schema)
-  const providerId = await providerIdOf(ctx, input.provider_uuid)
-  const photoKey = await resolveProfilePhotoKey(ctx, input.profile_photo_key)
-  const tool = ctx.em.create(Tool, {
+  return type
+}
+
+/** A create body without the references the caller resolved already (provider, photo) and the workspace context. */
+export type NewToolInput = Omit<TCreateToolInput, 'workspace_uuid' | 'provider_uuid' | 'profile_photo_key' | 'type'>
+
+/**
+ * Adds a new tool owned by the caller in the request's workspace to `em`, written at its next
+ * flush: the create's defaults over a body checked by {@link checkNewTool}, whose references were
+ * resolved (`providerId`, `photoKey`). `em` may be a transaction that writes more (an agent import).
+ */
+export function newTool(em: Em, ctx: ResourceCtx, input: NewToolInput, refs: { type: ToolType; providerId: number | null; photoKey: string | null }) {
+  const type = refs.type
+  return em.create(Tool, {
     name: input.name,
     description: input.description ?? '',
     type,
-    provider: providerId ?? null,
+    provider: refs.providerId,
     method: input.method ?? (type === 'mcp' ? 'POST' : 'GET'),
     url: input.url,
     inputSchema: input.input_schema ?? {},
@@ -125,13 +137,26 @@ export async function create(ctx: ResourceCtx, input: TCreateToolInput): Promise
     requiresApproval: input.requires_approval ?? false,
     idempotent: input.idempotent ?? false,
     credits: input.credits ?? 0,
-    profilePhotoKey: photoKey ?? null,
+    profilePhotoKey: refs.photoKey,
     profilePhotoConfig: input.profile_photo_config ?? null,
     visibility: input.visibility ?? 'private',
     metadata: input.metadata ?? {},
     user: ctx.auth.user.id,
     workspace: ctx.workspace.workspace.id,
   })
+}
+
+/**
+ * Creates a tool in the request's workspace, owned by the caller.
+ * @throws ValidationError (`input_schema` does not compile, `provider_uuid` not a visible tool
+ *   provider, `profile_photo_key` not an image the caller uploaded, a field the type does not
+ *   take: see {@link checkTypeFields}).
+ */
+export async function create(ctx: ResourceCtx, input: TCreateToolInput): Promise<{ data: TTool }> {
+  const type = checkNewTool(input)
+  const providerId = await providerIdOf(ctx, input.provider_uuid)
+  const photoKey = await resolveProfilePhotoKey(ctx, input.profile_photo_key)
+  const tool = newTool(ctx.em, ctx, input, { type, providerId: providerId ?? null, photoKey: photoKey ?? null })
   await ctx.em.flush()
   return load(ctx, tool.id)
 }

@@ -15,17 +15,20 @@ export const KNOWLEDGE_URL_MAX = 2048
 /** Longest search query, in characters. */
 export const KNOWLEDGE_QUERY_MAX = 2000
 
+/** A text source's name. */
+export const KnowledgeTextName = name(255)
+/** A text source's text: not blank, at most {@link KNOWLEDGE_TEXT_MAX_BYTES} of UTF-8. */
+export const KnowledgeText = text(KNOWLEDGE_TEXT_MAX_BYTES, 1)
+  .refine((value) => value.trim().length > 0, 'must not be blank')
+  .refine((value) => Buffer.byteLength(value, 'utf8') <= KNOWLEDGE_TEXT_MAX_BYTES, `must not exceed ${KNOWLEDGE_TEXT_MAX_BYTES} bytes`)
+/** A URL source's URL (checked further when trained: http or https, no private address). */
+export const KnowledgeUrl = text(KNOWLEDGE_URL_MAX, 1)
+
 /** A training source: text, an uploaded file, or a URL. */
 export const KnowledgeSource = z.discriminatedUnion('type', [
-  z.strictObject({
-    type: z.literal('text'),
-    name: name(255),
-    text: text(KNOWLEDGE_TEXT_MAX_BYTES, 1)
-      .refine((value) => value.trim().length > 0, 'must not be blank')
-      .refine((value) => Buffer.byteLength(value, 'utf8') <= KNOWLEDGE_TEXT_MAX_BYTES, `must not exceed ${KNOWLEDGE_TEXT_MAX_BYTES} bytes`),
-  }),
+  z.strictObject({ type: z.literal('text'), name: KnowledgeTextName, text: KnowledgeText }),
   z.strictObject({ type: z.literal('file'), key: text(255, 1) }),
-  z.strictObject({ type: z.literal('url'), url: text(KNOWLEDGE_URL_MAX, 1) }),
+  z.strictObject({ type: z.literal('url'), url: KnowledgeUrl }),
 ])
 export type TKnowledgeSource = z.infer<typeof KnowledgeSource>
 

@@ -43,7 +43,7 @@ import { listPage, type ListSource } from '../access/list-page.ts'
 export const RUN_KNOWLEDGE_LIMIT = 5
 
 /** A document about to be stored: its columns, and what makes it the same as one stored. */
-interface PlannedDocument {
+export interface PlannedDocument {
   name: string
   sourceType: TKnowledgeSource['type']
   mediaKey: string | null
@@ -107,10 +107,11 @@ async function checkUrl(ctx: ResourceCtx, raw: string, index: number): Promise<s
 
 /**
  * What each source will store, checked: uploads the caller may use whose type can be trained,
- * URLs that pass {@link checkUrl}.
+ * URLs that pass {@link checkUrl}. An agent import (src/agents/agent-portable.service.ts) plans its
+ * text and URL documents here too, before its transaction.
  * @throws ValidationError naming `sources.N.key` or `sources.N.url`.
  */
-async function planSources(ctx: ResourceCtx, sources: TKnowledgeSource[]): Promise<PlannedDocument[]> {
+export async function planSources(ctx: ResourceCtx, sources: TKnowledgeSource[]): Promise<PlannedDocument[]> {
   const planned: PlannedDocument[] = []
   for (const [index, source] of sources.entries()) {
     if (source.type === 'text') {
@@ -150,9 +151,9 @@ async function planSources(ctx: ResourceCtx, sources: TKnowledgeSource[]): Promi
 /**
  * Stores `planned` for agent `agentId`, each once: a source already trained on the agent (the
  * same upload, URL or text) answers the stored document. Answers the ids in order and the ids
- * it created.
+ * it created, to queue once `em`'s transaction committed ({@link queueTrainedFiles}).
  */
-async function storeDocuments(em: Em, ctx: ResourceCtx, agent: { id: number; workspaceId: number }, planned: PlannedDocument[]): Promise<{ ids: number[]; created: number[] }> {
+export async function storeDocuments(em: Em, ctx: ResourceCtx, agent: { id: number; workspaceId: number }, planned: PlannedDocument[]): Promise<{ ids: number[]; created: number[] }> {
   const ids: number[] = []
   const created: number[] = []
   for (const doc of planned) {
@@ -245,7 +246,7 @@ export async function syncAgentFiles(em: Em, ctx: ResourceCtx, agent: { id: numb
   return (await storeDocuments(em, ctx, agent, planned)).created
 }
 
-/** Queues the documents {@link syncAgentFiles} created, after its transaction committed. */
+/** Queues the documents {@link syncAgentFiles} (or {@link storeDocuments}) created, after their transaction committed. */
 export function queueTrainedFiles(ctx: ResourceCtx, ids: number[]): Promise<void> {
   return queueDocuments(ctx, ctx.em, ids)
 }

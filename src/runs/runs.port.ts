@@ -19,8 +19,8 @@ export interface LinkedWorkflowsPort {
    * `agentId` (a column or a `?`) that the caller may run; {@link bindings} reads what it answers.
    */
   sql(ctx: ResourceCtx, agentId: string): SqlFragment
-  /** {@link sql} for the workflows of an agent version's snapshot, the jsonb SQL expression `snapshot` (docs/api/versions.md). */
-  snapshotSql(ctx: ResourceCtx, snapshot: string): SqlFragment
+  /** {@link sql} for the workflows of an agent version's snapshot: `workflows` is the SQL jsonb expression of its `workflows` (docs/api/versions.md). */
+  snapshotSql(ctx: ResourceCtx, workflows: string): SqlFragment
   /**
    * The tools of the rows {@link sql} read, named clear of `o.taken`; none once a run is too many
    * linked-workflow calls deep (`o.toolDepth`). Each binding's `run` acts as the caller of `ctx`.

@@ -291,21 +291,23 @@ interface AgentRunColumns extends Record<string, unknown> {
  */
 export async function requireAgent(ctx: ResourceCtx, key: string | { id: number }, version?: number | null): Promise<AgentForRun> {
   const pinned = version !== undefined && version !== null
-  // The fields of `r` (the agent), or of `v` (its version) under `fields`.
-  const [snapshot, fields] = pinned ? ['v.snapshot', (name: string) => `v.snapshot->'${name}'`] : ['', (name: string) => `r.${name}`]
+  // The agent's own columns (`r`), or its version's snapshot opened once into columns (`p`): it is
+  // stored compressed, and reading each field from the jsonb would decompress it each time.
+  const from = pinned ? 'p' : 'r'
   // The slug resolveAgentModel reads from the metadata: a non-empty string, else the default.
   const slug = {
-    sql: `coalesce(case when jsonb_typeof(${fields('metadata')}->'large_language_model') = 'string' then nullif(${fields('metadata')}->>'large_language_model', '') end, ?)`,
+    sql: `coalesce(case when jsonb_typeof(${from}.metadata->'large_language_model') = 'string' then nullif(${from}.metadata->>'large_language_model', '') end, ?)`,
     params: [ctx.config.llm.defaultModel],
   }
   const model = modelBySlugSql(slug, { workspaceId: ctx.workspace.workspace.id, userId: ctx.auth.user.id })
-  const workflows = pinned ? ctx.deps.linkedWorkflows.snapshotSql(ctx, snapshot) : ctx.deps.linkedWorkflows.sql(ctx, 'r.id')
-  const tools = pinned ? snapshotToolsSql(snapshot) : agentToolsSql('r.id')
+  const workflows = pinned ? ctx.deps.linkedWorkflows.snapshotSql(ctx, 'p.workflows') : ctx.deps.linkedWorkflows.sql(ctx, 'r.id')
+  const tools = pinned ? snapshotToolsSql('p.tools') : agentToolsSql('r.id')
   const columns = pinned
     ? {
-        sql: `r.version as current, (select row_to_json(s) from (select v.version, v.snapshot->>'name' as name, v.snapshot->>'instruction' as instruction,
-            v.snapshot->'metadata' as metadata, ${tools} as tools, ${model.sql} as model, ${workflows.sql} as workflows
-            from agent_versions v where v.agent_id = r.id and v.version = ?::int) s) as pinned`,
+        sql: `r.version as current, (select row_to_json(s) from (select v.version, p.name, p.instruction, p.metadata,
+            ${tools} as tools, ${model.sql} as model, ${workflows.sql} as workflows
+            from agent_versions v cross join lateral jsonb_to_record(v.snapshot) as p(name text, instruction text, metadata jsonb, tools jsonb, workflows jsonb)
+            where v.agent_id = r.id and v.version = ?::int) s) as pinned`,
         params: [...model.params, ...workflows.params, version],
       }
     : {

@@ -63,13 +63,13 @@ function linkedWorkflowsSql(ctx: ResourceCtx, agentId: string): SqlFragment {
 }
 
 /**
- * {@link linkedWorkflowsSql} for the `workflows` (`[{workflow_uuid}]`) of an agent version's
- * snapshot, the jsonb expression `snapshot` (docs/api/versions.md), in the snapshot's order.
+ * {@link linkedWorkflowsSql} for the workflows of an agent version's snapshot: the jsonb
+ * expression `workflows` is its `[{workflow_uuid}]` (docs/api/versions.md), read in its order.
  */
-function snapshotWorkflowsSql(ctx: ResourceCtx, snapshot: string): SqlFragment {
+function snapshotWorkflowsSql(ctx: ResourceCtx, workflows: string): SqlFragment {
   return workflowRowsSql(
     ctx,
-    `from jsonb_array_elements(${snapshot}->'workflows') with ordinality x(link, position) join workflows w on w.uuid = (x.link->>'workflow_uuid')::uuid`,
+    `from jsonb_array_elements(${workflows}) with ordinality x(link, position) join workflows w on w.uuid = (x.link->>'workflow_uuid')::uuid`,
     'true',
     'x.position',
   )

@@ -159,7 +159,7 @@ const GRAPH_KEYS = ['nodes', 'edges', 'settings', 'static_data', 'pin_data'] as 
  * together. An update is checked by the service instead, on the graph it would store (the sent
  * members merged over the stored ones).
  */
-function checkGraphSize(value: Partial<Record<(typeof GRAPH_KEYS)[number], unknown>>, ctx: z.RefinementCtx): void {
+export function checkGraphSize(value: Partial<Record<(typeof GRAPH_KEYS)[number], unknown>>, ctx: z.RefinementCtx): void {
   const present = Object.fromEntries(GRAPH_KEYS.filter((key) => value[key] !== undefined).map((key) => [key, value[key]]))
   if (jsonBytes(present) > MAX_GRAPH_BYTES) {
     ctx.addIssue({ code: 'custom', path: [], message: `The workflow graph is larger than ${MAX_GRAPH_BYTES} bytes` })

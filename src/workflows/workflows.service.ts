@@ -74,41 +74,60 @@ export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<{ data: 
 }
 
 /**
+ * The graph checks of a save (./graph.ts `validateGraph`) as one 400 naming each node or edge
+ * (`nodes.2.parameters.url`). Also run by an agent import (src/agents/agent-portable.service.ts)
+ * before anything is written.
+ * @throws ValidationError listing the graph's problems.
+ */
+export function checkGraph(nodes: readonly unknown[], edges: readonly unknown[]): void {
+  assertGraph(validateGraph(nodes, edges))
+}
+
+/** A create body without the workspace context and the categories the caller resolved already. */
+export type NewWorkflowInput = Omit<TCreateWorkflowInput, 'workspace_uuid' | 'category_uuids'>
+
+/**
+ * Writes a new workflow owned by the caller in the request's workspace with `em` (a transaction,
+ * which may write more: an agent import), with the create's defaults, its webhook secret sealed
+ * and its categories set; answers its id. The graph was checked ({@link checkGraph}) and the
+ * references resolved by the caller; its schedule is synced once the transaction committed.
+ */
+export async function insertWorkflow(em: Em, ctx: ResourceCtx, input: NewWorkflowInput, categoryIds: number[]): Promise<number> {
+  // The uuid is made here (not at flush) because the webhook secret is sealed with it.
+  const uuid = uuidv7()
+  const workflow = em.create(Workflow, {
+    uuid,
+    name: input.name,
+    description: input.description ?? '',
+    profilePhotoKey: input.profile_photo_key ?? null,
+    profilePhotoConfig: input.profile_photo_config ?? null,
+    visibility: input.visibility ?? 'private',
+    isActive: input.is_active ?? false,
+    isTemplate: input.is_template ?? false,
+    nodes: input.nodes ?? [],
+    edges: input.edges ?? [],
+    settings: input.settings ?? {},
+    staticData: input.static_data ?? {},
+    pinData: input.pin_data ?? {},
+    triggerCount: 0,
+    user: ctx.auth.user.id,
+    workspace: ctx.workspace.workspace.id,
+    ...webhookSecretColumns(keyringOf(ctx.config), uuid, input.webhook_secret ?? null),
+  })
+  await em.flush()
+  await setCategories(em, 'workflows', workflow.id, categoryIds)
+  return workflow.id
+}
+
+/**
  * `POST /api/v1/workflows`: a workflow of the request's workspace owned by the caller.
  * @throws ValidationError naming `profile_photo_key`, `category_uuids.N`, a node or an edge.
  */
 export async function create(ctx: ResourceCtx, input: TCreateWorkflowInput): Promise<{ data: TWorkflow }> {
-  const nodes = input.nodes ?? []
-  const edges = input.edges ?? []
-  assertGraph(validateGraph(nodes, edges))
+  checkGraph(input.nodes ?? [], input.edges ?? [])
   await resolveProfilePhotoKey(ctx, input.profile_photo_key)
   const categoryIds = await resolveCategoryUuids(ctx, input.category_uuids ?? [], ['category_uuids'])
-  // The uuid is made here (not at flush) because the webhook secret is sealed with it.
-  const uuid = uuidv7()
-  const id = await ctx.em.transactional(async (em) => {
-    const workflow = em.create(Workflow, {
-      uuid,
-      name: input.name,
-      description: input.description ?? '',
-      profilePhotoKey: input.profile_photo_key ?? null,
-      profilePhotoConfig: input.profile_photo_config ?? null,
-      visibility: input.visibility ?? 'private',
-      isActive: input.is_active ?? false,
-      isTemplate: input.is_template ?? false,
-      nodes,
-      edges,
-      settings: input.settings ?? {},
-      staticData: input.static_data ?? {},
-      pinData: input.pin_data ?? {},
-      triggerCount: 0,
-      user: ctx.auth.user.id,
-      workspace: ctx.workspace.workspace.id,
-      ...webhookSecretColumns(keyringOf(ctx.config), uuid, input.webhook_secret ?? null),
-    })
-    await em.flush()
-    await setCategories(em, 'workflows', workflow.id, categoryIds)
-    return workflow.id
-  })
+  const id = await ctx.em.transactional((em) => insertWorkflow(em, ctx, input, categoryIds))
   await ctx.deps.workflows.syncSchedule(id)
   return { data: await loadWorkflow(ctx, id) }
 }

@@ -3,9 +3,11 @@
  * reads it (`agents.retrieve`, `GET /api/v1/agents/{agent_uuid}`) and edits every field of
  * "Update an Agent" (`agents.update`), shares it (`agents.share`), adds it to or removes it from
  * the caller's favourites (`agents.favorite` / `agents.unfavorite`), deletes it after a
- * confirmation (`agents.delete`) and leads to a chat with it. An unknown uuid, or another
- * tenant's, says "Not found" in words; an agent the caller may only read opens with a note, and
- * saving it says the change needs write permission.
+ * confirmation (`agents.delete`), leads to a chat with it and downloads its portable document
+ * (./AgentPortable.tsx). Its current version is shown by the title, and its versions under the
+ * form (./AgentVersions.tsx). An unknown uuid, or another tenant's, says "Not found" in words; an
+ * agent the caller may only read opens with a note, and saving it says the change needs write
+ * permission.
  */
 import { Alert, Anchor, Badge, Button, Group, Modal, Stack, Text, Title } from '@mantine/core'
 import { notifications } from '@mantine/notifications'
@@ -17,7 +19,9 @@ import { describeProblem, describeStatus, ErrorNotice, Loading } from '../../ui/
 import type { Agent } from './agentDraft.ts'
 import { useAgent, useDeleteAgent, useFavoriteToggle } from './api.ts'
 import { AgentForm } from './AgentForm.tsx'
+import { ExportButton } from './AgentPortable.tsx'
 import { AgentSharing } from './AgentSharing.tsx'
+import { AgentVersions } from './AgentVersions.tsx'
 
 export default function AgentEditScreen() {
   const { agentUuid } = useParams()
@@ -89,6 +93,9 @@ function EditAgent({ uuid }: { uuid: string }) {
           <AgentActions agent={data} />
         </Group>
         <Group gap="xs" wrap="wrap">
+          <Badge variant="outline" tt="none" title={`Current version: ${data.version}`}>
+            v{data.version}
+          </Badge>
           <Badge variant="light">{data.visibility}</Badge>
           {data.is_template ? <Badge variant="light">template</Badge> : null}
           <Text size="xs" c="dimmed">
@@ -105,16 +112,17 @@ function EditAgent({ uuid }: { uuid: string }) {
         </Alert>
       )}
       {/*
-        Keyed by its own saves: after one, the form starts again from what was stored. A refetch
-        (another tab's change) does not reset what is being typed; the update sends only the changes.
+        Keyed by its own saves and restores: after one, the form starts again from what was stored. A
+        refetch (another tab's change) does not reset what is being typed; the update sends only the changes.
       */}
       <AgentForm key={`${data.uuid}:${saves}`} agent={data} open={open} setOpen={setOpen} onSaved={() => setSaves((n) => n + 1)} />
+      <AgentVersions agent={data} onRestored={() => setSaves((n) => n + 1)} />
       <AgentSharing agent={data} />
     </Stack>
   )
 }
 
-/** Chat, favourite and delete: the buttons of the screen's title row. */
+/** Chat, favourite, export and delete: the buttons of the screen's title row. */
 function AgentActions({ agent }: { agent: Agent }) {
   const navigate = useNavigate()
   const [confirming, setConfirming] = useState(false)
@@ -136,6 +144,7 @@ function AgentActions({ agent }: { agent: Agent }) {
       <Button variant="default" aria-pressed={agent.is_favorite} loading={favorite.isPending} onClick={() => favorite.mutate({ agent_uuid: agent.uuid })}>
         {agent.is_favorite ? '★ Favourite' : '☆ Add to favourites'}
       </Button>
+      <ExportButton agent={agent} />
       <Button variant="light" color="red" onClick={() => setConfirming(true)}>
         Delete
       </Button>

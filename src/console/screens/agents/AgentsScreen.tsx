@@ -1,6 +1,6 @@
 /**
  * Agents: the list with search and filters (visibility, favourites; a star marks the caller's favourites), each row leading to its edit
- * screen and to a chat with it (`GET /api/v1/agents`).
+ * screen and to a chat with it (`GET /api/v1/agents`); an agent imported from a portable document (./AgentPortable.tsx).
  */
 import { Badge, Button, Group, Switch, Table, Text } from '@mantine/core'
 import { useDebouncedValue } from '@mantine/hooks'
@@ -9,6 +9,7 @@ import { Link } from 'react-router'
 import { ScreenTitle, SearchField, VisibilityFilter, type VisibilityChoice, useFilter } from '../../ui/ListControls.tsx'
 import { DataTable, ListStates, NameCell } from '../../ui/ListTable.tsx'
 import { useAgents } from './api.ts'
+import { ImportButton } from './AgentPortable.tsx'
 
 export default function AgentsScreen() {
   const [page, setPage] = useState(1)
@@ -28,6 +29,7 @@ export default function AgentsScreen() {
   return (
     <>
       <ScreenTitle title="Agents">
+        <ImportButton />
         <Button component={Link} to="/agents/new">
           New agent
         </Button>

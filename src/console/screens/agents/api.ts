@@ -1,13 +1,18 @@
 /**
  * The agents area's data: the list (`agents.list`), one agent (`agents.retrieve`), and what
  * changes one: `agents.create`, `agents.update`, `agents.delete`, `agents.share`,
- * `agents.favorite` / `agents.unfavorite`. Also the agents as a picker's choices (the first 100
+ * `agents.favorite` / `agents.unfavorite`; an agent's versions (`agents.versions`, `agents.version`)
+ * and what changes them (`agents.annotateVersion`, `agents.restoreVersion`); an agent's portable
+ * document (`agents.export`) and an agent made from one (`agents.import`). Also the agents as a picker's choices (the first 100
  * by name: the command room, metrics and knowledge pick from them), and the catalogues the agent
  * form picks from: `largeLanguageModels.list`, `workflows.list`, `categories.list`, `tools.list`,
  * `accounts.list`.
  *
  * A change stores the agent the service answered as the cached record (so its screen shows it at
- * once) and marks every agents list stale; a deletion drops the record.
+ * once) and marks every agents list stale, and that agent's versions list (a save or a restore may
+ * have made a version); a deletion drops the record. A note's answer is the version's cached
+ * record, in its list's pages too. An import also marks the tools and workflows lists stale (it
+ * makes the document's).
  */
 import { keepPreviousData, skipToken, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import type { RouterInputs, RouterOutputs } from '../../lib/api.ts'
@@ -38,12 +43,13 @@ export function useAgent(agentUuid: string | null) {
   return useQuery(agentQueryOptions(useTRPC(), agentUuid))
 }
 
-/** After a change answered with the agent: it is the cached record, and every list is stale. */
+/** After a change answered with the agent: it is the cached record, and every list (its versions too) is stale. */
 function useStoreAgent() {
   const trpc = useTRPC()
   const queryClient = useQueryClient()
   return (answer: AgentAnswer) => {
     void queryClient.invalidateQueries(trpc.agents.list.pathFilter())
+    void queryClient.invalidateQueries(trpc.agents.versions.queryFilter({ agent_uuid: answer.data.uuid }))
     queryClient.setQueryData(trpc.agents.retrieve.queryKey({ agent_uuid: answer.data.uuid }), answer)
   }
 }
@@ -110,6 +116,90 @@ export function useFavoriteToggle(agent: { uuid: string; is_favorite: boolean },
   const favorite = useMutation(trpc.agents.favorite.mutationOptions({ onSuccess: settled(true), onError: config?.onError }))
   const unfavorite = useMutation(trpc.agents.unfavorite.mutationOptions({ onSuccess: settled(false), onError: config?.onError }))
   return agent.is_favorite ? unfavorite : favorite
+}
+
+export type VersionsInput = RouterInputs['agents']['versions']
+export type Version = RouterOutputs['agents']['versions']['data'][number]
+export type VersionDetail = RouterOutputs['agents']['version']['data']
+type VersionRef = RouterInputs['agents']['version']
+
+/** One page of an agent's versions, newest first; the previous page stays shown while the next loads. */
+export const versionsQueryOptions = (trpc: TRPC, input: VersionsInput) => trpc.agents.versions.queryOptions(input, { placeholderData: keepPreviousData })
+
+export function useVersions(input: VersionsInput) {
+  return useQuery(versionsQueryOptions(useTRPC(), input))
+}
+
+/** One version with its snapshot (a snapshot never changes); nothing is read while `ref` is null. */
+export const versionQueryOptions = (trpc: TRPC, ref: VersionRef | null) => trpc.agents.version.queryOptions(ref ?? skipToken, { staleTime: 60_000 })
+
+export function useVersion(ref: VersionRef | null) {
+  return useQuery(versionQueryOptions(useTRPC(), ref))
+}
+
+/** Sets or removes a version's note: the answer replaces that version in the cached lists and record. */
+export function useAnnotateVersion(config?: MutationConfig<RouterOutputs['agents']['annotateVersion'], RouterInputs['agents']['annotateVersion']>) {
+  const trpc = useTRPC()
+  const queryClient = useQueryClient()
+  return useMutation(
+    trpc.agents.annotateVersion.mutationOptions(
+      updatingCache(config, (answer, input) => {
+        const version = answer.data
+        queryClient.setQueriesData<RouterOutputs['agents']['versions']>(trpc.agents.versions.queryFilter({ agent_uuid: input.agent_uuid }), (old) =>
+          old ? { ...old, data: old.data.map((row) => (row.version === version.version ? version : row)) } : old,
+        )
+        queryClient.setQueryData(trpc.agents.version.queryKey({ agent_uuid: input.agent_uuid, version: version.version }), (old) =>
+          old ? { data: { ...old.data, ...version } } : old,
+        )
+      }),
+    ),
+  )
+}
+
+/** Restores a version: the agent answered is the cached record, and its versions list is read again (the restore is one). */
+export function useRestoreVersion(config?: MutationConfig<AgentAnswer, VersionRef>) {
+  const trpc = useTRPC()
+  const store = useStoreAgent()
+  return useMutation(
+    trpc.agents.restoreVersion.mutationOptions(
+      updatingCache(config, store),
+    ),
+  )
+}
+
+export type AgentDocument = RouterOutputs['agents']['export']
+type ExportRef = RouterInputs['agents']['export']
+export type ImportInput = RouterInputs['agents']['import']
+export type ImportAnswer = RouterOutputs['agents']['import']
+
+/**
+ * Reads the agent's portable document afresh (`agents.export`, the document the REST route
+ * answers as a download), for the screen to save as a file. Nothing is kept in the cache.
+ */
+export function useExportAgent(config?: MutationConfig<AgentDocument, ExportRef>) {
+  const trpc = useTRPC()
+  const queryClient = useQueryClient()
+  return useMutation({
+    mutationFn: (input: ExportRef) => queryClient.fetchQuery({ ...trpc.agents.export.queryOptions(input), staleTime: 0, gcTime: 0 }),
+    onSuccess: config?.onSuccess,
+    onError: config?.onError,
+  })
+}
+
+/** Makes an agent from a document: it is the cached record; the agents, tools and workflows lists are stale. */
+export function useImportAgent(config?: MutationConfig<ImportAnswer, ImportInput>) {
+  const trpc = useTRPC()
+  const queryClient = useQueryClient()
+  const store = useStoreAgent()
+  return useMutation(
+    trpc.agents.import.mutationOptions(
+      updatingCache(config, (answer) => {
+        store(answer)
+        void queryClient.invalidateQueries(trpc.tools.list.pathFilter())
+        void queryClient.invalidateQueries(trpc.workflows.list.pathFilter())
+      }),
+    ),
+  )
 }
 
 /** Every catalogue the agent form picks from is read as one page of its largest size: enough for a picker. */
