@@ -38,19 +38,22 @@ export async function list(ctx: ResourceCtx, input: TListAgentVersionsInput) {
   )
 }
 
-async function readVersion(ctx: ResourceCtx, agentId: number, version: number): Promise<{ data: TAgentVersionDetail }> {
+/** Version `version` of agent `agentId`, with its snapshot or without (it is the large part). @throws NotFoundError */
+async function readVersion(ctx: ResourceCtx, agentId: number, version: number, withSnapshot: true): Promise<TAgentVersionDetail>
+async function readVersion(ctx: ResourceCtx, agentId: number, version: number, withSnapshot: false): Promise<TAgentVersion>
+async function readVersion(ctx: ResourceCtx, agentId: number, version: number, withSnapshot: boolean): Promise<TAgentVersion> {
   const [row] = await ctx.em.execute<AgentVersionRow[]>(
-    `select ${VERSION_COLUMNS}, v.snapshot from ${VERSION_FROM} where v.agent_id = ? and v.version = ?`,
+    `select ${VERSION_COLUMNS}${withSnapshot ? ', v.snapshot' : ''} from ${VERSION_FROM} where v.agent_id = ? and v.version = ?`,
     [agentId, version],
   )
   if (!row) throw new NotFoundError('Version')
-  return { data: toAgentVersionDetail(row) }
+  return withSnapshot ? toAgentVersionDetail(row) : toAgentVersion(row)
 }
 
 /** `GET /api/v1/agents/{agent_uuid}/versions/{version}`. @throws NotFoundError (agent not visible, or no such version). */
 export async function retrieve(ctx: ResourceCtx, input: TAgentVersionPathInput): Promise<{ data: TAgentVersionDetail }> {
   const access = await requireResource(ctx, 'agents', 'Agent', input.agent_uuid, 'read')
-  return readVersion(ctx, access.id, input.version)
+  return { data: await readVersion(ctx, access.id, input.version, true) }
 }
 
 /**
@@ -65,9 +68,7 @@ export async function annotate(ctx: ResourceCtx, input: TAnnotateAgentVersionInp
     input.version,
   ])
   if (updated.length === 0) throw new NotFoundError('Version')
-  const { data } = await readVersion(ctx, access.id, input.version)
-  const { snapshot: _snapshot, ...version } = data
-  return { data: version }
+  return { data: await readVersion(ctx, access.id, input.version, false) }
 }
 
 /** The snapshot of version `version` of agent `agentId` (its access already checked). @throws NotFoundError when it has no such version. */

@@ -167,10 +167,9 @@ async function writeAgent(ctx: ResourceCtx, access: ResourceAccess, input: Agent
 export async function restore(ctx: ResourceCtx, input: TAgentVersionPathInput): Promise<Envelope> {
   const access = await requireResource(ctx, 'agents', 'Agent', input.agent_uuid, 'write')
   const snapshot = await versionSnapshot(ctx, access.id, input.version)
-  const tools = snapshot.tools.map((tool) => ({ tool_uuid: tool.tool_uuid, account_uuid: tool.account_uuid }))
   let links: AgentLinks
   try {
-    links = await resolveAgentLinks(ctx, { tools, workflows: snapshot.workflows })
+    links = await resolveAgentLinks(ctx, { tools: snapshot.tools, workflows: snapshot.workflows })
   } catch (error) {
     // The snapshot's entries are named where the caller reads them: `snapshot.tools.<i>`.
     if (error instanceof ValidationError && (error.issues[0]?.path[0] === 'tools' || error.issues[0]?.path[0] === 'workflows')) {

@@ -394,35 +394,10 @@ function Snapshot({ snapshot }: { snapshot: VersionDetail['snapshot'] }) {
         )}
       </Part>
       <Part label={`Tools (${snapshot.tools.length})`}>
-        {snapshot.tools.length ? (
-          <Stack gap={2}>
-            {snapshot.tools.map((tool, index) => (
-              <Text key={`${tool.tool_uuid}:${index}`} size="sm" style={{ overflowWrap: 'anywhere' }}>
-                {toolName(tool.tool_uuid)}
-                {tool.account_uuid ? ' (with an account)' : ''}
-              </Text>
-            ))}
-          </Stack>
-        ) : (
-          <Text size="sm" c="dimmed">
-            None
-          </Text>
-        )}
+        <NameList names={snapshot.tools.map((tool) => `${toolName(tool.tool_uuid)}${tool.account_uuid ? ' (with an account)' : ''}`)} />
       </Part>
       <Part label={`Workflows (${snapshot.workflows.length})`}>
-        {snapshot.workflows.length ? (
-          <Stack gap={2}>
-            {snapshot.workflows.map((workflow, index) => (
-              <Text key={`${workflow.workflow_uuid}:${index}`} size="sm" style={{ overflowWrap: 'anywhere' }}>
-                {workflowName(workflow.workflow_uuid)}
-              </Text>
-            ))}
-          </Stack>
-        ) : (
-          <Text size="sm" c="dimmed">
-            None
-          </Text>
-        )}
+        <NameList names={snapshot.workflows.map((workflow) => workflowName(workflow.workflow_uuid))} />
       </Part>
     </Stack>
   )
@@ -485,5 +460,25 @@ function RestoreDialog({
         </Stack>
       )}
     </Modal>
+  )
+}
+
+/** The names of a snapshot's tools or workflows, one a line, or "None". */
+function NameList({ names }: { names: string[] }) {
+  if (names.length === 0) {
+    return (
+      <Text size="sm" c="dimmed">
+        None
+      </Text>
+    )
+  }
+  return (
+    <Stack gap={2}>
+      {names.map((name, index) => (
+        <Text key={index} size="sm" style={{ overflowWrap: 'anywhere' }}>
+          {name}
+        </Text>
+      ))}
+    </Stack>
   )
 }
