@@ -30,7 +30,8 @@ export const AgentVersion = defineEntity({
 /**
  * An event recorded in the transaction of the change it announces (`outbox_events`), for outbound
  * delivery to the workspace's subscribers: so an event exists exactly when its change committed.
- * `data` is the event's payload `data` (docs/api/versions.md, "Events").
+ * `data` is the event's payload `data` (docs/api/versions.md, "Events"), or null when the
+ * dispatcher reads it from `subject_uuid` when it sends the event (docs/api/webhooks.md).
  */
 export const OutboxEvent = defineEntity({
   name: 'OutboxEvent',
@@ -41,7 +42,13 @@ export const OutboxEvent = defineEntity({
     uuid: p.uuid().unique(),
     type: p.text(),
     workspace: () => p.manyToOne(Workspace).fieldName('workspace_id').deleteRule('cascade'),
-    data: p.json<Record<string, unknown>>(),
+    data: p.json<Record<string, unknown>>().nullable(),
+    /** The resource the event announces, read when it is sent (events recorded by the triggers of docs/api/webhooks.md). */
+    subjectUuid: p.uuid().nullable().fieldName('subject_uuid'),
+    /** The user whose access reads the subject. */
+    actorId: p.bigint('number').nullable().fieldName('actor_id'),
+    /** When the dispatcher made its deliveries (null: not yet). */
+    dispatchedAt: p.datetime().nullable().fieldName('dispatched_at'),
     createdAt: p.datetime().fieldName('created_at').onCreate(() => new Date()),
   },
 })

@@ -23,6 +23,7 @@ import { User, Workspace } from './user-workspace.entity.ts'
 import { Budget, BudgetAlert, UsageDaily } from './usage.entity.ts'
 import { WorkflowExecution, WorkflowExecutionData } from './workflow-execution.entity.ts'
 import { WorkspaceMember } from './workspace-member.entity.ts'
+import { WebhookDelivery, WebhookEndpoint } from './webhook.entity.ts'
 import { Workflow, WorkflowSchedule } from './workflow.entity.ts'
 
 export {
@@ -57,6 +58,8 @@ export {
   Tool,
   UsageDaily,
   User,
+  WebhookDelivery,
+  WebhookEndpoint,
   Workflow,
   WorkflowCategory,
   WorkflowExecution,
@@ -87,6 +90,7 @@ export * from './share.entity.ts'
 export * from './thread.entity.ts'
 export * from './tool.entity.ts'
 export * from './usage.entity.ts'
+export * from './webhook.entity.ts'
 export * from './workflow-execution.entity.ts'
 export * from './workflow.entity.ts'
 export * from './workspace-member.entity.ts'
@@ -136,6 +140,8 @@ export type EntityDefinition =
   | typeof BudgetAlert
   | typeof AgentVersion
   | typeof OutboxEvent
+  | typeof WebhookEndpoint
+  | typeof WebhookDelivery
 
 /** Typed as the ORM takes them: the inferred tuple type is too long for declaration emit (docs/api/clients.md). */
 export const entities: EntitySchema[] = [
@@ -177,4 +183,6 @@ export const entities: EntitySchema[] = [
   BudgetAlert,
   AgentVersion,
   OutboxEvent,
+  WebhookEndpoint,
+  WebhookDelivery,
 ]

@@ -26,6 +26,7 @@ import { approvalsRouter } from './approvals.router.ts'
 import { knowledgeRouter } from './knowledge.router.ts'
 import { commandRoomRouter } from './command-room.router.ts'
 import { budgetsRouter, usageRouter } from './usage.router.ts'
+import { webhooksRouter } from './webhooks.router.ts'
 
 export const appRouter = router({
   system: systemRouter,
@@ -53,6 +54,7 @@ export const appRouter = router({
   commandRoom: commandRoomRouter,
   usage: usageRouter,
   budgets: budgetsRouter,
+  webhooks: webhooksRouter,
 })
 
 export type AppRouter = typeof appRouter

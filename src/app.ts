@@ -20,6 +20,7 @@ import { WorkflowEngine } from './workflows/index.ts'
 import { KnowledgeEngine } from './knowledge/index.ts'
 import { CommandRoomEngine } from './command-room/index.ts'
 import { createCommandRoomActor } from './command-room/index.ts'
+import { createEventDataReader, WebhookEngine } from './webhooks/index.ts'
 import { createWorkflowNodeServices } from './workflows/index.ts'
 import { linkedWorkflows } from './workflows/index.ts'
 import { InFlight } from './trpc/in-flight.ts'
@@ -62,6 +63,8 @@ export interface Runtime extends AppDeps {
   knowledge: KnowledgeEngine
   /** The command room engine (services see its port, `CommandRoomPort`, src/command-room/command-room.port.ts). */
   commandRoom: CommandRoomEngine
+  /** The outbound webhook engine (services see its port, `WebhooksPort`, src/webhooks/webhooks.port.ts). */
+  webhooks: WebhookEngine
   /** The durable job queue (pg-boss) the engines register their jobs with. */
   jobs: JobQueue
   /** The one scheduler the engines register their due times with (src/platform/scheduler.ts). */
@@ -138,6 +141,7 @@ export async function createRuntime(
   const knowledge = await KnowledgeEngine.create({ orm, config, log, jobs })
   const commandRoom = CommandRoomEngine.create({ orm, config, log, jobs, scheduler })
   const workflows = await WorkflowEngine.create({ orm, config, log, readCache, jobs, scheduler })
+  const webhooks = WebhookEngine.create({ orm, config, log, jobs, scheduler })
   const runtime: Runtime = {
     orm,
     config,
@@ -154,6 +158,7 @@ export async function createRuntime(
     workflows,
     knowledge,
     commandRoom,
+    webhooks,
     jobs,
     scheduler,
     close: (front) => shutdown(runtime, front),
@@ -161,12 +166,14 @@ export async function createRuntime(
   runs.bind(createRunDriver(runtime))
   workflows.bind(createWorkflowNodeServices(runtime))
   commandRoom.bind(createCommandRoomActor(runtime))
+  webhooks.bind(createEventDataReader(runtime))
   // Every job is registered by now (the engines register theirs when they are created).
   if (options.worker ?? config.worker) {
     await jobs.work()
     knowledge.startSweep()
     // Only processes that work the queue fire due times: what they record is theirs to work.
     commandRoom.start()
+    await webhooks.start()
     scheduler.start()
   }
   return runtime
@@ -179,7 +186,7 @@ async function shutdown(runtime: Runtime, front: Frontend | undefined): Promise<
   // 1. Take no new work: requests get 503, streams reconnect elsewhere, no job is fetched.
   front?.drain()
   workflows.drain()
-  await within(RELEASE_MS, Promise.all([scheduler.close(), commandRoom.close()]), log, 'stopping the scheduler')
+  await within(RELEASE_MS, Promise.all([scheduler.close(), commandRoom.close(), runtime.webhooks.close()]), log, 'stopping the scheduler')
   await within(RELEASE_MS, jobs.drain(), log, 'draining the queue')
   // 2. The grace period: requests, calls (their clients may have left), runs and executions in
   //    flight may finish. A call may start a run meanwhile: look again until all is quiet.

@@ -46,6 +46,8 @@ export interface ToolHttpLimits {
    * tests use it to reach one loopback server while checking that others are refused.
    */
   allowAddresses?: readonly string[]
+  /** Follow redirects (default true); false answers a 3xx as it is (outbound webhooks). */
+  followRedirects?: boolean
 }
 
 /** The final answer of a tool request (after redirects). */
@@ -248,7 +250,7 @@ export async function sendToolRequest(request: ToolHttpRequest, limits: ToolHttp
       if (signal?.aborted) throw new ToolHttpError('The tool call was cancelled', 'cancelled')
       throw failureOf(error, url)
     }
-    if (answer.location === undefined) return { ...answer, url }
+    if (answer.location === undefined || limits.followRedirects === false) return { ...answer, url }
     if (redirects >= MAX_REDIRECTS) throw new ToolHttpError(`${request.url.host} redirected more than ${MAX_REDIRECTS} times`, 'redirect')
     let next: URL
     try {

@@ -373,3 +373,18 @@ export async function firings(ctx: ResourceCtx, input: TCommandRoomFiringListInp
     toCommandRoomFiring(row as unknown as CommandRoomFiringRow),
   )
 }
+
+/**
+ * One firing of a task the caller may see, as `GET .../firings` lists it (the `data` of the
+ * `command_room_firing.*` webhook events, docs/api/webhooks.md).
+ * @throws NotFoundError when there is no such firing or its task is not the caller's to see.
+ */
+export async function firing(ctx: ResourceCtx, uuid: string): Promise<{ data: TCommandRoomFiring }> {
+  const scope = taskScopeSql('t', ctx)
+  const [row] = await ctx.em.execute<CommandRoomFiringRow[]>(
+    `select ${FIRING_COLUMNS} from command_room_task_firings f join command_room_tasks t on t.id = f.task_id where f.uuid = ? and ${scope.sql}`,
+    [uuid, ...scope.params],
+  )
+  if (!row) throw new NotFoundError('Command room firing')
+  return { data: toCommandRoomFiring(row) }
+}

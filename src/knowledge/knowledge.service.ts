@@ -10,8 +10,6 @@
  */
 import { recordCallUsage, spendScopeOf } from '../usage/index.ts'
 import { createHash } from 'node:crypto'
-import { lookup } from 'node:dns/promises'
-import ipaddr from 'ipaddr.js'
 import { uuidv7 } from 'uuidv7'
 import type { ResourceCtx } from '../context.ts'
 import { requireResource, requireResourceWith } from '../access/resource-access.ts'
@@ -19,6 +17,7 @@ import { resolveMediaKeys } from '../access/references.ts'
 import type { Em } from '../platform/db.ts'
 import { ConflictError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import { unprefix } from '../platform/sql.ts'
+import { checkOutboundUrl, type UrlProblem } from '../platform/outbound-url.ts'
 import type { ResolvedModel } from '../models/index.ts'
 import { isTrainable } from './extract.ts'
 import { retrieve, type RetrievedChunk } from './retrieval.ts'
@@ -87,22 +86,17 @@ async function requireDocument(ctx: ResourceCtx, uuid: string, needed: 'read' | 
  */
 async function checkUrl(ctx: ResourceCtx, raw: string, index: number): Promise<string> {
   const field = ['sources', index, 'url']
-  let url: URL
-  try {
-    url = new URL(raw)
-  } catch {
-    throw new ValidationError(field, 'Not a valid URL')
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ValidationError(field, 'Only http and https URLs can be trained')
-  if (url.username || url.password) throw new ValidationError(field, 'URLs with credentials cannot be trained')
-  if (ctx.config.tools.allowPrivateNetwork) return url.toString()
-  const host = url.hostname.replace(/^\[|\]$/g, '')
-  const addresses = ipaddr.isValid(host) ? [host] : await lookup(host, { all: true }).then((found) => found.map((entry) => entry.address), () => [])
-  for (const address of addresses) {
-    const parsed = ipaddr.process(address)
-    if (parsed.range() !== 'unicast') throw new ValidationError(field, 'The URL points at a private, loopback or link-local address')
-  }
-  return url.toString()
+  const checked = await checkOutboundUrl(raw, ctx.config.tools.allowPrivateNetwork)
+  if ('url' in checked) return checked.url
+  throw new ValidationError(field, URL_PROBLEMS[checked.problem])
+}
+
+/** What {@link checkUrl} says of each problem. */
+const URL_PROBLEMS: Record<UrlProblem, string> = {
+  invalid: 'Not a valid URL',
+  scheme: 'Only http and https URLs can be trained',
+  credentials: 'URLs with credentials cannot be trained',
+  private: 'The URL points at a private, loopback or link-local address',
 }
 
 /**

@@ -129,6 +129,21 @@ const EnvSchema = z.object({
   WORKFLOW_HEARTBEAT_MS: int(100, 600_000).default(3_000),
   /** Largest webhook body accepted (`POST /api/v1/hooks/{webhook_token}`), in bytes (413 above). */
   WEBHOOK_BODY_LIMIT_BYTES: int(1, 100 * 1024 * 1024).default(1024 * 1024),
+  /** Let outbound webhook endpoints be private, link-local and loopback addresses (docs/api/webhooks.md; off: such a `url` is a 400). */
+  WEBHOOK_ALLOW_PRIVATE_NETWORK: bool.default(false),
+  /**
+   * Seconds between a failed outbound webhook attempt and the next, comma-separated: N delays,
+   * N retries, N + 1 attempts (docs/api/webhooks.md, "Delivery"). Empty: no retries.
+   */
+  WEBHOOK_RETRY_DELAYS: z
+    .string()
+    .regex(/^\s*(\d{1,9}\s*(,\s*\d{1,9}\s*)*)?$/, 'expected comma-separated whole seconds')
+    .default('5,300,1800,7200,18000,36000,36000')
+    .transform((raw) => raw.split(',').map((part) => part.trim()).filter(Boolean).map(Number)),
+  /** Seconds an endpoint's deliveries may all fail before it is disabled (default 5 days). */
+  WEBHOOK_DISABLE_AFTER_SECONDS: int(1, 31_536_000).default(432_000),
+  /** Longest wait for an endpoint's answer to one attempt, in milliseconds (a 2xx later than this is a failure). */
+  WEBHOOK_TIMEOUT_MS: int(1, 600_000).default(15_000),
 })
 
 /** Typed configuration, as the rest of the code sees it. */
@@ -182,6 +197,16 @@ export interface Config {
   tools: { timeoutMs: number; maxResponseBytes: number; allowPrivateNetwork: boolean }
   /** Workflow executions. */
   workflows: { timeoutSeconds: number; concurrency: number; heartbeatMs: number; webhookBodyLimitBytes: number }
+  /** Outbound webhooks (docs/api/webhooks.md). */
+  webhooks: {
+    allowPrivateNetwork: boolean
+    /** Seconds before each retry of a failed attempt. */
+    retryDelays: number[]
+    /** Seconds of failures only before an endpoint is disabled. */
+    disableAfterSeconds: number
+    /** Milliseconds one attempt may take. */
+    timeoutMs: number
+  }
 }
 
 /** Thrown for a bad environment; the message names the variable and never echoes its value. */
@@ -293,6 +318,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: e.WORKFLOW_CONCURRENCY,
       heartbeatMs: e.WORKFLOW_HEARTBEAT_MS,
       webhookBodyLimitBytes: e.WEBHOOK_BODY_LIMIT_BYTES,
+    },
+    webhooks: {
+      allowPrivateNetwork: e.WEBHOOK_ALLOW_PRIVATE_NETWORK,
+      retryDelays: e.WEBHOOK_RETRY_DELAYS,
+      disableAfterSeconds: e.WEBHOOK_DISABLE_AFTER_SECONDS,
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
     },
   }
 }

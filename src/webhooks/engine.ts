@@ -1,0 +1,300 @@
+/**
+ * Outbound webhook delivery (docs/api/webhooks.md, "Delivery"), across any number of processes.
+ * It is a source of the process's one scheduler (src/platform/scheduler.ts), which decides when
+ * to look; a notification on `outbox_events` (sent by the transaction that recorded an event,
+ * when it commits) wakes it at once.
+ *
+ * - **Dispatch** ({@link WebhookEngine.fireDue}): the events of the outbox not dispatched yet are
+ *   read with their payload `data` (./event-data.ts), and one statement marks them dispatched
+ *   (only those still undispatched: another process that got there first wins) and inserts one
+ *   delivery per event and active endpoint of the event's workspace subscribed to its type (unique
+ *   per endpoint and event). So each event is delivered once per endpoint whichever process
+ *   dispatches it, and an event stays in the outbox until one does.
+ * - **Due attempts**: a pending delivery whose next attempt has come, or whose job's lease ran
+ *   out (the job was lost, or its worker died mid-attempt), gets a new lease and a new job of
+ *   {@link DELIVER_JOB} whose id is the lease's token; the job may attempt only while it holds the
+ *   token, so two jobs never attempt one delivery at once.
+ * - **The deliver job** signs the payload with the endpoint's secrets (the previous one too for 24
+ *   hours after a rotation; the `standardwebhooks` library signs), posts it through the outbound
+ *   guard of tools (src/catalog/tool-http.ts) with the attempt timeout, a response-size cap and no
+ *   redirects, records the attempt and the next one's due time (the retry delays), and keeps the
+ *   endpoint's failure state: a `410 Gone` disables it at once, failures only for
+ *   `WEBHOOK_DISABLE_AFTER_SECONDS` disable it with a reason.
+ *
+ * Jobs are grouped by endpoint ({@link ENDPOINT_CONCURRENCY} at once), so a slow endpoint holds a
+ * few of the worker's slots, never all of them.
+ */
+import type { Logger } from '../platform/logger.ts'
+import type { Config } from '../platform/config.ts'
+import type { Orm } from '../platform/db.ts'
+import type { JobInfo, JobQueue } from '../platform/queue.ts'
+import type { DueScheduler, DueSource } from '../platform/scheduler.ts'
+import { listen, type Unlisten } from '../platform/notify.ts'
+import { toDate } from '../platform/sql.ts'
+import { iso } from '../access/wire.ts'
+import type { EventDataReader, OutboxRow } from './event-data.ts'
+import { attempt, type EndpointSecrets } from './delivery.ts'
+
+/** The deliver job's name: `{delivery_id}`, sent with the lease token as its id. */
+export const DELIVER_JOB = 'webhooks.deliver'
+/** The notification channel the outbox's triggers notify. */
+export const OUTBOX_CHANNEL = 'outbox_events'
+/** Events, and due deliveries, one statement takes at most; the look loops while batches come back full. */
+const BATCH = 200
+/** Deliveries of one endpoint attempted at once across the workers. */
+const ENDPOINT_CONCURRENCY = 4
+/** Deliver jobs one process works at once. */
+const LOCAL_CONCURRENCY = 16
+/** Milliseconds between two removals of events dispatched over a day ago. */
+const PRUNE_MS = 10 * 60_000
+
+/** The deliver job's data. */
+interface DeliverJob {
+  delivery_id: number
+}
+
+/** What the engine is built from. */
+export interface WebhookEngineOptions {
+  orm: Orm
+  config: Config
+  log: Logger
+  jobs: JobQueue
+  scheduler: DueScheduler
+}
+
+/** See the module comment. */
+export class WebhookEngine implements DueSource {
+  readonly name = 'webhooks'
+  #read: EventDataReader | undefined
+  #unlisten: Unlisten | undefined
+  #prunedAt = 0
+  #closed = false
+
+  private constructor(private readonly options: WebhookEngineOptions) {}
+
+  /** Registers the deliver job with the queue and the engine with the scheduler. */
+  static create(options: WebhookEngineOptions): WebhookEngine {
+    const engine = new WebhookEngine(options)
+    options.jobs.register<DeliverJob>(DELIVER_JOB, (data, job) => engine.#deliver(data, job), {
+      // A failed attempt is scheduled again by the engine (the retry delays), not by the queue; a
+      // worker that dies mid-attempt loses its lease, and the next look sends the attempt again.
+      retryLimit: 0,
+      expireInSeconds: Math.ceil(options.config.webhooks.timeoutMs / 1000) + 60,
+      heartbeatSeconds: 10,
+      localConcurrency: LOCAL_CONCURRENCY,
+      groupConcurrency: ENDPOINT_CONCURRENCY,
+    })
+    options.scheduler.register(engine)
+    return engine
+  }
+
+  /** Hands the engine the reader of events' `data` (the services, src/app.ts). */
+  bind(read: EventDataReader): void {
+    this.#read = read
+  }
+
+  /** Seconds a job holds a delivery: the attempt's timeout plus time to be fetched. */
+  get #leaseSeconds(): number {
+    return Math.ceil(this.options.config.webhooks.timeoutMs / 1000) + 60
+  }
+
+  /** Listens for recorded events (a process that works the queue); the scheduler then looks at once. */
+  async start(): Promise<void> {
+    const { orm, config, log, scheduler } = this.options
+    this.#unlisten = await listen(orm, config.databaseUrl, OUTBOX_CHANNEL, () => scheduler.wake(new Date()), log)
+  }
+
+  /** Stops listening. */
+  async close(): Promise<void> {
+    this.#closed = true
+    await this.#unlisten?.()
+  }
+
+  /** The earliest of: an undispatched event, a due attempt, a lease that runs out. */
+  async earliestDue(): Promise<Date | null> {
+    const [row] = await this.options.orm.em.fork().execute<{ due: Date | string | null }[]>(
+      `select least(
+         (select created_at from outbox_events where dispatched_at is null order by id limit 1),
+         (select min(next_attempt_at) from webhook_deliveries where status = 'pending' and lock_token is null),
+         (select min(locked_until) from webhook_deliveries where status = 'pending' and lock_token is not null)) as due`,
+    )
+    return row?.due ? toDate(row.due) : null
+  }
+
+  /** Dispatches the outbox's events, then sends a job for every due attempt. Answers how many of both. */
+  async fireDue(): Promise<number> {
+    let done = 0
+    for (;;) {
+      const dispatched = await this.#dispatch()
+      done += dispatched
+      if (dispatched < BATCH) break
+    }
+    for (;;) {
+      const sent = await this.sendDue()
+      done += sent
+      if (sent < BATCH) break
+    }
+    if (Date.now() - this.#prunedAt > PRUNE_MS) {
+      this.#prunedAt = Date.now()
+      await this.options.orm.em
+        .fork()
+        .execute(
+          `delete from outbox_events where id in (select id from outbox_events where dispatched_at < now() - interval '1 day' limit 1000)`,
+        )
+    }
+    return done
+  }
+
+  /** One batch of {@link fireDue}'s dispatch. Answers the events it took. */
+  async #dispatch(): Promise<number> {
+    const em = this.options.orm.em.fork()
+    const events = await em.execute<OutboxRow[]>(
+      `select o.id::float8 as id, o.uuid, o.type, o.workspace_id::float8 as "workspaceId", w.uuid as "workspaceUuid", o.data,
+         o.subject_uuid as "subjectUuid", o.actor_id::float8 as "actorId", o.created_at as "createdAt"
+       from outbox_events o join workspaces w on w.id = o.workspace_id
+       where o.dispatched_at is null order by o.id limit ?`,
+      [BATCH],
+    )
+    if (events.length === 0) return 0
+    const read = this.#read
+    if (!read) throw new Error('The webhook engine has no event reader: bind one before it starts')
+    const payloads: { id: number; payload: string | null }[] = []
+    for (const event of events) {
+      const data = await read({
+        ...event,
+        data: typeof event.data === 'string' ? (JSON.parse(event.data) as Record<string, unknown>) : event.data,
+      })
+      if (data === null) this.options.log.debug({ event: event.type, event_id: event.uuid }, 'webhook event not sent: its resource is gone')
+      const payload =
+        data === null
+          ? null
+          : JSON.stringify({ id: event.uuid, type: event.type, timestamp: iso(event.createdAt), workspace_uuid: event.workspaceUuid, data })
+      payloads.push({ id: event.id, payload })
+    }
+    await em.execute(
+      `with events as (select * from jsonb_to_recordset(?::jsonb) as x(id bigint, payload text)),
+       claimed as (
+         update outbox_events o set dispatched_at = now() from events x
+         where o.id = x.id and o.dispatched_at is null returning o.id, o.uuid, o.type, o.workspace_id)
+       insert into webhook_deliveries (uuid, endpoint_id, workspace_id, event_id, event_type, status, attempts, max_attempts, next_attempt_at, payload, created_at, updated_at)
+       select gen_random_uuid(), e.id, c.workspace_id, c.uuid, c.type, 'pending', '[]'::jsonb, ?, now(), x.payload, now(), now()
+       from claimed c join events x on x.id = c.id and x.payload is not null
+       join webhook_endpoints e on e.workspace_id = c.workspace_id and e.is_active
+         and (e.event_types @> '["*"]'::jsonb or e.event_types @> jsonb_build_array(c.type))
+       on conflict (endpoint_id, event_id) do nothing`,
+      [JSON.stringify(payloads), this.options.config.webhooks.retryDelays.length + 1],
+    )
+    return events.length
+  }
+
+  /**
+   * Leases up to one batch of due attempts and sends their jobs; answers how many. Also what a
+   * ping or a redelivery calls to attempt at once rather than at the next look.
+   * @param deliveryIds only these deliveries (each leased only if it is due).
+   */
+  async sendDue(deliveryIds?: number[]): Promise<number> {
+    const only = deliveryIds ? 'and id = any(?::bigint[])' : ''
+    const params: unknown[] = deliveryIds ? [`{${deliveryIds.join(',')}}`] : []
+    const leased = await this.options.orm.em.fork().execute<{ id: string | number; token: string; endpoint: string }[]>(
+      `with due as (
+         select id from webhook_deliveries where status = 'pending' and lock_token is null and next_attempt_at <= now() ${only}
+         order by next_attempt_at limit ? for update skip locked),
+       lost as (
+         select id from webhook_deliveries where status = 'pending' and lock_token is not null and locked_until <= now() ${only}
+         order by locked_until limit ? for update skip locked)
+       update webhook_deliveries d set lock_token = gen_random_uuid(), locked_until = now() + make_interval(secs => ?), updated_at = now()
+       from webhook_endpoints e
+       where e.id = d.endpoint_id and d.id in (select id from due union all select id from lost)
+       returning d.id::float8 as id, d.lock_token as token, e.uuid as endpoint`,
+      [...params, BATCH, ...params, BATCH, this.#leaseSeconds],
+    )
+    if (leased.length === 0) return 0
+    // A send that fails leaves the lease to run out: the next look sends the attempt again.
+    await this.options.jobs.sendMany<DeliverJob>(
+      DELIVER_JOB,
+      leased.map((row) => ({ data: { delivery_id: Number(row.id) }, id: row.token, group: row.endpoint })),
+    )
+    return leased.length
+  }
+
+  /** The deliver job: one attempt of one delivery, if the job still holds its lease. */
+  async #deliver(data: DeliverJob, job: JobInfo): Promise<void> {
+    if (this.#closed) return
+    const { orm, config, log } = this.options
+    const em = orm.em.fork()
+    const [row] = await em.execute<(EndpointSecrets & Record<string, unknown>)[]>(
+      `update webhook_deliveries d set locked_until = now() + make_interval(secs => ?)
+       from webhook_endpoints e
+       where d.id = ? and d.lock_token = ? and d.status = 'pending' and e.id = d.endpoint_id
+       returning d.event_id as "eventId", d.event_type as "eventType", d.payload, jsonb_array_length(d.attempts) as attempts,
+         d.max_attempts as "maxAttempts", e.id::float8 as "endpointId", e.uuid as "endpointUuid", e.url, e.is_active as "isActive",
+         e.secret_ciphertext as "secretCiphertext", e.secret_key_id as "secretKeyId",
+         case when e.previous_secret_expires_at > now() then e.previous_secret_ciphertext end as "previousCiphertext",
+         case when e.previous_secret_expires_at > now() then e.previous_secret_key_id end as "previousKeyId"`,
+      [this.#leaseSeconds, data.delivery_id, job.id],
+    )
+    // Another job holds the lease now, or the delivery ended meanwhile.
+    if (!row) return
+    const ping = row.eventType === 'webhook_endpoint.ping'
+    if (!row.isActive && !ping) {
+      await em.execute(
+        `update webhook_deliveries set status = 'failed', next_attempt_at = null, lock_token = null, locked_until = null, updated_at = now()
+         where id = ? and lock_token = ?`,
+        [data.delivery_id, job.id],
+      )
+      return
+    }
+    const outcome = await attempt(config, row, String(row.eventId), String(row.payload))
+    const count = Number(row.attempts) + 1
+    const gone = outcome.record.status_code === 410
+    const retry = !outcome.ok && !gone && count < Number(row.maxAttempts)
+    const delays = config.webhooks.retryDelays
+    const status = outcome.ok ? 'succeeded' : retry ? 'pending' : 'failed'
+    const delay = retry ? (delays[Math.min(count - 1, delays.length - 1)] ?? 0) : null
+    await em.execute(
+      `update webhook_deliveries set attempts = attempts || ?::jsonb, status = ?,
+         next_attempt_at = case when ?::int is null then null else now() + make_interval(secs => ?::int) end,
+         lock_token = null, locked_until = null, updated_at = now()
+       where id = ? and lock_token = ?`,
+      [JSON.stringify([outcome.record]), status, delay, delay, data.delivery_id, job.id],
+    )
+    log.debug(
+      { delivery_id: data.delivery_id, event: row.eventType, status_code: outcome.record.status_code, ok: outcome.ok },
+      'webhook attempt',
+    )
+    await this.#noteEndpoint(Number(row.endpointId), outcome.ok, gone)
+  }
+
+  /**
+   * Keeps an endpoint's failure state after an attempt: a success clears it; a `410 Gone`
+   * disables the endpoint at once; failures only since over `WEBHOOK_DISABLE_AFTER_SECONDS`
+   * disable it. A disabled endpoint's pending deliveries fail (pings excepted).
+   */
+  async #noteEndpoint(endpointId: number, ok: boolean, gone: boolean): Promise<void> {
+    const em = this.options.orm.em.fork()
+    if (ok) {
+      await em.execute(`update webhook_endpoints set failing_since = null where id = ? and failing_since is not null`, [endpointId])
+      return
+    }
+    const days = this.options.config.webhooks.disableAfterSeconds
+    const [disabled] = await em.execute<{ id: number }[]>(
+      `update webhook_endpoints set failing_since = coalesce(failing_since, now()),
+         is_active = case when ? or failing_since < now() - make_interval(secs => ?) then false else is_active end,
+         disabled_reason = case
+           when not is_active then disabled_reason
+           when ? then 'The endpoint answered 410 Gone'
+           when failing_since < now() - make_interval(secs => ?) then 'Every delivery attempt failed for ' || ? || ' seconds'
+           else disabled_reason end,
+         updated_at = case when ? or failing_since < now() - make_interval(secs => ?) then now() else updated_at end
+       where id = ? returning id, is_active as "isActive"`,
+      [gone, days, gone, days, days, gone, days, endpointId],
+    )
+    if (disabled && !(disabled as unknown as { isActive: boolean }).isActive) {
+      await em.execute(
+        `update webhook_deliveries set status = 'failed', next_attempt_at = null, updated_at = now()
+         where endpoint_id = ? and status = 'pending' and lock_token is null and event_type <> 'webhook_endpoint.ping'`,
+        [endpointId],
+      )
+    }
+  }
+}
