@@ -11,8 +11,19 @@ import { freshDatabase } from './helpers/database.ts'
 import { TEST_APP_KEY } from './helpers/app.ts'
 import { readSse } from './helpers/sse.ts'
 import { startUpstream, type Upstream } from './helpers/upstream.ts'
-import { processSuite, startHitCounter, startProcess, startServer, stopProcess, until, type HitCounter, type ServiceProcess } from './helpers/processes.ts'
+import {
+  processSuite,
+  startHitCounter,
+  startProcess,
+  startServer,
+  stopProcess,
+  until,
+  type HitCounter,
+  type ServiceProcess,
+} from './helpers/processes.ts'
 import type { Orm } from '../src/platform/db.ts'
+import { Webhook } from 'standardwebhooks'
+import { startReceiver, type Receiver } from './helpers/webhook-receiver.ts'
 
 describe('npm start killed with background agent runs in flight (docs/api/runs.md, "Interrupted runs")', () => {
   const RUNS = 50
@@ -40,7 +51,9 @@ describe('npm start killed with background agent runs in flight (docs/api/runs.m
     // On PostgreSQL a second process serves the followers and takes the runs over while the first is dead.
     const other = distributed ? await startServer(suite.env) : null
     if (other) suite.processes.push(other)
-    const signUp = await first.http('POST', '/api/v1/auth/sign-up', { body: { name: 'Crash', email: 'crash@example.com', password: 'correct horse battery staple' } })
+    const signUp = await first.http('POST', '/api/v1/auth/sign-up', {
+      body: { name: 'Crash', email: 'crash@example.com', password: 'correct horse battery staple' },
+    })
     expect(signUp.status, JSON.stringify(signUp.body)).toBe(201)
     const token = String(signUp.body.data.access_token)
     const agent = await first.http('POST', '/api/v1/agents', { token, body: { name: 'Survivor', instruction: 'Answer.' } })
@@ -51,8 +64,14 @@ describe('npm start killed with background agent runs in flight (docs/api/runs.m
     )
     for (const res of started) expect(res.status, JSON.stringify(res.body)).toBe(202)
     const uuids = started.map((res) => String(res.body.data.run.uuid))
-    await until(async () => upstream.requests.length, (count) => count === RUNS, 20_000)
-    const streams = other ? uuids.map((uuid) => readSse(`${other.url}/api/v1/runs/${uuid}/events`, { authorization: `Bearer ${token}` })) : []
+    await until(
+      async () => upstream.requests.length,
+      (count) => count === RUNS,
+      20_000,
+    )
+    const streams = other
+      ? uuids.map((uuid) => readSse(`${other.url}/api/v1/runs/${uuid}/events`, { authorization: `Bearer ${token}` }))
+      : []
 
     await stopProcess(first, 'SIGKILL')
     const killed = Date.now()
@@ -61,7 +80,9 @@ describe('npm start killed with background agent runs in flight (docs/api/runs.m
     // The clock starts at the kill, or once the restarted process is up.
     const from = other ? killed : Date.now()
     // Without a live process, the followers start on the restarted one from the first event.
-    const followed = await Promise.all(other ? streams : uuids.map((uuid) => readSse(`${serving.url}/api/v1/runs/${uuid}/events`, { authorization: `Bearer ${token}` })))
+    const followed = await Promise.all(
+      other ? streams : uuids.map((uuid) => readSse(`${serving.url}/api/v1/runs/${uuid}/events`, { authorization: `Bearer ${token}` })),
+    )
     const final = Date.now()
     for (const [index, stream] of followed.entries()) {
       const types = stream.events.map((e) => e.event)
@@ -86,38 +107,81 @@ describe('npm start killed with background agent runs in flight (docs/api/runs.m
   }, 120_000)
 })
 
-describe('npm start killed while runs wait (docs/api/runs.md, "States")', () => {
+describe('npm start killed while runs wait and a webhook attempt is under way (docs/api/runs.md, "States"; docs/api/webhooks.md, "Delivery")', () => {
   let counter: HitCounter
+  let receiver: Receiver
   beforeAll(async () => {
     counter = await startHitCounter()
+    receiver = await startReceiver()
   })
-  afterAll(() => counter?.close())
-  const suite = processSuite('aw-waiting', () => ({ TOOL_ALLOW_PRIVATE_NETWORK: 'true' }))
+  afterAll(async () => {
+    await counter?.close()
+    await receiver?.close()
+  })
+  // A 3 s attempt timeout: an attempt whose process died is sent again 8 s after it started.
+  const suite = processSuite('aw-waiting', () => ({
+    TOOL_ALLOW_PRIVATE_NETWORK: 'true',
+    WEBHOOK_ALLOW_PRIVATE_NETWORK: 'true',
+    WEBHOOK_TIMEOUT_MS: '3000',
+  }))
 
-  it('loses nothing: after a restart the approved run resumes in the new process, calls the tool once, and the queued message runs after it', async () => {
+  it('loses nothing: after a restart the approved run resumes in the new process, calls the tool once, and the queued message runs after it; the webhook attempt is sent again with its webhook-id', async () => {
     suite.dumpOnFailure()
     const first = await startServer(suite.env)
     suite.processes.push(first)
-    const signUp = await first.http('POST', '/api/v1/auth/sign-up', { body: { name: 'Waiter', email: 'waiter@example.com', password: 'correct horse battery staple' } })
+    const signUp = await first.http('POST', '/api/v1/auth/sign-up', {
+      body: { name: 'Waiter', email: 'waiter@example.com', password: 'correct horse battery staple' },
+    })
     const token = String(signUp.body.data.access_token)
     const tool = await first.http('POST', '/api/v1/tools', {
       token,
-      body: { name: 'Refund', method: 'GET', url: `${counter.url}/hit/refund-{{order}}`, input_schema: { type: 'object', properties: { order: { type: 'string' } } }, requires_approval: true },
+      body: {
+        name: 'Refund',
+        method: 'GET',
+        url: `${counter.url}/hit/refund-{{order}}`,
+        input_schema: { type: 'object', properties: { order: { type: 'string' } } },
+        requires_approval: true,
+      },
     })
     const agent = await first.http('POST', '/api/v1/agents', {
       token,
       body: { name: 'Careful', metadata: { large_language_model: 'local-test-model' }, tools: [{ tool_uuid: tool.body.data.uuid }] },
     })
     // The local test model calls the tool when told to (docs/api/runs.md, "The local test model").
-    const waiting = await first.http('POST', `/api/v1/agents/${agent.body.data.uuid}/run`, { token, body: { input: '/call refund {"order":"A-1"}' } })
+    const waiting = await first.http('POST', `/api/v1/agents/${agent.body.data.uuid}/run`, {
+      token,
+      body: { input: '/call refund {"order":"A-1"}' },
+    })
     expect(waiting.body.data.run.status, JSON.stringify(waiting.body)).toBe('awaiting_approval')
     const runUuid = String(waiting.body.data.run.uuid)
-    const queued = await first.http('POST', `/api/v1/threads/${waiting.body.data.run.thread_uuid}/run`, { token, body: { content: 'and then?', background: true } })
+    const queued = await first.http('POST', `/api/v1/threads/${waiting.body.data.run.thread_uuid}/run`, {
+      token,
+      body: { content: 'and then?', background: true },
+    })
     expect(queued.body.data.run.status).toBe('queued')
+    // An endpoint that never answers the first attempt: the process dies mid-attempt.
+    receiver.enqueue({ hang: true })
+    const endpoint = await first.http('POST', '/api/v1/webhook-endpoints', {
+      token,
+      body: { url: receiver.url, event_types: ['agent.version_created'] },
+    })
+    const secret = String(endpoint.body.data.secret)
+    const ping = await first.http('POST', `/api/v1/webhook-endpoints/${endpoint.body.data.uuid}/ping`, { token })
+    expect(ping.status, JSON.stringify(ping.body)).toBe(202)
+    const [hung] = await receiver.waitFor(1)
 
     await stopProcess(first, 'SIGKILL')
     const second = await startServer(suite.env)
     suite.processes.push(second)
+    const [, again] = await receiver.waitFor(2, 20_000)
+    expect(again.headers['webhook-id']).toBe(hung.headers['webhook-id'])
+    expect(new Webhook(secret).verify(again.body, again.headers)).toMatchObject({ type: 'webhook_endpoint.ping' })
+    const delivered = await until(
+      async () => (await second.http('GET', `/api/v1/webhook-deliveries/${ping.body.data.uuid}`, { token })).body.data,
+      (delivery) => delivery.status === 'succeeded',
+      10_000,
+    )
+    expect(delivered.attempts.map((attempt: { status_code: number | null }) => attempt.status_code)).toEqual([200])
     // Still waiting after the restart: nothing of it lived in the dead process.
     expect((await second.http('GET', `/api/v1/runs/${runUuid}`, { token })).body.data.run.status).toBe('awaiting_approval')
     const approved = await second.http('POST', `/api/v1/approvals/${waiting.body.data.approvals[0].uuid}/approve`, { token, body: {} })
@@ -139,58 +203,82 @@ describe('npm start killed while runs wait (docs/api/runs.md, "States")', () => 
   }, 90_000)
 })
 
-describe.runIf(Boolean(process.env.DATABASE_URL))('two approvals of one run decided in two processes while the run\'s process is dead', () => {
-  let counter: HitCounter
-  let upstream: Upstream
-  beforeAll(async () => {
-    counter = await startHitCounter()
-    upstream = await startUpstream()
-  })
-  afterAll(async () => {
-    await counter?.close()
-    await upstream?.close()
-  })
-  const suite = processSuite('aw-decisions', () => ({
-    OPENAI_API_KEY: 'sk-upstream-test',
-    OPENAI_BASE_URL: upstream.url,
-    TOOL_ALLOW_PRIVATE_NETWORK: 'true',
-    // Redis carries cancels and live events between the processes, as in production.
-    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
-  }))
-
-  it('resumes the run once, in a live process, and calls each tool once', async () => {
-    suite.dumpOnFailure()
-    const [a, b, c] = await Promise.all([startServer(suite.env), startServer(suite.env), startServer(suite.env)])
-    suite.processes.push(a, b, c)
-    const signUp = await a.http('POST', '/api/v1/auth/sign-up', { body: { name: 'Deciders', email: 'deciders@example.com', password: 'correct horse battery staple' } })
-    const token = String(signUp.body.data.access_token)
-    const tool = await a.http('POST', '/api/v1/tools', {
-      token,
-      body: { name: 'Refund', method: 'GET', url: `${counter.url}/hit/{{order}}`, input_schema: { type: 'object', properties: { order: { type: 'string' } } }, requires_approval: true },
+describe.runIf(Boolean(process.env.DATABASE_URL))(
+  "two approvals of one run decided in two processes while the run's process is dead",
+  () => {
+    let counter: HitCounter
+    let upstream: Upstream
+    beforeAll(async () => {
+      counter = await startHitCounter()
+      upstream = await startUpstream()
     })
-    const agent = await a.http('POST', '/api/v1/agents', { token, body: { name: 'Careful', tools: [{ tool_uuid: tool.body.data.uuid }] } })
-    upstream.enqueue(
-      { kind: 'tool_calls', calls: [{ name: 'refund', arguments: '{"order":"one"}', id: 'c1' }, { name: 'refund', arguments: '{"order":"two"}', id: 'c2' }] },
-      { kind: 'text', text: 'Both refunded.' },
-    )
-    const waiting = await a.http('POST', `/api/v1/agents/${agent.body.data.uuid}/run`, { token, body: { input: 'Refund both' } })
-    expect(waiting.body.data.run.status, JSON.stringify(waiting.body)).toBe('awaiting_approval')
-    const [first, second] = waiting.body.data.approvals.map((approval: { uuid: string }) => approval.uuid)
-    await stopProcess(a, 'SIGKILL')
-    const decided = await Promise.all([
-      b.http('POST', `/api/v1/approvals/${first}/approve`, { token, body: {} }),
-      c.http('POST', `/api/v1/approvals/${second}/approve`, { token, body: {} }),
-    ])
-    expect(decided.map((res) => res.status)).toEqual([200, 200])
-    const runUuid = String(waiting.body.data.run.uuid)
-    const done = await until(async () => (await b.http('GET', `/api/v1/runs/${runUuid}`, { token })).body.data.run, (run) => run.status === 'succeeded', 15_000)
-    expect(done.output).toBe('Both refunded.')
-    expect([counter.hits.get('one'), counter.hits.get('two')]).toEqual([1, 1])
-    const log = await readSse(`${c.url}/api/v1/runs/${runUuid}/events`, { authorization: `Bearer ${token}` })
-    expect(log.events.filter((event) => event.event === 'run.resumed')).toHaveLength(1)
-    expect(log.events.map((event) => Number(event.id))).toEqual(log.events.map((_, index) => index + 1))
-  }, 120_000)
-})
+    afterAll(async () => {
+      await counter?.close()
+      await upstream?.close()
+    })
+    const suite = processSuite('aw-decisions', () => ({
+      OPENAI_API_KEY: 'sk-upstream-test',
+      OPENAI_BASE_URL: upstream.url,
+      TOOL_ALLOW_PRIVATE_NETWORK: 'true',
+      // Redis carries cancels and live events between the processes, as in production.
+      ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    }))
+
+    it('resumes the run once, in a live process, and calls each tool once', async () => {
+      suite.dumpOnFailure()
+      const [a, b, c] = await Promise.all([startServer(suite.env), startServer(suite.env), startServer(suite.env)])
+      suite.processes.push(a, b, c)
+      const signUp = await a.http('POST', '/api/v1/auth/sign-up', {
+        body: { name: 'Deciders', email: 'deciders@example.com', password: 'correct horse battery staple' },
+      })
+      const token = String(signUp.body.data.access_token)
+      const tool = await a.http('POST', '/api/v1/tools', {
+        token,
+        body: {
+          name: 'Refund',
+          method: 'GET',
+          url: `${counter.url}/hit/{{order}}`,
+          input_schema: { type: 'object', properties: { order: { type: 'string' } } },
+          requires_approval: true,
+        },
+      })
+      const agent = await a.http('POST', '/api/v1/agents', {
+        token,
+        body: { name: 'Careful', tools: [{ tool_uuid: tool.body.data.uuid }] },
+      })
+      upstream.enqueue(
+        {
+          kind: 'tool_calls',
+          calls: [
+            { name: 'refund', arguments: '{"order":"one"}', id: 'c1' },
+            { name: 'refund', arguments: '{"order":"two"}', id: 'c2' },
+          ],
+        },
+        { kind: 'text', text: 'Both refunded.' },
+      )
+      const waiting = await a.http('POST', `/api/v1/agents/${agent.body.data.uuid}/run`, { token, body: { input: 'Refund both' } })
+      expect(waiting.body.data.run.status, JSON.stringify(waiting.body)).toBe('awaiting_approval')
+      const [first, second] = waiting.body.data.approvals.map((approval: { uuid: string }) => approval.uuid)
+      await stopProcess(a, 'SIGKILL')
+      const decided = await Promise.all([
+        b.http('POST', `/api/v1/approvals/${first}/approve`, { token, body: {} }),
+        c.http('POST', `/api/v1/approvals/${second}/approve`, { token, body: {} }),
+      ])
+      expect(decided.map((res) => res.status)).toEqual([200, 200])
+      const runUuid = String(waiting.body.data.run.uuid)
+      const done = await until(
+        async () => (await b.http('GET', `/api/v1/runs/${runUuid}`, { token })).body.data.run,
+        (run) => run.status === 'succeeded',
+        15_000,
+      )
+      expect(done.output).toBe('Both refunded.')
+      expect([counter.hits.get('one'), counter.hits.get('two')]).toEqual([1, 1])
+      const log = await readSse(`${c.url}/api/v1/runs/${runUuid}/events`, { authorization: `Bearer ${token}` })
+      expect(log.events.filter((event) => event.event === 'run.resumed')).toHaveLength(1)
+      expect(log.events.map((event) => Number(event.id))).toEqual(log.events.map((_, index) => index + 1))
+    }, 120_000)
+  },
+)
 
 describe.runIf(Boolean(process.env.DATABASE_URL))('npm run worker killed with executions in flight', () => {
   const EACH = 5
@@ -220,7 +308,9 @@ describe.runIf(Boolean(process.env.DATABASE_URL))('npm run worker killed with ex
     const worker = await startProcess('src/worker.ts', env, /worker started/)
     processes.push(worker)
     const { http } = api
-    const signUp = await http('POST', '/api/v1/auth/sign-up', { body: { name: 'Crash', email: 'worker-crash@example.com', password: 'correct horse battery staple' } })
+    const signUp = await http('POST', '/api/v1/auth/sign-up', {
+      body: { name: 'Crash', email: 'worker-crash@example.com', password: 'correct horse battery staple' },
+    })
     const token = String(signUp.body.data.access_token)
     // Each says it started, waits (40 s; 1 s once resumed: the graph is changed before the kill, and
     // a resumed execution runs its workflow's graph as it is then), says it ended.
@@ -251,13 +341,21 @@ describe.runIf(Boolean(process.env.DATABASE_URL))('npm run worker killed with ex
     const resumable = await workflow('Resumable', { on_interrupt: 'resume' })
     const failing = await workflow('Failing', {})
     const queue = (uuid: string) => http('POST', `/api/v1/workflows/${uuid}/run`, { token, body: { background: true } })
-    const queued = await Promise.all([...Array.from({ length: EACH }, () => queue(resumable)), ...Array.from({ length: EACH }, () => queue(failing))])
+    const queued = await Promise.all([
+      ...Array.from({ length: EACH }, () => queue(resumable)),
+      ...Array.from({ length: EACH }, () => queue(failing)),
+    ])
     for (const res of queued) expect(res.status, JSON.stringify(res.body)).toBe(202)
     const resumableUuids = queued.slice(0, EACH).map((res) => String(res.body.data.uuid))
     const failingUuids = queued.slice(EACH).map((res) => String(res.body.data.uuid))
     // Every execution is in its wait, on the worker.
-    await until(async () => counter.hits.size, (size) => size === 2 * EACH, 20_000)
-    for (const uuid of [resumable, failing]) expect((await http('PUT', `/api/v1/workflows/${uuid}`, { token, body: { nodes: nodes(1) } })).status).toBe(200)
+    await until(
+      async () => counter.hits.size,
+      (size) => size === 2 * EACH,
+      20_000,
+    )
+    for (const uuid of [resumable, failing])
+      expect((await http('PUT', `/api/v1/workflows/${uuid}`, { token, body: { nodes: nodes(1) } })).status).toBe(200)
 
     await stopProcess(worker, 'SIGKILL')
     const killed = Date.now()
@@ -267,18 +365,31 @@ describe.runIf(Boolean(process.env.DATABASE_URL))('npm run worker killed with ex
     const read = (uuid: string) => http('GET', `/api/v1/workflow-executions/${uuid}`, { token }).then((res) => res.body.data)
     // When the dead worker's queue slots were released: none of its jobs is active any more.
     const released = until(
-      async () => Number((await orm.em.fork().execute(`select count(*)::int as n from pgboss.job where name = 'workflow-execution' and state = 'active'`))[0].n),
+      async () =>
+        Number(
+          (
+            await orm.em.fork().execute(`select count(*)::int as n from pgboss.job where name = 'workflow-execution' and state = 'active'`)
+          )[0].n,
+        ),
       (active) => active < 2 * EACH,
       30_000,
     ).then(() => Date.now() - killed)
-    const failedMs = until(() => Promise.all(failingUuids.map(read)), (all) => all.every((e) => e.status === 'failed'), 30_000).then(() => Date.now() - killed)
+    const failedMs = until(
+      () => Promise.all(failingUuids.map(read)),
+      (all) => all.every((e) => e.status === 'failed'),
+      30_000,
+    ).then(() => Date.now() - killed)
     const resumedMs = until(
       () => Promise.resolve(resumableUuids.filter((uuid) => counter.hits.get(`${uuid}/after`)).length),
       (n) => n === EACH,
       30_000,
     ).then(() => Date.now() - killed)
     const [releasedAfter, failedAfter, resumedAfter] = await Promise.all([released, failedMs, resumedMs])
-    const finals = await until(() => Promise.all(resumableUuids.map(read)), (all) => all.every((e) => e.status === 'succeeded'), 10_000)
+    const finals = await until(
+      () => Promise.all(resumableUuids.map(read)),
+      (all) => all.every((e) => e.status === 'succeeded'),
+      10_000,
+    )
     console.info(
       `after the kill: first queue slot released ${releasedAfter} ms, non-resumable executions failed ${failedAfter} ms, resumable ones ended ${resumedAfter} ms`,
     )
@@ -297,7 +408,16 @@ describe.runIf(Boolean(process.env.DATABASE_URL))('npm run worker killed with ex
     }
     // The dead worker's jobs come back from the queue (retried once their heartbeat stopped): they find nothing to run.
     await until(
-      async () => Number((await orm.em.fork().execute(`select count(*)::int as n from pgboss.job where name = 'workflow-execution' and state in ('active', 'retry', 'created')`))[0].n),
+      async () =>
+        Number(
+          (
+            await orm.em
+              .fork()
+              .execute(
+                `select count(*)::int as n from pgboss.job where name = 'workflow-execution' and state in ('active', 'retry', 'created')`,
+              )
+          )[0].n,
+        ),
       (n) => n === 0,
       20_000,
     )

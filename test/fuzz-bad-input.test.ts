@@ -185,12 +185,32 @@ describe('bad input on every REST endpoint (docs/api/conventions.md)', () => {
       // A tool call waiting for approval (the local test model calls a tool when told to).
       const careful = await post('/api/v1/tools', { name: `${tag}careful`, url: `https://${tag}.test/careful`, requires_approval: true })
       const waiter = await post('/api/v1/agents', { name: `${tag} waiter`, tools: [{ tool_uuid: careful.uuid }] })
-      const waited = await expectStatus(200, 'POST', `/api/v1/agents/${waiter.uuid}/run`, { token: user.token, body: { input: `/call ${tag}careful {}` } })
+      const waited = await expectStatus(200, 'POST', `/api/v1/agents/${waiter.uuid}/run`, {
+        token: user.token,
+        body: { input: `/call ${tag}careful {}` },
+      })
       // A paused command room task of the agent (paused: it never fires during the fuzzing).
-      const task = await post('/api/v1/command-room/tasks', { name: `${tag} task`, agent_uuid: agent.uuid, input: `${tag} asks`, schedule: 'daily', is_active: false })
+      const task = await post('/api/v1/command-room/tasks', {
+        name: `${tag} task`,
+        agent_uuid: agent.uuid,
+        input: `${tag} asks`,
+        schedule: 'daily',
+        is_active: false,
+      })
       // A budget that only alerts: it never refuses the fuzzed runs.
-      const budget = await post('/api/v1/budgets', { name: `${tag} budget`, scope: 'workspace', period: 'month', limit_tokens: 1_000_000_000, action: 'notify' })
+      const budget = await post('/api/v1/budgets', {
+        name: `${tag} budget`,
+        scope: 'workspace',
+        period: 'month',
+        limit_tokens: 1_000_000_000,
+        action: 'notify',
+      })
+      // A webhook endpoint (its host never resolves: attempts fail quietly) and the delivery of a ping.
+      const endpoint = await post('/api/v1/webhook-endpoints', { url: `https://${tag}.test/hooks`, event_types: ['run.failed'] })
+      const ping = await expectStatus(202, 'POST', `/api/v1/webhook-endpoints/${endpoint.uuid}/ping`, { token: user.token })
       return {
+        endpoint_uuid: endpoint.uuid as string,
+        delivery_uuid: ping.uuid as string,
         budget_uuid: budget.uuid as string,
         task_uuid: task.uuid as string,
         approval_uuid: String(waited.approvals[0]?.uuid),
@@ -213,7 +233,14 @@ describe('bad input on every REST endpoint (docs/api/conventions.md)', () => {
     for (const [param, uuid] of Object.entries(bobResources)) secrets[`another tenant's ${param}`] = uuid
 
     // `version`: every agent has version 1.
-    ownParams = { workspace_uuid: workspace.uuid, user_id: String(member.id), token_uuid: token.uuid, model: 'local-test-model', version: '1', ...adaResources }
+    ownParams = {
+      workspace_uuid: workspace.uuid,
+      user_id: String(member.id),
+      token_uuid: token.uuid,
+      model: 'local-test-model',
+      version: '1',
+      ...adaResources,
+    }
     let emails = 0
     const targets: FuzzTargets = {
       token: ada.token,

@@ -9,6 +9,7 @@ import { ConfigError, loadConfig } from '../src/platform/config.ts'
 import { resealSecrets } from '../src/catalog/accounts.service.ts'
 import { revealAccountSecret as revealSecret } from '../src/platform/account-secrets.ts'
 import { resealWebhookSecrets } from '../src/workflows/webhooks.service.ts'
+import { resealEndpointSecrets } from '../src/webhooks/index.ts'
 import { keyId, keyringOf, needsReseal, open, seal, SecretUnavailableError, secretHint } from '../src/platform/secrets.ts'
 import { createTestApp, TEST_APP_KEY, type TestApp } from './helpers/app.ts'
 
@@ -134,7 +135,9 @@ describe('revealSecret and resealSecrets (npm run keys:rotate)', () => {
     const user = await t.make.user()
     const providers = await t.as(user).providers.list({ search: 'openai-compatible' })
     const provider = providers.data[0]
-    const withSecret = await t.as(user).accounts.create({ name: 'Rotating', provider_uuid: provider.uuid, secret: 'sk-rotation-secret-0001' })
+    const withSecret = await t
+      .as(user)
+      .accounts.create({ name: 'Rotating', provider_uuid: provider.uuid, secret: 'sk-rotation-secret-0001' })
     const without = await t.as(user).accounts.create({ name: 'No secret', provider_uuid: provider.uuid })
     const id = await idOf(withSecret.data.uuid)
 
@@ -191,10 +194,40 @@ describe('revealSecret and resealSecrets (npm run keys:rotate)', () => {
     const rotated = { appKey: fresh, previousAppKeys: [t.config.appKey] }
     const em = t.runtime.orm.em.fork()
     expect(await resealWebhookSecrets(em, rotated)).toEqual({ resealed: 1, failed: [] })
-    const [row] = await t.sql('select webhook_secret_key_id, webhook_secret_ciphertext from workflows where uuid = ?', [created.body.data.uuid])
+    const [row] = await t.sql('select webhook_secret_key_id, webhook_secret_ciphertext from workflows where uuid = ?', [
+      created.body.data.uuid,
+    ])
     expect(row.webhook_secret_key_id).toBe(keyId(fresh))
     expect(String(row.webhook_secret_ciphertext)).not.toContain('a-webhook-secret-to-rotate')
     expect(await resealWebhookSecrets(em, rotated)).toEqual({ resealed: 0, failed: [] })
+  })
+
+  it('re-seals outbound webhook endpoint secrets (and the one before a rotation) under a rotated key', async () => {
+    const user = await t.make.user()
+    const created = await t.http('POST', '/api/v1/webhook-endpoints', {
+      token: user.token,
+      body: { url: 'https://hooks.example.com/in', event_types: ['*'] },
+    })
+    expect(created.status, JSON.stringify(created.body)).toBe(201)
+    const rotatedSecret = await t.http('POST', `/api/v1/webhook-endpoints/${created.body.data.uuid}/rotate-secret`, { token: user.token })
+    const fresh = newKey()
+    const rotated = { appKey: fresh, previousAppKeys: [t.config.appKey] }
+    const em = t.runtime.orm.em.fork()
+    expect(await resealEndpointSecrets(em, rotated)).toEqual({ resealed: 2, failed: [] })
+    const [row] = await t.sql('select secret_key_id, previous_secret_key_id from webhook_endpoints where uuid = ?', [
+      created.body.data.uuid,
+    ])
+    expect(row).toEqual({ secret_key_id: keyId(fresh), previous_secret_key_id: keyId(fresh) })
+    expect(await resealEndpointSecrets(em, rotated)).toEqual({ resealed: 0, failed: [] })
+    // The re-sealed secrets open, under the new key alone, to the secrets the API showed.
+    const [sealed] = await t.sql(
+      'select secret_ciphertext as c, secret_key_id as k, previous_secret_ciphertext as pc, previous_secret_key_id as pk from webhook_endpoints where uuid = ?',
+      [created.body.data.uuid],
+    )
+    const onlyFresh = keyringOf({ appKey: fresh, previousAppKeys: [] })
+    const context = `webhook_endpoints:${created.body.data.uuid}`
+    expect(open(onlyFresh, { ciphertext: String(sealed.c), keyId: String(sealed.k) }, context)).toBe(rotatedSecret.body.data.secret)
+    expect(open(onlyFresh, { ciphertext: String(sealed.pc), keyId: String(sealed.pk) }, context)).toBe(created.body.data.secret)
   })
 
   it('a ciphertext copied onto another account does not open there', async () => {
@@ -202,10 +235,10 @@ describe('revealSecret and resealSecrets (npm run keys:rotate)', () => {
     const provider = (await t.as(user).providers.list({ search: 'ollama' })).data[0]
     const a = await t.as(user).accounts.create({ name: 'A', provider_uuid: provider.uuid, secret: 'sk-account-a-secret' })
     const b = await t.as(user).accounts.create({ name: 'B', provider_uuid: provider.uuid, secret: 'sk-account-b-secret' })
-    await t.sql(
-      `update accounts set secret_ciphertext = (select secret_ciphertext from accounts where uuid = ?) where uuid = ?`,
-      [a.data.uuid, b.data.uuid],
-    )
+    await t.sql(`update accounts set secret_ciphertext = (select secret_ciphertext from accounts where uuid = ?) where uuid = ?`, [
+      a.data.uuid,
+      b.data.uuid,
+    ])
     await expect(revealSecret(t.runtime.orm.em.fork(), await idOf(b.data.uuid), t.config)).rejects.toThrow(SecretUnavailableError)
   })
 })

@@ -1,6 +1,6 @@
 /**
- * `npm run keys:rotate`: re-seals every account secret and workflow webhook secret under the
- * current APP_KEY.
+ * `npm run keys:rotate`: re-seals every account secret, workflow webhook secret and outbound
+ * webhook endpoint secret under the current APP_KEY.
  *
  * Rotation: put the new key in APP_KEY and the old one(s) in APP_PREVIOUS_KEYS, restart the
  * service (it reads both), run this command, then drop the old keys from APP_PREVIOUS_KEYS.
@@ -13,6 +13,7 @@ import { openOrm, targetFromConfig } from '../platform/db.ts'
 import { resealSecrets } from '../catalog/index.ts'
 import { keyringOf } from '../platform/secrets.ts'
 import { resealWebhookSecrets } from '../workflows/index.ts'
+import { resealEndpointSecrets } from '../webhooks/index.ts'
 
 loadDotEnv()
 const config = loadConfig()
@@ -22,6 +23,7 @@ try {
   for (const [kind, reseal] of [
     ['account', resealSecrets],
     ['workflow', resealWebhookSecrets],
+    ['webhook endpoint', resealEndpointSecrets],
   ] as const) {
     const report = await reseal(orm.em.fork(), config)
     console.log(`re-sealed ${report.resealed} ${kind} secret(s) under key ${keyId}`)

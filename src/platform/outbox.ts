@@ -20,11 +20,11 @@ export interface OutboxEventInput {
  */
 export async function recordEvent(em: Em, event: OutboxEventInput): Promise<string> {
   const uuid = uuidv7()
-  await em.execute(`insert into outbox_events (uuid, type, workspace_id, data, created_at) values (?, ?, ?, ?::jsonb, now())`, [
-    uuid,
-    event.type,
-    event.workspaceId,
-    JSON.stringify(event.data),
-  ])
+  // pg_notify is delivered when the transaction commits: the outbox's readers look at once (src/platform/notify.ts).
+  await em.execute(
+    `with recorded as (insert into outbox_events (uuid, type, workspace_id, data, created_at) values (?, ?, ?, ?::jsonb, now()) returning 1)
+    select pg_notify('outbox_events', '') from recorded`,
+    [uuid, event.type, event.workspaceId, JSON.stringify(event.data)],
+  )
   return uuid
 }

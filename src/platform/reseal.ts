@@ -1,14 +1,15 @@
 /**
  * Re-sealing stored secrets under the current APP_KEY (`npm run keys:rotate`; docs/api/resources.md,
  * "accounts": key rotation possible), for any table that keeps a sealed secret as a ciphertext
- * column and a key id column (account secrets, workflow webhook secrets).
+ * column and a key id column (account secrets, workflow webhook secrets, outbound webhook endpoint
+ * secrets).
  */
 import type { Em } from './db.ts'
 import { needsReseal, open, seal, type Keyring } from './secrets.ts'
 
 /** Where a kind of secret is stored and the context it was sealed with (its row's uuid in it). */
 export interface SealedColumn {
-  table: 'accounts' | 'workflows'
+  table: 'accounts' | 'workflows' | 'webhook_endpoints'
   ciphertext: string
   keyId: string
   context: (uuid: string) => string

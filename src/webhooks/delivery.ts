@@ -10,6 +10,8 @@ import { Webhook } from 'standardwebhooks'
 import type { WebhookAttempt } from '../../entities/index.ts'
 import type { Config } from '../platform/config.ts'
 import { keyringOf, open, seal, type Sealed } from '../platform/secrets.ts'
+import { resealColumn, type ResealReport } from '../platform/reseal.ts'
+import type { Em } from '../platform/db.ts'
 import { sendToolRequest, ToolHttpError } from '../catalog/index.ts'
 
 /** Largest answer read from an endpoint, in bytes; a larger one fails the attempt. */
@@ -26,7 +28,33 @@ export const secretContext = (uuid: string) => `webhook_endpoints:${uuid}`
 export const newSecret = (): string => `whsec_${randomBytes(SECRET_BYTES).toString('base64')}`
 
 /** Seals `secret` for endpoint `uuid` with the service key. */
-export const sealSecret = (config: Config, uuid: string, secret: string): Sealed => seal(keyringOf(config), secret, secretContext(uuid))
+export const sealSecret = (config: Pick<Config, 'appKey' | 'previousAppKeys'>, uuid: string, secret: string): Sealed =>
+  seal(keyringOf(config), secret, secretContext(uuid))
+
+/**
+ * Re-seals every endpoint's secret, and the one before a rotation while it is kept, under the
+ * current APP_KEY (`npm run keys:rotate`). Answers the counts of both columns together.
+ */
+export async function resealEndpointSecrets(
+  em: Em,
+  config: Pick<Config, 'appKey' | 'previousAppKeys'>,
+  batchSize = 200,
+): Promise<ResealReport> {
+  const keyring = keyringOf(config)
+  const current = await resealColumn(
+    em,
+    keyring,
+    { table: 'webhook_endpoints', ciphertext: 'secret_ciphertext', keyId: 'secret_key_id', context: secretContext },
+    batchSize,
+  )
+  const previous = await resealColumn(
+    em,
+    keyring,
+    { table: 'webhook_endpoints', ciphertext: 'previous_secret_ciphertext', keyId: 'previous_secret_key_id', context: secretContext },
+    batchSize,
+  )
+  return { resealed: current.resealed + previous.resealed, failed: [...new Set([...current.failed, ...previous.failed])] }
+}
 
 /** What an attempt reads of its endpoint. */
 export interface EndpointSecrets {

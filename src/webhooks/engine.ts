@@ -7,8 +7,8 @@
  * - **Dispatch** ({@link WebhookEngine.fireDue}): the events of the outbox not dispatched yet are
  *   read with their payload `data` (./event-data.ts), and one statement marks them dispatched
  *   (only those still undispatched: another process that got there first wins) and inserts one
- *   delivery per event and active endpoint of the event's workspace subscribed to its type (unique
- *   per endpoint and event). So each event is delivered once per endpoint whichever process
+ *   delivery per event and active endpoint of the event's workspace subscribed to its type and
+ *   created before the event (unique per endpoint and event). So each event is delivered once per endpoint whichever process
  *   dispatches it, and an event stays in the outbox until one does.
  * - **Due attempts**: a pending delivery whose next attempt has come, or whose job's lease ran
  *   out (the job was lost, or its worker died mid-attempt), gets a new lease and a new job of
@@ -45,6 +45,10 @@ const BATCH = 200
 const ENDPOINT_CONCURRENCY = 4
 /** Deliver jobs one process works at once. */
 const LOCAL_CONCURRENCY = 16
+/** Seconds a sent deliver job may wait in the queue before its attempt is sent again. */
+const QUEUE_WAIT_SECONDS = 60
+/** Seconds an attempt that has ended may take to be recorded. */
+const RECORD_SECONDS = 5
 /** Milliseconds between two removals of events dispatched over a day ago. */
 const PRUNE_MS = 10 * 60_000
 
@@ -79,7 +83,7 @@ export class WebhookEngine implements DueSource {
       // A failed attempt is scheduled again by the engine (the retry delays), not by the queue; a
       // worker that dies mid-attempt loses its lease, and the next look sends the attempt again.
       retryLimit: 0,
-      expireInSeconds: Math.ceil(options.config.webhooks.timeoutMs / 1000) + 60,
+      expireInSeconds: Math.ceil(options.config.webhooks.timeoutMs / 1000) + QUEUE_WAIT_SECONDS,
       heartbeatSeconds: 10,
       localConcurrency: LOCAL_CONCURRENCY,
       groupConcurrency: ENDPOINT_CONCURRENCY,
@@ -93,9 +97,17 @@ export class WebhookEngine implements DueSource {
     this.#read = read
   }
 
-  /** Seconds a job holds a delivery: the attempt's timeout plus time to be fetched. */
+  /** Seconds a sent job holds a delivery before it starts: time to be fetched from the queue, plus the attempt. */
   get #leaseSeconds(): number {
-    return Math.ceil(this.options.config.webhooks.timeoutMs / 1000) + 60
+    return Math.ceil(this.options.config.webhooks.timeoutMs / 1000) + QUEUE_WAIT_SECONDS
+  }
+
+  /**
+   * Seconds a started attempt holds its delivery: the attempt's timeout plus time to record it;
+   * a worker that died mid-attempt loses the delivery this long after it started.
+   */
+  get #attemptLeaseSeconds(): number {
+    return Math.ceil(this.options.config.webhooks.timeoutMs / 1000) + RECORD_SECONDS
   }
 
   /** Listens for recorded events (a process that works the queue); the scheduler then looks at once. */
@@ -175,11 +187,11 @@ export class WebhookEngine implements DueSource {
       `with events as (select * from jsonb_to_recordset(?::jsonb) as x(id bigint, payload text)),
        claimed as (
          update outbox_events o set dispatched_at = now() from events x
-         where o.id = x.id and o.dispatched_at is null returning o.id, o.uuid, o.type, o.workspace_id)
+         where o.id = x.id and o.dispatched_at is null returning o.id, o.uuid, o.type, o.workspace_id, o.created_at)
        insert into webhook_deliveries (uuid, endpoint_id, workspace_id, event_id, event_type, status, attempts, max_attempts, next_attempt_at, payload, created_at, updated_at)
        select gen_random_uuid(), e.id, c.workspace_id, c.uuid, c.type, 'pending', '[]'::jsonb, ?, now(), x.payload, now(), now()
        from claimed c join events x on x.id = c.id and x.payload is not null
-       join webhook_endpoints e on e.workspace_id = c.workspace_id and e.is_active
+       join webhook_endpoints e on e.workspace_id = c.workspace_id and e.is_active and e.created_at <= c.created_at
          and (e.event_types @> '["*"]'::jsonb or e.event_types @> jsonb_build_array(c.type))
        on conflict (endpoint_id, event_id) do nothing`,
       [JSON.stringify(payloads), this.options.config.webhooks.retryDelays.length + 1],
@@ -231,7 +243,7 @@ export class WebhookEngine implements DueSource {
          e.secret_ciphertext as "secretCiphertext", e.secret_key_id as "secretKeyId",
          case when e.previous_secret_expires_at > now() then e.previous_secret_ciphertext end as "previousCiphertext",
          case when e.previous_secret_expires_at > now() then e.previous_secret_key_id end as "previousKeyId"`,
-      [this.#leaseSeconds, data.delivery_id, job.id],
+      [this.#attemptLeaseSeconds, data.delivery_id, job.id],
     )
     // Another job holds the lease now, or the delivery ended meanwhile.
     if (!row) return

@@ -8,6 +8,7 @@ export * as webhookDeliveries from './deliveries.service.ts'
 export * as webhookEndpoints from './endpoints.service.ts'
 export { createEventDataReader } from './event-data.ts'
 export { DELIVER_JOB, WebhookEngine } from './engine.ts'
+export { resealEndpointSecrets } from './delivery.ts'
 export {
   CreateWebhookEndpointInput,
   UpdateWebhookEndpointInput,
