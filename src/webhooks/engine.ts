@@ -31,6 +31,7 @@ import type { JobInfo, JobQueue } from '../platform/queue.ts'
 import type { DueScheduler, DueSource } from '../platform/scheduler.ts'
 import { listen, type Unlisten } from '../platform/notify.ts'
 import { toDate } from '../platform/sql.ts'
+import { databaseUnavailable } from '../platform/errors.ts'
 import { iso } from '../access/wire.ts'
 import type { EventDataReader, OutboxRow } from './event-data.ts'
 import { attempt, type EndpointSecrets } from './delivery.ts'
@@ -172,10 +173,7 @@ export class WebhookEngine implements DueSource {
     if (!read) throw new Error('The webhook engine has no event reader: bind one before it starts')
     const payloads: { id: number; payload: string | null }[] = []
     for (const event of events) {
-      const data = await read({
-        ...event,
-        data: typeof event.data === 'string' ? (JSON.parse(event.data) as Record<string, unknown>) : event.data,
-      })
+      const data = await this.#readData(read, event)
       if (data === null) this.options.log.debug({ event: event.type, event_id: event.uuid }, 'webhook event not sent: its resource is gone')
       const payload =
         data === null
@@ -197,6 +195,21 @@ export class WebhookEngine implements DueSource {
       [JSON.stringify(payloads), this.options.config.webhooks.retryDelays.length + 1],
     )
     return events.length
+  }
+
+  /**
+   * An event's `data`, or null when it cannot be sent: its resource is gone, or reading it failed
+   * for a fault of ours (logged; the outbox must not stall behind one event). A lost database is
+   * thrown: the whole batch is dispatched again at the next look.
+   */
+  async #readData(read: EventDataReader, event: OutboxRow): Promise<Record<string, unknown> | null> {
+    try {
+      return await read({ ...event, data: typeof event.data === 'string' ? (JSON.parse(event.data) as Record<string, unknown>) : event.data })
+    } catch (error) {
+      if (databaseUnavailable(error)) throw error
+      this.options.log.error({ err: error, event: event.type, event_id: event.uuid }, 'webhook event not sent: its data could not be read')
+      return null
+    }
   }
 
   /**
