@@ -24,6 +24,7 @@ import { Budget, BudgetAlert, UsageDaily } from './usage.entity.ts'
 import { WorkflowExecution, WorkflowExecutionData } from './workflow-execution.entity.ts'
 import { WorkspaceMember } from './workspace-member.entity.ts'
 import { WebhookDelivery, WebhookEndpoint } from './webhook.entity.ts'
+import { IdempotencyKey } from './idempotency-key.entity.ts'
 import { Workflow, WorkflowSchedule } from './workflow.entity.ts'
 
 export {
@@ -41,6 +42,7 @@ export {
   CommandRoomTask,
   CommandRoomTaskFiring,
   Favorite,
+  IdempotencyKey,
   KnowledgeChunk,
   KnowledgeDocument,
   LargeLanguageModel,
@@ -78,6 +80,7 @@ export * from './columns.ts'
 export * from './ownership.ts'
 export * from './command-room.entity.ts'
 export * from './favorite.entity.ts'
+export * from './idempotency-key.entity.ts'
 export * from './knowledge.entity.ts'
 export * from './large-language-model.entity.ts'
 export * from './media.entity.ts'
@@ -142,6 +145,7 @@ export type EntityDefinition =
   | typeof OutboxEvent
   | typeof WebhookEndpoint
   | typeof WebhookDelivery
+  | typeof IdempotencyKey
 
 /** Typed as the ORM takes them: the inferred tuple type is too long for declaration emit (docs/api/clients.md). */
 export const entities: EntitySchema[] = [
@@ -185,4 +189,5 @@ export const entities: EntitySchema[] = [
   OutboxEvent,
   WebhookEndpoint,
   WebhookDelivery,
+  IdempotencyKey,
 ]

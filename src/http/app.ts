@@ -19,6 +19,7 @@ import {
   jsonDeeperThan,
   MAX_JSON_DEPTH,
 } from './errors.ts'
+import { addIdempotencyHooks } from './idempotency.ts'
 import { mcpRoutes } from './mcp.routes.ts'
 import { mediaRoutes } from './media.routes.ts'
 import { openAiRoutes } from './openai.routes.ts'
@@ -151,6 +152,8 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
   parseJsonWithDepthLimit(app)
   const draining = new AbortController()
   const front = addHostHooks(app, draining)
+  // Every POST of every surface below may carry an Idempotency-Key.
+  addIdempotencyHooks(app, deps)
   app.setErrorHandler(handleHostError)
   app.setNotFoundHandler((request, reply) => reply.status(404).send(errorBody(404, 'Route not found', request.id)))
 

@@ -19,6 +19,7 @@ export const CODE_BY_STATUS: Record<number, string> = {
   409: 'CONFLICT',
   413: 'PAYLOAD_TOO_LARGE',
   415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'UNPROCESSABLE_CONTENT',
   429: 'TOO_MANY_REQUESTS',
   500: 'INTERNAL_SERVER_ERROR',
   502: 'BAD_GATEWAY',
@@ -76,7 +77,13 @@ export const DRAIN_RETRY_AFTER_SECONDS = 5
  * An error body (docs/api/conventions.md, "Errors"). `code` is the tRPC code of a procedure's
  * error; the host's own errors take the one of their status.
  */
-export function errorBody(status: number, message: string, requestId: string, issues?: unknown[], code = CODE_BY_STATUS[status] ?? 'BAD_REQUEST') {
+export function errorBody(
+  status: number,
+  message: string,
+  requestId: string,
+  issues?: unknown[],
+  code = CODE_BY_STATUS[status] ?? 'BAD_REQUEST',
+) {
   return { message, code, ...(issues ? { issues } : {}), request_id: requestId }
 }
 

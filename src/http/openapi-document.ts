@@ -99,6 +99,7 @@ const ERRORS: Record<number, { description: string; headers?: typeof retryAfter 
   409: { description: 'A state conflict, or a unique value already taken' },
   413: { description: 'The body is over its limit' },
   415: { description: 'The body is not of the accepted content type' },
+  422: { description: 'The Idempotency-Key was used with another request body' },
   429: { description: 'Rate limited, or over a budget', headers: retryAfter },
   500: { description: 'A server fault; the message carries no details' },
   502: { description: "The language model's provider failed" },
@@ -157,6 +158,8 @@ function procedureErrors(method: string, path: string, op: Operation, facts: Pro
   if (isProtected && write && !meta.readOnlyAllowed) statuses.add(403)
   if (path.includes('{') || facts.workspace || takesWorkspace(op, schemas)) statuses.add(404)
   if (isProtected && write && !meta.readOnlyAllowed && !meta.storesNothing) statuses.add(409)
+  // Idempotency-Key (docs/api/conventions.md): another body, or a retry while the first is processed.
+  if (method === 'post') statuses.add(400).add(409).add(422)
   if (meta.rateLimited) statuses.add(429)
   // A model call is refused while a budget of its scope blocks (docs/api/usage-and-budgets.md).
   if (meta.callsModel) statuses.add(429).add(502).add(504)
@@ -241,7 +244,7 @@ function declareOperations(doc: OpenAPIObject): void {
       if (!op) continue
       const facts = procedures.get(`${method} ${path}`)
       if (facts) {
-        declareRequestHeaders(op, facts)
+        declareRequestHeaders(op, facts, method)
         describeOperation(op, method, facts)
       }
       relaxOptionalBody(op, schemas)

@@ -42,6 +42,16 @@ export const COMPONENT_PARAMETERS: NonNullable<Components['parameters']> = {
       'is no member of a 404.',
     schema: { type: 'string', format: 'uuid' },
   },
+  IdempotencyKey: {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: false,
+    description:
+      '1..255 printable ASCII characters (docs/api/conventions.md, "Idempotency keys"): the answer is kept 24 hours and a retry ' +
+      'with the same key and body answers it again (`Idempotent-Replayed: true`) without doing anything twice; another body ' +
+      'is a 422, a retry while the first is processed a 409. A malformed key is a 400.',
+    schema: { type: 'string', minLength: 1, maxLength: 255 },
+  },
   CacheControl: {
     name: 'Cache-Control',
     in: 'header',
@@ -69,8 +79,9 @@ export const COMPONENT_HEADERS: NonNullable<Components['headers']> = {
 const ref = (kind: 'parameters' | 'headers', name: string) => ({ $ref: `#/components/${kind}/${name}` })
 
 /** Declares the request headers a procedure reads (see {@link COMPONENT_PARAMETERS}). */
-export function declareRequestHeaders(op: Operation, facts: ProcedureFacts): void {
+export function declareRequestHeaders(op: Operation, facts: ProcedureFacts, method: string): void {
   const headers = [
+    ...(method === 'post' ? [ref('parameters', 'IdempotencyKey')] : []),
     // Every procedure starts by resolving the service scope (src/trpc/init.ts).
     ref('parameters', 'ServiceAuthorization'),
     ...(facts.workspace ? [ref('parameters', 'WorkspaceUuid')] : []),

@@ -22,6 +22,7 @@ import { Migration20261128150000_runs_survive } from './Migration20261128150000_
 import { Migration20261128170000_usage_budgets } from './Migration20261128170000_usage_budgets.ts'
 import { Migration20261128190000_agent_versions } from './Migration20261128190000_agent_versions.ts'
 import { Migration20261128200000_webhooks } from './Migration20261128200000_webhooks.ts'
+import { Migration20261128203000_idempotency } from './Migration20261128203000_idempotency.ts'
 
 export const migrationsList: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261121093927', class: Migration20261121093927 },
@@ -45,4 +46,5 @@ export const migrationsList: { name: string; class: Constructor<Migration> }[] =
   { name: 'Migration20261128170000_usage_budgets', class: Migration20261128170000_usage_budgets },
   { name: 'Migration20261128190000_agent_versions', class: Migration20261128190000_agent_versions },
   { name: 'Migration20261128200000_webhooks', class: Migration20261128200000_webhooks },
+  { name: 'Migration20261128203000_idempotency', class: Migration20261128203000_idempotency },
 ]
