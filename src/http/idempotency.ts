@@ -109,9 +109,18 @@ const refuse = (reply: FastifyReply, request: FastifyRequest, status: number, me
         : errorBody(status, status === 400 ? VALIDATION_MESSAGE : message, request.id, [{ path: ['Idempotency-Key'], message }]),
     )
 
-/** The kept keys in the database (`idempotency_keys`), shared by every process. */
+/** Kept answers a process also holds in memory (they never change once kept), and the largest it holds. */
+const MEMORY_ENTRIES = 1_000
+const MEMORY_ANSWER_BYTES = 64 * 1024
+
+/**
+ * The kept keys in the database (`idempotency_keys`), shared by every process; the answers this
+ * process kept or replayed lately are also held in memory, so a replay in the same process
+ * reads nothing (a kept answer never changes until it expires).
+ */
 class KeptKeys {
   readonly #keyring: Keyring
+  readonly #memory = new Map<string, { fingerprint: string; answer: KeptAnswer; expiresAt: number }>()
   /** Longer than any request may take: a run's every step at the model deadline. */
   readonly #leaseSeconds: number
   #prunedAt = 0
@@ -148,20 +157,35 @@ class KeptKeys {
     return Boolean(row)
   }
 
-  /** The key's row: its fingerprint, and its kept answer once there is one; null when there is no row. */
+  /** The key's row: its fingerprint, and its kept answer once there is one; null when there is no row (or it expired). */
   async read(keyHash: string): Promise<{ fingerprint: string; answer: KeptAnswer | null } | null> {
-    const [row] = await this.#em().execute<{ fingerprint: string; state: string; ciphertext: string | null; keyId: string | null }[]>(
-      `select fingerprint, state, answer_ciphertext as ciphertext, answer_key_id as "keyId" from idempotency_keys where key_hash = ?`,
+    const held = this.#memory.get(keyHash)
+    if (held && held.expiresAt > Date.now()) return held
+    if (held) this.#memory.delete(keyHash)
+    const [row] = await this.#em().execute<
+      { fingerprint: string; state: string; ciphertext: string | null; keyId: string | null; expiresAt: Date | string }[]
+    >(
+      `select fingerprint, state, answer_ciphertext as ciphertext, answer_key_id as "keyId", expires_at as "expiresAt"
+       from idempotency_keys where key_hash = ? and expires_at > now()`,
       [keyHash],
     )
     if (!row) return null
     if (row.state === 'in_flight' || !row.ciphertext || !row.keyId) return { fingerprint: row.fingerprint, answer: null }
     const answer = JSON.parse(open(this.#keyring, { ciphertext: row.ciphertext, keyId: row.keyId }, `idempotency:${keyHash}`)) as KeptAnswer
+    this.#hold(keyHash, row.fingerprint, answer, new Date(row.expiresAt).getTime())
     return { fingerprint: row.fingerprint, answer }
   }
 
+  /** Holds a kept answer in memory (small ones; the oldest held is let go past {@link MEMORY_ENTRIES}). */
+  #hold(keyHash: string, fingerprint: string, answer: KeptAnswer, expiresAt: number): void {
+    if ((answer.body?.length ?? 0) > MEMORY_ANSWER_BYTES) return
+    this.#memory.delete(keyHash)
+    this.#memory.set(keyHash, { fingerprint, answer, expiresAt })
+    if (this.#memory.size > MEMORY_ENTRIES) this.#memory.delete(this.#memory.keys().next().value as string)
+  }
+
   /** Keeps `answer` for the key, or removes the key when the answer is not kept. Never throws. */
-  async settle(keyHash: string, answer: KeptAnswer): Promise<void> {
+  async settle(keyHash: string, fingerprint: string, answer: KeptAnswer): Promise<void> {
     const keep = answer.status < 400 || answer.status === 502 || answer.status === 504
     try {
       if (!keep) {
@@ -169,10 +193,12 @@ class KeptKeys {
         return
       }
       const sealed = seal(this.#keyring, JSON.stringify(answer), `idempotency:${keyHash}`)
-      await this.#em().execute(
-        `update idempotency_keys set state = 'done', answer_ciphertext = ?, answer_key_id = ? where key_hash = ? and state = 'in_flight'`,
+      const [kept] = await this.#em().execute<{ expiresAt: Date | string }[]>(
+        `update idempotency_keys set state = 'done', answer_ciphertext = ?, answer_key_id = ? where key_hash = ? and state = 'in_flight'
+         returning expires_at as "expiresAt"`,
         [sealed.ciphertext, sealed.keyId, keyHash],
       )
+      if (kept) this.#hold(keyHash, fingerprint, answer, new Date(kept.expiresAt).getTime())
     } catch (error) {
       // The key stays in flight until its lease runs out; a retry then runs again.
       this.deps.log.warn({ err: error }, 'could not keep the answer of an idempotent request')
@@ -188,9 +214,9 @@ const IN_FLIGHT = 'A request with this Idempotency-Key is being processed; retry
  */
 export function addIdempotencyHooks(app: FastifyInstance, deps: AppDeps): void {
   const keys = new KeptKeys(deps)
-  const own = (request: FastifyRequest, reply: FastifyReply, keyHash: string) => {
+  const own = (request: FastifyRequest, reply: FastifyReply, keyHash: string, fingerprint: string) => {
     request.idempotency = { keyHash }
-    capture(reply.raw, (answer) => keys.settle(keyHash, answer))
+    capture(reply.raw, (answer) => keys.settle(keyHash, fingerprint, answer))
   }
   app.addHook('preHandler', async (request, reply) => {
     if (request.method !== 'POST' || request.headers[HEADER] === undefined) return
@@ -200,10 +226,12 @@ export function addIdempotencyHooks(app: FastifyInstance, deps: AppDeps): void {
     const keyHash = keyHashOf(request, key)
     const fingerprint = fingerprintOf(request)
     keys.prune()
-    if (await keys.claim(keyHash, fingerprint)) return own(request, reply, keyHash)
-    const kept = await keys.read(keyHash)
-    // Removed meanwhile (its first request failed and was not kept): this one runs as a first one.
-    if (!kept && (await keys.claim(keyHash, fingerprint))) return own(request, reply, keyHash)
+    // A replay reads once (from memory, or one row); a first request claims after its read found no answer
+    // (the claim also takes over an expired row, or one whose first request's process died).
+    let kept = await keys.read(keyHash)
+    if (!kept?.answer && (await keys.claim(keyHash, fingerprint))) return own(request, reply, keyHash, fingerprint)
+    // Claimed by another request between the read and the claim.
+    kept ??= await keys.read(keyHash)
     if (kept && kept.fingerprint !== fingerprint) {
       return refuse(reply, request, 422, 'Idempotency-Key was used with another request body: use a new key for a new request')
     }
