@@ -37,6 +37,8 @@ export const router = createBrowserRouter(
         { path: 'command-room', lazy: lazy(() => import('./screens/command-room/CommandRoomScreen.tsx')) },
         { path: 'metrics', lazy: lazy(() => import('./screens/metrics/MetricsScreen.tsx')) },
         { path: 'tokens', lazy: lazy(() => import('./screens/tokens/TokensScreen.tsx')) },
+        { path: 'webhooks', lazy: lazy(() => import('./screens/webhooks/WebhooksScreen.tsx')) },
+        { path: 'webhooks/:endpointUuid', lazy: lazy(() => import('./screens/webhooks/DeliveriesScreen.tsx')) },
         { path: '*', element: <RouteError notFound /> },
       ],
     },

@@ -22,6 +22,7 @@ const SECTIONS = [
   ['Command room', '/command-room'],
   ['Metrics', '/metrics'],
   ['Access tokens', '/tokens'],
+  ['Webhooks', '/webhooks'],
 ] as const
 
 export function Shell() {
