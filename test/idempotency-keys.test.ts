@@ -6,6 +6,7 @@
  * in flight a 409 with `Retry-After: 1`; failures that stored nothing are not kept; keys of other
  * callers never collide; malformed keys are 400s; kept answers are sealed.
  */
+import { request as httpRequest } from 'node:http'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { startUpstream, type Upstream } from './helpers/upstream.ts'
@@ -120,12 +121,54 @@ describe('Idempotency-Key', () => {
     upstream.enqueue({ kind: 'status', status: 500 }, { kind: 'status', status: 500 }, { kind: 'status', status: 500 })
     const first = await post(t, `/api/v1/agents/${agentUuid}/run`, { token: ada.token, key: failing, body: { input: 'Fail please' } })
     expect(first.status).toBe(502)
+    expect(first.headers.get('x-run-uuid')).toMatch(/^[0-9a-f-]{36}$/)
     const calls = upstream.requests.length
     const again = await post(t, `/api/v1/agents/${agentUuid}/run`, { token: ada.token, key: failing, body: { input: 'Fail please' } })
     expect(again.status).toBe(502)
     expect(again.headers.get('idempotent-replayed')).toBe('true')
     expect(again.text).toBe(first.text)
     expect(upstream.requests.length).toBe(calls)
+  })
+
+  it('keeps the answer a client that gave up never read, not an empty one: its retry replays the run', async () => {
+    const k = key()
+    upstream.enqueue({ kind: 'slow', delayMs: 800 })
+    const text = JSON.stringify({ input: 'Gave up' })
+    const req = httpRequest(`${t.url}/api/v1/agents/${agentUuid}/run`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${ada.token}`,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(text),
+        'idempotency-key': k,
+      },
+    })
+    req.on('error', () => {})
+    req.end(text)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    req.destroy()
+    // The run goes on without its client (docs/api/runs.md); its answer is kept when it ends.
+    let again = await post(t, `/api/v1/agents/${agentUuid}/run`, { token: ada.token, key: k, body: { input: 'Gave up' } })
+    for (let i = 0; again.status === 409 && i < 50; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      again = await post(t, `/api/v1/agents/${agentUuid}/run`, { token: ada.token, key: k, body: { input: 'Gave up' } })
+    }
+    expect(again.status, again.text).toBe(200)
+    expect(again.headers.get('idempotent-replayed')).toBe('true')
+    expect(JSON.parse(again.text).data.run.output).toContain('Gave up')
+    expect(upstream.requests).toHaveLength(1)
+  })
+
+  it('runs a 502 that stored nothing (a generation the provider failed) again', async () => {
+    const k = key()
+    upstream.enqueue({ kind: 'status', status: 500 }, { kind: 'status', status: 500 }, { kind: 'status', status: 500 })
+    const first = await post(t, '/api/v1/agents/generate', { token: ada.token, key: k, body: { description: 'An agent that helps' } })
+    expect(first.status).toBe(502)
+    expect(first.headers.get('x-run-uuid')).toBeNull()
+    const calls = upstream.requests.length
+    const again = await post(t, '/api/v1/agents/generate', { token: ada.token, key: k, body: { description: 'An agent that helps' } })
+    expect(again.headers.get('idempotent-replayed')).toBeNull()
+    expect(upstream.requests.length).toBeGreaterThan(calls)
   })
 
   it('answers 409 with Retry-After: 1 while the first request runs, then replays it with no second run or model call', async () => {

@@ -11,8 +11,8 @@
  * - Its answer is captured as it is written (status, the headers that describe it or name what it
  *   made, and the body's bytes, streamed answers included) and, before its last byte is sent,
  *   sealed with the service key and kept for {@link KEEP_HOURS} hours, when it is a success or a
- *   502/504 (the provider failed after the run was stored); any other failure removes the row, so
- *   a retry runs again.
+ *   failure that names what it made (`X-Run-UUID`: the provider failed after the run was stored);
+ *   any other failure removes the row, so a retry runs again.
  * - A later request with the key: another body is a 422 naming `Idempotency-Key`; one while the
  *   first is in flight a 409 with `Retry-After: 1`; otherwise the kept answer, byte for byte, with
  *   `Idempotent-Replayed: true`. A first request whose process died leaves its row in flight
@@ -32,6 +32,8 @@ export const KEEP_HOURS = 24
 const MAX_KEPT_BYTES = 8 * 1024 * 1024
 /** Milliseconds between two removals of expired keys by one process. */
 const PRUNE_MS = 10 * 60_000
+/** The headers that name what a request made: a failure that carries one of them is kept too. */
+const MADE_HEADERS = ['location', 'x-run-uuid', 'x-thread-uuid']
 /** The headers a replay repeats: what the answer is, and what the first request made. */
 const KEPT_HEADERS = ['content-type', 'content-disposition', 'location', 'x-run-uuid', 'x-thread-uuid', 'x-should-retry', 'cache-control']
 /** The header, lower case as Node gives it. */
@@ -91,10 +93,9 @@ function keyHashOf(request: FastifyRequest, key: string): string {
 
 /** The fingerprint a later request must match. */
 function fingerprintOf(request: FastifyRequest): string {
+  // An unparsed body (an upload) counts by its media type only: a form built again has another boundary and length.
   const body =
-    request.body === undefined
-      ? `${header(request.headers, 'content-type')};${header(request.headers, 'content-length')}`
-      : canonical(request.body)
+    request.body === undefined ? header(request.headers, 'content-type').split(';')[0].trim().toLowerCase() : canonical(request.body)
   const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : ''
   return sha256(`${body}\n${query}\n${header(request.headers, 'x-workspace-uuid')}`)
 }
@@ -111,7 +112,7 @@ const refuse = (reply: FastifyReply, request: FastifyRequest, status: number, me
 
 /** Kept answers a process also holds in memory (they never change once kept), and the largest it holds. */
 const MEMORY_ENTRIES = 1_000
-const MEMORY_ANSWER_BYTES = 64 * 1024
+const MEMORY_ANSWER_BYTES = 16 * 1024
 
 /**
  * The kept keys in the database (`idempotency_keys`), shared by every process; the answers this
@@ -186,7 +187,9 @@ class KeptKeys {
 
   /** Keeps `answer` for the key, or removes the key when the answer is not kept. Never throws. */
   async settle(keyHash: string, fingerprint: string, answer: KeptAnswer): Promise<void> {
-    const keep = answer.status < 400 || answer.status === 502 || answer.status === 504
+    // A failure is kept only when it names what it made (a run that failed at the provider after it
+    // was stored); one that made nothing runs again on a retry.
+    const keep = answer.status < 400 || MADE_HEADERS.some((name) => answer.headers[name] !== undefined)
     try {
       if (!keep) {
         await this.#em().execute(`delete from idempotency_keys where key_hash = ? and state = 'in_flight'`, [keyHash])
@@ -247,7 +250,8 @@ export function addIdempotencyHooks(app: FastifyInstance, deps: AppDeps): void {
 /**
  * Captures what `res` writes (status, the {@link KEPT_HEADERS}, the body) and hands it to `keep`
  * before the last byte goes out, so a retry that follows the answer finds it kept. A connection
- * closed before the end hands over what was written so far.
+ * closed mid-answer (a stream cut short) hands over what was written so far; one closed before
+ * the answer began waits for the handler's answer, which still goes through `end`.
  */
 function capture(res: ServerResponse, keep: (answer: KeptAnswer) => Promise<void>): void {
   const chunks: Buffer[] = []
@@ -294,7 +298,9 @@ function capture(res: ServerResponse, keep: (answer: KeptAnswer) => Promise<void
     return res
   }) as ServerResponse['end']
   res.once('close', () => {
-    if (settled) return
+    // A client gone before any answer (a timeout, then a retry): the handler still answers into the
+    // closed response, and that answer, not an empty 200, is what the end above keeps.
+    if (settled || !res.headersSent) return
     settled = true
     void keep(answer())
   })

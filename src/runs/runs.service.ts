@@ -314,7 +314,14 @@ export async function requireAgent(ctx: ResourceCtx, key: string | { id: number 
         sql: `r.version, r.name, r.instruction, r.metadata, ${tools} as tools, ${model.sql} as model, ${workflows.sql} as workflows`,
         params: [...model.params, ...workflows.params],
       }
-  const access = await requireResourceWith<AgentRunColumns & { current?: number; pinned?: unknown }>(ctx, 'agents', 'Agent', key, 'read', columns)
+  const access = await requireResourceWith<AgentRunColumns & { current?: number; pinned?: unknown }>(
+    ctx,
+    'agents',
+    'Agent',
+    key,
+    'read',
+    columns,
+  )
   let row: AgentRunColumns = access.row
   if (pinned) {
     const found = jsonValueOf(access.row.pinned)
@@ -433,8 +440,14 @@ export async function agentCall(
  * (src/runs/run-executor.ts, `checkBudget`).
  */
 export async function refusedByBudget(ctx: ResourceCtx, row: ClaimedRunRow): Promise<boolean> {
-  const scope = { workspaceId: Number(row.workspace_id), agentId: row.agent_id === null ? null : Number(row.agent_id), userId: Number(row.user_id) }
-  return (await budgetRefusal(ctx.em, { ...scope, accessTokenId: row.access_token_id === null ? null : Number(row.access_token_id) })) !== null
+  const scope = {
+    workspaceId: Number(row.workspace_id),
+    agentId: row.agent_id === null ? null : Number(row.agent_id),
+    userId: Number(row.user_id),
+  }
+  return (
+    (await budgetRefusal(ctx.em, { ...scope, accessTokenId: row.access_token_id === null ? null : Number(row.access_token_id) })) !== null
+  )
 }
 
 /** The thread's oldest unfinished run (running, waiting or queued), if any. */
@@ -523,7 +536,7 @@ async function answerWhenDone(
   }
   const result = await readResult(ctx, uuid)
   const { status, error } = result.data.run
-  if (status === 'failed' && error) failIfUpstream({ status, error, output: '' }, uuid)
+  if (status === 'failed' && error) failIfUpstream(ctx, { status, error, output: '' }, uuid)
   return result
 }
 
@@ -597,7 +610,7 @@ async function settle(
   // Answered from what the launch and settle statements returned, without reading the run again.
   if (background) return answerOf(launched.record, launched.rows)
   const outcome = await execution
-  failIfUpstream(outcome, plan.run.uuid)
+  failIfUpstream(ctx, outcome, plan.run.uuid)
   // Handed over at shutdown: it goes on in another process; the caller gets the run as it stands.
   if (outcome.status === 'running') return readResult(ctx, plan.run.uuid)
   if (outcome.status === 'awaiting_approval' && options.untilEnd) {
@@ -625,10 +638,12 @@ const SERVICE_FAILURES = new Set(['not_stored', 'interrupted'])
 
 /**
  * 502/504 for a run the upstream failed, 503 with `Retry-After` for one the service could not
- * store or finish ({@link SERVICE_FAILURES}); the run itself stays stored and readable.
+ * store or finish ({@link SERVICE_FAILURES}); the run itself stays stored and readable, and the
+ * failure names it in `X-Run-UUID` (so does a kept `Idempotency-Key` answer, docs/api/conventions.md).
  */
-function failIfUpstream(outcome: RunOutcome, runUuid: string): void {
+function failIfUpstream(ctx: ResourceCtx, outcome: RunOutcome, runUuid: string): void {
   if (outcome.status !== 'failed' || !outcome.error) return
+  ctx.setHeader('x-run-uuid', runUuid)
   const message = `Run ${runUuid} failed: ${outcome.error.message}`
   if (SERVICE_FAILURES.has(outcome.error.code)) throw new ServiceUnavailableError(message, DATABASE_RETRY_AFTER_SECONDS)
   // Stopped between steps by a budget: over a budget is a 429, and waiting for its period helps (its message names it).
