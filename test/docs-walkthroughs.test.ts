@@ -7,7 +7,9 @@
  * joined in order and run with `bash -euo pipefail`, BASE pointing at the server. The page must
  * exit 0, and its output must be exactly its `# -> ` expectation lines: the n-th non-empty output
  * line matches the n-th expectation (`<...>` in an expectation stands for any text; the default
- * address http://127.0.0.1:3000 for the server's own).
+ * address http://127.0.0.1:3000 for the server's own). The servers allow loopback webhook
+ * endpoints (a page's receiver listens there); a page's scripts find the service's packages
+ * through NODE_PATH, and whatever a page starts in the background ends with it.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -68,20 +70,38 @@ interface ScriptResult {
   stderr: string
 }
 
-/** Runs a script with `bash -euo pipefail` in a scratch folder; kills it after `timeoutMs`. */
+/**
+ * Runs a script with `bash -euo pipefail` in a scratch folder; kills it, with whatever it started
+ * in the background (its process group), after `timeoutMs`.
+ */
 function runScript(script: string, base: string, timeoutMs: number, base2?: string): Promise<ScriptResult> {
   const dir = mkdtempSync(path.join(tmpdir(), 'aw-walkthrough-'))
   const file = path.join(dir, 'walkthrough.sh')
   writeFileSync(file, script)
   return new Promise((resolve) => {
-    // `node` in the scripts is the Node that runs the tests.
-    const env = { ...process.env, BASE: base, ...(base2 ? { BASE_2: base2 } : {}), PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}` }
-    const child = spawn('bash', ['-euo', 'pipefail', file], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    // `node` in the scripts is the Node that runs the tests; `require` finds the service's
+    // packages (a page run from the service's folder finds them there).
+    const env = {
+      ...process.env,
+      BASE: base,
+      ...(base2 ? { BASE_2: base2 } : {}),
+      PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`,
+      NODE_PATH: path.join(ROOT, 'node_modules'),
+    }
+    const child = spawn('bash', ['-euo', 'pipefail', file], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+    // The script leads a process group of its own: the negative pid kills the whole group.
+    const timer = setTimeout(() => {
+      if (child.pid === undefined) return
+      try {
+        process.kill(-child.pid, 'SIGKILL')
+      } catch {
+        // The group has ended meanwhile.
+      }
+    }, timeoutMs)
     child.once('close', (code) => {
       clearTimeout(timer)
       rmSync(dir, { recursive: true, force: true })
@@ -122,7 +142,15 @@ async function startServer(): Promise<StartedServer> {
   const base = `http://127.0.0.1:${port}`
   // Cleared variables are set empty rather than removed: the configuration reads an empty value
   // as unset, and a `.env` file in the working folder cannot fill them in.
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' }
+  // Loopback webhook endpoints are allowed: the webhooks walkthrough's receiver listens there.
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    WEBHOOK_ALLOW_PRIVATE_NETWORK: 'true',
+  }
   for (const name of CLEARED) env[name] = ''
   const child: ChildProcess = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', 'src/server.ts'], {
     cwd: ROOT,
@@ -172,7 +200,7 @@ describe('docs walkthroughs run as written against `npm start`', () => {
   const readme = shellBlocks(readFileSync(path.join(ROOT, 'README.md'), 'utf8')).filter((block) => block.includes('$API'))
   pages.push({ name: 'README.md', blocks: readme })
 
-  it('finds the ten walkthroughs and the README walkthrough', () => {
+  it('finds the eleven walkthroughs and the README walkthrough', () => {
     expect(pages.map((page) => page.name)).toEqual([
       'docs/walkthroughs/accounts-and-workspaces.md',
       'docs/walkthroughs/agent-versions.md',
@@ -183,6 +211,7 @@ describe('docs walkthroughs run as written against `npm start`', () => {
       'docs/walkthroughs/running-assistants.md',
       'docs/walkthroughs/runs-that-wait.md',
       'docs/walkthroughs/usage-and-budgets.md',
+      'docs/walkthroughs/webhooks.md',
       'docs/walkthroughs/workflows.md',
       'README.md',
     ])
