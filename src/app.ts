@@ -140,8 +140,8 @@ export async function createRuntime(
   // Before the workflow engine, whose start-up recovery may start the queue: jobs register first.
   const knowledge = await KnowledgeEngine.create({ orm, config, log, jobs })
   const commandRoom = CommandRoomEngine.create({ orm, config, log, jobs, scheduler })
-  const workflows = await WorkflowEngine.create({ orm, config, log, readCache, jobs, scheduler })
   const webhooks = WebhookEngine.create({ orm, config, log, jobs, scheduler })
+  const workflows = await WorkflowEngine.create({ orm, config, log, readCache, jobs, scheduler })
   const runtime: Runtime = {
     orm,
     config,
