@@ -23,6 +23,7 @@ import { Migration20261128170000_usage_budgets } from './Migration20261128170000
 import { Migration20261128190000_agent_versions } from './Migration20261128190000_agent_versions.ts'
 import { Migration20261128200000_webhooks } from './Migration20261128200000_webhooks.ts'
 import { Migration20261128203000_idempotency } from './Migration20261128203000_idempotency.ts'
+import { Migration20261129000000_webhook_leases } from './Migration20261129000000_webhook_leases.ts'
 
 export const migrationsList: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261121093927', class: Migration20261121093927 },
@@ -47,4 +48,5 @@ export const migrationsList: { name: string; class: Constructor<Migration> }[] =
   { name: 'Migration20261128190000_agent_versions', class: Migration20261128190000_agent_versions },
   { name: 'Migration20261128200000_webhooks', class: Migration20261128200000_webhooks },
   { name: 'Migration20261128203000_idempotency', class: Migration20261128203000_idempotency },
+  { name: 'Migration20261129000000_webhook_leases', class: Migration20261129000000_webhook_leases },
 ]

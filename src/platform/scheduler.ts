@@ -38,6 +38,8 @@ export class DueScheduler {
   /** When the pending look runs (epoch milliseconds), if one is pending. */
   #wakeAt: number | undefined
   #looking: Promise<unknown> | undefined
+  /** The earliest due time woken for while a look was under way (epoch milliseconds): the next look is then at the latest. */
+  #wokenDuringLook: number | undefined
   #started = false
   #closed = false
 
@@ -62,10 +64,16 @@ export class DueScheduler {
   /**
    * Tells a started scheduler that something is now due at `at` (stored or changed in this
    * process), so it looks then rather than at its next look; a no-op in a process that does not
-   * schedule, or for null.
+   * schedule, or for null. One look runs at a time: a wake during a look only moves the look after
+   * it earlier, so a burst of notifications during a long look costs one more look, not one each
+   * beside it doing the same work.
    */
   wake(at: Date | null): void {
     if (!this.#started || this.#closed || !at) return
+    if (this.#looking) {
+      this.#wokenDuringLook = Math.min(this.#wokenDuringLook ?? Infinity, at.getTime())
+      return
+    }
     const delay = Math.max(0, at.getTime() - Date.now())
     if (this.#wakeAt === undefined || Date.now() + delay < this.#wakeAt) this.#wakeIn(delay)
   }
@@ -115,7 +123,11 @@ export class DueScheduler {
     await this.#looking
     this.#looking = undefined
     if (this.#closed) return
-    // A wake that came during the look may already want an earlier one.
+    // A wake that came during the look may want the next one earlier.
+    if (this.#wokenDuringLook !== undefined) {
+      delay = Math.min(delay, Math.max(0, this.#wokenDuringLook - Date.now()))
+      this.#wokenDuringLook = undefined
+    }
     if (this.#wakeAt === undefined || Date.now() + delay < this.#wakeAt) this.#wakeIn(delay)
   }
 

@@ -24,9 +24,10 @@
  * Jobs are grouped by endpoint ({@link ENDPOINT_CONCURRENCY} at once), so a slow endpoint holds a
  * few of the worker's slots, never all of them.
  */
+import pLimit from 'p-limit'
 import type { Logger } from '../platform/logger.ts'
 import type { Config } from '../platform/config.ts'
-import type { Orm } from '../platform/db.ts'
+import { prepared, type Orm } from '../platform/db.ts'
 import type { JobInfo, JobQueue } from '../platform/queue.ts'
 import type { DueScheduler, DueSource } from '../platform/scheduler.ts'
 import { listen, type Unlisten } from '../platform/notify.ts'
@@ -44,6 +45,12 @@ export const OUTBOX_CHANNEL = 'outbox_events'
 const BATCH = 200
 /** Deliveries of one endpoint attempted at once across the workers. */
 const ENDPOINT_CONCURRENCY = 4
+/**
+ * Events of a batch whose `data` is read at once (each read is a few statements through the
+ * services, on the process's pool): one after another, the reads of a large batch held back its
+ * deliveries and every event behind it.
+ */
+const READ_CONCURRENCY = 4
 /** Deliver jobs one process works at once. */
 const LOCAL_CONCURRENCY = 16
 /** Seconds a sent deliver job may wait in the queue before its attempt is sent again. */
@@ -52,6 +59,78 @@ const QUEUE_WAIT_SECONDS = 60
 const RECORD_SECONDS = 5
 /** Milliseconds between two removals of events dispatched over a day ago. */
 const PRUNE_MS = 10 * 60_000
+
+/**
+ * The deliver job's two statements, prepared (planned once per pooled connection: every attempt
+ * runs both, and planning them was a third of their time). The lease: the delivery, if the job
+ * still holds its token, with its endpoint, for `secs` more.
+ */
+const leaseStatement = prepared(
+  'webhook_delivery_lease',
+  `update webhook_deliveries d set locked_until = now() + make_interval(secs => ?::int)
+   from webhook_endpoints e
+   where d.id = ? and d.lock_token = ? and d.status = 'pending' and e.id = d.endpoint_id
+   returning d.event_id as "eventId", d.event_type as "eventType", d.payload, jsonb_array_length(d.attempts) as attempts,
+     d.max_attempts as "maxAttempts", e.id::float8 as "endpointId", e.uuid as "endpointUuid", e.url, e.is_active as "isActive",
+     e.secret_ciphertext as "secretCiphertext", e.secret_key_id as "secretKeyId",
+     case when e.previous_secret_expires_at > now() then e.previous_secret_ciphertext end as "previousCiphertext",
+     case when e.previous_secret_expires_at > now() then e.previous_secret_key_id end as "previousKeyId"`,
+)
+/**
+ * The attempt's record: appended to the delivery's attempts with its new status and next due time,
+ * the lease released, if the job still holds it; a success also clears the endpoint's failure
+ * state (one round trip for both).
+ */
+const recordStatement = prepared(
+  'webhook_delivery_record',
+  `with cleared as (update webhook_endpoints set failing_since = null where ?::boolean and id = ? and failing_since is not null)
+   update webhook_deliveries set attempts = attempts || ?::jsonb, status = ?,
+     next_attempt_at = case when ?::int is null then null else now() + make_interval(secs => ?::int) end,
+     lock_token = null, locked_until = null, updated_at = now()
+   where id = ? and lock_token = ?`,
+)
+
+/** An endpoint's failure state after a failed attempt (see `#noteFailure`); prepared, as a failing endpoint runs it on every attempt. */
+const failureStatement = prepared(
+  'webhook_endpoint_failure',
+  `update webhook_endpoints set failing_since = coalesce(failing_since, now()),
+     is_active = case when ?::boolean or failing_since < now() - make_interval(secs => ?::int) then false else is_active end,
+     disabled_reason = case
+       when not is_active then disabled_reason
+       when ?::boolean then 'The endpoint answered 410 Gone'
+       when failing_since < now() - make_interval(secs => ?::int) then 'Every delivery attempt failed for ' || ?::int || ' seconds'
+       else disabled_reason end,
+     updated_at = case when ?::boolean or failing_since < now() - make_interval(secs => ?::int) then now() else updated_at end
+   where id = ? returning id, is_active as "isActive"`,
+)
+
+/** A row of {@link leaseStatement}: what an attempt needs of the delivery and its endpoint. */
+function leased(row: Record<string, unknown>): EndpointSecrets & {
+  eventId: string
+  eventType: string
+  payload: string
+  attempts: number
+  maxAttempts: number
+  endpointId: number
+  isActive: boolean
+} {
+  const text = (value: unknown) => (typeof value === 'string' ? value : null)
+  return {
+    eventId: String(row.eventId),
+    eventType: String(row.eventType),
+    payload: String(row.payload),
+    attempts: Number(row.attempts),
+    maxAttempts: Number(row.maxAttempts),
+    endpointId: Number(row.endpointId),
+    endpointUuid: String(row.endpointUuid),
+    url: String(row.url),
+    isActive: row.isActive === true,
+    secretCiphertext: String(row.secretCiphertext),
+    secretKeyId: String(row.secretKeyId),
+    previousCiphertext: text(row.previousCiphertext),
+    previousKeyId: text(row.previousKeyId),
+  }
+}
 
 /** The deliver job's data. */
 interface DeliverJob {
@@ -123,29 +202,43 @@ export class WebhookEngine implements DueSource {
     await this.#unlisten?.()
   }
 
-  /** The earliest of: an undispatched event, a due attempt, a lease that runs out. */
+  /**
+   * The earliest of: an undispatched event, a due attempt of an endpoint below its lease cap (an
+   * endpoint at its cap sends its next attempt when one ends, see {@link #send}), a lease that
+   * runs out.
+   */
   async earliestDue(): Promise<Date | null> {
     const [row] = await this.options.orm.em.fork().execute<{ due: Date | string | null }[]>(
       `select least(
          (select created_at from outbox_events where dispatched_at is null order by id limit 1),
-         (select min(next_attempt_at) from webhook_deliveries where status = 'pending' and lock_token is null),
+         (select min(w.due) from webhook_endpoints e
+          cross join lateral (
+            select d.next_attempt_at as due from webhook_deliveries d
+            where d.endpoint_id = e.id and d.status = 'pending' and d.lock_token is null order by d.next_attempt_at limit 1) w
+          where (select count(*) from webhook_deliveries h
+                 where h.endpoint_id = e.id and h.status = 'pending' and h.lock_token is not null and h.locked_until > now()) < ?),
          (select min(locked_until) from webhook_deliveries where status = 'pending' and lock_token is not null)) as due`,
+      [ENDPOINT_CONCURRENCY],
     )
     return row?.due ? toDate(row.due) : null
   }
 
-  /** Dispatches the outbox's events, then sends a job for every due attempt. Answers how many of both. */
+  /**
+   * Dispatches the outbox's events and sends a job for every due attempt, a batch of events at a
+   * time: the deliveries of each batch are sent before the next batch is read, so a backlog in the
+   * outbox does not hold back the attempts already dispatched. Answers how many of both.
+   */
   async fireDue(): Promise<number> {
     let done = 0
     for (;;) {
       const dispatched = await this.#dispatch()
       done += dispatched
+      for (;;) {
+        const sent = await this.sendDue()
+        done += sent
+        if (sent < BATCH) break
+      }
       if (dispatched < BATCH) break
-    }
-    for (;;) {
-      const sent = await this.sendDue()
-      done += sent
-      if (sent < BATCH) break
     }
     if (Date.now() - this.#prunedAt > PRUNE_MS) {
       this.#prunedAt = Date.now()
@@ -171,16 +264,15 @@ export class WebhookEngine implements DueSource {
     if (events.length === 0) return 0
     const read = this.#read
     if (!read) throw new Error('The webhook engine has no event reader: bind one before it starts')
-    const payloads: { id: number; payload: string | null }[] = []
-    for (const event of events) {
+    const payloads = await pLimit(READ_CONCURRENCY).map(events, async (event) => {
       const data = await this.#readData(read, event)
       if (data === null) this.options.log.debug({ event: event.type, event_id: event.uuid }, 'webhook event not sent: its resource is gone')
       const payload =
         data === null
           ? null
           : JSON.stringify({ id: event.uuid, type: event.type, timestamp: iso(event.createdAt), workspace_uuid: event.workspaceUuid, data })
-      payloads.push({ id: event.id, payload })
-    }
+      return { id: event.id, payload }
+    })
     await em.execute(
       `with events as (select * from jsonb_to_recordset(?::jsonb) as x(id bigint, payload text)),
        claimed as (
@@ -204,7 +296,10 @@ export class WebhookEngine implements DueSource {
    */
   async #readData(read: EventDataReader, event: OutboxRow): Promise<Record<string, unknown> | null> {
     try {
-      return await read({ ...event, data: typeof event.data === 'string' ? (JSON.parse(event.data) as Record<string, unknown>) : event.data })
+      return await read({
+        ...event,
+        data: typeof event.data === 'string' ? (JSON.parse(event.data) as Record<string, unknown>) : event.data,
+      })
     } catch (error) {
       if (databaseUnavailable(error)) throw error
       this.options.log.error({ err: error, event: event.type, event_id: event.uuid }, 'webhook event not sent: its data could not be read')
@@ -218,20 +313,46 @@ export class WebhookEngine implements DueSource {
    * @param deliveryIds only these deliveries (each leased only if it is due).
    */
   async sendDue(deliveryIds?: number[]): Promise<number> {
-    const only = deliveryIds ? 'and id = any(?::bigint[])' : ''
-    const params: unknown[] = deliveryIds ? [`{${deliveryIds.join(',')}}`] : []
+    return this.#send(deliveryIds ? { deliveryIds } : {})
+  }
+
+  /**
+   * Leases due attempts, at most {@link BATCH}, and sends their jobs; answers how many. An
+   * endpoint gets no more than {@link ENDPOINT_CONCURRENCY} leases at once (counting those whose
+   * jobs are in the queue or under way): the queue would hold further jobs of its group back, and
+   * a worker that skipped them would look again only at its next poll (5 s), so a burst of more
+   * than that to one endpoint waited seconds. The rest wait here, and each attempt that ends sends
+   * the next of its endpoint ({@link #deliver}). Two processes leasing at once may pass the cap
+   * by a little: the queue's group limit still holds the attempts.
+   */
+  async #send(only: { deliveryIds?: number[]; endpointId?: number }): Promise<number> {
+    const endpointFilter = only.endpointId !== undefined ? 'where e.id = ?' : ''
+    const deliveryFilter = only.deliveryIds ? 'and d.id = any(?::bigint[])' : ''
+    const params: unknown[] = []
+    if (only.deliveryIds) params.push(`{${only.deliveryIds.join(',')}}`)
+    params.push(ENDPOINT_CONCURRENCY)
+    if (only.endpointId !== undefined) params.push(only.endpointId)
     const leased = await this.options.orm.em.fork().execute<{ id: string | number; token: string; endpoint: string }[]>(
-      `with due as (
-         select id from webhook_deliveries where status = 'pending' and lock_token is null and next_attempt_at <= now() ${only}
-         order by next_attempt_at limit ? for update skip locked),
-       lost as (
-         select id from webhook_deliveries where status = 'pending' and lock_token is not null and locked_until <= now() ${only}
-         order by locked_until limit ? for update skip locked)
+      // Per endpoint (an index range each, whatever the backlog): the leases it holds, then its
+      // earliest due attempts (whose time came, or whose lease ran out) up to its cap, locked,
+      // skipping those another process is leasing now.
+      `with chosen as (
+         select c.id from webhook_endpoints e
+         cross join lateral (
+           select count(*)::int as n from webhook_deliveries h
+           where h.endpoint_id = e.id and h.status = 'pending' and h.lock_token is not null and h.locked_until > now()) held
+         cross join lateral (
+           select d.id from webhook_deliveries d
+           where d.endpoint_id = e.id and d.status = 'pending' and d.next_attempt_at <= now()
+             and (d.lock_token is null or d.locked_until <= now()) ${deliveryFilter}
+           order by d.next_attempt_at limit greatest(0, ? - held.n) for update of d skip locked) c
+         ${endpointFilter}
+         limit ?)
        update webhook_deliveries d set lock_token = gen_random_uuid(), locked_until = now() + make_interval(secs => ?), updated_at = now()
        from webhook_endpoints e
-       where e.id = d.endpoint_id and d.id in (select id from due union all select id from lost)
+       where e.id = d.endpoint_id and d.id in (select id from chosen)
        returning d.id::float8 as id, d.lock_token as token, e.uuid as endpoint`,
-      [...params, BATCH, ...params, BATCH, this.#leaseSeconds],
+      [...params, BATCH, this.#leaseSeconds],
     )
     if (leased.length === 0) return 0
     // A send that fails leaves the lease to run out: the next look sends the attempt again.
@@ -247,19 +368,10 @@ export class WebhookEngine implements DueSource {
     if (this.#closed) return
     const { orm, config, log } = this.options
     const em = orm.em.fork()
-    const [row] = await em.execute<(EndpointSecrets & Record<string, unknown>)[]>(
-      `update webhook_deliveries d set locked_until = now() + make_interval(secs => ?)
-       from webhook_endpoints e
-       where d.id = ? and d.lock_token = ? and d.status = 'pending' and e.id = d.endpoint_id
-       returning d.event_id as "eventId", d.event_type as "eventType", d.payload, jsonb_array_length(d.attempts) as attempts,
-         d.max_attempts as "maxAttempts", e.id::float8 as "endpointId", e.uuid as "endpointUuid", e.url, e.is_active as "isActive",
-         e.secret_ciphertext as "secretCiphertext", e.secret_key_id as "secretKeyId",
-         case when e.previous_secret_expires_at > now() then e.previous_secret_ciphertext end as "previousCiphertext",
-         case when e.previous_secret_expires_at > now() then e.previous_secret_key_id end as "previousKeyId"`,
-      [this.#attemptLeaseSeconds, data.delivery_id, job.id],
-    )
+    const [found] = await leaseStatement(orm, () => em, [this.#attemptLeaseSeconds, data.delivery_id, job.id])
     // Another job holds the lease now, or the delivery ended meanwhile.
-    if (!row) return
+    if (!found) return
+    const row = leased(found)
     const ping = row.eventType === 'webhook_endpoint.ping'
     if (!row.isActive && !ping) {
       await em.execute(
@@ -269,52 +381,46 @@ export class WebhookEngine implements DueSource {
       )
       return
     }
-    const outcome = await attempt(config, row, String(row.eventId), String(row.payload))
-    const count = Number(row.attempts) + 1
+    const outcome = await attempt(config, row, row.eventId, row.payload)
+    const count = row.attempts + 1
     const gone = outcome.record.status_code === 410
-    const retry = !outcome.ok && !gone && count < Number(row.maxAttempts)
+    const retry = !outcome.ok && !gone && count < row.maxAttempts
     const delays = config.webhooks.retryDelays
     const status = outcome.ok ? 'succeeded' : retry ? 'pending' : 'failed'
     const delay = retry ? (delays[Math.min(count - 1, delays.length - 1)] ?? 0) : null
-    await em.execute(
-      `update webhook_deliveries set attempts = attempts || ?::jsonb, status = ?,
-         next_attempt_at = case when ?::int is null then null else now() + make_interval(secs => ?::int) end,
-         lock_token = null, locked_until = null, updated_at = now()
-       where id = ? and lock_token = ?`,
-      [JSON.stringify([outcome.record]), status, delay, delay, data.delivery_id, job.id],
-    )
+    await recordStatement(orm, () => em, [
+      outcome.ok,
+      row.endpointId,
+      JSON.stringify([outcome.record]),
+      status,
+      delay,
+      delay,
+      data.delivery_id,
+      job.id,
+    ])
     log.debug(
       { delivery_id: data.delivery_id, event: row.eventType, status_code: outcome.record.status_code, ok: outcome.ok },
       'webhook attempt',
     )
-    await this.#noteEndpoint(Number(row.endpointId), outcome.ok, gone)
+    if (!outcome.ok) await this.#noteFailure(row.endpointId, gone)
+    // The lease this attempt held is free: the endpoint's next due attempt goes now, not at the next look.
+    await this.#send({ endpointId: row.endpointId }).catch((error: unknown) =>
+      log.warn({ err: error, delivery_id: data.delivery_id }, 'sending the next webhook attempt failed'),
+    )
   }
 
   /**
-   * Keeps an endpoint's failure state after an attempt: a success clears it; a `410 Gone`
-   * disables the endpoint at once; failures only since over `WEBHOOK_DISABLE_AFTER_SECONDS`
-   * disable it. A disabled endpoint's pending deliveries fail (pings excepted).
+   * Keeps an endpoint's failure state after a failed attempt (a success clears it as it is
+   * recorded): a `410 Gone` disables the endpoint at once; failures only since over
+   * `WEBHOOK_DISABLE_AFTER_SECONDS` disable it. A disabled endpoint's pending deliveries fail
+   * (pings excepted).
    */
-  async #noteEndpoint(endpointId: number, ok: boolean, gone: boolean): Promise<void> {
-    const em = this.options.orm.em.fork()
-    if (ok) {
-      await em.execute(`update webhook_endpoints set failing_since = null where id = ? and failing_since is not null`, [endpointId])
-      return
-    }
-    const days = this.options.config.webhooks.disableAfterSeconds
-    const [disabled] = await em.execute<{ id: number }[]>(
-      `update webhook_endpoints set failing_since = coalesce(failing_since, now()),
-         is_active = case when ? or failing_since < now() - make_interval(secs => ?) then false else is_active end,
-         disabled_reason = case
-           when not is_active then disabled_reason
-           when ? then 'The endpoint answered 410 Gone'
-           when failing_since < now() - make_interval(secs => ?) then 'Every delivery attempt failed for ' || ? || ' seconds'
-           else disabled_reason end,
-         updated_at = case when ? or failing_since < now() - make_interval(secs => ?) then now() else updated_at end
-       where id = ? returning id, is_active as "isActive"`,
-      [gone, days, gone, days, days, gone, days, endpointId],
-    )
-    if (disabled && !(disabled as unknown as { isActive: boolean }).isActive) {
+  async #noteFailure(endpointId: number, gone: boolean): Promise<void> {
+    const { orm, config } = this.options
+    const em = orm.em.fork()
+    const days = config.webhooks.disableAfterSeconds
+    const [endpoint] = await failureStatement(orm, () => em, [gone, days, gone, days, days, gone, days, endpointId])
+    if (endpoint?.isActive === false) {
       await em.execute(
         `update webhook_deliveries set status = 'failed', next_attempt_at = null, updated_at = now()
          where endpoint_id = ? and status = 'pending' and lock_token is null and event_type <> 'webhook_endpoint.ping'`,
