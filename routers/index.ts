@@ -27,6 +27,7 @@ import { knowledgeRouter } from './knowledge.router.ts'
 import { commandRoomRouter } from './command-room.router.ts'
 import { budgetsRouter, usageRouter } from './usage.router.ts'
 import { webhooksRouter } from './webhooks.router.ts'
+import { auditRouter } from './audit.router.ts'
 
 export const appRouter = router({
   system: systemRouter,
@@ -55,6 +56,7 @@ export const appRouter = router({
   usage: usageRouter,
   budgets: budgetsRouter,
   webhooks: webhooksRouter,
+  auditEvents: auditRouter,
 })
 
 export type AppRouter = typeof appRouter

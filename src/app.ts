@@ -21,6 +21,7 @@ import { KnowledgeEngine } from './knowledge/index.ts'
 import { CommandRoomEngine } from './command-room/index.ts'
 import { createCommandRoomActor } from './command-room/index.ts'
 import { createEventDataReader, WebhookEngine } from './webhooks/index.ts'
+import { AuditRetention } from './audit/index.ts'
 import { createWorkflowNodeServices } from './workflows/index.ts'
 import { linkedWorkflows } from './workflows/index.ts'
 import { InFlight } from './trpc/in-flight.ts'
@@ -142,6 +143,7 @@ export async function createRuntime(
   const commandRoom = CommandRoomEngine.create({ orm, config, log, jobs, scheduler })
   const webhooks = WebhookEngine.create({ orm, config, log, jobs, scheduler })
   const workflows = await WorkflowEngine.create({ orm, config, log, readCache, jobs, scheduler })
+  AuditRetention.create({ orm, config, scheduler })
   const runtime: Runtime = {
     orm,
     config,

@@ -11,6 +11,8 @@ import { ValidationError } from '../platform/errors.ts'
 import type { TShareRequest } from './share.schema.ts'
 import type { ResourceCtx } from '../context.ts'
 import { queries } from '../platform/db.ts'
+import { audit } from './audit.ts'
+import { resourceType } from './resource-types.ts'
 
 /** Tables whose rows can be shared through a share endpoint. */
 export type ShareableTable = 'agents' | 'workflows'
@@ -48,37 +50,58 @@ async function shareEntityId(ctx: ResourceCtx, input: TShareRequest, ownerId: nu
 export async function shareResource(
   ctx: ResourceCtx,
   table: ShareableTable,
-  access: Pick<ResourceAccess, 'id' | 'userId'>,
+  access: Pick<ResourceAccess, 'id' | 'uuid' | 'userId'>,
   input: TShareRequest,
 ): Promise<void> {
   const entityId = await shareEntityId(ctx, input, access.userId)
   const { entity_type: entityType, permission } = input
-  const db = queries(ctx.em)
-  if (permission === null) {
-    await db
-      .deleteFrom('shares')
+  await ctx.em.transactional(async (em) => {
+    const db = queries(em)
+    // The share as it was, for the audit event's change; locked, so two concurrent changes record one after the other.
+    const before = await db
+      .selectFrom('shares')
+      .select('permission')
       .where('resource_type', '=', table)
       .where('resource_id', '=', access.id)
       .where('entity_type', '=', entityType)
       .where('entity_id', '=', entityId)
-      .execute()
-    return
-  }
-  await db
-    .insertInto('shares')
-    .values((eb) => ({
-      resource_type: table,
-      resource_id: access.id,
-      entity_type: entityType,
-      entity_id: entityId,
-      permission,
-      created_at: eb.fn<Date>('now'),
-      updated_at: eb.fn<Date>('now'),
-    }))
-    .onConflict((oc) =>
-      oc
-        .columns(['resource_type', 'resource_id', 'entity_type', 'entity_id'])
-        .doUpdateSet((eb) => ({ permission: eb.ref('excluded.permission'), updated_at: eb.fn<Date>('now') })),
-    )
-    .execute()
+      .forUpdate()
+      .executeTakeFirst()
+    if (permission === null) {
+      if (!before) return
+      await db
+        .deleteFrom('shares')
+        .where('resource_type', '=', table)
+        .where('resource_id', '=', access.id)
+        .where('entity_type', '=', entityType)
+        .where('entity_id', '=', entityId)
+        .execute()
+    } else {
+      await db
+        .insertInto('shares')
+        .values((eb) => ({
+          resource_type: table,
+          resource_id: access.id,
+          entity_type: entityType,
+          entity_id: entityId,
+          permission,
+          created_at: eb.fn<Date>('now'),
+          updated_at: eb.fn<Date>('now'),
+        }))
+        .onConflict((oc) =>
+          oc
+            .columns(['resource_type', 'resource_id', 'entity_type', 'entity_id'])
+            .doUpdateSet((eb) => ({ permission: eb.ref('excluded.permission'), updated_at: eb.fn<Date>('now') })),
+        )
+        .execute()
+    }
+    // Setting the permission a share has already is no change to record.
+    if (before?.permission === permission) return
+    const type = resourceType(table)
+    await audit(em, ctx, {
+      action: `${type}.share`,
+      resource: { type, uuid: access.uuid },
+      changes: { [`shares.${entityType}.${String(input.entity_id)}`]: { from: before?.permission ?? null, to: permission } },
+    })
+  })
 }

@@ -41,6 +41,8 @@ import {
   type TPortableWorkflow,
 } from './agent-portable.schema.ts'
 import { recordVersion } from './agent-versions.ts'
+import { audit, fieldChanges } from '../access/audit.ts'
+import { auditedFields } from './agents.service.ts'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 /**
@@ -444,6 +446,11 @@ export async function importAgent(ctx: ResourceCtx, input: TImportAgentInput): P
     for (const pivot of agentPivotRows(links))
       await replacePivotRows(em, pivot.table, 'agent_id', agent.id, pivot.columns, pivot.rows, pivot)
     await recordVersion(em, agent.id, ctx.auth.user.id, null)
+    await audit(em, ctx, {
+      action: 'agent.import',
+      resource: { type: 'agent', uuid: agent.uuid },
+      changes: fieldChanges(null, auditedFields(agent)),
+    })
     const stored = await storeDocuments(em, ctx, { id: agent.id, workspaceId }, planned)
     return { agentId: agent.id, workflowIds, documents: stored.created }
   })

@@ -9,7 +9,7 @@
 import { queueTrainedFiles, removeAgentKnowledge, syncAgentFiles } from '../knowledge/index.ts'
 import type { ReadCache, ReadStore } from '../platform/read-cache.ts'
 import { LockMode } from '@mikro-orm/core'
-import { Agent, type ProfilePhotoConfigValue } from '../../entities/index.ts'
+import { Agent, type IAgent, type ProfilePhotoConfigValue } from '../../entities/index.ts'
 import { agentPivotRows, resolveAgentLinks, resolveProfilePhotoKey, type AgentLinks } from '../access/references.ts'
 import { requireResource, type ResourceAccess } from '../access/resource-access.ts'
 import { replacePivotRows } from '../platform/db.ts'
@@ -29,6 +29,7 @@ import { addFavorite, removeFavorite } from '../access/favorites.ts'
 import { shareResource } from '../access/shares.ts'
 import type { ResourceCtx } from '../context.ts'
 import { mergeMetadata } from '../access/metadata.ts'
+import { audit, fieldChanges } from '../access/audit.ts'
 import { recordVersion } from './agent-versions.ts'
 import { versionSnapshot } from './agent-versions.service.ts'
 import type { TAgentVersionPathInput } from './agent-version.schema.ts'
@@ -89,7 +90,14 @@ export async function create(ctx: ResourceCtx, input: TCreateAgentInput): Promis
     for (const pivot of agentPivotRows(links))
       await replacePivotRows(em, pivot.table, 'agent_id', agent.id, pivot.columns, pivot.rows, pivot)
     await recordVersion(em, agent.id, ctx.auth.user.id, null)
-    const trained = input.file ? await syncAgentFiles(em, ctx, { id: agent.id, workspaceId: ctx.workspace.workspace.id }, input.file.keys) : []
+    await audit(em, ctx, {
+      action: 'agent.create',
+      resource: { type: 'agent', uuid: agent.uuid },
+      changes: fieldChanges(null, auditedFields(agent)),
+    })
+    const trained = input.file
+      ? await syncAgentFiles(em, ctx, { id: agent.id, workspaceId: ctx.workspace.workspace.id }, input.file.keys)
+      : []
     return { id: agent.id, trained }
   })
   await queueTrainedFiles(ctx, created.trained)
@@ -110,7 +118,21 @@ export async function update(ctx: ResourceCtx, input: TUpdateAgentInput): Promis
   const access = await requireResource(ctx, 'agents', 'Agent', input.agent_uuid, 'write')
   const photoKey = await resolveProfilePhotoKey(ctx, input.profile_photo_key)
   const links = await resolveAgentLinks(ctx, input)
-  return writeAgent(ctx, access, { ...input, profile_photo_key: photoKey }, links, null)
+  return writeAgent(ctx, access, { ...input, profile_photo_key: photoKey }, links, null, 'agent.update')
+}
+
+/** An agent's fields as the audit log records them (docs/api/audit.md): its own, not its bindings. */
+export function auditedFields(agent: IAgent): Record<string, unknown> {
+  return {
+    name: agent.name,
+    description: agent.description,
+    instruction: agent.instruction,
+    visibility: agent.visibility,
+    profile_photo_key: agent.profilePhotoKey ?? null,
+    profile_photo_config: agent.profilePhotoConfig ?? null,
+    metadata: agent.metadata,
+    is_template: agent.isTemplate,
+  }
 }
 
 /** An update's fields with the photo key resolved, or a restore's (`metadata` then replaces the stored one). */
@@ -125,10 +147,18 @@ type AgentWrite = Omit<TUpdateAgentInput, 'agent_uuid' | 'profile_photo_key' | '
  * The one transaction of an update or a restore: the agent locked, its fields and bindings written,
  * then its next version recorded when a behaviour field changed (./agent-versions.ts), with `note`.
  */
-async function writeAgent(ctx: ResourceCtx, access: ResourceAccess, input: AgentWrite, links: AgentLinks, note: string | null): Promise<Envelope> {
+async function writeAgent(
+  ctx: ResourceCtx,
+  access: ResourceAccess,
+  input: AgentWrite,
+  links: AgentLinks,
+  note: string | null,
+  action: 'agent.update' | 'agent.restore',
+): Promise<Envelope> {
   const trained = await ctx.em.transactional(async (em) => {
     // Locked, so two concurrent metadata merges cannot lose each other's keys, and versions are numbered one after the other.
     const agent = await em.findOneOrFail(Agent, access.id, { lockMode: LockMode.PESSIMISTIC_WRITE })
+    const before = auditedFields(agent)
     if (input.metadata !== undefined) {
       const merged = input.replaceMetadata ? input.metadata : mergeMetadata(agent.metadata, input.metadata)
       if (jsonBytes(merged) > AGENT_METADATA_MAX_BYTES) {
@@ -149,8 +179,11 @@ async function writeAgent(ctx: ResourceCtx, access: ResourceAccess, input: Agent
     for (const pivot of agentPivotRows(links))
       await replacePivotRows(em, pivot.table, 'agent_id', access.id, pivot.columns, pivot.rows, pivot)
     await recordVersion(em, access.id, ctx.auth.user.id, note)
+    await audit(em, ctx, { action, resource: { type: 'agent', uuid: access.uuid }, changes: fieldChanges(before, auditedFields(agent)) })
     // `file.keys` trains the files it names and untrains those it no longer names (docs/api/knowledge.md).
-    return input.file ? syncAgentFiles(em, ctx, { id: access.id, workspaceId: access.workspaceId ?? ctx.workspace.workspace.id }, input.file.keys) : []
+    return input.file
+      ? syncAgentFiles(em, ctx, { id: access.id, workspaceId: access.workspaceId ?? ctx.workspace.workspace.id }, input.file.keys)
+      : []
   })
   await queueTrainedFiles(ctx, trained)
   return { data: await loadAgent(ctx, access.id) }
@@ -186,7 +219,7 @@ export async function restore(ctx: ResourceCtx, input: TAgentVersionPathInput): 
     replaceMetadata: true,
     profile_photo_config: snapshot.profile_photo_config,
   }
-  return writeAgent(ctx, access, write, links, `restored from version ${input.version}`)
+  return writeAgent(ctx, access, write, links, `restored from version ${input.version}`, 'agent.restore')
 }
 
 /**
@@ -199,6 +232,7 @@ export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
     await em.execute('update agents set deleted_at = now(), updated_at = now() where id = ? and deleted_at is null', [access.id])
     // Its knowledge goes with it, chunks included, even while a document is being ingested.
     await removeAgentKnowledge(em, access.id)
+    await audit(em, ctx, { action: 'agent.delete', resource: { type: 'agent', uuid: access.uuid } })
   })
 }
 
@@ -219,11 +253,11 @@ export async function share(ctx: ResourceCtx, input: TShareAgentInput): Promise<
 /** `POST /api/v1/agents/{agent_uuid}/favorite`: idempotent; needs `read`. */
 export async function favorite(ctx: ResourceCtx, uuid: string): Promise<void> {
   const access = await requireResource(ctx, 'agents', 'Agent', uuid, 'read')
-  await addFavorite(ctx, 'agents', access.id)
+  await addFavorite(ctx, 'agents', access)
 }
 
 /** `DELETE /api/v1/agents/{agent_uuid}/favorite`: idempotent; needs `read`. */
 export async function unfavorite(ctx: ResourceCtx, uuid: string): Promise<void> {
   const access = await requireResource(ctx, 'agents', 'Agent', uuid, 'read')
-  await removeFavorite(ctx, 'agents', access.id)
+  await removeFavorite(ctx, 'agents', access)
 }

@@ -27,6 +27,7 @@ import { probesPlugin } from './probes.plugin.ts'
 import { requestIdOf, type CreateContext } from './request-context.ts'
 import { restPlugin } from './rest.plugin.ts'
 import { runEventsRoutes } from './run-events.routes.ts'
+import { auditExportRoutes } from './audit-export.routes.ts'
 import { trpcPlugin } from './trpc.plugin.ts'
 import { webhookRoutes } from './webhook.routes.ts'
 
@@ -166,6 +167,7 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
   await app.register(mediaRoutes, { createContext, config })
   // Run events for REST clients: Server-Sent Events, no JSON procedure.
   await app.register(runEventsRoutes, { createContext, draining: draining.signal })
+  await app.register(auditExportRoutes, { createContext })
   // The OpenAI-compatible API: plain routes with OpenAI's error shape (docs/api/openai.md).
   await app.register(openAiRoutes, { prefix: '/api/v1/openai', createContext, draining: draining.signal })
   // Workflow webhooks: any content type, raw body kept for signatures.

@@ -16,6 +16,7 @@ import { describeService, errorExample } from './openapi-examples.ts'
 import { pathAliases } from './path-aliases.ts'
 import { RUN_EVENTS_OPENAPI_PATHS } from './run-events.routes.ts'
 import { WEBHOOK_OPENAPI_PATHS } from './webhook.routes.ts'
+import { AUDIT_EXPORT_OPENAPI_PATHS } from './audit-export.routes.ts'
 import {
   COMPONENT_HEADERS,
   COMPONENT_PARAMETERS,
@@ -58,6 +59,7 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   'Command room': 'Tasks that run an agent or a workflow once or on a schedule (docs/api/command-room.md).',
   Metrics: 'Counts and sums over time of agents, workflows, executions, threads and messages (docs/api/metrics.md).',
   Media: 'Uploads and their downloads.',
+  Audit: 'The audit log: every change, who made it, from where, and what it changed (docs/api/audit.md).',
 }
 
 const issueSchema: Schema = {
@@ -310,7 +312,7 @@ function buildDocument(baseUrl: string): OpenAPIObject {
       bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token from sign-in or an access token (docs/api/authentication.md).' },
     },
     // The upload, download, event stream and webhook routes are plain Fastify routes beside the procedures.
-    paths: { ...MEDIA_OPENAPI_PATHS, ...RUN_EVENTS_OPENAPI_PATHS, ...WEBHOOK_OPENAPI_PATHS },
+    paths: { ...MEDIA_OPENAPI_PATHS, ...RUN_EVENTS_OPENAPI_PATHS, ...WEBHOOK_OPENAPI_PATHS, ...AUDIT_EXPORT_OPENAPI_PATHS },
   })
   declareOperations(doc)
   declareAliases(doc)

@@ -142,6 +142,7 @@ const EnvSchema = z.object({
     .transform((raw) => raw.split(',').map((part) => part.trim()).filter(Boolean).map(Number)),
   /** Seconds an endpoint's deliveries may all fail before it is disabled (default 5 days). */
   WEBHOOK_DISABLE_AFTER_SECONDS: int(1, 31_536_000).default(432_000),
+  AUDIT_RETENTION_DAYS: int(1, 36_500).default(365),
   /** Longest wait for an endpoint's answer to one attempt, in milliseconds (a 2xx later than this is a failure). */
   WEBHOOK_TIMEOUT_MS: int(1, 600_000).default(15_000),
 })
@@ -207,6 +208,8 @@ export interface Config {
     /** Milliseconds one attempt may take. */
     timeoutMs: number
   }
+  /** The audit log (docs/api/audit.md): days an event is kept. */
+  audit: { retentionDays: number }
 }
 
 /** Thrown for a bad environment; the message names the variable and never echoes its value. */
@@ -325,6 +328,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       disableAfterSeconds: e.WEBHOOK_DISABLE_AFTER_SECONDS,
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
     },
+    audit: { retentionDays: e.AUDIT_RETENTION_DAYS },
   }
 }
 

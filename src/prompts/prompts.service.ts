@@ -3,6 +3,7 @@
  * list, create, retrieve, update (`PUT`), delete. Every function starts with the access check of
  * src/access/resource-access.ts; every visibility and share rule runs in SQL.
  */
+import { audit, entityFields, fieldChanges } from '../access/audit.ts'
 import { LockMode } from '@mikro-orm/core'
 import { Prompt } from '../../entities/index.ts'
 import { listScopeSql, requireResource } from '../access/resource-access.ts'
@@ -101,6 +102,9 @@ export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<{ data: 
   return load(ctx, prompt.id)
 }
 
+/** A prompt's fields the audit log records (docs/api/audit.md). */
+const AUDITED = ['name', 'description', 'content', 'visibility', 'profilePhotoKey', 'profilePhotoConfig', 'metadata'] as const
+
 /**
  * Creates a prompt owned by the caller in the request's workspace (docs/api/resources.md).
  * @throws ValidationError naming `profile_photo_key` for an upload the caller cannot use.
@@ -108,19 +112,27 @@ export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<{ data: 
 export async function create(ctx: ResourceCtx, input: TCreatePromptInput): Promise<{ data: TPrompt }> {
   await resolveProfilePhotoKey(ctx, input.profile_photo_key)
   const { input: fields, ...extra } = input.metadata ?? {}
-  const prompt = ctx.em.create(Prompt, {
-    name: input.name,
-    description: input.description ?? '',
-    content: input.content,
-    visibility: input.visibility ?? 'private',
-    profilePhotoKey: input.profile_photo_key ?? null,
-    profilePhotoConfig: input.profile_photo_config ?? null,
-    metadata: { ...extra, input: toStoredInputs(fields ?? []) },
-    user: ctx.auth.user.id,
-    workspace: ctx.workspace.workspace.id,
+  const id = await ctx.em.transactional(async (em) => {
+    const prompt = em.create(Prompt, {
+      name: input.name,
+      description: input.description ?? '',
+      content: input.content,
+      visibility: input.visibility ?? 'private',
+      profilePhotoKey: input.profile_photo_key ?? null,
+      profilePhotoConfig: input.profile_photo_config ?? null,
+      metadata: { ...extra, input: toStoredInputs(fields ?? []) },
+      user: ctx.auth.user.id,
+      workspace: ctx.workspace.workspace.id,
+    })
+    await em.flush()
+    await audit(em, ctx, {
+      action: 'prompt.create',
+      resource: { type: 'prompt', uuid: prompt.uuid },
+      changes: fieldChanges(null, entityFields(prompt, AUDITED)),
+    })
+    return prompt.id
   })
-  await ctx.em.flush()
-  return load(ctx, prompt.id)
+  return load(ctx, id)
 }
 
 /**
@@ -137,6 +149,7 @@ export async function update(ctx: ResourceCtx, input: TUpdatePromptInput): Promi
   await resolveProfilePhotoKey(ctx, input.profile_photo_key)
   await ctx.em.transactional(async (em) => {
     const prompt = await em.findOneOrFail(Prompt, id, { lockMode: LockMode.PESSIMISTIC_WRITE })
+    const before = entityFields(prompt, AUDITED)
     let metadata: Record<string, unknown> | undefined
     if (input.metadata !== undefined) {
       const { input: fields, ...extra } = input.metadata
@@ -161,6 +174,11 @@ export async function update(ctx: ResourceCtx, input: TUpdatePromptInput): Promi
       { ignoreUndefined: true, mergeObjectProperties: false },
     )
     await em.flush()
+    await audit(em, ctx, {
+      action: 'prompt.update',
+      resource: { type: 'prompt', uuid: input.prompt_uuid },
+      changes: fieldChanges(before, entityFields(prompt, AUDITED)),
+    })
   })
   return load(ctx, id)
 }
@@ -171,9 +189,12 @@ export async function update(ctx: ResourceCtx, input: TUpdatePromptInput): Promi
  */
 export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
   const prompt = await requireResource(ctx, 'prompts', 'Prompt', uuid, 'admin')
-  await queries(ctx.em)
-    .updateTable('prompts')
-    .set((eb) => ({ deleted_at: eb.fn<Date>('now'), updated_at: eb.fn<Date>('now') }))
-    .where('id', '=', prompt.id)
-    .execute()
+  await ctx.em.transactional(async (em) => {
+    await queries(em)
+      .updateTable('prompts')
+      .set((eb) => ({ deleted_at: eb.fn<Date>('now'), updated_at: eb.fn<Date>('now') }))
+      .where('id', '=', prompt.id)
+      .execute()
+    await audit(em, ctx, { action: 'prompt.delete', resource: { type: 'prompt', uuid } })
+  })
 }

@@ -12,6 +12,7 @@
  * queue, src/runs/run-manager.ts) exactly once. The resume itself claims the run in one
  * statement, so a duplicate request resumes nothing.
  */
+import { audit } from '../access/audit.ts'
 import { ConflictError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import { schemaIssue } from '../platform/json-schema.ts'
 import { jsonRecordOf, page, sortOf, storableJson } from '../access/wire.ts'
@@ -27,7 +28,8 @@ export const APPROVAL_JSON = `jsonb_build_object('uuid', ap.uuid, 'run_uuid', r.
   'decided_at', ap.decided_at, 'reason', ap.reason, 'expires_at', ap.expires_at, 'created_at', ap.created_at, 'updated_at', ap.updated_at)`
 
 /** What {@link APPROVAL_JSON} names besides the approval, its run, thread and agent. */
-export const APPROVAL_JOINS = 'left join tools tl on tl.id = ap.tool_id left join workflows wf on wf.id = ap.workflow_id left join users du on du.id = ap.decided_by_id'
+export const APPROVAL_JOINS =
+  'left join tools tl on tl.id = ap.tool_id left join workflows wf on wf.id = ap.workflow_id left join users du on du.id = ap.decided_by_id'
 
 /** The approvals of run `r` (with its thread `t` and agent `a` in scope), oldest first, as a JSON array. */
 export const APPROVALS_OF_RUN_SQL = `(select coalesce(jsonb_agg(${APPROVAL_JSON} order by ap.id), '[]'::jsonb) from run_approvals ap ${APPROVAL_JOINS} where ap.run_id = r.id)`
@@ -41,7 +43,11 @@ const APPROVAL_FROM = `run_approvals ap join runs r on r.id = ap.run_id left joi
  */
 const VISIBLE = `coalesce(a.workspace_id, r.workspace_id) = ? and (r.user_id = ? or ?::boolean)`
 
-const visibleParams = (ctx: ResourceCtx): unknown[] => [ctx.workspace.workspace.id, ctx.auth.user.id, ['owner', 'admin'].includes(ctx.workspace.role)]
+const visibleParams = (ctx: ResourceCtx): unknown[] => [
+  ctx.workspace.workspace.id,
+  ctx.auth.user.id,
+  ['owner', 'admin'].includes(ctx.workspace.role),
+]
 
 /** `GET /api/v1/approvals`: newest first, filtered by `status`, `agent_uuid` and `run_uuid`. */
 export async function list(ctx: ResourceCtx, input: TApprovalListInput) {
@@ -83,10 +89,10 @@ export async function list(ctx: ResourceCtx, input: TApprovalListInput) {
 
 /** `GET /api/v1/approvals/{approval_uuid}`. @throws NotFoundError */
 export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<TApproval> {
-  const [row] = await ctx.em.execute<{ approval: unknown }[]>(`select ${APPROVAL_JSON} as approval from ${APPROVAL_FROM} where ap.uuid = ? and ${VISIBLE}`, [
-    uuid,
-    ...visibleParams(ctx),
-  ])
+  const [row] = await ctx.em.execute<{ approval: unknown }[]>(
+    `select ${APPROVAL_JSON} as approval from ${APPROVAL_FROM} where ap.uuid = ? and ${VISIBLE}`,
+    [uuid, ...visibleParams(ctx)],
+  )
   if (!row) throw new NotFoundError('Approval')
   return toApproval(jsonRecordOf(row.approval))
 }
@@ -104,7 +110,11 @@ export async function decide(ctx: ResourceCtx, uuid: string, approved: boolean, 
   if (found.status !== 'pending') throw new ConflictError(`The approval has been decided already (${found.status})`)
   if (approved && input.arguments && found.tool_kind !== 'workflow' && found.input_schema) {
     const issue = schemaIssue(jsonRecordOf(found.input_schema), input.arguments)
-    if (issue) throw new ValidationError(['arguments', ...issue.path], `arguments${issue.path.length ? `.${issue.path.join('.')}` : ''} ${issue.message}`)
+    if (issue)
+      throw new ValidationError(
+        ['arguments', ...issue.path],
+        `arguments${issue.path.length ? `.${issue.path.join('.')}` : ''} ${issue.message}`,
+      )
   }
   const resume = await ctx.em.transactional(async (em) => {
     // The run's row first: decisions on one run take turns (module comment).
@@ -113,9 +123,24 @@ export async function decide(ctx: ResourceCtx, uuid: string, approved: boolean, 
       `update run_approvals set status = ?, reason = ?, decided_by_id = ?, decided_at = now(), updated_at = now(),
          arguments = coalesce(?::jsonb, arguments)
        where id = ? and status = 'pending' returning id`,
-      [approved ? 'approved' : 'denied', input.reason ?? null, ctx.auth.user.id, approved && input.arguments ? storableJson(input.arguments) : null, found.id],
+      [
+        approved ? 'approved' : 'denied',
+        input.reason ?? null,
+        ctx.auth.user.id,
+        approved && input.arguments ? storableJson(input.arguments) : null,
+        found.id,
+      ],
     )
     if (decided.length === 0) throw new ConflictError('The approval has been decided already')
+    await audit(em, ctx, {
+      action: approved ? 'approval.approve' : 'approval.deny',
+      resource: { type: 'approval', uuid },
+      changes: {
+        status: { from: 'pending', to: approved ? 'approved' : 'denied' },
+        ...(input.reason ? { reason: { from: null, to: input.reason } } : {}),
+        ...(approved && input.arguments ? { arguments: { from: null, to: input.arguments } } : {}),
+      },
+    })
     const [left] = await em.execute<{ waiting: boolean }[]>(
       `select r.status = 'awaiting_approval' and not exists (select 1 from run_approvals p where p.run_id = r.id and p.status = 'pending') as waiting
        from runs r where r.id = ?`,

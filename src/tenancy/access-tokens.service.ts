@@ -3,6 +3,7 @@
  * optionally expiring, optionally bound to one workspace, optionally read-only. The plaintext is
  * answered once, at creation.
  */
+import { audit } from '../access/audit.ts'
 import { AccessToken, type TokenAbility } from '../../entities/index.ts'
 import { requireWorkspace } from '../access/workspace-access.ts'
 import { ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
@@ -126,18 +127,32 @@ export async function create(ctx: AuthedCtx, input: CreateTokenInput) {
   const abilities = [...new Set<TokenAbility>(input.abilities ?? ['read', 'write'])]
   if (abilities.includes('write') && !abilities.includes('read')) abilities.unshift('read')
   const token = newToken('application')
-  const entity = ctx.em.create(AccessToken, {
-    user: ctx.auth.user.id,
-    kind: 'application',
-    name: input.name,
-    tokenHash: token.hash,
-    prefix: token.prefix,
-    abilities,
-    workspace: workspace?.id ?? null,
-    serviceId: ctx.serviceId,
-    expiresAt,
+  const entity = await ctx.em.transactional(async (em) => {
+    const created = em.create(AccessToken, {
+      user: ctx.auth.user.id,
+      kind: 'application',
+      name: input.name,
+      tokenHash: token.hash,
+      prefix: token.prefix,
+      abilities,
+      workspace: workspace?.id ?? null,
+      serviceId: ctx.serviceId,
+      expiresAt,
+    })
+    await em.flush()
+    await audit(em, ctx, {
+      action: 'access_token.create',
+      workspaceId: ctx.auth.primaryWorkspace?.id ?? null,
+      resource: { type: 'access_token', uuid: created.uuid },
+      changes: {
+        name: { from: null, to: input.name },
+        abilities: { from: null, to: abilities },
+        workspace_uuid: { from: null, to: workspace?.uuid ?? null },
+        expires_at: { from: null, to: expiresAt?.toISOString() ?? null },
+      },
+    })
+    return created
   })
-  await ctx.em.flush()
   return {
     data: {
       ...toView({
@@ -164,15 +179,22 @@ export async function create(ctx: AuthedCtx, input: CreateTokenInput) {
 export async function remove(ctx: AuthedCtx, uuid: string): Promise<void> {
   requireSession(ctx)
   // liveTokens' conditions on the updated row itself: of two concurrent revocations only the first finds it live.
-  const revoked = await queries(ctx.em)
-    .updateTable('access_tokens')
-    .set((eb) => ({ revoked_at: eb.fn<Date>('now'), updated_at: eb.fn<Date>('now') }))
-    .where('uuid', '=', uuid)
-    .where('user_id', '=', ctx.auth.user.id)
-    .where('kind', '=', 'application')
-    .where('revoked_at', 'is', null)
-    .returning('id')
-    .execute()
-  if (!revoked.length) throw new NotFoundError('Access token')
+  await ctx.em.transactional(async (em) => {
+    const revoked = await queries(em)
+      .updateTable('access_tokens')
+      .set((eb) => ({ revoked_at: eb.fn<Date>('now'), updated_at: eb.fn<Date>('now') }))
+      .where('uuid', '=', uuid)
+      .where('user_id', '=', ctx.auth.user.id)
+      .where('kind', '=', 'application')
+      .where('revoked_at', 'is', null)
+      .returning('id')
+      .execute()
+    if (!revoked.length) throw new NotFoundError('Access token')
+    await audit(em, ctx, {
+      action: 'access_token.revoke',
+      workspaceId: ctx.auth.primaryWorkspace?.id ?? null,
+      resource: { type: 'access_token', uuid },
+    })
+  })
   await ctx.deps.authCache.invalidate({ users: [ctx.auth.user.id] })
 }

@@ -13,6 +13,7 @@ import { authCacheKey } from '../platform/auth-cache.ts'
 import { unprefix, userColumns, workspaceColumns, toDate } from '../platform/sql.ts'
 import { hashToken, newToken } from '../platform/tokens.ts'
 import { uniqueSlug } from '../platform/slugs.ts'
+import { audit, auditAlone, type AuditActor } from '../access/audit.ts'
 
 /** argon2id with the OWASP parameters (19 MiB, 2 passes). */
 const ARGON2 = { algorithm: 2, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const
@@ -129,25 +130,50 @@ export interface SignInResult {
   data: { access_token: string; token_type: 'Bearer'; expires_at: string; user: ReturnType<typeof toUser> }
 }
 
-async function issueBasicToken(ctx: ServiceCtx, userId: number): Promise<{ plaintext: string; expiresAt: Date }> {
+/** The actor of a sign-in's audit event: the user signing in, with the token they get (null: none, a failure). */
+const signInActor = (ctx: ServiceCtx, userId: number | null, tokenUuid: string | null): AuditActor => ({
+  type: 'user',
+  userId,
+  tokenKind: tokenUuid ? 'basic' : null,
+  tokenUuid,
+  serviceId: ctx.serviceId,
+})
+
+/** The primary workspace of user `userId` (the workspace of their sign-in events), or null. */
+async function primaryWorkspaceId(em: ServiceCtx['em'], userId: number): Promise<number | null> {
+  const [row] = await em.execute<{ id: number | null }[]>(`select primary_workspace_id::float8 as id from users where id = ?`, [userId])
+  return row?.id ?? null
+}
+
+/** A new basic token of `userId`, with its `auth.sign_in` audit event (`method`: how they signed in). */
+async function issueBasicToken(ctx: ServiceCtx, userId: number, method: string): Promise<{ plaintext: string; expiresAt: Date }> {
   const token = newToken('basic')
   const expiresAt = new Date(Date.now() + ctx.config.basicTokenTtlDays * 86_400_000)
-  ctx.em.create(AccessToken, {
-    user: userId,
-    kind: 'basic',
-    name: 'sign-in',
-    tokenHash: token.hash,
-    prefix: token.prefix,
-    abilities: ['read', 'write'],
-    serviceId: ctx.serviceId,
-    expiresAt,
+  await ctx.em.transactional(async (em) => {
+    const created = em.create(AccessToken, {
+      user: userId,
+      kind: 'basic',
+      name: 'sign-in',
+      tokenHash: token.hash,
+      prefix: token.prefix,
+      abilities: ['read', 'write'],
+      serviceId: ctx.serviceId,
+      expiresAt,
+    })
+    await em.flush()
+    await audit(em, ctx, {
+      action: 'auth.sign_in',
+      actor: signInActor(ctx, userId, created.uuid),
+      workspaceId: await primaryWorkspaceId(em, userId),
+      resource: { type: 'user', id: userId },
+      changes: { method: { from: null, to: method } },
+    })
   })
-  await ctx.em.flush()
   return { plaintext: token.plaintext, expiresAt }
 }
 
-async function signedIn(ctx: ServiceCtx, userId: number): Promise<SignInResult> {
-  const { plaintext, expiresAt } = await issueBasicToken(ctx, userId)
+async function signedIn(ctx: ServiceCtx, userId: number, method: string): Promise<SignInResult> {
+  const { plaintext, expiresAt } = await issueBasicToken(ctx, userId, method)
   const [row] = await ctx.em.execute(
     `select ${userColumns('u', 'u_')}, ${workspaceColumns('w', 'w_')} from users u
      left join workspaces w on w.id = u.primary_workspace_id and w.deleted_at is null where u.id = ?`,
@@ -214,9 +240,16 @@ export async function signUp(ctx: ServiceCtx, input: SignUpInput): Promise<SignI
     em.create(WorkspaceMember, { workspace, user, role: 'owner' })
     user.primaryWorkspace = workspace
     await em.flush()
+    await audit(em, ctx, {
+      action: 'auth.sign_up',
+      actor: signInActor(ctx, user.id, null),
+      workspaceId: workspace.id,
+      resource: { type: 'user', id: user.id },
+      changes: { name: { from: null, to: user.name }, email: { from: null, to: email }, password: { from: null, to: input.password } },
+    })
     return user.id
   })
-  return signedIn(ctx, userId)
+  return signedIn(ctx, userId, 'password')
 }
 
 /**
@@ -228,8 +261,18 @@ export async function signIn(ctx: ServiceCtx, input: { email: string; password: 
   const email = input.email.trim().toLowerCase()
   const row = await usersInScope(ctx).select(['id', 'password_hash']).where('email', '=', email).executeTakeFirst()
   const valid = await argon2Verify(row?.password_hash ?? DUMMY_HASH, input.password)
-  if (!row || !valid) throw new UnauthorizedError('Invalid credentials')
-  return signedIn(ctx, row.id)
+  if (!row || !valid) {
+    // Kept for both; an unknown e-mail belongs to no workspace, so no list shows it (docs/api/audit.md).
+    await auditAlone(ctx, {
+      action: 'auth.sign_in_failed',
+      actor: signInActor(ctx, row?.id ?? null, null),
+      workspaceId: row ? await primaryWorkspaceId(ctx.em, row.id) : null,
+      resource: row ? { type: 'user', id: row.id } : null,
+      changes: { email: { from: null, to: email } },
+    })
+    throw new UnauthorizedError('Invalid credentials')
+  }
+  return signedIn(ctx, row.id, 'password')
 }
 
 /**
@@ -237,10 +280,17 @@ export async function signIn(ctx: ServiceCtx, input: { email: string; password: 
  * process (src/platform/auth-cache.ts), so the token answers 401 from the next request on.
  */
 export async function logout(ctx: ServiceCtx & { auth: AuthContext }): Promise<void> {
-  await queries(ctx.em)
-    .updateTable('access_tokens')
-    .set((eb) => ({ revoked_at: eb.fn<Date>('now'), updated_at: eb.fn<Date>('now') }))
-    .where('id', '=', ctx.auth.token.id)
-    .execute()
+  await ctx.em.transactional(async (em) => {
+    await queries(em)
+      .updateTable('access_tokens')
+      .set((eb) => ({ revoked_at: eb.fn<Date>('now'), updated_at: eb.fn<Date>('now') }))
+      .where('id', '=', ctx.auth.token.id)
+      .execute()
+    await audit(em, ctx, {
+      action: 'auth.logout',
+      workspaceId: ctx.auth.primaryWorkspace?.id ?? null,
+      resource: { type: 'access_token', uuid: ctx.auth.token.uuid },
+    })
+  })
   await ctx.deps.authCache.invalidate({ users: [ctx.auth.user.id] })
 }

@@ -8,6 +8,7 @@
  * workspace take turns, and each is checked against those committed before it (two owners
  * demoting each other at once: the second is checked as an admin's, and refused).
  */
+import { audit } from '../access/audit.ts'
 import { WorkspaceMember, type WorkspaceRole } from '../../entities/index.ts'
 import { assertWorkspaceAction, requireWorkspace, type WorkspaceAction } from '../access/workspace-access.ts'
 import { usersInScope } from '../access/resource-access.ts'
@@ -126,10 +127,7 @@ async function withRoles<T>(
  * Adds an existing user (by `email` or `user_id`, in the caller's service scope) with a role.
  * @throws ValidationError when no such user exists (names the field); ConflictError when already a member.
  */
-export async function add(
-  ctx: AuthedCtx,
-  input: { workspace_uuid: string; email?: string; user_id?: number; role: WorkspaceRole },
-) {
+export async function add(ctx: AuthedCtx, input: { workspace_uuid: string; email?: string; user_id?: number; role: WorkspaceRole }) {
   const { workspace, role: callerRole } = await requireWorkspace(ctx, input.workspace_uuid, 'manage_members')
   assertMayGrant(callerRole, input.role)
   const email = input.email?.trim().toLowerCase()
@@ -144,6 +142,12 @@ export async function add(
     if (member) throw new ConflictError('The user is already a member of this workspace')
     em.create(WorkspaceMember, { workspace: workspace.id, user: userId, role: input.role })
     await em.flush()
+    await audit(em, ctx, {
+      action: 'member.add',
+      workspaceId: workspace.id,
+      resource: { type: 'member', id: userId },
+      changes: { role: { from: null, to: input.role } },
+    })
   })
   // A cached caller holds their role in their primary workspace (src/tenancy/auth.service.ts).
   await ctx.deps.authCache.invalidate({ users: [userId] })
@@ -170,6 +174,14 @@ export async function update(ctx: AuthedCtx, input: { workspace_uuid: string; us
       .where('workspace_id', '=', workspace.id)
       .where('user_id', '=', input.user_id)
       .execute()
+    if (member !== input.role) {
+      await audit(em, ctx, {
+        action: 'member.update',
+        workspaceId: workspace.id,
+        resource: { type: 'member', id: input.user_id },
+        changes: { role: { from: member, to: input.role } },
+      })
+    }
   })
   // A cached caller holds their role in their primary workspace (src/tenancy/auth.service.ts).
   await ctx.deps.authCache.invalidate({ users: [input.user_id] })
@@ -197,6 +209,12 @@ export async function remove(ctx: AuthedCtx, input: { workspace_uuid: string; us
       .where('id', '=', input.user_id)
       .where('primary_workspace_id', '=', workspace.id)
       .execute()
+    await audit(em, ctx, {
+      action: 'member.remove',
+      workspaceId: workspace.id,
+      resource: { type: 'member', id: input.user_id },
+      changes: { role: { from: member, to: null } },
+    })
   })
   await ctx.deps.authCache.invalidate({ users: [input.user_id] })
 }

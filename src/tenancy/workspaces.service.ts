@@ -2,13 +2,22 @@
  * Workspaces (specification: "Workspace"; docs/api/tenancy.md and docs/api/resources.md): list, create, retrieve,
  * update, delete. Access goes through src/access/workspace-access.ts first in every function.
  */
+import { audit, fieldChanges } from '../access/audit.ts'
 import { mergeMetadata } from '../access/metadata.ts'
 import type { z } from 'zod'
 import { LockMode } from '@mikro-orm/core'
-import { Workspace, WorkspaceMember } from '../../entities/index.ts'
+import { Workspace, WorkspaceMember, type IWorkspace } from '../../entities/index.ts'
 import { memberWorkspaceSql, requireWorkspace } from '../access/workspace-access.ts'
 import { ConflictError, ValidationError } from '../platform/errors.ts'
-import { type CreateWorkspaceInput, METADATA_MAX_KEYS, toWorkspace, type TWorkspace, type UpdateWorkspaceInput, type UserRow, type WorkspaceRow } from '../access/user-workspace.schema.ts'
+import {
+  type CreateWorkspaceInput,
+  METADATA_MAX_KEYS,
+  toWorkspace,
+  type TWorkspace,
+  type UpdateWorkspaceInput,
+  type UserRow,
+  type WorkspaceRow,
+} from '../access/user-workspace.schema.ts'
 import { page, sortOf } from '../access/wire.ts'
 import { searchSql } from '../access/list-filters.ts'
 import { uniqueSlug } from '../platform/slugs.ts'
@@ -35,15 +44,17 @@ async function withOwners(ctx: AuthedCtx, where: string, params: unknown[], tail
 }
 
 /** The workspaces the caller belongs to, as the paginator shape. */
-export async function list(
-  ctx: AuthedCtx,
-  input: { page: number; per_page: number; sort: string; with?: string[]; search?: string },
-) {
+export async function list(ctx: AuthedCtx, input: { page: number; per_page: number; sort: string; with?: string[]; search?: string }) {
   const { column, direction } = sortOf(input.sort)
   const { sql: where, params } = input.search ? searchSql(['w.name', 'w.slug'], input.search) : { sql: 'true', params: [] }
   const scope = memberWorkspaceSql(ctx)
   const [rows, [count]] = await Promise.all([
-    withOwners(ctx, where, params, `order by ${SORT_COLUMNS[column]} ${direction}, w.id ${direction} limit ${input.per_page} offset ${(input.page - 1) * input.per_page}`),
+    withOwners(
+      ctx,
+      where,
+      params,
+      `order by ${SORT_COLUMNS[column]} ${direction}, w.id ${direction} limit ${input.per_page} offset ${(input.page - 1) * input.per_page}`,
+    ),
     ctx.em.execute(`select count(*)::int as total from workspaces w ${scope.join} where ${scope.where} and ${where}`, [
       ...scope.params,
       ...params,
@@ -84,6 +95,17 @@ async function assertSlugFree(ctx: AuthedCtx, slug: string, exceptId: number | n
   if (taken) throw new ValidationError(['slug'], 'The slug has already been taken')
 }
 
+/** A workspace's fields as the audit log records them (docs/api/audit.md). */
+function workspaceFields(workspace: IWorkspace): Record<string, unknown> {
+  return {
+    name: workspace.name,
+    slug: workspace.slug,
+    profile_photo_key: workspace.profilePhotoKey ?? null,
+    is_onboarded: workspace.isOnboarded,
+    metadata: workspace.metadata,
+  }
+}
+
 /** Creates a workspace owned by the caller, who becomes its `owner` member. */
 export async function create(ctx: AuthedCtx, input: z.infer<typeof CreateWorkspaceInput>): Promise<{ data: TWorkspace }> {
   if (input.slug) await assertSlugFree(ctx, input.slug, null)
@@ -100,6 +122,12 @@ export async function create(ctx: AuthedCtx, input: z.infer<typeof CreateWorkspa
     })
     em.create(WorkspaceMember, { workspace, user: ctx.auth.user.id, role: 'owner' })
     await em.flush()
+    await audit(em, ctx, {
+      action: 'workspace.create',
+      workspaceId: workspace.id,
+      resource: { type: 'workspace', uuid: workspace.uuid },
+      changes: fieldChanges(null, workspaceFields(workspace)),
+    })
     return workspace.id
   })
   return { data: await load(ctx, id) }
@@ -116,6 +144,7 @@ export async function update(ctx: AuthedCtx, input: z.infer<typeof UpdateWorkspa
   if (input.slug !== undefined && input.slug !== workspace.slug) await assertSlugFree(ctx, input.slug, workspace.id)
   await ctx.em.transactional(async (em) => {
     const entity = await em.findOneOrFail(Workspace, workspace.id, { lockMode: LockMode.PESSIMISTIC_WRITE })
+    const before = workspaceFields(entity)
     const metadata = input.metadata === undefined ? undefined : mergeMetadata(entity.metadata, input.metadata)
     // Each request is bounded by the schema; the merge must not grow past the same bound.
     if (metadata && Object.keys(metadata).length > METADATA_MAX_KEYS) {
@@ -127,6 +156,13 @@ export async function update(ctx: AuthedCtx, input: z.infer<typeof UpdateWorkspa
     if (input.is_onboarded !== undefined) entity.isOnboarded = input.is_onboarded
     if (metadata !== undefined) entity.metadata = metadata
     await em.flush()
+    const changes = fieldChanges(before, workspaceFields(entity))
+    await audit(em, ctx, {
+      action: 'workspace.update',
+      workspaceId: workspace.id,
+      resource: { type: 'workspace', uuid: entity.uuid },
+      changes,
+    })
   })
   await ctx.deps.authCache.invalidate({ workspaces: [workspace.id] })
   return { data: await load(ctx, workspace.id) }
@@ -151,6 +187,7 @@ export async function remove(ctx: AuthedCtx, uuid: string): Promise<void> {
       .where('id', '=', workspace.id)
       .execute()
     await db.updateTable('users').set({ primary_workspace_id: null }).where('primary_workspace_id', '=', workspace.id).execute()
+    await audit(em, ctx, { action: 'workspace.delete', workspaceId: workspace.id, resource: { type: 'workspace', uuid: workspace.uuid } })
   })
   await ctx.deps.authCache.invalidate({ workspaces: [workspace.id] })
 }

@@ -4,6 +4,7 @@
  * (agent, member or access token) must be of the workspace: anything else is a 400 naming the
  * field, as an unknown uuid is, so nothing of another workspace is revealed.
  */
+import { audit, fieldChanges } from '../access/audit.ts'
 import { uuidv7 } from 'uuidv7'
 import { ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import { Conditions } from '../access/list-filters.ts'
@@ -33,7 +34,8 @@ const SOURCE: ListSource = {
 
 /** @throws ForbiddenError unless the caller is an `owner` or `admin` of the request's workspace. */
 function requireManager(ctx: ResourceCtx): void {
-  if (!managesWorkspace(viewerOf(ctx))) throw new ForbiddenError(`Your role (${ctx.workspace.role}) may not change budgets: ask an owner or admin`)
+  if (!managesWorkspace(viewerOf(ctx)))
+    throw new ForbiddenError(`Your role (${ctx.workspace.role}) may not change budgets: ask an owner or admin`)
 }
 
 async function readBudget(ctx: ResourceCtx, id: number): Promise<{ data: TBudget }> {
@@ -110,7 +112,19 @@ async function targetIds(ctx: ResourceCtx, draft: BudgetDraft): Promise<TargetId
 }
 
 /** The columns a budget's body writes, in the order of {@link storedValues}. */
-const STORED_COLUMNS = ['name', 'scope', 'agent_id', 'user_id', 'access_token_id', 'period', 'limit_cost', 'limit_tokens', 'action', 'alert_thresholds', 'is_active'] as const
+const STORED_COLUMNS = [
+  'name',
+  'scope',
+  'agent_id',
+  'user_id',
+  'access_token_id',
+  'period',
+  'limit_cost',
+  'limit_tokens',
+  'action',
+  'alert_thresholds',
+  'is_active',
+] as const
 
 /** A draft and its target's ids as the values of {@link STORED_COLUMNS}. */
 function storedValues(draft: BudgetDraft, ids: TargetIds): unknown[] {
@@ -150,12 +164,17 @@ export async function create(ctx: ResourceCtx, input: TCreateBudgetInput): Promi
     is_active: input.is_active,
   }
   const ids = await targetIds(ctx, draft)
-  const [row] = await ctx.em.execute(
-    `insert into budgets (uuid, workspace_id, ${STORED_COLUMNS.join(', ')}, created_at, updated_at)
-     values (?, ?, ${STORED_COLUMNS.map((column) => (column === 'alert_thresholds' ? '?::jsonb' : '?')).join(', ')}, now(), now()) returning id::float8 as id`,
-    [uuidv7(), ctx.workspace.workspace.id, ...storedValues(draft, ids)],
-  )
-  return readBudget(ctx, Number(row.id))
+  const uuid = uuidv7()
+  const id = await ctx.em.transactional(async (em) => {
+    const [row] = await em.execute(
+      `insert into budgets (uuid, workspace_id, ${STORED_COLUMNS.join(', ')}, created_at, updated_at)
+       values (?, ?, ${STORED_COLUMNS.map((column) => (column === 'alert_thresholds' ? '?::jsonb' : '?')).join(', ')}, now(), now()) returning id::float8 as id`,
+      [uuid, ctx.workspace.workspace.id, ...storedValues(draft, ids)],
+    )
+    await audit(em, ctx, { action: 'budget.create', resource: { type: 'budget', uuid }, changes: fieldChanges(null, { ...draft }) })
+    return Number(row.id)
+  })
+  return readBudget(ctx, id)
 }
 
 /**
@@ -181,10 +200,14 @@ export async function update(ctx: ResourceCtx, input: TUpdateBudgetInput): Promi
   const target = SCOPE_TARGETS[draft.scope]
   const unchanged = !scopeChanged && (target === null || input[target] === undefined || input[target] === stored[target])
   const ids = unchanged ? targets : await targetIds(ctx, draft)
-  await ctx.em.execute(
-    `update budgets set ${STORED_COLUMNS.map((column) => `${column} = ?${column === 'alert_thresholds' ? '::jsonb' : ''}`).join(', ')}, updated_at = now() where id = ?`,
-    [...storedValues(draft, ids), id],
-  )
+  await ctx.em.transactional(async (em) => {
+    await em.execute(
+      `update budgets set ${STORED_COLUMNS.map((column) => `${column} = ?${column === 'alert_thresholds' ? '::jsonb' : ''}`).join(', ')}, updated_at = now() where id = ?`,
+      [...storedValues(draft, ids), id],
+    )
+    const changes = fieldChanges({ ...stored }, { ...draft })
+    await audit(em, ctx, { action: 'budget.update', resource: { type: 'budget', uuid: input.budget_uuid }, changes })
+  })
   return readBudget(ctx, id)
 }
 
@@ -192,5 +215,8 @@ export async function update(ctx: ResourceCtx, input: TUpdateBudgetInput): Promi
 export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
   requireManager(ctx)
   const { id } = await requireBudget(ctx, uuid)
-  await ctx.em.execute('delete from budgets where id = ?', [id])
+  await ctx.em.transactional(async (em) => {
+    const deleted = await em.execute<{ id: number }[]>('delete from budgets where id = ? returning id', [id])
+    if (deleted.length > 0) await audit(em, ctx, { action: 'budget.delete', resource: { type: 'budget', uuid } })
+  })
 }

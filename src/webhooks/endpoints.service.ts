@@ -4,6 +4,7 @@
  * workspace's endpoint is a 404). The signing secret is answered once, by create and
  * rotate-secret; it is stored sealed with the service key.
  */
+import { audit, fieldChanges } from '../access/audit.ts'
 import { uuidv7 } from 'uuidv7'
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import { checkOutboundUrl, type UrlProblem } from '../platform/outbound-url.ts'
@@ -90,22 +91,36 @@ export async function create(ctx: ResourceCtx, input: TCreateWebhookEndpointInpu
   const uuid = uuidv7()
   const secret = newSecret()
   const sealed = sealSecret(ctx.config, uuid, secret)
-  const [row] = await ctx.em.execute<{ id: number }[]>(
-    `insert into webhook_endpoints (uuid, workspace_id, user_id, url, description, event_types, is_active, secret_ciphertext, secret_key_id, created_at, updated_at)
-     values (?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, now(), now()) returning id::float8 as id`,
-    [
-      uuid,
-      ctx.workspace.workspace.id,
-      ctx.auth.user.id,
-      url,
-      input.description ?? null,
-      JSON.stringify(input.event_types),
-      input.is_active,
-      sealed.ciphertext,
-      sealed.keyId,
-    ],
-  )
-  return { data: { ...(await readEndpoint(ctx, Number(row.id))), secret } }
+  const id = await ctx.em.transactional(async (em) => {
+    const [row] = await em.execute<{ id: number }[]>(
+      `insert into webhook_endpoints (uuid, workspace_id, user_id, url, description, event_types, is_active, secret_ciphertext, secret_key_id, created_at, updated_at)
+       values (?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, now(), now()) returning id::float8 as id`,
+      [
+        uuid,
+        ctx.workspace.workspace.id,
+        ctx.auth.user.id,
+        url,
+        input.description ?? null,
+        JSON.stringify(input.event_types),
+        input.is_active,
+        sealed.ciphertext,
+        sealed.keyId,
+      ],
+    )
+    await audit(em, ctx, {
+      action: 'webhook_endpoint.create',
+      resource: { type: 'webhook_endpoint', uuid },
+      changes: fieldChanges(null, {
+        url,
+        description: input.description ?? null,
+        event_types: input.event_types,
+        is_active: input.is_active,
+        secret,
+      }),
+    })
+    return Number(row.id)
+  })
+  return { data: { ...(await readEndpoint(ctx, id)), secret } }
 }
 
 /** One endpoint. @throws ForbiddenError, NotFoundError */
@@ -120,8 +135,15 @@ export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<{ data: 
 export async function update(ctx: ResourceCtx, input: TUpdateWebhookEndpointInput): Promise<{ data: TWebhookEndpoint }> {
   const id = await requireEndpoint(ctx, input.endpoint_uuid)
   const url = input.url === undefined ? null : await checkUrl(ctx, input.url)
-  await ctx.em.execute(
-    `update webhook_endpoints set url = coalesce(?, url),
+  await ctx.em.transactional(async (em) => {
+    const read = () =>
+      em.execute<Record<string, unknown>[]>(
+        `select url, description, event_types, is_active from webhook_endpoints where id = ? for update`,
+        [id],
+      )
+    const [before] = await read()
+    await em.execute(
+      `update webhook_endpoints set url = coalesce(?, url),
        description = case when ? then ? else description end,
        event_types = coalesce(?::jsonb, event_types),
        is_active = coalesce(?, is_active),
@@ -129,24 +151,35 @@ export async function update(ctx: ResourceCtx, input: TUpdateWebhookEndpointInpu
        failing_since = case when ? and not is_active then null else failing_since end,
        updated_at = now()
      where id = ?`,
-    [
-      url,
-      input.description !== undefined,
-      input.description ?? null,
-      input.event_types ? JSON.stringify(input.event_types) : null,
-      input.is_active ?? null,
-      input.is_active === true,
-      input.is_active === true,
-      id,
-    ],
-  )
+      [
+        url,
+        input.description !== undefined,
+        input.description ?? null,
+        input.event_types ? JSON.stringify(input.event_types) : null,
+        input.is_active ?? null,
+        input.is_active === true,
+        input.is_active === true,
+        id,
+      ],
+    )
+    const [after] = await read()
+    const changes = fieldChanges(before, after)
+    await audit(em, ctx, {
+      action: 'webhook_endpoint.update',
+      resource: { type: 'webhook_endpoint', uuid: input.endpoint_uuid },
+      changes,
+    })
+  })
   return { data: await readEndpoint(ctx, id) }
 }
 
 /** Deletes an endpoint with its deliveries (pending ones are never attempted). @throws ForbiddenError, NotFoundError */
 export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
   const id = await requireEndpoint(ctx, uuid)
-  await ctx.em.execute('delete from webhook_endpoints where id = ?', [id])
+  await ctx.em.transactional(async (em) => {
+    const deleted = await em.execute<{ id: number }[]>('delete from webhook_endpoints where id = ? returning id', [id])
+    if (deleted.length > 0) await audit(em, ctx, { action: 'webhook_endpoint.delete', resource: { type: 'webhook_endpoint', uuid } })
+  })
 }
 
 /**
@@ -157,12 +190,19 @@ export async function rotateSecret(ctx: ResourceCtx, uuid: string): Promise<{ da
   const id = await requireEndpoint(ctx, uuid)
   const secret = newSecret()
   const sealed = sealSecret(ctx.config, uuid, secret)
-  await ctx.em.execute(
-    `update webhook_endpoints set previous_secret_ciphertext = secret_ciphertext, previous_secret_key_id = secret_key_id,
-       previous_secret_expires_at = now() + make_interval(hours => ?), secret_ciphertext = ?, secret_key_id = ?, updated_at = now()
-     where id = ?`,
-    [PREVIOUS_SECRET_HOURS, sealed.ciphertext, sealed.keyId, id],
-  )
+  await ctx.em.transactional(async (em) => {
+    await em.execute(
+      `update webhook_endpoints set previous_secret_ciphertext = secret_ciphertext, previous_secret_key_id = secret_key_id,
+         previous_secret_expires_at = now() + make_interval(hours => ?), secret_ciphertext = ?, secret_key_id = ?, updated_at = now()
+       where id = ?`,
+      [PREVIOUS_SECRET_HOURS, sealed.ciphertext, sealed.keyId, id],
+    )
+    await audit(em, ctx, {
+      action: 'webhook_endpoint.rotate_secret',
+      resource: { type: 'webhook_endpoint', uuid },
+      changes: { secret: { from: 'previous', to: secret } },
+    })
+  })
   return { data: { ...(await readEndpoint(ctx, id)), secret } }
 }
 

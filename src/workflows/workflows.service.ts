@@ -203,12 +203,10 @@ export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
 
 /** `POST /api/v1/workflows/{workflow_uuid}/favorite`: idempotent. */
 export async function favorite(ctx: ResourceCtx, uuid: string): Promise<void> {
-  const { id } = await requireResource(ctx, 'workflows', LABEL, uuid, 'read')
-  await addFavorite(ctx, 'workflows', id)
+  await addFavorite(ctx, 'workflows', await requireResource(ctx, 'workflows', LABEL, uuid, 'read'))
 }
 
 /** `DELETE /api/v1/workflows/{workflow_uuid}/favorite`: idempotent. */
 export async function unfavorite(ctx: ResourceCtx, uuid: string): Promise<void> {
-  const { id } = await requireResource(ctx, 'workflows', LABEL, uuid, 'read')
-  await removeFavorite(ctx, 'workflows', id)
+  await removeFavorite(ctx, 'workflows', await requireResource(ctx, 'workflows', LABEL, uuid, 'read'))
 }
