@@ -208,7 +208,10 @@ describe('bad input on every REST endpoint (docs/api/conventions.md)', () => {
       // A webhook endpoint (its host never resolves: attempts fail quietly) and the delivery of a ping.
       const endpoint = await post('/api/v1/webhook-endpoints', { url: `https://${tag}.test/hooks`, event_types: ['run.failed'] })
       const ping = await expectStatus(202, 'POST', `/api/v1/webhook-endpoints/${endpoint.uuid}/ping`, { token: user.token })
+      // The newest event of the workspace's audit log (the endpoint's creation).
+      const [auditEvent] = await expectStatus(200, 'GET', '/api/v1/audit-events?per_page=1', { token: user.token })
       return {
+        audit_event_uuid: auditEvent.uuid as string,
         endpoint_uuid: endpoint.uuid as string,
         delivery_uuid: ping.uuid as string,
         budget_uuid: budget.uuid as string,

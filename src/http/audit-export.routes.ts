@@ -67,6 +67,7 @@ export const AUDIT_EXPORT_OPENAPI_PATHS = {
       tags: ['Audit'],
       security: [{ bearerAuth: [] }],
       parameters: [{ $ref: '#/components/parameters/ServiceAuthorization' }],
+      requestParams: { query: AuditEventExportInput },
       responses: {
         '200': { description: 'application/x-ndjson: one audit event per line' },
         '400': { description: 'A filter that is not valid (named in `issues`)' },

@@ -24,7 +24,9 @@ export class Migration20261129020000_audit_events extends Migration {
       "changes" jsonb null);`)
     this.addSql(`alter table "audit_events" add constraint "audit_events_uuid_unique" unique ("uuid");`)
     this.addSql(`create index "audit_events_workspace_index" on "audit_events" ("workspace_id", "id");`)
-    this.addSql(`create index "audit_events_resource_index" on "audit_events" ("workspace_id", "resource_type", "resource_uuid", "id");`)
+    // A resource's uuid names it whatever its type: its events are one range without the type.
+    this.addSql(`create index "audit_events_resource_index" on "audit_events" ("workspace_id", "resource_uuid", "id");`)
+    this.addSql(`create index "audit_events_resource_type_index" on "audit_events" ("workspace_id", "resource_type", "id");`)
     this.addSql(`create index "audit_events_action_index" on "audit_events" ("workspace_id", "action" text_pattern_ops, "id");`)
     this.addSql(`create index "audit_events_actor_index" on "audit_events" ("workspace_id", "actor_user_id", "id");`)
     this.addSql(`create index "audit_events_occurred_at_index" on "audit_events" ("occurred_at");`)
