@@ -64,6 +64,8 @@ describeConsole('web console: agent versions', (t) => {
     expect((await api(owner, 'GET', `/agents/${uuid}/versions/2`)).data.note).toBeNull()
     await note.fill('Tightened the wording')
     await row(2).getByRole('button', { name: 'Save note' }).click()
+    // Saved: the form closes (the text alone may be found in the textarea before the answer is back).
+    await note.waitFor({ state: 'detached' })
     await row(2).getByText('Tightened the wording').waitFor()
     expect((await api(owner, 'GET', `/agents/${uuid}/versions/2`)).data.note).toBe('Tightened the wording')
 
