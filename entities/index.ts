@@ -17,6 +17,7 @@ import { Prompt } from './prompt.entity.ts'
 import { Provider } from './provider.entity.ts'
 import { Run, RunApproval, RunEvent } from './run.entity.ts'
 import { Share } from './share.entity.ts'
+import { OidcLoginCode, OidcState, UserIdentity } from './sso.entity.ts'
 import { Thread } from './thread.entity.ts'
 import { Tool } from './tool.entity.ts'
 import { User, Workspace } from './user-workspace.entity.ts'
@@ -49,6 +50,8 @@ export {
   Media,
   Memory,
   Message,
+  OidcLoginCode,
+  OidcState,
   OutboxEvent,
   Prompt,
   Provider,
@@ -60,6 +63,7 @@ export {
   Tool,
   UsageDaily,
   User,
+  UserIdentity,
   WebhookDelivery,
   WebhookEndpoint,
   Workflow,
@@ -90,6 +94,7 @@ export * from './prompt.entity.ts'
 export * from './provider.entity.ts'
 export * from './run.entity.ts'
 export * from './share.entity.ts'
+export * from './sso.entity.ts'
 export * from './thread.entity.ts'
 export * from './tool.entity.ts'
 export * from './usage.entity.ts'
@@ -146,6 +151,9 @@ export type EntityDefinition =
   | typeof WebhookEndpoint
   | typeof WebhookDelivery
   | typeof IdempotencyKey
+  | typeof UserIdentity
+  | typeof OidcState
+  | typeof OidcLoginCode
 
 /** Typed as the ORM takes them: the inferred tuple type is too long for declaration emit (docs/api/clients.md). */
 export const entities: EntitySchema[] = [
@@ -190,4 +198,7 @@ export const entities: EntitySchema[] = [
   WebhookEndpoint,
   WebhookDelivery,
   IdempotencyKey,
+  UserIdentity,
+  OidcState,
+  OidcLoginCode,
 ]

@@ -20,7 +20,12 @@ export const authRouter = router({
     .mutation(({ ctx, input }) => auth.signUp(ctx, input)),
 
   signIn: publicProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/v1/auth/sign-in', tags: ['Authentication'], summary: 'Exchange e-mail and password for a basic token', protect: false }, rateLimited: true })
+    .meta({
+      openapi: { method: 'POST', path: '/api/v1/auth/sign-in', tags: ['Authentication'], summary: 'Exchange e-mail and password for a basic token', protect: false },
+      rateLimited: true,
+      // PASSWORD_SIGN_IN=false (docs/api/sso.md).
+      errorStatuses: [403],
+    })
     .use(signInLimit)
     .input(SignInInput)
     .output(SignInResponse)

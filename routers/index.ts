@@ -28,10 +28,12 @@ import { commandRoomRouter } from './command-room.router.ts'
 import { budgetsRouter, usageRouter } from './usage.router.ts'
 import { webhooksRouter } from './webhooks.router.ts'
 import { auditRouter } from './audit.router.ts'
+import { ssoRouter } from './sso.router.ts'
 
 export const appRouter = router({
   system: systemRouter,
   auth: authRouter,
+  sso: ssoRouter,
   user: userRouter,
   accessTokens: accessTokensRouter,
   workspaces: workspacesRouter,

@@ -6,7 +6,7 @@ import type { ComponentType } from 'react'
 import { createBrowserRouter, Navigate } from 'react-router'
 import { Shell } from './ui/Shell.tsx'
 import { RouteError } from './ui/states.tsx'
-import { SignIn, SignUp } from './screens/auth/AuthScreens.tsx'
+import { OidcCallback, SignIn, SignUp } from './screens/auth/AuthScreens.tsx'
 
 /** A route whose component is its module's default export, loaded on first visit. */
 const lazy = (load: () => Promise<{ default: ComponentType }>) => () => load().then((module) => ({ Component: module.default }))
@@ -14,6 +14,7 @@ const lazy = (load: () => Promise<{ default: ComponentType }>) => () => load().t
 export const router = createBrowserRouter(
   [
     { path: '/sign-in', element: <SignIn />, errorElement: <RouteError /> },
+    { path: '/sign-in/oidc', element: <OidcCallback />, errorElement: <RouteError /> },
     { path: '/sign-up', element: <SignUp />, errorElement: <RouteError /> },
     {
       path: '/',

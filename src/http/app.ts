@@ -2,7 +2,7 @@
  * The one HTTP server (docs/architecture.md): Fastify with what every surface shares (request
  * ids, JSON bodies, error answers, draining and closing), and each surface as a plugin of its
  * own: probes, documentation, `/trpc` (HTTP and WebSocket), the REST surface, uploads, run event
- * streams and workflow webhooks.
+ * streams, single sign-on's redirects and workflow webhooks.
  */
 import type { ServerResponse } from 'node:http'
 import Fastify, { type FastifyInstance } from 'fastify'
@@ -27,6 +27,7 @@ import { probesPlugin } from './probes.plugin.ts'
 import { requestIdOf, type CreateContext } from './request-context.ts'
 import { restPlugin } from './rest.plugin.ts'
 import { runEventsRoutes } from './run-events.routes.ts'
+import { ssoRoutes } from './sso.routes.ts'
 import { auditExportRoutes } from './audit-export.routes.ts'
 import { trpcPlugin } from './trpc.plugin.ts'
 import { webhookRoutes } from './webhook.routes.ts'
@@ -168,6 +169,8 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
   // Run events for REST clients: Server-Sent Events, no JSON procedure.
   await app.register(runEventsRoutes, { createContext, draining: draining.signal })
   await app.register(auditExportRoutes, { createContext })
+  // Single sign-on's browser round trip: redirects, no JSON procedure.
+  await app.register(ssoRoutes, { createContext })
   // The OpenAI-compatible API: plain routes with OpenAI's error shape (docs/api/openai.md).
   await app.register(openAiRoutes, { prefix: '/api/v1/openai', createContext, draining: draining.signal })
   // Workflow webhooks: any content type, raw body kept for signatures.

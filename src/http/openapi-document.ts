@@ -17,6 +17,7 @@ import { pathAliases } from './path-aliases.ts'
 import { RUN_EVENTS_OPENAPI_PATHS } from './run-events.routes.ts'
 import { WEBHOOK_OPENAPI_PATHS } from './webhook.routes.ts'
 import { AUDIT_EXPORT_OPENAPI_PATHS } from './audit-export.routes.ts'
+import { SSO_OPENAPI_PATHS } from './sso.routes.ts'
 import {
   COMPONENT_HEADERS,
   COMPONENT_PARAMETERS,
@@ -38,7 +39,7 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
 /** Every tag the operations use, with what it groups. */
 export const TAG_DESCRIPTIONS: Record<string, string> = {
   System: 'Liveness of the API process (no database).',
-  Authentication: 'Sign-up, sign-in and logout (docs/api/authentication.md).',
+  Authentication: 'Sign-up, sign-in, single sign-on and logout (docs/api/authentication.md, docs/api/sso.md).',
   User: 'The signed-in user and their current token.',
   'Access tokens': "The caller's personal access tokens; a read-only token may only read.",
   Workspaces: 'Workspaces, their members and their metrics (docs/api/tenancy.md).',
@@ -311,8 +312,14 @@ function buildDocument(baseUrl: string): OpenAPIObject {
     securitySchemes: {
       bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token from sign-in or an access token (docs/api/authentication.md).' },
     },
-    // The upload, download, event stream and webhook routes are plain Fastify routes beside the procedures.
-    paths: { ...MEDIA_OPENAPI_PATHS, ...RUN_EVENTS_OPENAPI_PATHS, ...WEBHOOK_OPENAPI_PATHS, ...AUDIT_EXPORT_OPENAPI_PATHS },
+    // The upload, download, event stream, webhook and single sign-on routes are plain Fastify routes beside the procedures.
+    paths: {
+      ...MEDIA_OPENAPI_PATHS,
+      ...RUN_EVENTS_OPENAPI_PATHS,
+      ...WEBHOOK_OPENAPI_PATHS,
+      ...AUDIT_EXPORT_OPENAPI_PATHS,
+      ...SSO_OPENAPI_PATHS,
+    },
   })
   declareOperations(doc)
   declareAliases(doc)

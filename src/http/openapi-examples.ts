@@ -84,8 +84,10 @@ export function errorExample(status: number, path: string): Record<string, unkno
     case 401:
       return answer('UNAUTHORIZED', 'Missing bearer token')
     case 403:
+      if (path === '/api/v1/auth/sign-in') return answer('FORBIDDEN', 'Password sign-in is disabled on this server; use single sign-on')
       return answer('FORBIDDEN', 'This token is read-only')
     case 404: {
+      if (path.startsWith('/api/v1/auth/oidc')) return answer('NOT_FOUND', 'Single sign-on not found')
       // The innermost resource of the path is the one not found; a path without one names the input's workspace.
       const label = parameters.length ? parameters.map((name) => NOT_FOUND_LABELS[name]).findLast(Boolean) : 'Workspace'
       return label ? answer('NOT_FOUND', `${label} not found`) : undefined

@@ -24,6 +24,7 @@ import { Migration20261128190000_agent_versions } from './Migration2026112819000
 import { Migration20261128200000_webhooks } from './Migration20261128200000_webhooks.ts'
 import { Migration20261128203000_idempotency } from './Migration20261128203000_idempotency.ts'
 import { Migration20261129000000_webhook_leases } from './Migration20261129000000_webhook_leases.ts'
+import { Migration20261129010000_sso } from './Migration20261129010000_sso.ts'
 import { Migration20261129020000_audit_events } from './Migration20261129020000_audit_events.ts'
 
 export const migrationsList: { name: string; class: Constructor<Migration> }[] = [
@@ -50,5 +51,6 @@ export const migrationsList: { name: string; class: Constructor<Migration> }[] =
   { name: 'Migration20261128200000_webhooks', class: Migration20261128200000_webhooks },
   { name: 'Migration20261128203000_idempotency', class: Migration20261128203000_idempotency },
   { name: 'Migration20261129000000_webhook_leases', class: Migration20261129000000_webhook_leases },
+  { name: 'Migration20261129010000_sso', class: Migration20261129010000_sso },
   { name: 'Migration20261129020000_audit_events', class: Migration20261129020000_audit_events },
 ]

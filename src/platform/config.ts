@@ -54,6 +54,25 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Whether `POST /api/v1/auth/sign-up` is open. */
   SIGN_UP_ENABLED: bool.default(true),
+  /** Whether `POST /api/v1/auth/sign-in` accepts e-mail and password (docs/api/sso.md; off: 403). */
+  PASSWORD_SIGN_IN: bool.default(true),
+  /** Issuer URL of the OpenID Connect provider (docs/api/sso.md); single sign-on is on when this and OIDC_CLIENT_ID are set. */
+  OIDC_ISSUER: z.url({ protocol: /^https?$/ }).optional(),
+  /** This service's client id at the provider. */
+  OIDC_CLIENT_ID: z.string().min(1).max(255).optional(),
+  /** This service's client secret at the provider; unset for a public client (PKCE only). Never logged or answered. */
+  OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  /** Scopes asked of the provider, space-separated; must include `openid`. */
+  OIDC_SCOPES: z
+    .string()
+    .regex(/(^|\s)openid(\s|$)/, 'must include the scope "openid"')
+    .default('openid email profile'),
+  /** The label of the sign-in button (`GET /api/v1/auth/providers`). */
+  OIDC_NAME: z.string().trim().min(1).max(80).default('Single sign-on'),
+  /** Whether a provider's user with no account here gets one (a user and their primary workspace). */
+  OIDC_ALLOW_SIGN_UP: bool.default(true),
+  /** Let OIDC_ISSUER be an `http:` URL (development and tests only: tokens would travel in clear). */
+  OIDC_ALLOW_HTTP: bool.default(false),
   /** Lifetime of a basic (sign-in) token in days. */
   BASIC_TOKEN_TTL_DAYS: int(1, 3650).default(30),
   /** Trusted integrating services as `service_id:key` pairs separated by commas (docs/api/authentication.md). */
@@ -162,6 +181,10 @@ export interface Config {
   previousAppKeys: Buffer[]
   logLevel: string
   signUpEnabled: boolean
+  /** Whether e-mail and password sign-in is open (PASSWORD_SIGN_IN). */
+  passwordSignIn: boolean
+  /** OpenID Connect sign-in (docs/api/sso.md), null when OIDC_ISSUER or OIDC_CLIENT_ID is unset. */
+  oidc: OidcConfig | null
   basicTokenTtlDays: number
   /** service key -> service_id */
   serviceKeys: Map<string, string>
@@ -212,6 +235,23 @@ export interface Config {
   audit: { retentionDays: number }
 }
 
+/** The OpenID Connect provider this service signs users in with (docs/api/sso.md). */
+export interface OidcConfig {
+  issuer: string
+  clientId: string
+  /**
+   * Not enumerable: a logged, serialised or inspected configuration leaves it out; only the
+   * client authentication of src/sso reads it.
+   */
+  readonly clientSecret: string | undefined
+  /** Space-separated, `openid` among them. */
+  scopes: string
+  /** The sign-in button's label. */
+  name: string
+  allowSignUp: boolean
+  allowHttp: boolean
+}
+
 /** Thrown for a bad environment; the message names the variable and never echoes its value. */
 export class ConfigError extends Error {
   override name = 'ConfigError'
@@ -241,6 +281,31 @@ function parsePreviousKeys(raw: string | undefined): Buffer[] {
     }
     return Buffer.from(value.slice('base64:'.length), 'base64')
   })
+}
+
+/**
+ * The provider's settings, or null when single sign-on is off (neither OIDC_ISSUER nor
+ * OIDC_CLIENT_ID set). One without the other, or an `http:` issuer without OIDC_ALLOW_HTTP, is a
+ * mistake that would only show at the first sign-in, so it stops start-up instead.
+ */
+function oidcConfig(e: z.infer<typeof EnvSchema>): OidcConfig | null {
+  if (!e.OIDC_ISSUER && !e.OIDC_CLIENT_ID) return null
+  if (!e.OIDC_ISSUER) throw new ConfigError('OIDC_ISSUER: required when OIDC_CLIENT_ID is set')
+  if (!e.OIDC_CLIENT_ID) throw new ConfigError('OIDC_CLIENT_ID: required when OIDC_ISSUER is set')
+  if (new URL(e.OIDC_ISSUER).protocol === 'http:' && !e.OIDC_ALLOW_HTTP) {
+    throw new ConfigError('OIDC_ISSUER: must be an https URL (OIDC_ALLOW_HTTP=true allows http, for development and tests)')
+  }
+  const oidc: OidcConfig = {
+    issuer: e.OIDC_ISSUER,
+    clientId: e.OIDC_CLIENT_ID,
+    clientSecret: e.OIDC_CLIENT_SECRET,
+    scopes: e.OIDC_SCOPES.trim().split(/\s+/).join(' '),
+    name: e.OIDC_NAME,
+    allowSignUp: e.OIDC_ALLOW_SIGN_UP,
+    allowHttp: e.OIDC_ALLOW_HTTP,
+  }
+  Object.defineProperty(oidc, 'clientSecret', { enumerable: false })
+  return oidc
 }
 
 /** Reads DATA_DIR/app.key, creating it with a fresh random key on the first embedded start. */
@@ -284,6 +349,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     previousAppKeys: parsePreviousKeys(e.APP_PREVIOUS_KEYS),
     logLevel: e.LOG_LEVEL,
     signUpEnabled: e.SIGN_UP_ENABLED,
+    passwordSignIn: e.PASSWORD_SIGN_IN,
+    oidc: oidcConfig(e),
     basicTokenTtlDays: e.BASIC_TOKEN_TTL_DAYS,
     serviceKeys: parseServiceKeys(e.SERVICE_KEYS),
     signIn: {

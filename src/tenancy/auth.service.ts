@@ -8,17 +8,25 @@ import { AccessToken, User, Workspace, WorkspaceMember, type WorkspaceRole } fro
 import { ForbiddenError, UnauthorizedError, ValidationError } from '../platform/errors.ts'
 import { toUser, type UserRow, type WorkspaceRow } from '../access/user-workspace.schema.ts'
 import { usersInScope } from '../access/resource-access.ts'
-import { prepared, queries } from '../platform/db.ts'
+import { prepared, queries, type Em } from '../platform/db.ts'
 import { authCacheKey } from '../platform/auth-cache.ts'
 import { unprefix, userColumns, workspaceColumns, toDate } from '../platform/sql.ts'
 import { hashToken, newToken } from '../platform/tokens.ts'
 import { uniqueSlug } from '../platform/slugs.ts'
-import { audit, auditAlone, type AuditActor } from '../access/audit.ts'
+import { audit, auditAlone, type AuditActor, type Changes } from '../access/audit.ts'
 
 /** argon2id with the OWASP parameters (19 MiB, 2 passes). */
 const ARGON2 = { algorithm: 2, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const
 /** Verified against when the e-mail is unknown, so both failures take the same time. */
 const DUMMY_HASH = await argon2Hash('not-a-real-password', ARGON2)
+
+/**
+ * The `password_hash` of a user who has no password (made by single sign-on, docs/api/sso.md).
+ * The column is not nullable, and this is no argon2 hash (those start with `$argon2`), so no
+ * password can match it: sign-in treats it as a wrong password without verifying anything
+ * against it (argon2 would throw on it).
+ */
+export const NO_PASSWORD = '!no-password'
 
 /** Hashes a password with argon2id. */
 export const hashPassword = (password: string) => argon2Hash(password, ARGON2)
@@ -172,7 +180,11 @@ async function issueBasicToken(ctx: ServiceCtx, userId: number, method: string):
   return { plaintext: token.plaintext, expiresAt }
 }
 
-async function signedIn(ctx: ServiceCtx, userId: number, method: string): Promise<SignInResult> {
+/**
+ * Issues a basic token of user `userId` and answers it as sign-in does (docs/api/authentication.md),
+ * with its `auth.sign_in` event; `method` says how they signed in (`password`, `oidc`).
+ */
+export async function signedIn(ctx: ServiceCtx, userId: number, method: string): Promise<SignInResult> {
   const { plaintext, expiresAt } = await issueBasicToken(ctx, userId, method)
   const [row] = await ctx.em.execute(
     `select ${userColumns('u', 'u_')}, ${workspaceColumns('w', 'w_')} from users u
@@ -201,10 +213,53 @@ export interface SignUpInput {
 }
 
 /** Splits a display name into first and last name at the first space. */
-function splitName(name: string): { first: string; last: string } {
+export function splitName(name: string): { first: string; last: string } {
   const trimmed = name.trim()
   const space = trimmed.indexOf(' ')
   return space < 0 ? { first: trimmed, last: '' } : { first: trimmed.slice(0, space), last: trimmed.slice(space + 1).trim() }
+}
+
+/** A user to create: names and e-mail as stored (trimmed, e-mail lower-cased), and the password's hash. */
+export interface NewUser {
+  name: string
+  firstName: string
+  lastName: string
+  email: string
+  /** An argon2id hash, or {@link NO_PASSWORD} for a user who signs in only through a provider. */
+  passwordHash: string
+}
+
+/**
+ * Creates a user and their primary workspace (they own it, docs/api/tenancy.md) with `em`, which
+ * must be in a transaction, and records their `auth.sign_up` event in it; `changes` adds to the
+ * event's fields (how they signed up). Sign-up and single sign-on (docs/api/sso.md) both make
+ * users through here.
+ * @returns the new user's id.
+ * @throws the insert's error when the e-mail is taken in the scope (a unique index), which rolls
+ *   the transaction back.
+ */
+export async function createUserWithWorkspace(em: Em, ctx: ServiceCtx, input: NewUser, changes: Changes = {}): Promise<number> {
+  const user = em.create(User, { ...input, serviceId: ctx.serviceId, primaryWorkspace: null })
+  await em.flush()
+  const workspaceName = `${user.firstName || user.name}'s Workspace`
+  const workspace = em.create(Workspace, {
+    name: workspaceName,
+    slug: await uniqueSlug(em, workspaceName),
+    serviceId: ctx.serviceId,
+    user,
+    metadata: {},
+  })
+  em.create(WorkspaceMember, { workspace, user, role: 'owner' })
+  user.primaryWorkspace = workspace
+  await em.flush()
+  await audit(em, ctx, {
+    action: 'auth.sign_up',
+    actor: signInActor(ctx, user.id, null),
+    workspaceId: workspace.id,
+    resource: { type: 'user', id: user.id },
+    changes: { name: { from: null, to: user.name }, email: { from: null, to: user.email }, ...changes },
+  })
+  return user.id
 }
 
 /**
@@ -218,49 +273,30 @@ export async function signUp(ctx: ServiceCtx, input: SignUpInput): Promise<SignI
   if (taken) throw new ValidationError(['email'], 'The email has already been taken')
   const split = splitName(input.name)
   const passwordHash = await hashPassword(input.password)
-  const userId = await ctx.em.transactional(async (em) => {
-    const user = em.create(User, {
-      name: input.name.trim(),
-      firstName: input.first_name?.trim() ?? split.first,
-      lastName: input.last_name?.trim() ?? split.last,
-      email,
-      passwordHash,
-      serviceId: ctx.serviceId,
-      primaryWorkspace: null,
-    })
-    await em.flush()
-    const workspaceName = `${user.firstName || user.name}'s Workspace`
-    const workspace = em.create(Workspace, {
-      name: workspaceName,
-      slug: await uniqueSlug(em, workspaceName),
-      serviceId: ctx.serviceId,
-      user,
-      metadata: {},
-    })
-    em.create(WorkspaceMember, { workspace, user, role: 'owner' })
-    user.primaryWorkspace = workspace
-    await em.flush()
-    await audit(em, ctx, {
-      action: 'auth.sign_up',
-      actor: signInActor(ctx, user.id, null),
-      workspaceId: workspace.id,
-      resource: { type: 'user', id: user.id },
-      changes: { name: { from: null, to: user.name }, email: { from: null, to: email }, password: { from: null, to: input.password } },
-    })
-    return user.id
-  })
+  const newUser: NewUser = {
+    name: input.name.trim(),
+    firstName: input.first_name?.trim() ?? split.first,
+    lastName: input.last_name?.trim() ?? split.last,
+    email,
+    passwordHash,
+  }
+  const userId = await ctx.em.transactional((em) =>
+    createUserWithWorkspace(em, ctx, newUser, { password: { from: null, to: input.password } }),
+  )
   return signedIn(ctx, userId, 'password')
 }
 
 /**
- * Checks e-mail and password and issues a basic token. Unknown e-mail and wrong password answer
- * the same 401 after the same work.
- * @throws UnauthorizedError on bad credentials.
+ * Checks e-mail and password and issues a basic token. Unknown e-mail, wrong password and a user
+ * without a password (made by single sign-on) answer the same 401 after the same work.
+ * @throws ForbiddenError when PASSWORD_SIGN_IN=false (docs/api/sso.md); UnauthorizedError on bad credentials.
  */
 export async function signIn(ctx: ServiceCtx, input: { email: string; password: string }): Promise<SignInResult> {
+  if (!ctx.config.passwordSignIn) throw new ForbiddenError('Password sign-in is disabled on this server; use single sign-on')
   const email = input.email.trim().toLowerCase()
   const row = await usersInScope(ctx).select(['id', 'password_hash']).where('email', '=', email).executeTakeFirst()
-  const valid = await argon2Verify(row?.password_hash ?? DUMMY_HASH, input.password)
+  const hasPassword = row !== undefined && row.password_hash !== NO_PASSWORD
+  const valid = (await argon2Verify(hasPassword ? row.password_hash : DUMMY_HASH, input.password)) && hasPassword
   if (!row || !valid) {
     // Kept for both; an unknown e-mail belongs to no workspace, so no list shows it (docs/api/audit.md).
     await auditAlone(ctx, {

@@ -124,6 +124,8 @@ export function operationsOf(doc: OpenApiDocument): Operation[] {
       // Uploads (multipart) and file downloads are not JSON operations; test/media.test.ts covers them.
       if (operation.requestBody && !operation.requestBody.content?.['application/json']) continue
       if (method === 'GET' && operation.responses?.['200'] && !operation.responses['200'].content?.['application/json']) continue
+      // Redirects (single sign-on's round trip through the provider) are browser navigations; test/sso.test.ts covers them.
+      if (method === 'GET' && !operation.responses?.['200'] && operation.responses?.['302']) continue
       const params = operation.parameters ?? []
       operations.push({
         id: operation.operationId ?? `${method} ${path}`,

@@ -1,9 +1,11 @@
 /**
- * Starting a session: `auth.signIn` and `auth.signUp`, which answer a basic token. On success the
- * token is kept (../../lib/session.tsx's `signedIn`) before the screen's own `onSuccess` runs, so
- * the screen it goes to calls with it. Neither needs a token, and neither touches cached data.
+ * Starting a session: `auth.signIn` and `auth.signUp`, which answer a basic token, and
+ * `sso.token`, which exchanges the one-time code of a single sign-on for one (docs/api/sso.md). On
+ * success the token is kept (../../lib/session.tsx's `signedIn`) before the screen's own
+ * `onSuccess` runs, so the screen it goes to calls with it. None needs a token, and none touches
+ * cached data. `sso.providers` tells the sign-in screen which ways in the server offers.
  */
-import { useMutation } from '@tanstack/react-query'
+import { useMutation, useQuery } from '@tanstack/react-query'
 import type { RouterInputs, RouterOutputs } from '../../lib/api.ts'
 import { signedIn } from '../../lib/session.tsx'
 import { useTRPC, type MutationConfig, updatingCache } from '../../lib/trpc.ts'
@@ -24,6 +26,21 @@ export function useSignIn(config?: MutationConfig<Outputs['signIn'], Inputs['sig
 export function useSignUp(config?: MutationConfig<Outputs['signUp'], Inputs['signUp']>) {
   return useMutation(
     useTRPC().auth.signUp.mutationOptions(
+      updatingCache(config, (answer) => {
+        signedIn(answer.data.access_token)
+      }),
+    ),
+  )
+}
+
+/** How a person may sign in here: `{password, oidc: {name} | null}` (public). */
+export function useProviders() {
+  return useQuery(useTRPC().sso.providers.queryOptions(undefined, { staleTime: Infinity, retry: 1 }))
+}
+
+export function useOidcToken(config?: MutationConfig<RouterOutputs['sso']['token'], RouterInputs['sso']['token']>) {
+  return useMutation(
+    useTRPC().sso.token.mutationOptions(
       updatingCache(config, (answer) => {
         signedIn(answer.data.access_token)
       }),
