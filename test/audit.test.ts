@@ -156,8 +156,13 @@ describe('audit log', () => {
     expect(signUp.workspace_uuid).toBe(samWorkspace)
     expect(signUp.changes?.password).toEqual({ from: null, to: '[redacted]' })
 
+    // Secret-named keys inside a value, in any spelling.
+    const agent = await createAgent({ metadata: { apiKey: 'sk-live-in-metadata', 'x-auth-token': 'tok-in-metadata', team: 'ops' } })
+    const [withSecrets] = (await events(`resource_uuid=${agent.uuid}`)).data
+    expect(withSecrets.changes?.metadata).toEqual({ from: null, to: { apiKey: '[redacted]', 'x-auth-token': '[redacted]', team: 'ops' } })
+
     const stored = JSON.stringify(await t.sql('select * from audit_events'))
-    for (const value of [plaintext, secret, 'correct horse battery staple', samToken]) expect(stored).not.toContain(value)
+    for (const value of [plaintext, secret, 'correct horse battery staple', samToken, 'sk-live-in-metadata', 'tok-in-metadata']) expect(stored).not.toContain(value)
   })
 
   it('records sign-in, failed sign-in and logout in the primary workspace; a failed sign-in of an unknown e-mail in none', async () => {

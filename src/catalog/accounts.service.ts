@@ -8,7 +8,8 @@
 import { LockMode } from '@mikro-orm/core'
 import { accountSealContext as sealContext } from '../platform/account-secrets.ts'
 import { uuidv7 } from 'uuidv7'
-import { Account, Provider } from '../../entities/index.ts'
+import { Account, Provider, type IAccount } from '../../entities/index.ts'
+import { audit, entityFields, fieldChanges } from '../access/audit.ts'
 import { listScopeSql, requireResource } from '../access/resource-access.ts'
 import type { Config } from '../platform/config.ts'
 import { queries, type Em } from '../platform/db.ts'
@@ -96,20 +97,42 @@ function sealedColumns(keyring: Keyring, uuid: string, secret: string | null) {
 export async function create(ctx: ResourceCtx, input: TCreateAccountInput): Promise<{ data: TAccount }> {
   const providerId = await usableProvider(ctx, input.provider_uuid, ['provider_uuid'])
   const uuid = uuidv7()
-  const account = ctx.em.create(Account, {
-    uuid,
-    name: input.name,
-    provider: providerId,
-    visibility: input.visibility ?? 'private',
-    ...sealedColumns(keyringOf(ctx.config), uuid, input.secret ?? null),
-    baseUrl: input.base_url ?? null,
-    metadata: input.metadata ?? {},
-    user: ctx.auth.user.id,
-    workspace: ctx.workspace.workspace.id,
+  const id = await ctx.em.transactional(async (em) => {
+    const account = em.create(Account, {
+      uuid,
+      name: input.name,
+      provider: providerId,
+      visibility: input.visibility ?? 'private',
+      ...sealedColumns(keyringOf(ctx.config), uuid, input.secret ?? null),
+      baseUrl: input.base_url ?? null,
+      metadata: input.metadata ?? {},
+      user: ctx.auth.user.id,
+      workspace: ctx.workspace.workspace.id,
+    })
+    await em.flush()
+    await audit(em, ctx, {
+      action: 'account.create',
+      resource: { type: 'account', uuid },
+      changes: fieldChanges(null, auditedFields(account, input.provider_uuid)),
+    })
+    return account.id
   })
-  await ctx.em.flush()
-  return load(ctx, account.id)
+  return load(ctx, id)
 }
+
+/** An account's fields the audit log records (docs/api/audit.md), besides its provider and its secret. */
+const AUDITED = ['name', 'visibility', 'baseUrl', 'metadata'] as const
+
+/**
+ * An account's fields as the audit log records them, its provider by uuid. The secret is given as
+ * its ciphertext, under `secret`: the log redacts it, and a new secret differs from the old one
+ * (each seal is random), so setting, replacing and removing it each show.
+ */
+const auditedFields = (account: IAccount, providerUuid: string): Record<string, unknown> => ({
+  ...entityFields(account, AUDITED),
+  provider_uuid: providerUuid,
+  secret: account.secretCiphertext ?? null,
+})
 
 /**
  * Updates an account (write permission): omitted fields kept, `secret: null` removes the secret,
@@ -123,7 +146,9 @@ export async function update(ctx: ResourceCtx, input: TUpdateAccountInput): Prom
   const providerId = input.provider_uuid === undefined ? undefined : await usableProvider(ctx, input.provider_uuid, ['provider_uuid'])
   // Locked, so two concurrent metadata merges cannot lose each other's keys.
   await ctx.em.transactional(async (em) => {
-    const entity = await em.findOneOrFail(Account, access.id, { lockMode: LockMode.PESSIMISTIC_WRITE })
+    const entity = await em.findOneOrFail(Account, access.id, { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['secretCiphertext'] })
+    const provider = await queries(em).selectFrom('providers').select('uuid').where('id', '=', entity.provider.id).executeTakeFirstOrThrow()
+    const before = auditedFields(entity, provider.uuid)
     if (providerId !== undefined && providerId !== entity.provider.id) {
       const bound = await queries(em).selectFrom('agent_tools').select('id').where('account_id', '=', access.id).limit(1).executeTakeFirst()
       if (bound) throw new ConflictError("Agents' tools use this account: unbind it before changing its provider")
@@ -140,6 +165,11 @@ export async function update(ctx: ResourceCtx, input: TUpdateAccountInput): Prom
       entity.secretHint = sealed.secretHint
     }
     await em.flush()
+    await audit(em, ctx, {
+      action: 'account.update',
+      resource: { type: 'account', uuid: access.uuid },
+      changes: fieldChanges(before, auditedFields(entity, input.provider_uuid ?? provider.uuid)),
+    })
   })
   return load(ctx, access.id)
 }
@@ -159,6 +189,7 @@ export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
       .where('id', '=', access.id)
       .execute()
     await db.updateTable('agent_tools').set({ account_id: null }).where('account_id', '=', access.id).execute()
+    await audit(em, ctx, { action: 'account.delete', resource: { type: 'account', uuid: access.uuid } })
   })
 }
 

@@ -13,6 +13,7 @@ import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from
 import type { TMediaUpload } from './media.schema.ts'
 import { mediaUrl } from '../access/user-workspace.schema.ts'
 import type { ResourceCtx } from '../context.ts'
+import { audit, entityFields, fieldChanges } from '../access/audit.ts'
 import type { MediaStorage, StoredObject } from '../platform/storage.ts'
 
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'
@@ -60,7 +61,8 @@ export interface StoredFile {
 /** A client file name as data: no control characters, well-formed, at most 255 characters. */
 function cleanName(name: string | undefined): string {
   // eslint-disable-next-line no-control-regex
-  const cleaned = (name ?? '').replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 255).toWellFormed()
+  const controls = /[\u0000-\u001f\u007f]/g
+  const cleaned = (name ?? '').replace(controls, '').slice(0, 255).toWellFormed()
   return cleaned || 'upload'
 }
 
@@ -182,23 +184,34 @@ async function storedAs(storage: MediaStorage, key: string, mime: string): Promi
   }
 }
 
+/** An upload's fields the audit log records (docs/api/audit.md). */
+const AUDITED = ['key', 'originalName', 'mimeType', 'size'] as const
+
 /**
- * Records a stored file as a `media` row of the request's workspace, owned by the caller.
- * Removes the stored object when the row cannot be written.
+ * Records a stored file as a `media` row of the request's workspace, owned by the caller, with
+ * its audit event. Removes the stored object when the row cannot be written.
  */
 export async function recordUpload(ctx: ResourceCtx, storage: MediaStorage, stored: StoredFile): Promise<{ data: TMediaUpload }> {
   try {
-    const media = ctx.em.create(Media, {
-      key: stored.key,
-      disk: storage.disk,
-      path: stored.key,
-      originalName: stored.originalName,
-      mimeType: stored.mimeType,
-      size: stored.size,
-      user: ctx.auth.user.id,
-      workspace: ctx.workspace.workspace.id,
+    const media = await ctx.em.transactional(async (em) => {
+      const created = em.create(Media, {
+        key: stored.key,
+        disk: storage.disk,
+        path: stored.key,
+        originalName: stored.originalName,
+        mimeType: stored.mimeType,
+        size: stored.size,
+        user: ctx.auth.user.id,
+        workspace: ctx.workspace.workspace.id,
+      })
+      await em.flush()
+      await audit(em, ctx, {
+        action: 'media.create',
+        resource: { type: 'media', uuid: created.uuid },
+        changes: fieldChanges(null, entityFields(created, AUDITED)),
+      })
+      return created
     })
-    await ctx.em.flush()
     return {
       data: {
         uuid: media.uuid,

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto'
 import { Provider, type AuthScheme, type ProviderDriver, type ProviderType } from '../../entities/index.ts'
 import { findResource, listScopeSql, requireResource } from '../access/resource-access.ts'
 import { allows } from '../access/visibility.ts'
+import { audit, entityFields, fieldChanges } from '../access/audit.ts'
 import { LockMode } from '@mikro-orm/core'
 import { queries, type Em } from '../platform/db.ts'
 import { ForbiddenError, ValidationError, type FieldPath } from '../platform/errors.ts'
@@ -29,7 +30,12 @@ import { slugify } from '../platform/slugs.ts'
 import type { ResourceCtx } from '../context.ts'
 import { mergeMetadata } from '../access/metadata.ts'
 
-const SOURCE: ListSource = { from: 'providers p', columns: selectColumns('p', '', PROVIDER_FIELDS), alias: 'p', sorts: nameAndTimeSorts('p') }
+const SOURCE: ListSource = {
+  from: 'providers p',
+  columns: selectColumns('p', '', PROVIDER_FIELDS),
+  alias: 'p',
+  sorts: nameAndTimeSorts('p'),
+}
 
 const toWire = (ctx: ResourceCtx, row: Record<string, unknown>) => toProvider(unprefix<ProviderRow>(row, ''), ctx.auth.user.id)
 
@@ -80,7 +86,10 @@ function checkShape(type: ProviderType, driver: ProviderDriver, scheme: AuthSche
     throw new ValidationError(['driver'], `A provider of type "${type}" uses one of: ${CUSTOM_DRIVERS[type].join(', ')}`)
   }
   if (PARAMETER_SCHEMES.includes(scheme) && !parameter) {
-    throw new ValidationError(['auth_parameter'], `The "${scheme}" auth scheme needs the name of the ${scheme === 'header' ? 'header' : 'query parameter'}`)
+    throw new ValidationError(
+      ['auth_parameter'],
+      `The "${scheme}" auth scheme needs the name of the ${scheme === 'header' ? 'header' : 'query parameter'}`,
+    )
   }
   if (!PARAMETER_SCHEMES.includes(scheme) && parameter) {
     throw new ValidationError(['auth_parameter'], `The "${scheme}" auth scheme takes no auth_parameter`)
@@ -115,6 +124,20 @@ async function freeSlug(ctx: ResourceCtx, workspaceId: number, name: string): Pr
   return candidates.find((slug) => !taken.has(slug)) ?? `${base}-${randomBytes(8).toString('hex')}`
 }
 
+/** A provider's fields the audit log records (docs/api/audit.md). */
+const AUDITED = [
+  'slug',
+  'name',
+  'description',
+  'type',
+  'driver',
+  'baseUrl',
+  'authScheme',
+  'authParameter',
+  'visibility',
+  'metadata',
+] as const
+
 /**
  * Creates a custom provider in the request's workspace, owned by the caller.
  * @throws ValidationError (driver not of the type, auth_parameter missing or not allowed, slug taken).
@@ -126,23 +149,31 @@ export async function create(ctx: ResourceCtx, input: TCreateProviderInput): Pro
   checkShape(input.type, driver, scheme, input.auth_parameter ?? null)
   if (input.slug) await assertSlugFree(ctx.em, workspaceId, input.slug, null)
   const slug = input.slug ?? (await freeSlug(ctx, workspaceId, input.name))
-  const provider = ctx.em.create(Provider, {
-    slug,
-    name: input.name,
-    description: input.description ?? '',
-    type: input.type,
-    driver,
-    baseUrl: input.base_url,
-    authScheme: scheme,
-    authParameter: input.auth_parameter ?? null,
-    isBuiltin: false,
-    visibility: input.visibility ?? 'workspace',
-    metadata: input.metadata ?? {},
-    user: ctx.auth.user.id,
-    workspace: workspaceId,
+  const id = await ctx.em.transactional(async (em) => {
+    const provider = em.create(Provider, {
+      slug,
+      name: input.name,
+      description: input.description ?? '',
+      type: input.type,
+      driver,
+      baseUrl: input.base_url,
+      authScheme: scheme,
+      authParameter: input.auth_parameter ?? null,
+      isBuiltin: false,
+      visibility: input.visibility ?? 'workspace',
+      metadata: input.metadata ?? {},
+      user: ctx.auth.user.id,
+      workspace: workspaceId,
+    })
+    await em.flush()
+    await audit(em, ctx, {
+      action: 'provider.create',
+      resource: { type: 'provider', uuid: provider.uuid },
+      changes: fieldChanges(null, entityFields(provider, AUDITED)),
+    })
+    return provider.id
   })
-  await ctx.em.flush()
-  return load(ctx, provider.id)
+  return load(ctx, id)
 }
 
 /** A custom provider the caller may `needed`; built-ins are read-only. */
@@ -167,6 +198,7 @@ export async function update(ctx: ResourceCtx, input: TUpdateProviderInput): Pro
   // checked on the values it is written over.
   await ctx.em.transactional(async (em) => {
     const entity = await em.findOneOrFail(Provider, access.id, { lockMode: LockMode.PESSIMISTIC_WRITE })
+    const before = entityFields(entity, AUDITED)
     const driver = input.driver ?? entity.driver
     const scheme = input.auth_scheme ?? entity.authScheme
     const parameter =
@@ -183,6 +215,11 @@ export async function update(ctx: ResourceCtx, input: TUpdateProviderInput): Pro
     entity.authScheme = scheme
     entity.authParameter = parameter
     await em.flush()
+    await audit(em, ctx, {
+      action: 'provider.update',
+      resource: { type: 'provider', uuid: access.uuid },
+      changes: fieldChanges(before, entityFields(entity, AUDITED)),
+    })
   })
   return load(ctx, access.id)
 }
@@ -216,5 +253,6 @@ export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
       .where('deleted_at', 'is', null)
       .execute()
     await db.updateTable('tools').set({ provider_id: null }).where('provider_id', '=', access.id).execute()
+    await audit(em, ctx, { action: 'provider.delete', resource: { type: 'provider', uuid: access.uuid } })
   })
 }

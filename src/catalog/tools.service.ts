@@ -6,7 +6,8 @@
  * in every function.
  */
 import { LockMode } from '@mikro-orm/core'
-import { Provider, Tool, type ToolType } from '../../entities/index.ts'
+import { Provider, Tool, type ITool, type ToolType } from '../../entities/index.ts'
+import { audit, entityFields, fieldChanges } from '../access/audit.ts'
 import { listScopeSql, requireResource } from '../access/resource-access.ts'
 import { queries, type Em } from '../platform/db.ts'
 import { ValidationError } from '../platform/errors.ts'
@@ -123,7 +124,12 @@ export type NewToolInput = Omit<TCreateToolInput, 'workspace_uuid' | 'provider_u
  * flush: the create's defaults over a body checked by {@link checkNewTool}, whose references were
  * resolved (`providerId`, `photoKey`). `em` may be a transaction that writes more (an agent import).
  */
-export function newTool(em: Em, ctx: ResourceCtx, input: NewToolInput, refs: { type: ToolType; providerId: number | null; photoKey: string | null }) {
+export function newTool(
+  em: Em,
+  ctx: ResourceCtx,
+  input: NewToolInput,
+  refs: { type: ToolType; providerId: number | null; photoKey: string | null },
+) {
   const type = refs.type
   return em.create(Tool, {
     name: input.name,
@@ -146,6 +152,37 @@ export function newTool(em: Em, ctx: ResourceCtx, input: NewToolInput, refs: { t
   })
 }
 
+/** A tool's own fields the audit log records (docs/api/audit.md). */
+const AUDITED = [
+  'name',
+  'description',
+  'type',
+  'method',
+  'url',
+  'inputSchema',
+  'allowedTools',
+  'requiresApproval',
+  'idempotent',
+  'credits',
+  'profilePhotoKey',
+  'profilePhotoConfig',
+  'visibility',
+  'metadata',
+] as const
+
+/** A tool's fields as the audit log records them, its provider by uuid. */
+const auditedFields = (tool: ITool, providerUuid: string | null): Record<string, unknown> => ({
+  ...entityFields(tool, AUDITED),
+  provider_uuid: providerUuid,
+})
+
+/** The uuid of provider `id` (null for none), read with `em`. */
+async function providerUuidOf(em: Em, id: number | null | undefined): Promise<string | null> {
+  if (id === null || id === undefined) return null
+  const row = await queries(em).selectFrom('providers').select('uuid').where('id', '=', id).executeTakeFirst()
+  return row?.uuid ?? null
+}
+
 /**
  * Creates a tool in the request's workspace, owned by the caller.
  * @throws ValidationError (`input_schema` does not compile, `provider_uuid` not a visible tool
@@ -156,9 +193,17 @@ export async function create(ctx: ResourceCtx, input: TCreateToolInput): Promise
   const type = checkNewTool(input)
   const providerId = await providerIdOf(ctx, input.provider_uuid)
   const photoKey = await resolveProfilePhotoKey(ctx, input.profile_photo_key)
-  const tool = newTool(ctx.em, ctx, input, { type, providerId: providerId ?? null, photoKey: photoKey ?? null })
-  await ctx.em.flush()
-  return load(ctx, tool.id)
+  const id = await ctx.em.transactional(async (em) => {
+    const tool = newTool(em, ctx, input, { type, providerId: providerId ?? null, photoKey: photoKey ?? null })
+    await em.flush()
+    await audit(em, ctx, {
+      action: 'tool.create',
+      resource: { type: 'tool', uuid: tool.uuid },
+      changes: fieldChanges(null, auditedFields(tool, input.provider_uuid ?? null)),
+    })
+    return tool.id
+  })
+  return load(ctx, id)
 }
 
 /**
@@ -176,8 +221,12 @@ export async function update(ctx: ResourceCtx, input: TUpdateToolInput): Promise
   // Locked, so two concurrent metadata merges cannot lose each other's keys.
   await ctx.em.transactional(async (em) => {
     const entity = await em.findOneOrFail(Tool, access.id, { lockMode: LockMode.PESSIMISTIC_WRITE })
-    if (input.type !== undefined && input.type !== entity.type) throw new ValidationError(['type'], `type is fixed at creation (${entity.type})`)
+    if (input.type !== undefined && input.type !== entity.type) {
+      throw new ValidationError(['type'], `type is fixed at creation (${entity.type})`)
+    }
     checkTypeFields(entity.type, input)
+    const providerBefore = await providerUuidOf(em, entity.provider?.id)
+    const before = auditedFields(entity, providerBefore)
     const metadata = input.metadata === undefined ? undefined : mergeMetadata(entity.metadata, input.metadata)
     if (metadata && jsonBytes(metadata) > TOOL_JSON_MAX_BYTES) {
       throw new ValidationError(['metadata'], `metadata must not exceed ${TOOL_JSON_MAX_BYTES} bytes as JSON after merging`)
@@ -197,6 +246,12 @@ export async function update(ctx: ResourceCtx, input: TUpdateToolInput): Promise
     if (input.visibility !== undefined) entity.visibility = input.visibility
     if (metadata !== undefined) entity.metadata = metadata
     await em.flush()
+    const providerAfter = providerId === undefined ? providerBefore : (input.provider_uuid ?? null)
+    await audit(em, ctx, {
+      action: 'tool.update',
+      resource: { type: 'tool', uuid: access.uuid },
+      changes: fieldChanges(before, auditedFields(entity, providerAfter)),
+    })
   })
   return load(ctx, access.id)
 }
@@ -216,5 +271,6 @@ export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
       .where('id', '=', access.id)
       .execute()
     await db.deleteFrom('agent_tools').where('tool_id', '=', access.id).execute()
+    await audit(em, ctx, { action: 'tool.delete', resource: { type: 'tool', uuid: access.uuid } })
   })
 }

@@ -34,6 +34,7 @@ import { cronProblem, firstDueAt, isTimeZone, NAMED_SCHEDULES, type ScheduleSpec
 import { Conditions } from '../access/list-filters.ts'
 import { listPage, type ListSource } from '../access/list-page.ts'
 import type { ResourceCtx } from '../context.ts'
+import { audit, fieldChanges } from '../access/audit.ts'
 
 /** The tasks the caller sees, over alias `t`: their own live tasks in the request's workspace. */
 export function taskScopeSql(alias: string, ctx: ResourceCtx): SqlFragment {
@@ -69,6 +70,21 @@ async function readTask(ctx: ResourceCtx, em: Em, id: number): Promise<{ data: T
   const [row] = await em.execute<Record<string, unknown>[]>(`select ${SOURCE.columns} from ${SOURCE.from} where t.id = ?`, [id])
   if (!row) throw new NotFoundError('Command room task')
   return { data: toTask(ctx, row) }
+}
+
+/**
+ * Task `id`'s fields as the audit log records them (docs/api/audit.md), under the API's names,
+ * read with `em` (the transaction of the change).
+ */
+async function auditedTask(em: Em, id: number): Promise<{ uuid: string; fields: Record<string, unknown> }> {
+  const [row] = await em.execute<Record<string, unknown>[]>(
+    `select t.uuid, t.name, a.uuid as agent_uuid, wf.uuid as workflow_uuid, t.input::text as input, t.schedule, t.timezone,
+       t.run_at, t.is_active
+     from command_room_tasks t left join agents a on a.id = t.agent_id left join workflows wf on wf.id = t.workflow_id where t.id = ?`,
+    [id],
+  )
+  const { uuid, input, run_at: runAt, ...fields } = row
+  return { uuid: String(uuid), fields: { ...fields, input: JSON.parse(String(input)) as unknown, run_at: toDate(runAt as Date | string) } }
 }
 
 /** A task of the caller's as stored. */
@@ -117,7 +133,13 @@ async function requireTask(ctx: ResourceCtx, em: Em, uuid: string, lock = false)
 async function resolveTarget(ctx: ResourceCtx, kind: 'agent' | 'workflow', uuid: string): Promise<number> {
   const field = kind === 'agent' ? 'agent_uuid' : 'workflow_uuid'
   try {
-    const access = await requireResource(ctx, kind === 'agent' ? 'agents' : 'workflows', kind === 'agent' ? 'Agent' : 'Workflow', uuid, 'read')
+    const access = await requireResource(
+      ctx,
+      kind === 'agent' ? 'agents' : 'workflows',
+      kind === 'agent' ? 'Agent' : 'Workflow',
+      uuid,
+      'read',
+    )
     return access.id
   } catch (error) {
     if (error instanceof NotFoundError) throw new ValidationError([field], `Unknown ${kind} ${uuid}`)
@@ -127,7 +149,9 @@ async function resolveTarget(ctx: ResourceCtx, kind: 'agent' | 'workflow', uuid:
 
 /** `timezone` and `schedule` checked. @throws ValidationError naming `timezone` or `schedule`. */
 function checkSchedule(schedule: string, timezone: string): void {
-  if (!isTimeZone(timezone)) throw new ValidationError(['timezone'], `Unknown time zone "${timezone}": use an IANA name such as Europe/Paris`)
+  if (!isTimeZone(timezone)) {
+    throw new ValidationError(['timezone'], `Unknown time zone "${timezone}": use an IANA name such as Europe/Paris`)
+  }
   if ((NAMED_SCHEDULES as readonly string[]).includes(schedule)) return
   const problem = cronProblem(schedule, timezone)
   if (problem) throw new ValidationError(['schedule'], `${problem}; or use once, hourly, daily or weekly`)
@@ -147,7 +171,9 @@ function checkInput(kind: 'agent' | 'workflow', input: unknown): string | Record
 
 /** Refuses a body naming both targets. @throws ValidationError naming `workflow_uuid`. */
 function refuseBothTargets(input: { agent_uuid?: string; workflow_uuid?: string }): void {
-  if (input.agent_uuid && input.workflow_uuid) throw new ValidationError(['workflow_uuid'], 'A task runs an agent or a workflow: give agent_uuid or workflow_uuid, not both')
+  if (input.agent_uuid && input.workflow_uuid) {
+    throw new ValidationError(['workflow_uuid'], 'A task runs an agent or a workflow: give agent_uuid or workflow_uuid, not both')
+  }
 }
 
 /** The start of the next whole minute after `now`. */
@@ -171,40 +197,57 @@ function nextRunAt(spec: ScheduleSpec, isActive: boolean, now: Date): Date | nul
  */
 export async function store(ctx: ResourceCtx, input: TStoreCommandRoomTaskInput): Promise<{ data: TCommandRoomTask }> {
   refuseBothTargets(input)
-  if (!input.agent_uuid && !input.workflow_uuid) throw new ValidationError(['agent_uuid'], 'A task runs an agent or a workflow: give agent_uuid or workflow_uuid')
+  if (!input.agent_uuid && !input.workflow_uuid) {
+    throw new ValidationError(['agent_uuid'], 'A task runs an agent or a workflow: give agent_uuid or workflow_uuid')
+  }
   const kind = input.agent_uuid ? 'agent' : 'workflow'
   checkSchedule(input.schedule, input.timezone)
   if (input.schedule === 'once' && !input.run_at) throw new ValidationError(['run_at'], 'A once task needs run_at')
   const taskInput = checkInput(kind, input.input)
   const now = new Date()
-  const spec: ScheduleSpec = { schedule: input.schedule, timezone: input.timezone, runAt: input.run_at ? new Date(input.run_at) : nextWholeMinute(now) }
-  if (input.schedule === 'once' && spec.runAt.getTime() <= now.getTime()) throw new ValidationError(['run_at'], 'A once task runs at run_at, which must be in the future')
+  const spec: ScheduleSpec = {
+    schedule: input.schedule,
+    timezone: input.timezone,
+    runAt: input.run_at ? new Date(input.run_at) : nextWholeMinute(now),
+  }
+  if (input.schedule === 'once' && spec.runAt.getTime() <= now.getTime()) {
+    throw new ValidationError(['run_at'], 'A once task runs at run_at, which must be in the future')
+  }
   const next = nextRunAt(spec, input.is_active, now)
   const targetId = await resolveTarget(ctx, kind, (input.agent_uuid ?? input.workflow_uuid) as string)
-  const row = await queries(ctx.em)
-    .insertInto('command_room_tasks')
-    .values((eb) => ({
-      uuid: uuidv7(),
-      user_id: ctx.auth.user.id,
-      workspace_id: ctx.workspace.workspace.id,
-      name: input.name.trim(),
-      agent_id: kind === 'agent' ? targetId : null,
-      workflow_id: kind === 'workflow' ? targetId : null,
-      // Already JSON (storableJson cleaned it), so cast rather than converted again.
-      input: eb.cast(eb.val(storableJson(taskInput)), 'jsonb'),
-      schedule: input.schedule.trim(),
-      timezone: input.timezone,
-      run_at: spec.runAt,
-      is_active: input.is_active,
-      next_run_at: next,
-      firings_count: 0,
-      created_at: eb.fn('now'),
-      updated_at: eb.fn('now'),
-    }))
-    .returning('id')
-    .executeTakeFirstOrThrow()
+  const id = await ctx.em.transactional(async (em) => {
+    const row = await queries(em)
+      .insertInto('command_room_tasks')
+      .values((eb) => ({
+        uuid: uuidv7(),
+        user_id: ctx.auth.user.id,
+        workspace_id: ctx.workspace.workspace.id,
+        name: input.name.trim(),
+        agent_id: kind === 'agent' ? targetId : null,
+        workflow_id: kind === 'workflow' ? targetId : null,
+        // Already JSON (storableJson cleaned it), so cast rather than converted again.
+        input: eb.cast(eb.val(storableJson(taskInput)), 'jsonb'),
+        schedule: input.schedule.trim(),
+        timezone: input.timezone,
+        run_at: spec.runAt,
+        is_active: input.is_active,
+        next_run_at: next,
+        firings_count: 0,
+        created_at: eb.fn('now'),
+        updated_at: eb.fn('now'),
+      }))
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    const created = await auditedTask(em, row.id)
+    await audit(em, ctx, {
+      action: 'command_room_task.create',
+      resource: { type: 'command_room_task', uuid: created.uuid },
+      changes: fieldChanges(null, created.fields),
+    })
+    return row.id
+  })
   ctx.deps.commandRoom.wake(next)
-  return readTask(ctx, ctx.em, row.id)
+  return readTask(ctx, ctx.em, id)
 }
 
 /** `GET /api/v1/command-room/tasks`: the caller's tasks in the workspace, filtered by `agent_uuid`, `workflow_uuid` and `is_active`, paginated. */
@@ -225,10 +268,10 @@ export async function list(ctx: ResourceCtx, input: TCommandRoomTaskListInput) {
 export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<{ data: TCommandRoomTask }> {
   // One statement: the caller's scope is the read's own condition.
   const scope = taskScopeSql('t', ctx)
-  const [row] = await ctx.em.execute<Record<string, unknown>[]>(`select ${SOURCE.columns} from ${SOURCE.from} where t.uuid = ? and ${scope.sql}`, [
-    uuid,
-    ...scope.params,
-  ])
+  const [row] = await ctx.em.execute<Record<string, unknown>[]>(
+    `select ${SOURCE.columns} from ${SOURCE.from} where t.uuid = ? and ${scope.sql}`,
+    [uuid, ...scope.params],
+  )
   if (!row) throw new NotFoundError('Command room task')
   return { data: toTask(ctx, row) }
 }
@@ -252,6 +295,7 @@ export async function update(ctx: ResourceCtx, input: TUpdateCommandRoomTaskInpu
       : null
   const updated = await ctx.em.transactional(async (em) => {
     const task = await requireTask(ctx, em, input.task_uuid, true)
+    const before = await auditedTask(em, task.id)
     const schedule = input.schedule?.trim() ?? task.schedule
     const timezone = input.timezone ?? task.timezone
     if (input.schedule !== undefined || input.timezone !== undefined) checkSchedule(schedule, timezone)
@@ -261,7 +305,8 @@ export async function update(ctx: ResourceCtx, input: TUpdateCommandRoomTaskInpu
     const taskInput = checkInput(kind, input.input ?? (kind === currentKind ? task.input : undefined))
     const isActive = input.is_active ?? task.isActive
     const spec: ScheduleSpec = { schedule, timezone, runAt: input.run_at ? new Date(input.run_at) : task.runAt }
-    const reschedule = input.schedule !== undefined || input.timezone !== undefined || input.run_at !== undefined || isActive !== task.isActive
+    const reschedule =
+      input.schedule !== undefined || input.timezone !== undefined || input.run_at !== undefined || isActive !== task.isActive
     const now = new Date()
     const next = reschedule ? nextRunAt(spec, isActive, now) : undefined
     let agentId = task.agentId
@@ -284,6 +329,12 @@ export async function update(ctx: ResourceCtx, input: TUpdateCommandRoomTaskInpu
       }))
       .where('id', '=', task.id)
       .execute()
+    const after = await auditedTask(em, task.id)
+    await audit(em, ctx, {
+      action: 'command_room_task.update',
+      resource: { type: 'command_room_task', uuid: before.uuid },
+      changes: fieldChanges(before.fields, after.fields),
+    })
     return { id: task.id, next }
   })
   ctx.deps.commandRoom.wake(updated.next ?? null)
@@ -303,6 +354,7 @@ export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
       .set((eb) => ({ deleted_at: eb.fn('now'), is_active: false, next_run_at: null, updated_at: eb.fn('now') }))
       .where('id', '=', task.id)
       .execute()
+    await audit(em, ctx, { action: 'command_room_task.delete', resource: { type: 'command_room_task', uuid } })
   })
 }
 
@@ -319,29 +371,30 @@ export async function runNow(ctx: ResourceCtx, uuid: string): Promise<{ data: TC
   const firingUuid = uuidv7()
   const stored = async () =>
     (await queries(ctx.em).selectFrom('command_room_task_firings').select('id').where('uuid', '=', firingUuid).executeTakeFirst())?.id
-  const insert = () => ctx.em.transactional(async (em) => {
-    const task = await requireTask(ctx, em, uuid, true)
-    const db = queries(em)
-    const firing = await db
-      .insertInto('command_room_task_firings')
-      .values((eb) => ({
-        uuid: firingUuid,
-        task_id: task.id,
-        due_at: eb.fn('clock_timestamp'),
-        status: 'queued',
-        manual: true,
-        created_at: eb.fn('now'),
-        updated_at: eb.fn('now'),
-      }))
-      .returning('id')
-      .executeTakeFirstOrThrow()
-    await db
-      .updateTable('command_room_tasks')
-      .set((eb) => ({ firings_count: eb('firings_count', '+', 1), updated_at: eb.fn('now') }))
-      .where('id', '=', task.id)
-      .execute()
-    return firing.id
-  })
+  const insert = () =>
+    ctx.em.transactional(async (em) => {
+      const task = await requireTask(ctx, em, uuid, true)
+      const db = queries(em)
+      const firing = await db
+        .insertInto('command_room_task_firings')
+        .values((eb) => ({
+          uuid: firingUuid,
+          task_id: task.id,
+          due_at: eb.fn('clock_timestamp'),
+          status: 'queued',
+          manual: true,
+          created_at: eb.fn('now'),
+          updated_at: eb.fn('now'),
+        }))
+        .returning('id')
+        .executeTakeFirstOrThrow()
+      await db
+        .updateTable('command_room_tasks')
+        .set((eb) => ({ firings_count: eb('firings_count', '+', 1), updated_at: eb.fn('now') }))
+        .where('id', '=', task.id)
+        .execute()
+      return firing.id
+    })
   const firingId = await writeOnce(insert, stored)
   const data = await retryOnConnectionLoss(() => readFiring(ctx.em, firingId))
   try {
@@ -369,8 +422,13 @@ const FIRING_SOURCE: ListSource = {
 export async function firings(ctx: ResourceCtx, input: TCommandRoomFiringListInput) {
   const task = await requireTask(ctx, ctx.em, input.task_uuid)
   const where = { sql: 'f.task_id = ?', params: [task.id] }
-  return listPage(ctx, FIRING_SOURCE, where, { ...input, sort: '-due_at' }, { path: `/api/v1/command-room/tasks/${input.task_uuid}/firings`, query: {} }, (row) =>
-    toCommandRoomFiring(row as unknown as CommandRoomFiringRow),
+  return listPage(
+    ctx,
+    FIRING_SOURCE,
+    where,
+    { ...input, sort: '-due_at' },
+    { path: `/api/v1/command-room/tasks/${input.task_uuid}/firings`, query: {} },
+    (row) => toCommandRoomFiring(row as unknown as CommandRoomFiringRow),
   )
 }
 

@@ -37,6 +37,7 @@ import { jsonRecordOf, storableText } from '../access/wire.ts'
 import { resolveAgentModel } from '../models/index.ts'
 import { Conditions, searchSql } from '../access/list-filters.ts'
 import { listPage, type ListSource } from '../access/list-page.ts'
+import { audit, fieldChanges } from '../access/audit.ts'
 
 /** Chunks a run is given. */
 export const RUN_KNOWLEDGE_LIMIT = 5
@@ -71,8 +72,15 @@ async function readDocuments(em: Em, ids: number[]): Promise<TKnowledgeDocument[
  * A document the caller may act on, by uuid, with its agent's permission checked.
  * @throws NotFoundError (no such document, or its agent is not visible), ForbiddenError.
  */
-async function requireDocument(ctx: ResourceCtx, uuid: string, needed: 'read' | 'write'): Promise<{ id: number; status: string; agentId: number }> {
-  const [row] = await ctx.em.execute(`select id::float8 as id, agent_id::float8 as "agentId", status from knowledge_documents where uuid = ?`, [uuid])
+async function requireDocument(
+  ctx: ResourceCtx,
+  uuid: string,
+  needed: 'read' | 'write',
+): Promise<{ id: number; status: string; agentId: number }> {
+  const [row] = await ctx.em.execute(
+    `select id::float8 as id, agent_id::float8 as "agentId", status from knowledge_documents where uuid = ?`,
+    [uuid],
+  )
   if (!row) throw new NotFoundError('Knowledge document')
   const agent = await requireResourceWith(ctx, 'agents', 'Knowledge document', { id: Number(row.agentId) }, needed, '')
   return { id: Number(row.id), status: String(row.status), agentId: agent.id }
@@ -136,7 +144,16 @@ export async function planSources(ctx: ResourceCtx, sources: TKnowledgeSource[])
       })
     } else {
       const url = await checkUrl(ctx, source.url, index)
-      planned.push({ name: url.slice(0, 255), sourceType: 'url', mediaKey: null, url, sourceText: null, mimeType: 'text/html', sizeBytes: 0, contentHash: null })
+      planned.push({
+        name: url.slice(0, 255),
+        sourceType: 'url',
+        mediaKey: null,
+        url,
+        sourceText: null,
+        mimeType: 'text/html',
+        sizeBytes: 0,
+        contentHash: null,
+      })
     }
   }
   return planned
@@ -147,7 +164,12 @@ export async function planSources(ctx: ResourceCtx, sources: TKnowledgeSource[])
  * same upload, URL or text) answers the stored document. Answers the ids in order and the ids
  * it created, to queue once `em`'s transaction committed ({@link queueTrainedFiles}).
  */
-export async function storeDocuments(em: Em, ctx: ResourceCtx, agent: { id: number; workspaceId: number }, planned: PlannedDocument[]): Promise<{ ids: number[]; created: number[] }> {
+export async function storeDocuments(
+  em: Em,
+  ctx: ResourceCtx,
+  agent: { id: number; workspaceId: number },
+  planned: PlannedDocument[],
+): Promise<{ ids: number[]; created: number[] }> {
   const ids: number[] = []
   const created: number[] = []
   for (const doc of planned) {
@@ -161,7 +183,20 @@ export async function storeDocuments(em: Em, ctx: ResourceCtx, agent: { id: numb
       `insert into knowledge_documents (uuid, agent_id, user_id, workspace_id, name, source_type, media_key, url, source_text, mime_type, size_bytes, content_hash, status, created_at, updated_at)
        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', now(), now())
        on conflict ${conflict} do nothing returning id::float8 as id`,
-      [uuidv7(), agent.id, ctx.auth.user.id, agent.workspaceId, doc.name, doc.sourceType, doc.mediaKey, doc.url, doc.sourceText, doc.mimeType, doc.sizeBytes, doc.contentHash],
+      [
+        uuidv7(),
+        agent.id,
+        ctx.auth.user.id,
+        agent.workspaceId,
+        doc.name,
+        doc.sourceType,
+        doc.mediaKey,
+        doc.url,
+        doc.sourceText,
+        doc.mimeType,
+        doc.sizeBytes,
+        doc.contentHash,
+      ],
     )
     if (inserted) {
       ids.push(Number(inserted.id))
@@ -201,9 +236,33 @@ export async function train(ctx: ResourceCtx, input: TTrainAgentInput): Promise<
   const access = await requireResource(ctx, 'agents', 'Agent', input.agent_uuid, 'write')
   const planned = await planSources(ctx, input.sources)
   const agent = { id: access.id, workspaceId: access.workspaceId ?? ctx.workspace.workspace.id }
-  const stored = await ctx.em.transactional((em) => storeDocuments(em, ctx, agent, planned))
+  const stored = await ctx.em.transactional(async (em) => {
+    const documents = await storeDocuments(em, ctx, agent, planned)
+    await auditCreated(em, ctx, documents.created)
+    return documents
+  })
   await queueDocuments(ctx, ctx.em, stored.created)
   return { data: await readDocuments(ctx.em, stored.ids) }
+}
+
+/**
+ * Records a `knowledge_document.create` event for each of documents `ids`, just stored by `em`'s
+ * transaction, with its fields under the API's names (docs/api/audit.md).
+ */
+async function auditCreated(em: Em, ctx: ResourceCtx, ids: number[]): Promise<void> {
+  if (!ids.length) return
+  const rows = await em.execute<Record<string, unknown>[]>(
+    `select d.uuid, a.uuid as agent_uuid, d.name, d.source_type, d.media_key, d.url, d.mime_type, d.size_bytes::float8 as size_bytes, d.content_hash
+     from knowledge_documents d join agents a on a.id = d.agent_id where d.id in (?) order by d.id`,
+    [ids],
+  )
+  for (const { uuid, ...fields } of rows) {
+    await audit(em, ctx, {
+      action: 'knowledge_document.create',
+      resource: { type: 'knowledge_document', uuid: String(uuid) },
+      changes: fieldChanges(null, fields),
+    })
+  }
 }
 
 /**
@@ -213,7 +272,12 @@ export async function train(ctx: ResourceCtx, input: TTrainAgentInput): Promise<
  * has committed ({@link queueTrainedFiles}). The keys were resolved by the caller already.
  * Unreadable types are left untrained (an agent may hold any upload as a file).
  */
-export async function syncAgentFiles(em: Em, ctx: ResourceCtx, agent: { id: number; workspaceId: number }, keys: readonly string[]): Promise<number[]> {
+export async function syncAgentFiles(
+  em: Em,
+  ctx: ResourceCtx,
+  agent: { id: number; workspaceId: number },
+  keys: readonly string[],
+): Promise<number[]> {
   await em.execute(`delete from knowledge_documents where agent_id = ? and source_type = 'file' and not (media_key = any(?::text[]))`, [
     agent.id,
     `{${keys.map((key) => `"${key.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`).join(',')}}`,
@@ -225,18 +289,16 @@ export async function syncAgentFiles(em: Em, ctx: ResourceCtx, agent: { id: numb
   )
   const planned = media
     .filter((row) => isTrainable(row.mimeType))
-    .map(
-      (row): PlannedDocument => ({
-        name: row.name.slice(0, 255),
-        sourceType: 'file',
-        mediaKey: row.key,
-        url: null,
-        sourceText: null,
-        mimeType: row.mimeType,
-        sizeBytes: Number(row.size),
-        contentHash: null,
-      }),
-    )
+    .map((row): PlannedDocument => ({
+      name: row.name.slice(0, 255),
+      sourceType: 'file',
+      mediaKey: row.key,
+      url: null,
+      sourceText: null,
+      mimeType: row.mimeType,
+      sizeBytes: Number(row.size),
+      contentHash: null,
+    }))
   return (await storeDocuments(em, ctx, agent, planned)).created
 }
 
@@ -273,7 +335,12 @@ export async function retrieveDocument(ctx: ResourceCtx, uuid: string): Promise<
 /** `DELETE /api/v1/knowledge/{document_uuid}`: the document and its chunks, at once (an ingestion under way writes nothing). @throws NotFoundError, ForbiddenError. */
 export async function removeDocument(ctx: ResourceCtx, uuid: string): Promise<void> {
   const doc = await requireDocument(ctx, uuid, 'write')
-  await ctx.em.execute(`delete from knowledge_documents where id = ?`, [doc.id])
+  await ctx.em.transactional(async (em) => {
+    const [deleted] = await em.execute(`delete from knowledge_documents where id = ? returning uuid`, [doc.id])
+    if (deleted) {
+      await audit(em, ctx, { action: 'knowledge_document.delete', resource: { type: 'knowledge_document', uuid: String(deleted.uuid) } })
+    }
+  })
 }
 
 /**
@@ -283,11 +350,21 @@ export async function removeDocument(ctx: ResourceCtx, uuid: string): Promise<vo
  */
 export async function retry(ctx: ResourceCtx, uuid: string): Promise<{ data: TKnowledgeDocument }> {
   const doc = await requireDocument(ctx, uuid, 'write')
-  const updated = await ctx.em.execute(
-    `update knowledge_documents set status = 'queued', error = null, attempts = 0, updated_at = now() where id = ? and status = 'failed' returning id`,
-    [doc.id],
-  )
-  if (!updated.length) throw new ConflictError(`Only a failed document can be retried; this one is ${doc.status}`)
+  const updated = await ctx.em.transactional(async (em) => {
+    const [retried] = await em.execute(
+      `update knowledge_documents set status = 'queued', error = null, attempts = 0, updated_at = now() where id = ? and status = 'failed' returning uuid`,
+      [doc.id],
+    )
+    if (retried) {
+      await audit(em, ctx, {
+        action: 'knowledge_document.retry',
+        resource: { type: 'knowledge_document', uuid: String(retried.uuid) },
+        changes: { status: { from: 'failed', to: 'queued' } },
+      })
+    }
+    return Boolean(retried)
+  })
+  if (!updated) throw new ConflictError(`Only a failed document can be retried; this one is ${doc.status}`)
   await queueDocuments(ctx, ctx.em, [doc.id])
   const [data] = await readDocuments(ctx.em, [doc.id])
   return { data }
@@ -305,9 +382,13 @@ function retrieveFor(ctx: ResourceCtx, agentId: number, query: string, limit: nu
     onEmbeddingError: (error) => ctx.log.warn({ err: error }, 'knowledge query not embedded; full-text retrieval only'),
     // Counted in the caller's scope, no run of its own; embeddings carry no price in the catalog (docs/api/usage-and-budgets.md).
     onEmbeddingUsage: (tokens) =>
-      void recordCallUsage(ctx.em.fork(), spendScopeOf(ctx, agentId), { model: embedding?.key ?? '', promptTokens: tokens, completionTokens: 0, cost: 0, runs: 0 }).catch(
-        (error: unknown) => ctx.log.warn({ err: error }, 'embedding usage not recorded'),
-      ),
+      void recordCallUsage(ctx.em.fork(), spendScopeOf(ctx, agentId), {
+        model: embedding?.key ?? '',
+        promptTokens: tokens,
+        completionTokens: 0,
+        cost: 0,
+        runs: 0,
+      }).catch((error: unknown) => ctx.log.warn({ err: error }, 'embedding usage not recorded')),
   })
 }
 
@@ -349,10 +430,19 @@ export interface RunKnowledge {
  */
 export async function knowledgeForRun(ctx: ResourceCtx, agentId: number, query: string, model: ResolvedModel): Promise<RunKnowledge> {
   const found = await retrieveFor(ctx, agentId, query, RUN_KNOWLEDGE_LIMIT, model)
-  const citations = found.chunks.map((chunk) => ({ document_uuid: chunk.documentUuid, chunk_uuid: chunk.chunkUuid, document_name: chunk.documentName, score: chunk.score }))
+  const citations = found.chunks.map((chunk) => ({
+    document_uuid: chunk.documentUuid,
+    chunk_uuid: chunk.chunkUuid,
+    document_name: chunk.documentName,
+    score: chunk.score,
+  }))
   return {
     context: contextBlock(found.chunks),
-    event: { query, mode: found.mode, chunks: citations.map(({ chunk_uuid, document_uuid, document_name, score }) => ({ chunk_uuid, document_uuid, document_name, score })) },
+    event: {
+      query,
+      mode: found.mode,
+      chunks: citations.map(({ chunk_uuid, document_uuid, document_name, score }) => ({ chunk_uuid, document_uuid, document_name, score })),
+    },
     citations,
   }
 }

@@ -6,7 +6,8 @@
  * A custom model is part of its provider's configuration: creating, updating and deleting one
  * needs `write` permission on that provider. Built-in models are read-only (403).
  */
-import { LargeLanguageModel, Provider } from '../../entities/index.ts'
+import { LargeLanguageModel, Provider, type ILargeLanguageModel } from '../../entities/index.ts'
+import { audit, fieldChanges } from '../access/audit.ts'
 import { findResource } from '../access/resource-access.ts'
 import { allows } from '../access/visibility.ts'
 import { LockMode } from '@mikro-orm/core'
@@ -111,11 +112,18 @@ async function findVisible(ctx: ResourceCtx, ref: string) {
   const visible = visibleModelSql('m', 'pv', ctx.workspace.workspace.id)
   const byUuid = UUID_SHAPE.test(ref)
   const [row] = await ctx.em.execute(
-    `select m.id::float8 as id, m.workspace_id::float8 as "workspaceId", pv.uuid as "providerUuid" from ${FROM}
+    `select m.id::float8 as id, m.uuid, m.workspace_id::float8 as "workspaceId", pv.uuid as "providerUuid" from ${FROM}
      where ${byUuid ? 'm.uuid = ?' : 'm.slug = ?'} and ${visible.sql} order by m.workspace_id is null, m.id limit 1`,
     [byUuid ? ref.toLowerCase() : ref, ...visible.params],
   )
-  return row ? { id: Number(row.id), workspaceId: row.workspaceId === null ? null : Number(row.workspaceId), providerUuid: String(row.providerUuid) } : null
+  return row
+    ? {
+        id: Number(row.id),
+        uuid: String(row.uuid),
+        workspaceId: row.workspaceId === null ? null : Number(row.workspaceId),
+        providerUuid: String(row.providerUuid),
+      }
+    : null
 }
 
 /** Retrieves a model the workspace sees, by uuid or slug. @throws NotFoundError otherwise. */
@@ -163,6 +171,20 @@ function checkTokens(contextWindow: number, maxOutputTokens: number): void {
   }
 }
 
+/** A model's fields as the audit log records them (docs/api/audit.md), under the API's names. */
+const auditedFields = (model: ILargeLanguageModel, providerUuid: string): Record<string, unknown> => ({
+  slug: model.slug,
+  name: model.name,
+  description: model.description,
+  provider_uuid: providerUuid,
+  model_id: model.modelId,
+  context_window: model.contextWindow,
+  max_output_tokens: model.maxOutputTokens,
+  input_price_per_million: model.inputPricePerMillion,
+  output_price_per_million: model.outputPricePerMillion,
+  capabilities: { tools: model.supportsTools, vision: model.supportsVision, json_output: model.supportsJsonOutput },
+})
+
 /**
  * Creates a custom model of a custom `llm` provider of the request's workspace, owned by the caller.
  * @throws ValidationError (provider, slug taken, max_output_tokens over context_window),
@@ -172,38 +194,46 @@ export async function create(ctx: ResourceCtx, input: TCreateModelInput): Promis
   const providerId = await writableProvider(ctx, input.provider_uuid)
   checkTokens(input.context_window, input.max_output_tokens)
   await assertSlugFree(ctx, input.slug, null)
-  const model = ctx.em.create(LargeLanguageModel, {
-    slug: input.slug,
-    name: input.name,
-    description: input.description ?? '',
-    provider: providerId,
-    modelId: input.model_id,
-    contextWindow: input.context_window,
-    maxOutputTokens: input.max_output_tokens,
-    inputPricePerMillion: input.input_price_per_million ?? 0,
-    outputPricePerMillion: input.output_price_per_million ?? 0,
-    supportsTools: input.capabilities?.tools ?? false,
-    supportsVision: input.capabilities?.vision ?? false,
-    supportsJsonOutput: input.capabilities?.json_output ?? false,
-    isBuiltin: false,
-    user: ctx.auth.user.id,
-    workspace: ctx.workspace.workspace.id,
+  const id = await ctx.em.transactional(async (em) => {
+    const model = em.create(LargeLanguageModel, {
+      slug: input.slug,
+      name: input.name,
+      description: input.description ?? '',
+      provider: providerId,
+      modelId: input.model_id,
+      contextWindow: input.context_window,
+      maxOutputTokens: input.max_output_tokens,
+      inputPricePerMillion: input.input_price_per_million ?? 0,
+      outputPricePerMillion: input.output_price_per_million ?? 0,
+      supportsTools: input.capabilities?.tools ?? false,
+      supportsVision: input.capabilities?.vision ?? false,
+      supportsJsonOutput: input.capabilities?.json_output ?? false,
+      isBuiltin: false,
+      user: ctx.auth.user.id,
+      workspace: ctx.workspace.workspace.id,
+    })
+    await em.flush()
+    await audit(em, ctx, {
+      action: 'model.create',
+      resource: { type: 'model', uuid: model.uuid },
+      changes: fieldChanges(null, auditedFields(model, input.provider_uuid)),
+    })
+    return model.id
   })
-  await ctx.em.flush()
-  return load(ctx, model.id)
+  return load(ctx, id)
 }
 
 /**
  * A custom model of the request's workspace that the caller may change (`write` on its provider).
  * @throws NotFoundError (not visible here), ForbiddenError (built-in, or no `write`).
  */
-async function requireCustom(ctx: ResourceCtx, uuid: string): Promise<number> {
+async function requireCustom(ctx: ResourceCtx, uuid: string): Promise<{ id: number; uuid: string; providerUuid: string }> {
   const found = await findVisible(ctx, uuid)
   if (!found) throw new NotFoundError(LABEL)
   if (found.workspaceId === null) throw new ForbiddenError('Built-in large language models cannot be changed or deleted')
   const provider = await findResource(ctx, 'providers', found.providerUuid)
   if (!provider || !allows(provider.permission, 'write')) throw new ForbiddenError('You may not change this large language model')
-  return found.id
+  return found
 }
 
 /**
@@ -213,12 +243,13 @@ async function requireCustom(ctx: ResourceCtx, uuid: string): Promise<number> {
  * @throws NotFoundError, ForbiddenError (built-in, no `write`), ValidationError (as for create).
  */
 export async function update(ctx: ResourceCtx, input: TUpdateModelInput): Promise<{ data: TLargeLanguageModel }> {
-  const id = await requireCustom(ctx, input.model_uuid)
+  const { id, uuid, providerUuid } = await requireCustom(ctx, input.model_uuid)
   const providerId = input.provider_uuid === undefined ? undefined : await writableProvider(ctx, input.provider_uuid)
   // Locked, so the token limits are checked against the values they are written over (two
   // concurrent updates, one of each limit, cannot together store a pair neither would allow).
   await ctx.em.transactional(async (em) => {
     const entity = await em.findOneOrFail(LargeLanguageModel, id, { lockMode: LockMode.PESSIMISTIC_WRITE })
+    const before = auditedFields(entity, providerUuid)
     checkTokens(input.context_window ?? entity.contextWindow, input.max_output_tokens ?? entity.maxOutputTokens)
     if (input.slug !== undefined && input.slug !== entity.slug) await assertSlugFree(ctx, input.slug, id, em)
     if (providerId !== undefined) entity.provider = em.getReference(Provider, providerId)
@@ -234,17 +265,24 @@ export async function update(ctx: ResourceCtx, input: TUpdateModelInput): Promis
     if (input.capabilities?.vision !== undefined) entity.supportsVision = input.capabilities.vision
     if (input.capabilities?.json_output !== undefined) entity.supportsJsonOutput = input.capabilities.json_output
     await em.flush()
+    await audit(em, ctx, {
+      action: 'model.update',
+      resource: { type: 'model', uuid },
+      changes: fieldChanges(before, auditedFields(entity, input.provider_uuid ?? providerUuid)),
+    })
   })
   return load(ctx, id)
 }
 
 /** Soft-deletes a custom model (204). @throws NotFoundError, ForbiddenError (built-in, no `write`). */
 export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
-  const id = await requireCustom(ctx, uuid)
-  await queries(ctx.em)
-    .updateTable('large_language_models')
-    .set((eb) => ({ deleted_at: eb.fn<Date>('now'), updated_at: eb.fn<Date>('now') }))
-    .where('id', '=', id)
-    .execute()
+  const model = await requireCustom(ctx, uuid)
+  await ctx.em.transactional(async (em) => {
+    await queries(em)
+      .updateTable('large_language_models')
+      .set((eb) => ({ deleted_at: eb.fn<Date>('now'), updated_at: eb.fn<Date>('now') }))
+      .where('id', '=', model.id)
+      .execute()
+    await audit(em, ctx, { action: 'model.delete', resource: { type: 'model', uuid: model.uuid } })
+  })
 }
-

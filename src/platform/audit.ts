@@ -16,14 +16,16 @@ import type { Em } from './db.ts'
 export const REDACTED = '[redacted]'
 
 /**
- * Field names whose values are secrets (matched case-insensitively against the whole name or its
- * last `_`-separated words): passwords, tokens, keys, secrets, credentials.
+ * Field names whose values are secrets (matched against the whole name or its last words, once
+ * camelCase and hyphens are read as `_`: `apiKey`, `x-api-key` and `api_key` alike): passwords,
+ * tokens, keys, secrets, credentials, cookies.
  */
 const SECRET_FIELD =
-  /(^|_)(password|password_hash|token|access_token|refresh_token|secret|client_secret|api_key|private_key|secret_key|credentials?|token_hash|ciphertext|authorization)$/i
+  /(^|_)(password|password_hash|token|access_token|refresh_token|secret|client_secret|api_key|private_key|secret_key|credentials?|token_hash|ciphertext|authorization|cookie|set_cookie)$/i
 
 /** True when a field of that name holds a secret (docs/api/audit.md, "Redaction"). */
-export const isSecretField = (field: string): boolean => SECRET_FIELD.test(field)
+export const isSecretField = (field: string): boolean =>
+  SECRET_FIELD.test(field.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replaceAll('-', '_').toLowerCase())
 
 /** One field's change: its value before and after (`null` for absent). */
 export interface FieldChange {

@@ -12,6 +12,7 @@ import { Conditions, searchSql } from '../access/list-filters.ts'
 import { listPage, type ListSource } from '../access/list-page.ts'
 import type { ResourceCtx } from '../context.ts'
 import { unprefix, type SqlFragment } from '../platform/sql.ts'
+import { audit, fieldChanges } from '../access/audit.ts'
 
 /** The memories the caller sees, over the `memories` alias: their own, in the request's workspace. */
 export function memoryScopeSql(alias: string, ctx: ResourceCtx): SqlFragment {
@@ -36,7 +37,10 @@ async function readMemory(ctx: ResourceCtx, id: number): Promise<{ data: TMemory
 /** The id of one of the caller's memories. @throws NotFoundError otherwise. */
 async function requireMemory(ctx: ResourceCtx, uuid: string): Promise<number> {
   const scope = memoryScopeSql('mem', ctx)
-  const [row] = await ctx.em.execute(`select mem.id::float8 as id from memories mem where mem.uuid = ? and ${scope.sql}`, [uuid, ...scope.params])
+  const [row] = await ctx.em.execute(`select mem.id::float8 as id from memories mem where mem.uuid = ? and ${scope.sql}`, [
+    uuid,
+    ...scope.params,
+  ])
   if (!row) throw new NotFoundError('Memory')
   return Number(row.id)
 }
@@ -60,16 +64,29 @@ export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<{ data: 
 /** Replaces one of the caller's memories' `content`. @throws NotFoundError otherwise. */
 export async function update(ctx: ResourceCtx, input: TUpdateMemoryInput): Promise<{ data: TMemory }> {
   const id = await requireMemory(ctx, input.memory_uuid)
-  await queries(ctx.em)
-    .updateTable('memories')
-    .set((eb) => ({ content: input.content, updated_at: eb.fn<Date>('now') }))
-    .where('id', '=', id)
-    .execute()
+  await ctx.em.transactional(async (em) => {
+    const db = queries(em)
+    const before = await db.selectFrom('memories').select(['uuid', 'content']).where('id', '=', id).forUpdate().executeTakeFirst()
+    if (!before) throw new NotFoundError('Memory')
+    await db
+      .updateTable('memories')
+      .set((eb) => ({ content: input.content, updated_at: eb.fn<Date>('now') }))
+      .where('id', '=', id)
+      .execute()
+    await audit(em, ctx, {
+      action: 'memory.update',
+      resource: { type: 'memory', uuid: before.uuid },
+      changes: fieldChanges({ content: before.content }, { content: input.content }),
+    })
+  })
   return readMemory(ctx, id)
 }
 
 /** Deletes one of the caller's memories (for good: memories are not soft-deleted). @throws NotFoundError otherwise. */
 export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
   const id = await requireMemory(ctx, uuid)
-  await queries(ctx.em).deleteFrom('memories').where('id', '=', id).execute()
+  await ctx.em.transactional(async (em) => {
+    const deleted = await queries(em).deleteFrom('memories').where('id', '=', id).returning('uuid').execute()
+    if (deleted.length > 0) await audit(em, ctx, { action: 'memory.delete', resource: { type: 'memory', uuid: deleted[0].uuid } })
+  })
 }

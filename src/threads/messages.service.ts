@@ -25,6 +25,7 @@ import { unprefix } from '../platform/sql.ts'
 import { requireThread, threadScopeSql } from './threads.service.ts'
 import type { ResourceCtx } from '../context.ts'
 import { storableJson, storableText } from '../access/wire.ts'
+import { audit, fieldChanges } from '../access/audit.ts'
 
 const SOURCE: ListSource = {
   from: 'messages m join threads t on t.id = m.thread_id left join runs r on r.id = m.run_id',
@@ -48,15 +49,15 @@ async function readMessage(em: Em, id: number): Promise<{ data: TMessage }> {
 }
 
 /** A live message of a thread the caller sees. @throws NotFoundError otherwise. */
-async function requireMessage(ctx: ResourceCtx, uuid: string): Promise<{ id: number; threadId: number; parts: unknown }> {
+async function requireMessage(ctx: ResourceCtx, uuid: string): Promise<{ id: number; uuid: string; threadId: number }> {
   const scope = threadScopeSql('t', ctx)
   const [row] = await ctx.em.execute(
-    `select m.id::float8 as id, m.thread_id::float8 as "threadId", m.parts from messages m join threads t on t.id = m.thread_id
+    `select m.id::float8 as id, m.uuid, m.thread_id::float8 as "threadId" from messages m join threads t on t.id = m.thread_id
      where m.uuid = ? and m.deleted_at is null and ${scope.sql}`,
     [uuid, ...scope.params],
   )
   if (!row) throw new NotFoundError('Message')
-  return { id: Number(row.id), threadId: Number(row.threadId), parts: row.parts }
+  return { id: Number(row.id), uuid: String(row.uuid), threadId: Number(row.threadId) }
 }
 
 /** What {@link appendMessage} stores. */
@@ -124,7 +125,11 @@ export async function appendMessage(em: Em, o: AppendMessage): Promise<{ id: num
  * The last `limit` live messages of a thread, oldest first: what a run in the thread sends the
  * model before the new input.
  */
-export async function threadHistory(em: Em, threadId: number, limit: number): Promise<{ role: MessageRole; content: string; parts: TMessagePart[] }[]> {
+export async function threadHistory(
+  em: Em,
+  threadId: number,
+  limit: number,
+): Promise<{ role: MessageRole; content: string; parts: TMessagePart[] }[]> {
   const rows = await queries(em)
     .selectFrom((db) =>
       db
@@ -164,14 +169,23 @@ export async function list(ctx: ResourceCtx, input: TMessageListInput) {
  */
 export async function create(ctx: ResourceCtx, input: TCreateMessageInput): Promise<{ data: TMessage }> {
   const thread = await requireThread(ctx, input.thread_uuid, true)
-  const { id } = await appendMessage(ctx.em, {
-    threadId: thread.id,
-    workspaceId: ctx.workspace.workspace.id,
-    userId: ctx.auth.user.id,
-    runId: null,
-    role: input.role,
-    content: input.content,
-    parts: input.parts ?? [{ type: 'text', text: input.content }],
+  const parts = input.parts ?? [{ type: 'text', text: input.content }]
+  const id = await ctx.em.transactional(async (em) => {
+    const message = await appendMessage(em, {
+      threadId: thread.id,
+      workspaceId: ctx.workspace.workspace.id,
+      userId: ctx.auth.user.id,
+      runId: null,
+      role: input.role,
+      content: input.content,
+      parts,
+    })
+    await audit(em, ctx, {
+      action: 'message.create',
+      resource: { type: 'message', uuid: message.uuid },
+      changes: fieldChanges(null, { thread_uuid: thread.uuid, role: input.role, content: input.content, parts }),
+    })
+    return message.id
   })
   return readMessage(ctx.em, id)
 }
@@ -200,32 +214,54 @@ export function editedParts(stored: unknown, content: string): TMessagePart[] {
  */
 export async function update(ctx: ResourceCtx, input: TUpdateMessageInput): Promise<{ data: TMessage }> {
   const message = await requireMessage(ctx, input.message_uuid)
-  await queries(ctx.em)
-    .updateTable('messages')
-    .set((eb) => ({ content: input.content, parts: editedParts(message.parts, input.content), updated_at: eb.fn<Date>('now') }))
-    .where('id', '=', message.id)
-    .execute()
+  await ctx.em.transactional(async (em) => {
+    const db = queries(em)
+    const before = await db
+      .selectFrom('messages')
+      .select(['content', 'parts'])
+      .where('id', '=', message.id)
+      .forUpdate()
+      .executeTakeFirstOrThrow()
+    const parts = editedParts(before.parts, input.content)
+    await db
+      .updateTable('messages')
+      .set((eb) => ({ content: input.content, parts, updated_at: eb.fn<Date>('now') }))
+      .where('id', '=', message.id)
+      .execute()
+    await audit(em, ctx, {
+      action: 'message.update',
+      resource: { type: 'message', uuid: message.uuid },
+      changes: fieldChanges({ content: before.content, parts: before.parts }, { content: input.content, parts }),
+    })
+  })
   return readMessage(ctx.em, message.id)
 }
 
 /**
  * Soft-deletes a message and uncounts it from its thread's `messages_count`, in one statement
- * (a concurrent second delete counts nothing).
+ * (a concurrent second delete counts nothing, and records nothing).
  * @throws NotFoundError when the caller does not see it.
  */
 export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
-  const { id } = await requireMessage(ctx, uuid)
-  await queries(ctx.em)
-    .with('deleted', (db) =>
-      db
-        .updateTable('messages')
-        .set((eb) => ({ deleted_at: eb.fn<Date>('now'), updated_at: eb.fn<Date>('now') }))
-        .where('id', '=', id)
-        .where('deleted_at', 'is', null)
-        .returning('thread_id'),
-    )
-    .updateTable('threads')
-    .set((eb) => ({ messages_count: eb.fn<number>('greatest', [eb('messages_count', '-', 1), eb.lit(0)]), updated_at: eb.fn<Date>('now') }))
-    .where('id', 'in', (eb) => eb.selectFrom('deleted').select('thread_id'))
-    .execute()
+  const message = await requireMessage(ctx, uuid)
+  await ctx.em.transactional(async (em) => {
+    const counted = await queries(em)
+      .with('deleted', (db) =>
+        db
+          .updateTable('messages')
+          .set((eb) => ({ deleted_at: eb.fn<Date>('now'), updated_at: eb.fn<Date>('now') }))
+          .where('id', '=', message.id)
+          .where('deleted_at', 'is', null)
+          .returning('thread_id'),
+      )
+      .updateTable('threads')
+      .set((eb) => ({
+        messages_count: eb.fn<number>('greatest', [eb('messages_count', '-', 1), eb.lit(0)]),
+        updated_at: eb.fn<Date>('now'),
+      }))
+      .where('id', 'in', (eb) => eb.selectFrom('deleted').select('thread_id'))
+      .returning('id')
+      .execute()
+    if (counted.length > 0) await audit(em, ctx, { action: 'message.delete', resource: { type: 'message', uuid: message.uuid } })
+  })
 }

@@ -5,6 +5,7 @@
  * The model is asked for a title of at most six words; its answer is cut to its first line,
  * stripped of quotes and a final full stop, and bounded to 80 characters. The built-in local test
  * model does not think, so with it the name is the opening words of the first user message.
+ * The new name is written with its `thread.update` audit event (docs/api/audit.md).
  */
 import { queries } from '../platform/db.ts'
 import { ValidationError } from '../platform/errors.ts'
@@ -16,6 +17,7 @@ import { resolveAgentModel } from '../models/index.ts'
 import { threadHistory } from './messages.service.ts'
 import type { ResourceCtx } from '../context.ts'
 import { readThread, requireThread } from './threads.service.ts'
+import { audit, fieldChanges } from '../access/audit.ts'
 
 /** Messages the name is made from. */
 const NAME_SOURCE_MESSAGES = 6
@@ -51,11 +53,20 @@ export async function generateName(ctx: ResourceCtx, uuid: string): Promise<{ da
     name = cleanName(answer)
   }
   const cleaned = storableText(cleanName(name)) || 'Untitled conversation'
-  await queries(ctx.em)
-    .updateTable('threads')
-    .set((eb) => ({ name: cleaned, updated_at: eb.fn<Date>('now') }))
-    .where('id', '=', thread.id)
-    .execute()
+  await ctx.em.transactional(async (em) => {
+    const db = queries(em)
+    const before = await db.selectFrom('threads').select('name').where('id', '=', thread.id).forUpdate().executeTakeFirstOrThrow()
+    await db
+      .updateTable('threads')
+      .set((eb) => ({ name: cleaned, updated_at: eb.fn<Date>('now') }))
+      .where('id', '=', thread.id)
+      .execute()
+    await audit(em, ctx, {
+      action: 'thread.update',
+      resource: { type: 'thread', uuid: thread.uuid },
+      changes: fieldChanges({ name: before.name }, { name: cleaned }),
+    })
+  })
   return { data: await readThread(ctx.em, ctx.config.appUrl, thread.id) }
 }
 

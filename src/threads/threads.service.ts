@@ -26,6 +26,7 @@ import { listPage, type ListSource } from '../access/list-page.ts'
 import { unprefix, type SqlFragment } from '../platform/sql.ts'
 import type { ResourceCtx } from '../context.ts'
 import { mergeMetadata } from '../access/metadata.ts'
+import { audit, fieldChanges } from '../access/audit.ts'
 
 /**
  * The threads the caller sees, over the `threads` alias: live, created by the caller, in the
@@ -132,16 +133,24 @@ export async function list(ctx: ResourceCtx, input: TThreadListInput) {
 export async function create(ctx: ResourceCtx, input: TCreateThreadInput): Promise<{ data: TThread }> {
   const agent = await findResource(ctx, 'agents', input.agent_uuid)
   if (!agent) throw new ValidationError(['agent_uuid'], 'No agent with this uuid is visible to you')
-  const thread = ctx.em.create(ThreadEntity, {
-    name: input.name ?? null,
-    agent: agent.id,
-    messagesCount: 0,
-    metadata: mergeMetadata({}, input.metadata ?? {}),
-    user: ctx.auth.user.id,
-    workspace: ctx.workspace.workspace.id,
+  const id = await ctx.em.transactional(async (em) => {
+    const thread = em.create(ThreadEntity, {
+      name: input.name ?? null,
+      agent: agent.id,
+      messagesCount: 0,
+      metadata: mergeMetadata({}, input.metadata ?? {}),
+      user: ctx.auth.user.id,
+      workspace: ctx.workspace.workspace.id,
+    })
+    await em.flush()
+    await audit(em, ctx, {
+      action: 'thread.create',
+      resource: { type: 'thread', uuid: thread.uuid },
+      changes: fieldChanges(null, { agent_uuid: agent.uuid, name: thread.name ?? null, metadata: thread.metadata }),
+    })
+    return thread.id
   })
-  await ctx.em.flush()
-  return { data: await readThread(ctx.em, ctx.config.appUrl, thread.id) }
+  return { data: await readThread(ctx.em, ctx.config.appUrl, id) }
 }
 
 /** Retrieves one of the caller's threads. @throws NotFoundError otherwise. */
@@ -153,28 +162,31 @@ export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<{ data: 
 /**
  * Updates one of the caller's threads: omitted fields are kept, `name: null` clears the name,
  * `metadata` merges key by key (`null` removes a key) on the row locked, so concurrent merges
- * all land. An update naming no field changes nothing (not even `updated_at`).
+ * all land. An update naming no field changes nothing (not even `updated_at`), and is recorded all the same.
  * @throws NotFoundError (not the caller's), ValidationError (`metadata` over 64 KiB after merging).
  */
 export async function update(ctx: ResourceCtx, input: TUpdateThreadInput): Promise<{ data: TThread }> {
-  const { id } = await requireThread(ctx, input.thread_uuid, true)
+  const { id, uuid } = await requireThread(ctx, input.thread_uuid, true)
   await ctx.em.transactional(async (em) => {
     const db = queries(em)
+    const before = await db.selectFrom('threads').select(['name', 'metadata']).where('id', '=', id).forUpdate().executeTakeFirstOrThrow()
     let metadata: Record<string, unknown> | undefined
     if (input.metadata !== undefined) {
-      const row = await db.selectFrom('threads').select('metadata').where('id', '=', id).forUpdate().executeTakeFirst()
-      metadata = mergeMetadata(row?.metadata ?? {}, input.metadata)
+      metadata = mergeMetadata(before.metadata ?? {}, input.metadata)
       if (jsonBytes(metadata) > THREAD_METADATA_MAX_BYTES) {
         throw new ValidationError(['metadata'], `metadata must not exceed ${THREAD_METADATA_MAX_BYTES} bytes as JSON after merging`)
       }
     }
-    if (input.name === undefined && metadata === undefined) return
-    // Kysely leaves out the fields that are undefined: only those the input names are set.
-    await db
-      .updateTable('threads')
-      .set((eb) => ({ name: input.name, metadata, updated_at: eb.fn<Date>('now') }))
-      .where('id', '=', id)
-      .execute()
+    if (input.name !== undefined || metadata !== undefined) {
+      // Kysely leaves out the fields that are undefined: only those the input names are set.
+      await db
+        .updateTable('threads')
+        .set((eb) => ({ name: input.name, metadata, updated_at: eb.fn<Date>('now') }))
+        .where('id', '=', id)
+        .execute()
+    }
+    const after = { name: input.name === undefined ? before.name : input.name, metadata: metadata ?? before.metadata }
+    await audit(em, ctx, { action: 'thread.update', resource: { type: 'thread', uuid }, changes: fieldChanges({ ...before }, after) })
   })
   return { data: await readThread(ctx.em, ctx.config.appUrl, id) }
 }
@@ -185,7 +197,7 @@ export async function update(ctx: ResourceCtx, input: TUpdateThreadInput): Promi
  * @throws NotFoundError (not the caller's).
  */
 export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
-  const { id } = await requireThread(ctx, uuid, true)
+  const { id, uuid: threadUuid } = await requireThread(ctx, uuid, true)
   await ctx.em.transactional(async (em) => {
     const db = queries(em)
     await db
@@ -199,5 +211,6 @@ export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
       .where('thread_id', '=', id)
       .where('deleted_at', 'is', null)
       .execute()
+    await audit(em, ctx, { action: 'thread.delete', resource: { type: 'thread', uuid: threadUuid } })
   })
 }

@@ -28,14 +28,25 @@ import { listPage, type ListSource } from '../access/list-page.ts'
 import { Conditions } from '../access/list-filters.ts'
 import { dateBounds } from '../metrics/index.ts'
 import { selectColumns, unprefix, userColumns, type SqlFragment } from '../platform/sql.ts'
-import { queries } from '../platform/db.ts'
+import { queries, type Em } from '../platform/db.ts'
+import { audit } from '../access/audit.ts'
 import type { ResourceCtx } from '../context.ts'
 
 const LABEL = 'Workflow execution'
 
 /** Execution columns the mapper reads; `errorNodeId` is text, so it is read apart (selectColumns casts `…Id` to a number). */
 const EXECUTION_FIELDS = [
-  'id', 'uuid', 'status', 'mode', 'error', 'errorCode', 'startedAt', 'finishedAt', 'durationMs', 'createdAt', 'updatedAt',
+  'id',
+  'uuid',
+  'status',
+  'mode',
+  'error',
+  'errorCode',
+  'startedAt',
+  'finishedAt',
+  'durationMs',
+  'createdAt',
+  'updatedAt',
 ] as const
 
 /** FROM of every read: the execution, its workflow, its user and the execution it retries. */
@@ -213,16 +224,21 @@ export async function retrieve(ctx: ResourceCtx, uuid: string): Promise<{ data: 
  */
 export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
   const found = await requireExecution(ctx, uuid, 'write')
-  const db = queries(ctx.em)
-  const deleted = await db
-    .deleteFrom('workflow_executions')
-    .where('id', '=', found.id)
-    .where('status', 'not in', ['queued', 'running'])
-    .returning('id')
-    .execute()
-  if (deleted.length) return
+  const deleted = await ctx.em.transactional(async (em) => {
+    const rows = await queries(em)
+      .deleteFrom('workflow_executions')
+      .where('id', '=', found.id)
+      .where('status', 'not in', ['queued', 'running'])
+      .returning('uuid')
+      .execute()
+    if (rows.length) {
+      await audit(em, ctx, { action: 'workflow_execution.delete', resource: { type: 'workflow_execution', uuid: rows[0].uuid } })
+    }
+    return rows.length > 0
+  })
+  if (deleted) return
   // Nothing deleted: still unfinished (409), or deleted by a concurrent request (404).
-  const row = await db.selectFrom('workflow_executions').select('status').where('id', '=', found.id).executeTakeFirst()
+  const row = await queries(ctx.em).selectFrom('workflow_executions').select('status').where('id', '=', found.id).executeTakeFirst()
   if (!row) throw new NotFoundError(LABEL)
   throw new ConflictError(`The workflow execution is ${row.status}; cancel it before deleting it`)
 }
@@ -231,13 +247,25 @@ export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
  * `POST /api/v1/workflow-executions/{execution_uuid}/cancel`: a `queued` or `running`
  * execution becomes `canceled` (error code `canceled`, finished now, its duration counted from
  * `started_at` when it started), in one statement, so a race with the executor finishing is
- * decided by the database; then the engine stops it if it runs in this process (other processes
- * notice at their next heartbeat).
+ * decided by the database, and recorded in the audit log; once that committed, the engine stops
+ * it if it runs in this process (other processes notice at their next heartbeat).
  * @throws NotFoundError (not visible), ConflictError when it has already ended.
  */
 export async function cancel(ctx: ResourceCtx, uuid: string): Promise<{ data: TWorkflowExecution }> {
   const found = await requireExecution(ctx, uuid, 'read')
-  if (!(await cancelExecution(ctx, found.id))) throw new ConflictError('The workflow execution has already ended')
+  const canceled = await ctx.em.transactional(async (em) => {
+    const [before] = await em.execute(`select uuid, status from workflow_executions where id = ? for update`, [found.id])
+    if (!before || !(await markCanceled(em, found.id))) return false
+    await audit(em, ctx, {
+      action: 'workflow_execution.cancel',
+      resource: { type: 'workflow_execution', uuid: String(before.uuid) },
+      changes: { status: { from: before.status, to: 'canceled' } },
+    })
+    return true
+  })
+  if (!canceled) throw new ConflictError('The workflow execution has already ended')
+  // Stopped once the cancel committed, so the executor finds it canceled.
+  ctx.deps.workflows.abort(found.id)
   return { data: await loadExecution(ctx, found.id) }
 }
 
@@ -247,7 +275,17 @@ export async function cancel(ctx: ResourceCtx, uuid: string): Promise<{ data: TW
  * answers whether it was canceled.
  */
 export async function cancelExecution(ctx: Pick<ResourceCtx, 'em' | 'deps'>, executionId: number): Promise<boolean> {
-  const canceled = await ctx.em.execute(
+  if (!(await markCanceled(ctx.em, executionId))) return false
+  ctx.deps.workflows.abort(executionId)
+  return true
+}
+
+/**
+ * Marks execution `executionId` `canceled` if it is `queued` or `running`, in one statement, so a
+ * race with the executor finishing is decided by the database; answers whether it did.
+ */
+async function markCanceled(em: Em, executionId: number): Promise<boolean> {
+  const canceled = await em.execute(
     `update workflow_executions set status = 'canceled', error_code = 'canceled', error = 'Canceled', finished_at = now(),
        duration_ms = case when started_at is null then null
          else greatest(0, round(extract(epoch from (now() - started_at)) * 1000))::int end,
@@ -255,9 +293,7 @@ export async function cancelExecution(ctx: Pick<ResourceCtx, 'em' | 'deps'>, exe
      where id = ? and status in ('queued', 'running') returning id`,
     [executionId],
   )
-  if (!canceled.length) return false
-  ctx.deps.workflows.abort(executionId)
-  return true
+  return canceled.length > 0
 }
 
 /**

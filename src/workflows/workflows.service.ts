@@ -7,7 +7,8 @@
  */
 import { LockMode } from '@mikro-orm/core'
 import { uuidv7 } from 'uuidv7'
-import { Workflow } from '../../entities/index.ts'
+import { Workflow, type IWorkflow } from '../../entities/index.ts'
+import { audit, entityFields, fieldChanges } from '../access/audit.ts'
 import { requireResource } from '../access/resource-access.ts'
 import { queries, type Em } from '../platform/db.ts'
 import { ValidationError } from '../platform/errors.ts'
@@ -93,6 +94,11 @@ export type NewWorkflowInput = Omit<TCreateWorkflowInput, 'workspace_uuid' | 'ca
  * references resolved by the caller; its schedule is synced once the transaction committed.
  */
 export async function insertWorkflow(em: Em, ctx: ResourceCtx, input: NewWorkflowInput, categoryIds: number[]): Promise<number> {
+  return (await newWorkflow(em, ctx, input, categoryIds)).id
+}
+
+/** {@link insertWorkflow}, answering the workflow written. */
+async function newWorkflow(em: Em, ctx: ResourceCtx, input: NewWorkflowInput, categoryIds: number[]): Promise<IWorkflow> {
   // The uuid is made here (not at flush) because the webhook secret is sealed with it.
   const uuid = uuidv7()
   const workflow = em.create(Workflow, {
@@ -116,8 +122,34 @@ export async function insertWorkflow(em: Em, ctx: ResourceCtx, input: NewWorkflo
   })
   await em.flush()
   await setCategories(em, 'workflows', workflow.id, categoryIds)
-  return workflow.id
+  return workflow
 }
+
+/** A workflow's fields the audit log records (docs/api/audit.md), besides its webhook secret. */
+const AUDITED = [
+  'name',
+  'description',
+  'profilePhotoKey',
+  'profilePhotoConfig',
+  'visibility',
+  'isActive',
+  'isTemplate',
+  'nodes',
+  'edges',
+  'settings',
+  'staticData',
+  'pinData',
+] as const
+
+/**
+ * A workflow's fields as the audit log records them. The webhook secret is given as its
+ * ciphertext, under `webhook_secret`: the log redacts it, and a new secret differs from the old
+ * one (each seal is random), so setting, replacing and removing it each show.
+ */
+const auditedFields = (workflow: IWorkflow): Record<string, unknown> => ({
+  ...entityFields(workflow, AUDITED),
+  webhook_secret: workflow.webhookSecretCiphertext ?? null,
+})
 
 /**
  * `POST /api/v1/workflows`: a workflow of the request's workspace owned by the caller.
@@ -127,7 +159,15 @@ export async function create(ctx: ResourceCtx, input: TCreateWorkflowInput): Pro
   checkGraph(input.nodes ?? [], input.edges ?? [])
   await resolveProfilePhotoKey(ctx, input.profile_photo_key)
   const categoryIds = await resolveCategoryUuids(ctx, input.category_uuids ?? [], ['category_uuids'])
-  const id = await ctx.em.transactional((em) => insertWorkflow(em, ctx, input, categoryIds))
+  const id = await ctx.em.transactional(async (em) => {
+    const workflow = await newWorkflow(em, ctx, input, categoryIds)
+    await audit(em, ctx, {
+      action: 'workflow.create',
+      resource: { type: 'workflow', uuid: workflow.uuid },
+      changes: fieldChanges(null, auditedFields(workflow)),
+    })
+    return workflow.id
+  })
   await ctx.deps.workflows.syncSchedule(id)
   return { data: await loadWorkflow(ctx, id) }
 }
@@ -135,16 +175,18 @@ export async function create(ctx: ResourceCtx, input: TCreateWorkflowInput): Pro
 /**
  * Applies a PUT to a locked row: omitted fields kept, `null` clears, lists and the graph objects
  * replaced whole. The merged graph is checked before anything is written (a throw here rolls the
- * transaction back and discards the assigned values).
+ * transaction back and discards the assigned values); the update is recorded with its fields'
+ * changes (docs/api/audit.md).
  */
 async function applyUpdate(
   em: Em,
+  ctx: ResourceCtx,
   id: number,
   input: TUpdateWorkflowInput,
   categoryIds: number[] | undefined,
-  keyring: Keyring,
 ): Promise<void> {
-  const workflow = await em.findOneOrFail(Workflow, id, { lockMode: LockMode.PESSIMISTIC_WRITE })
+  const workflow = await em.findOneOrFail(Workflow, id, { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['webhookSecretCiphertext'] })
+  const before = auditedFields(workflow)
   em.assign(
     workflow,
     {
@@ -165,7 +207,9 @@ async function applyUpdate(
     },
     { ignoreUndefined: true, mergeObjectProperties: false },
   )
-  if (input.webhook_secret !== undefined) em.assign(workflow, webhookSecretColumns(keyring, workflow.uuid, input.webhook_secret))
+  if (input.webhook_secret !== undefined) {
+    em.assign(workflow, webhookSecretColumns(keyringOf(ctx.config), workflow.uuid, input.webhook_secret))
+  }
   const { nodes, edges, settings, staticData, pinData } = workflow
   if (input.nodes !== undefined || input.edges !== undefined) assertGraph(validateGraph(nodes, edges))
   if (jsonBytes({ nodes, edges, settings, static_data: staticData, pin_data: pinData }) > MAX_GRAPH_BYTES) {
@@ -173,6 +217,11 @@ async function applyUpdate(
   }
   await em.flush()
   if (categoryIds !== undefined) await setCategories(em, 'workflows', id, categoryIds)
+  await audit(em, ctx, {
+    action: 'workflow.update',
+    resource: { type: 'workflow', uuid: workflow.uuid },
+    changes: fieldChanges(before, auditedFields(workflow)),
+  })
 }
 
 /**
@@ -184,20 +233,24 @@ export async function update(ctx: ResourceCtx, input: TUpdateWorkflowInput): Pro
   await resolveProfilePhotoKey(ctx, input.profile_photo_key)
   const categoryIds =
     input.category_uuids === undefined ? undefined : await resolveCategoryUuids(ctx, input.category_uuids, ['category_uuids'])
-  await ctx.em.transactional((em) => applyUpdate(em, id, input, categoryIds, keyringOf(ctx.config)))
+  await ctx.em.transactional((em) => applyUpdate(em, ctx, id, input, categoryIds))
   await ctx.deps.workflows.syncSchedule(id)
   return { data: await loadWorkflow(ctx, id) }
 }
 
 /** `DELETE /api/v1/workflows/{workflow_uuid}`: soft delete. @throws ForbiddenError below `admin`. */
 export async function remove(ctx: ResourceCtx, uuid: string): Promise<void> {
-  const { id } = await requireResource(ctx, 'workflows', LABEL, uuid, 'admin')
-  await queries(ctx.em)
-    .updateTable('workflows')
-    .set((eb) => ({ deleted_at: eb.fn('now'), updated_at: eb.fn('now') }))
-    .where('id', '=', id)
-    .where('deleted_at', 'is', null)
-    .execute()
+  const { id, uuid: workflowUuid } = await requireResource(ctx, 'workflows', LABEL, uuid, 'admin')
+  await ctx.em.transactional(async (em) => {
+    const deleted = await queries(em)
+      .updateTable('workflows')
+      .set((eb) => ({ deleted_at: eb.fn('now'), updated_at: eb.fn('now') }))
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .returning('id')
+      .execute()
+    if (deleted.length > 0) await audit(em, ctx, { action: 'workflow.delete', resource: { type: 'workflow', uuid: workflowUuid } })
+  })
   await ctx.deps.workflows.syncSchedule(id)
 }
 
