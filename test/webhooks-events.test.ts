@@ -13,6 +13,7 @@ import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { startUpstream, type Reply, type Upstream, type UpstreamRequest } from './helpers/upstream.ts'
 import { startReceiver, type Receiver } from './helpers/webhook-receiver.ts'
 import { ISO, UUID } from './helpers/expect.ts'
+import { WEBHOOK_EVENT_TYPES } from '../entities/index.ts'
 
 /** A verified payload. */
 interface Event {
@@ -39,22 +40,6 @@ const REPLIES: Record<string, Reply> = {
   'Spend, please': { kind: 'text', text: 'Spent.', usage: { prompt_tokens: 400, completion_tokens: 200 } },
 }
 const SUBSET = ['run.failed', 'knowledge_document.ready']
-/** Every event type (docs/api/webhooks.md, "Event types"). */
-const EVENT_TYPES = [
-  'run.succeeded',
-  'run.failed',
-  'run.canceled',
-  'run.approval_requested',
-  'workflow_execution.succeeded',
-  'workflow_execution.failed',
-  'knowledge_document.ready',
-  'knowledge_document.failed',
-  'command_room_firing.succeeded',
-  'command_room_firing.failed',
-  'budget.threshold_reached',
-  'agent.version_created',
-  'webhook_endpoint.ping',
-]
 
 /** The text of the last user message of a chat completion request. */
 function lastUserText(request: UpstreamRequest): string {
@@ -374,7 +359,7 @@ describe('webhook events (every type, made through the API)', () => {
       expect(got.map((item) => item.webhookId).sort()).toEqual(page.data.map((delivery: { event_id: string }) => delivery.event_id).sort())
       expect(new Set(got.map((item) => item.webhookId)).size).toBe(got.length)
     }
-    expect(new Set(deliveredTo(all.secret).map((item) => item.event.type))).toEqual(new Set(EVENT_TYPES))
+    expect(new Set(deliveredTo(all.secret).map((item) => item.event.type))).toEqual(new Set(WEBHOOK_EVENT_TYPES))
     // Every request verifies with exactly one of the two secrets.
     expect(deliveredTo(all.secret).length + deliveredTo(subset.secret).length).toBe(receiver.received.length)
     for (const [type, matches] of checked) {

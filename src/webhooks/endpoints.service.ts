@@ -136,13 +136,12 @@ export async function update(ctx: ResourceCtx, input: TUpdateWebhookEndpointInpu
   const id = await requireEndpoint(ctx, input.endpoint_uuid)
   const url = input.url === undefined ? null : await checkUrl(ctx, input.url)
   await ctx.em.transactional(async (em) => {
-    const read = () =>
-      em.execute<Record<string, unknown>[]>(
-        `select url, description, event_types, is_active from webhook_endpoints where id = ? for update`,
-        [id],
-      )
-    const [before] = await read()
-    await em.execute(
+    const [before] = await em.execute<Record<string, unknown>[]>(
+      `select url, description, event_types, is_active from webhook_endpoints where id = ? for update`,
+      [id],
+    )
+    // The row as the update left it is its RETURNING: no second read.
+    const [after] = await em.execute<Record<string, unknown>[]>(
       `update webhook_endpoints set url = coalesce(?, url),
        description = case when ? then ? else description end,
        event_types = coalesce(?::jsonb, event_types),
@@ -150,7 +149,7 @@ export async function update(ctx: ResourceCtx, input: TUpdateWebhookEndpointInpu
        disabled_reason = case when ? then null else disabled_reason end,
        failing_since = case when ? and not is_active then null else failing_since end,
        updated_at = now()
-     where id = ?`,
+     where id = ? returning url, description, event_types, is_active`,
       [
         url,
         input.description !== undefined,
@@ -162,7 +161,6 @@ export async function update(ctx: ResourceCtx, input: TUpdateWebhookEndpointInpu
         id,
       ],
     )
-    const [after] = await read()
     const changes = fieldChanges(before, after)
     await audit(em, ctx, {
       action: 'webhook_endpoint.update',
