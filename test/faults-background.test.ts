@@ -272,12 +272,16 @@ describe('background work on a database that loses its connections', () => {
     const executionStatus = async (uuid: string | null) =>
       uuid ? ((await t.sql('select status from workflow_executions where uuid = ?', [uuid]))[0]?.status ?? 'missing') : null
     /** A firing of `task` written as the sweep would find it; answers its uuid. */
+    // due_at is stored to the millisecond and (task, due_at) is unique: two rows written within one
+    // millisecond (PGlite is that fast) would collide, so each row is a millisecond further on.
+    let written = 0
     const writeFiring = async (task: string, o: { status: string; firedAgo: string; updatedAgo: string; executionUuid?: string }) => {
+      written += 1
       const [row] = await t.sql(
         `insert into command_room_task_firings (uuid, task_id, due_at, status, manual, fired_at, execution_uuid, created_at, updated_at)
-         values (gen_random_uuid(), ?, clock_timestamp(), ?, true, now() - ?::interval, ?, now() - ?::interval, now() - ?::interval)
+         values (gen_random_uuid(), ?, clock_timestamp() + ? * interval '1 millisecond', ?, true, now() - ?::interval, ?, now() - ?::interval, now() - ?::interval)
          returning uuid`,
-        [await taskId(task), o.status, o.firedAgo, o.executionUuid ?? null, o.firedAgo, o.updatedAgo],
+        [await taskId(task), written, o.status, o.firedAgo, o.executionUuid ?? null, o.firedAgo, o.updatedAgo],
       )
       return String(row.uuid)
     }
