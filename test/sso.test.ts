@@ -518,5 +518,17 @@ describe('single sign-on (OpenID Connect)', () => {
       expect(JSON.stringify(t.config)).not.toContain(SECRET)
       expect(t.config.oidc?.clientSecret).toBe(SECRET)
     })
+
+    it("logs the callback's request line without its authorization code and state", () => {
+      const urls = logs.lines.map((line) => JSON.parse(line) as { req?: { url?: string } }).flatMap((line) => line.req?.url ?? [])
+      const callbacks = urls.filter((url) => url.includes('/auth/oidc/callback?'))
+      expect(callbacks.length).toBeGreaterThan(3)
+      for (const url of callbacks) {
+        for (const [name, value] of new URL(url, 'http://x').searchParams) {
+          if (name === 'code' || name === 'state') expect(value).toBe('[redacted]')
+        }
+      }
+      expect(callbacks.some((url) => url.includes('code=[redacted]'))).toBe(true)
+    })
   })
 })

@@ -3,7 +3,7 @@
  * Services and engines take the {@link Logger} type from here rather than from Fastify.
  */
 import type { FastifyBaseLogger } from 'fastify'
-import { pino } from 'pino'
+import { pino, type LoggerOptions } from 'pino'
 import type { Config } from './config.ts'
 
 /** A pino logger as Fastify uses it: levels plus `child`. */
@@ -18,7 +18,41 @@ export const REDACTED = [
   'access_token',
 ]
 
+/**
+ * Query parameters whose values are credentials: OpenID Connect's authorization `code` and
+ * `state` arrive in the callback's URL, and tokens are sometimes put in a URL by clients that
+ * cannot set headers. Request lines keep the parameter's name and lose its value.
+ */
+const SECRET_QUERY_PARAMETER =
+  /([?&](?:code|state|token|access_token|id_token|refresh_token|client_secret|api_key|key|secret|password|signature|sig)=)[^&#]*/gi
+
+/**
+ * A request URL as logged: the path as sent, the values of credential-bearing query parameters
+ * replaced by `[redacted]`.
+ * @example redactUrl('/v1/auth/oidc/callback?code=abc&state=x') === '/v1/auth/oidc/callback?code=[redacted]&state=[redacted]'
+ */
+export function redactUrl(url: string): string {
+  return url.replace(SECRET_QUERY_PARAMETER, '$1[redacted]')
+}
+
+/** The request as Fastify logs it (its own `req` serializer's fields), with the URL redacted. */
+function requestForLog(request: { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number } }) {
+  return {
+    method: request.method,
+    url: redactUrl(request.url),
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  }
+}
+
+/** pino options every logger of the service takes: redacted paths and the request serializer. */
+export const LOG_OPTIONS = {
+  redact: { paths: REDACTED, censor: '[redacted]' },
+  serializers: { req: requestForLog },
+} satisfies LoggerOptions
+
 /** A pino logger at the configured level, JSON lines, secrets redacted. */
 export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
-  return pino({ level: config.logLevel, redact: { paths: REDACTED, censor: '[redacted]' } })
+  return pino({ level: config.logLevel, ...LOG_OPTIONS })
 }

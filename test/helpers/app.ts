@@ -11,7 +11,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import { createCaller } from '../../routers/index.ts'
 import { createRuntime, type Runtime } from '../../src/app.ts'
-import { createLogger, REDACTED } from '../../src/platform/logger.ts'
+import { createLogger, LOG_OPTIONS } from '../../src/platform/logger.ts'
 import { loadConfig, type Config } from '../../src/platform/config.ts'
 import { buildHttpApp } from '../../src/http/app.ts'
 import { freshDatabase } from './database.ts'
@@ -111,7 +111,7 @@ export function captureLogs(): { log: FastifyBaseLogger; lines: string[] } {
       done()
     },
   })
-  return { log: pino({ level: 'trace', redact: { paths: REDACTED, censor: '[redacted]' } }, sink), lines }
+  return { log: pino({ level: 'trace', ...LOG_OPTIONS }, sink), lines }
 }
 
 /**
