@@ -3,7 +3,9 @@
  *
  * One real server, started as `npm start` starts it (src/server.ts under tsx, embedded PGlite in
  * a fresh DATA_DIR, no provider keys), serves every page; a page that names `BASE_2` (an import
- * into a second, fresh service) gets a second such server, started for it alone. For each page, its ```sh blocks are
+ * into a second, fresh service) gets a second such server, started for it alone, and a page that
+ * names `IDP_PORT` (single sign-on through a provider the page starts) is served by a server of its
+ * own started with that provider's settings. For each page, its ```sh blocks are
  * joined in order and run with `bash -euo pipefail`, BASE pointing at the server. The page must
  * exit 0, and its output must be exactly its `# -> ` expectation lines: the n-th non-empty output
  * line matches the n-th expectation (`<...>` in an expectation stands for any text; the default
@@ -74,7 +76,7 @@ interface ScriptResult {
  * Runs a script with `bash -euo pipefail` in a scratch folder; kills it, with whatever it started
  * in the background (its process group), after `timeoutMs`.
  */
-function runScript(script: string, base: string, timeoutMs: number, base2?: string): Promise<ScriptResult> {
+function runScript(script: string, base: string, timeoutMs: number, extraEnv: Record<string, string> = {}): Promise<ScriptResult> {
   const dir = mkdtempSync(path.join(tmpdir(), 'aw-walkthrough-'))
   const file = path.join(dir, 'walkthrough.sh')
   writeFileSync(file, script)
@@ -84,7 +86,8 @@ function runScript(script: string, base: string, timeoutMs: number, base2?: stri
     const env = {
       ...process.env,
       BASE: base,
-      ...(base2 ? { BASE_2: base2 } : {}),
+      SERVICE_DIR: ROOT,
+      ...extraEnv,
       PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`,
       NODE_PATH: path.join(ROOT, 'node_modules'),
     }
@@ -127,6 +130,10 @@ const CLEARED = [
   'DEFAULT_MODEL',
   'WORKER',
   'SIGN_UP_ENABLED',
+  'OIDC_ISSUER',
+  'OIDC_CLIENT_ID',
+  'OIDC_CLIENT_SECRET',
+  'PASSWORD_SIGN_IN',
 ]
 
 /** A server started as `npm start` starts it, on a fresh embedded database. */
@@ -135,8 +142,11 @@ interface StartedServer {
   close(): Promise<void>
 }
 
-/** Starts src/server.ts as `npm start` does, in its own DATA_DIR, and waits until it is ready. */
-async function startServer(): Promise<StartedServer> {
+/**
+ * Starts src/server.ts as `npm start` does, in its own DATA_DIR, and waits until it is ready.
+ * @param extraEnv settings over the defaults (the single sign-on page's provider).
+ */
+async function startServer(extraEnv: Record<string, string> = {}): Promise<StartedServer> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'aw-docs-'))
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
@@ -152,6 +162,7 @@ async function startServer(): Promise<StartedServer> {
     WEBHOOK_ALLOW_PRIVATE_NETWORK: 'true',
   }
   for (const name of CLEARED) env[name] = ''
+  Object.assign(env, extraEnv)
   const child: ChildProcess = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', 'src/server.ts'], {
     cwd: ROOT,
     env,
@@ -181,6 +192,23 @@ async function startServer(): Promise<StartedServer> {
   return { base, close }
 }
 
+/**
+ * A service started with single sign-on through a provider the page itself starts, on a free port
+ * (the service reads the provider's metadata on the first sign-in, not at start-up).
+ */
+async function singleSignOnServer(): Promise<{ server: StartedServer; env: Record<string, string> }> {
+  const idpPort = await freePort()
+  const secret = `walkthrough-${Math.random().toString(36).slice(2)}`
+  const settings = { OIDC_CLIENT_ID: 'walkthrough', OIDC_CLIENT_SECRET: secret }
+  const server = await startServer({
+    ...settings,
+    OIDC_ISSUER: `http://127.0.0.1:${idpPort}`,
+    OIDC_ALLOW_HTTP: 'true',
+    OIDC_NAME: 'Dev login',
+  })
+  return { server, env: { ...settings, IDP_PORT: String(idpPort) } }
+}
+
 describe('docs walkthroughs run as written against `npm start`', () => {
   let server: StartedServer | undefined
   let base = ''
@@ -200,7 +228,7 @@ describe('docs walkthroughs run as written against `npm start`', () => {
   const readme = shellBlocks(readFileSync(path.join(ROOT, 'README.md'), 'utf8')).filter((block) => block.includes('$API'))
   pages.push({ name: 'README.md', blocks: readme })
 
-  it('finds the twelve walkthroughs and the README walkthrough', () => {
+  it('finds the thirteen walkthroughs and the README walkthrough', () => {
     expect(pages.map((page) => page.name)).toEqual([
       'docs/walkthroughs/accounts-and-workspaces.md',
       'docs/walkthroughs/agent-versions.md',
@@ -211,6 +239,7 @@ describe('docs walkthroughs run as written against `npm start`', () => {
       'docs/walkthroughs/metrics.md',
       'docs/walkthroughs/running-assistants.md',
       'docs/walkthroughs/runs-that-wait.md',
+      'docs/walkthroughs/single-sign-on.md',
       'docs/walkthroughs/usage-and-budgets.md',
       'docs/walkthroughs/webhooks.md',
       'docs/walkthroughs/workflows.md',
@@ -224,17 +253,24 @@ describe('docs walkthroughs run as written against `npm start`', () => {
       const script = page.blocks.join('\n')
       const expected = expectations(script)
       expect(expected.length, `${page.name} has no # -> lines`).toBeGreaterThan(0)
-      // The second service lives only as long as the page that imports into it.
+      // The second service lives only as long as the page that imports into it. A page that starts
+      // an identity provider (it names IDP_PORT) gets a service of its own that knows the provider.
       const second = script.includes('BASE_2') ? await startServer() : undefined
+      const idp = script.includes('IDP_PORT') ? await singleSignOnServer() : undefined
+      const pageBase = idp?.server.base ?? base
       let result: ScriptResult
       try {
-        result = await runScript(script, base, 55_000, second?.base)
+        result = await runScript(script, pageBase, 55_000, {
+          ...(second ? { BASE_2: second.base } : {}),
+          ...(idp ? idp.env : {}),
+        })
       } finally {
         await second?.close()
+        await idp?.server.close()
       }
       const report = `exit ${result.code}\n--- stdout\n${result.stdout.slice(-3000)}\n--- stderr\n${result.stderr.slice(-3000)}`
       expect(result.code, report).toBe(0)
-      expect(firstMismatch(expected, result.stdout, base), report).toBeNull()
+      expect(firstMismatch(expected, result.stdout, pageBase), report).toBeNull()
     }, 120_000)
   }
 })
