@@ -14,11 +14,10 @@ const config = configOrExit()
 const runtime = await createRuntime(config)
 // The web console is built ahead of serving, on the first start after its sources change (docs/console.md).
 // A console that fails to build leaves the API serving: /console answers the last build, or 503.
-const consoleBuild = await ensureConsoleBuilt().catch((error: unknown) => {
+const consoleBuild = await ensureConsoleBuilt(runtime.log).catch((error: unknown) => {
   runtime.log.error({ err: error }, 'the web console failed to build')
   return 'failed' as const
 })
-if (consoleBuild === 'built') runtime.log.info('built the web console into dist/console')
 if (consoleBuild === 'unavailable') runtime.log.warn('the web console is not built and Vite is not installed: /console answers 503')
 const { app, front } = await buildHttpApp(runtime)
 await app.listen({ port: config.port, host: config.host })

@@ -2,7 +2,9 @@
  * The web console's build (docs/console.md, "How it is built and served"): the browser app in
  * src/console is built by Vite into dist/console, ahead of serving. `npm start` calls
  * {@link ensureConsoleBuilt} before it listens, so `npm ci && npm start` is enough: the first start
- * builds (a few seconds), later starts find the build current and only hash the sources.
+ * builds (a few seconds), later starts find the build current and only hash the sources. A start
+ * that builds says so before it does, with how long the last build here took (or a typical time),
+ * so a person watching a quiet terminal knows why, and after, how long it took.
  */
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
@@ -18,6 +20,27 @@ export const CONSOLE_SOURCE_DIR = path.join(ROOT, 'src/console')
 export const CONSOLE_BUILD_DIR = path.join(ROOT, 'dist/console')
 /** Names the sources a build was made from, inside the build. */
 const STAMP = '.source-hash'
+/** Milliseconds the build took, inside the build: the next build's estimate. */
+const DURATION = '.build-ms'
+/** What a first build typically takes on a laptop, when no earlier build says. */
+const TYPICAL_BUILD_MS = 20_000
+
+/** Where {@link ensureConsoleBuilt} says that it builds and how long it took (the service's logger). */
+export interface BuildLog {
+  info: (fields: Record<string, unknown>, message: string) => void
+}
+
+/** The duration of the build in dist/console, if it recorded one. */
+function lastBuildMs(): number | null {
+  try {
+    const ms = Number(readFileSync(path.join(CONSOLE_BUILD_DIR, DURATION), 'utf8'))
+    return Number.isFinite(ms) && ms > 0 ? ms : null
+  } catch {
+    return null
+  }
+}
+
+const seconds = (ms: number) => Math.max(1, Math.round(ms / 1000))
 
 /** The SHA-256 of every source file (path and content), of this builder and of the lock file, which pins the libraries bundled. */
 export function consoleSourceHash(): string {
@@ -54,7 +77,7 @@ export type ConsoleBuildOutcome = 'current' | 'built' | 'unavailable'
  * the service then answers /console with 503 and says why (./console.plugin.ts).
  * @throws when Vite is installed and the build fails (a broken source).
  */
-export async function ensureConsoleBuilt(): Promise<ConsoleBuildOutcome> {
+export async function ensureConsoleBuilt(log?: BuildLog): Promise<ConsoleBuildOutcome> {
   const sourceHash = consoleSourceHash()
   if (consoleBuildIsCurrent(sourceHash)) return 'current'
   let vite: typeof import('vite')
@@ -64,6 +87,13 @@ export async function ensureConsoleBuilt(): Promise<ConsoleBuildOutcome> {
     return 'unavailable'
   }
   const staging = `${CONSOLE_BUILD_DIR}.${process.pid}.${Date.now()}`
+  const last = lastBuildMs()
+  const estimate = last ?? TYPICAL_BUILD_MS
+  log?.info(
+    { estimated_ms: estimate },
+    `building the web console into dist/console (its sources changed since the last build); this takes about ${seconds(estimate)} s${last ? ' (the last build here)' : ''}, once`,
+  )
+  const startedAt = performance.now()
   // Vite and its React plugin read NODE_ENV themselves (vitest sets `test`): a production build
   // whatever the process runs as, the variable put back afterwards.
   const nodeEnv = process.env.NODE_ENV
@@ -76,11 +106,14 @@ export async function ensureConsoleBuilt(): Promise<ConsoleBuildOutcome> {
       build: { outDir: staging, emptyOutDir: true },
     })
     compressAssets(path.join(staging, 'assets'))
+    const tookMs = Math.round(performance.now() - startedAt)
+    writeFileSync(path.join(staging, DURATION), String(tookMs))
     writeFileSync(path.join(staging, STAMP), sourceHash)
     if (consoleBuildIsCurrent(sourceHash)) return 'current'
     mkdirSync(path.dirname(CONSOLE_BUILD_DIR), { recursive: true })
     rmSync(CONSOLE_BUILD_DIR, { recursive: true, force: true })
     renameSync(staging, CONSOLE_BUILD_DIR)
+    log?.info({ duration_ms: tookMs }, `built the web console into dist/console in ${(tookMs / 1000).toFixed(1)} s`)
     return 'built'
   } finally {
     if (nodeEnv === undefined) delete process.env.NODE_ENV

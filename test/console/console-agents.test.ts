@@ -1,5 +1,6 @@
 /**
- * The console's agent screens in a real browser: the list, creating an agent, editing its fields
+ * The console's agent screens in a real browser: the list, creating an agent (a double click makes
+ * one; a lost answer is sent again with its Idempotency-Key and replayed), editing its fields
  * (metadata and bindings included), a 400's issues at their fields, sharing, favourites, deleting,
  * someone else's agent (404 in words), an agent shared read-only (403 in words on save), and a
  * 255-character name at 360 px. Each stored change is checked over REST.
@@ -18,8 +19,8 @@ describeConsole('web console: agents', (t) => {
     expect(res.status).toBe(201)
     return res.body.data as { uuid: string; name: string }
   }
-  const userId = async (user: ConsoleUser) => ((await t.server.http('GET', '/api/v1/user', { token: user.token })).body.data as { id: number }).id
-  const horizontalOverflow = (page: Page) => page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')
+  const horizontalOverflow = (page: Page) =>
+    page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')
   /** Opens a section of the agent form (a collapsed accordion item). */
   const openSection = async (page: Page, name: string) => {
     const control = page.getByRole('button', { name, exact: true })
@@ -37,10 +38,28 @@ describeConsole('web console: agents', (t) => {
     await page.getByRole('combobox', { name: 'Model' }).click()
     await page.getByRole('option', { name: 'GPT-4o mini', exact: true }).click()
     await t.screenshot(page, 'agent-create')
-    await page.getByRole('button', { name: 'Create agent' }).click()
+    // The first answer is lost on its way back (the service made the agent): the client sends the
+    // same submission again with its Idempotency-Key and the service replays its answer.
+    const creates: { key?: string; replayed?: string }[] = []
+    await page.route('**/trpc/agents.create**', async (route) => {
+      const response = await route.fetch()
+      creates.push({ key: route.request().headers()['idempotency-key'], replayed: response.headers()['idempotent-replayed'] })
+      if (creates.length === 1) await route.abort('connectionreset')
+      else await route.fulfill({ response })
+    })
+    // A double click in one task, before the button can show that it is busy.
+    await page.getByRole('button', { name: 'Create agent' }).evaluate((button) => {
+      ;(button as { click: () => void }).click()
+      ;(button as { click: () => void }).click()
+    })
     await page.waitForURL(UUID)
     const uuid = UUID.exec(page.url())![1]
     await page.getByRole('heading', { name: 'Support helper' }).waitFor()
+    expect(creates).toHaveLength(2)
+    expect(creates[0].key).toMatch(/^[\x20-\x7e]{1,255}$/)
+    expect(creates[1]).toEqual({ key: creates[0].key, replayed: 'true' })
+    const listed = await t.server.http('GET', '/api/v1/agents', { token: user.token })
+    expect(listed.body.data.map((agent: { uuid: string }) => agent.uuid)).toEqual([uuid])
 
     const res = await stored(user, uuid)
     expect(res.status).toBe(200)
@@ -59,9 +78,16 @@ describeConsole('web console: agents', (t) => {
 
   it('edits fields, metadata and a tool binding, and keeps what the service stored', async () => {
     const user = await t.user()
-    const tool = await t.server.http('POST', '/api/v1/tools', { token: user.token, body: { name: 'Weather lookup', url: 'https://example.com/weather?q={{city}}' } })
+    const tool = await t.server.http('POST', '/api/v1/tools', {
+      token: user.token,
+      body: { name: 'Weather lookup', url: 'https://example.com/weather?q={{city}}' },
+    })
     expect(tool.status).toBe(201)
-    const agent = await makeAgent(user, { name: 'Editable', instruction: 'Old instruction.', metadata: { tone_of_voice: 'dry', custom_key: 'kept' } })
+    const agent = await makeAgent(user, {
+      name: 'Editable',
+      instruction: 'Old instruction.',
+      metadata: { tone_of_voice: 'dry', custom_key: 'kept' },
+    })
     const page = await t.newPage()
     await t.open(page, user, `/agents/${agent.uuid}`)
     await page.getByRole('heading', { name: 'Editable' }).waitFor()
@@ -140,10 +166,17 @@ describeConsole('web console: agents', (t) => {
     const owner = await t.user('Owner')
     const reader = await t.user('Reader')
     const agent = await makeAgent(owner, { name: 'Shared assistant', description: 'Original' })
+    // The share dialog offers the workspace's members, found by e-mail.
+    const member = await t.server.http('POST', `/api/v1/workspaces/${owner.workspaceUuid}/members`, {
+      token: owner.token,
+      body: { email: reader.email },
+    })
+    expect(member.status).toBe(201)
     const page = await t.newPage()
     await t.open(page, owner, `/agents/${agent.uuid}`)
     await page.getByRole('heading', { name: 'Shared assistant' }).waitFor()
-    await page.getByLabel('User id').fill(String(await userId(reader)))
+    await page.getByRole('combobox', { name: 'User' }).fill(reader.email)
+    await page.getByRole('option', { name: `Reader <${reader.email}>` }).click()
     await page.getByRole('button', { name: 'Share', exact: true }).click()
     const row = page.getByRole('row').filter({ hasText: reader.email })
     await row.waitFor()

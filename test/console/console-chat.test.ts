@@ -76,7 +76,10 @@ describeConsole(
       await page.getByText(/gpt-4o-mini · \d+ in, \d+ out/).waitFor()
       await page.getByRole('button', { name: 'Send' }).waitFor()
       // The thread is named after the message, and listed.
-      await page.getByRole('navigation', { name: 'Threads' }).getByRole('link', { name: /What should I pack for Oslo\?/ }).waitFor()
+      await page
+        .getByRole('navigation', { name: 'Threads' })
+        .getByRole('link', { name: /What should I pack for Oslo\?/ })
+        .waitFor()
 
       // Shift+Enter is a new line; the Send button sends in the same thread.
       t.upstream.enqueue({ kind: 'text', text: 'A raincoat, then.' })
@@ -90,7 +93,9 @@ describeConsole(
       await t.screenshot(page, 'chat-thread')
 
       const threads = await t.server.http('GET', `/api/v1/threads?agent_uuid=${agent}`, { token: user.token })
-      expect(threads.body.data.map((thread: { uuid: string; name: string }) => [thread.uuid, thread.name])).toEqual([[threadUuid, 'What should I pack for Oslo?']])
+      expect(threads.body.data.map((thread: { uuid: string; name: string }) => [thread.uuid, thread.name])).toEqual([
+        [threadUuid, 'What should I pack for Oslo?'],
+      ])
       const stored = await messagesOf(t, user, threadUuid)
       expect(stored.map((m) => [m.role, m.content])).toEqual([
         ['user', 'What should I pack for Oslo?'],
@@ -176,7 +181,7 @@ describeConsole(
         const url = new URL(request.url())
         if (url.pathname === '/trpc/runs.events') subscriptions.push(JSON.parse(url.searchParams.get('input') ?? 'null'))
       })
-            const restarting = t.restart()
+      const restarting = t.restart()
       await page.getByText('Connection lost: resuming the answer…').waitFor({ timeout: 15_000 })
       await restarting
       await page.getByText('Still here after the restart.').waitFor({ timeout: 30_000 })
@@ -270,6 +275,131 @@ describeConsole(
       const stored = await messagesOf(t, user, threadUuid)
       expect(stored.map((m) => m.content.length)).toEqual([10_000, 10_006])
     })
+
+    it('sends once on a double click, pins a version, takes an approval inline, and says busy, budget and credential refusals in the API words', async () => {
+      const user = await t.user()
+      const tool = await t.server.http('POST', '/api/v1/tools', {
+        token: user.token,
+        body: {
+          name: 'Weather',
+          description: 'The forecast of a city',
+          method: 'GET',
+          url: `${toolUrl}/weather?city={{city}}`,
+          input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+          requires_approval: true,
+        },
+      })
+      expect(tool.status, JSON.stringify(tool.body)).toBe(201)
+      const agent = await createAgent(t, user, { name: 'Careful forecaster', tools: [{ tool_uuid: tool.body.data.uuid }] })
+      // A second version, so that pinning the first means something.
+      const updated = await t.server.http('PUT', `/api/v1/agents/${agent}`, {
+        token: user.token,
+        body: { instruction: 'Answer at length.' },
+      })
+      expect(updated.status, JSON.stringify(updated.body)).toBe(200)
+      expect(updated.body.data.version).toBe(2)
+
+      t.upstream.enqueue(
+        { kind: 'tool_calls', calls: [{ name: 'weather', arguments: '{"city":"Narvik"}', id: 'call_narvik' }] },
+        { kind: 'text', text: 'Narvik: sunny and 21 degrees.' },
+      )
+      const page = await t.newPage()
+      const starts: { key?: string; input: unknown }[] = []
+      page.on('request', (request) => {
+        if (new URL(request.url()).pathname === '/trpc/runs.agent')
+          starts.push({ key: request.headers()['idempotency-key'], input: request.postDataJSON() })
+      })
+      await t.open(page, user, `/chat/${agent}`)
+      await page.getByRole('combobox', { name: 'Version' }).click()
+      await page.getByRole('option', { name: 'v1', exact: true }).click()
+      await expect.poll(() => page.getByRole('combobox', { name: 'Version' }).inputValue()).toBe('v1')
+      await page.getByRole('textbox', { name: 'Message' }).fill('Weather in Narvik?')
+      // Two clicks in one task, before the button can show that it is busy: one run.
+      await page.getByRole('button', { name: 'Send' }).evaluate((button) => {
+        ;(button as { click: () => void }).click()
+        ;(button as { click: () => void }).click()
+      })
+      await page.waitForURL(new RegExp(`/console/chat/${agent}/[0-9a-f-]{36}$`))
+      const threadUuid = page.url().split('/').at(-1)!
+      // The pin stays for the agent's next messages.
+      expect(await page.getByRole('combobox', { name: 'Version' }).inputValue()).toBe('v1')
+
+      // The run waits for a person: the call is shown with Approve and Deny, the thread says it is busy.
+      const request = page.getByRole('region', { name: 'Approval of weather' })
+      await request.getByText('Waiting for your approval: weather').waitFor()
+      await page
+        .getByRole('status', { name: 'Thread status' })
+        .getByText(/waits for a tool call/)
+        .waitFor()
+      await t.screenshot(page, 'chat-approval')
+      expect(toolRequests).toEqual([])
+      await request.getByRole('button', { name: 'Approve…' }).click()
+      const dialog = page.getByRole('dialog', { name: 'Approve weather?' })
+      await dialog.getByRole('button', { name: 'Approve', exact: true }).click()
+      await dialog.waitFor({ state: 'hidden' })
+      // The answer goes on in the same stream, then the stored one replaces it.
+      await page.getByText('Narvik: sunny and 21 degrees.').waitFor()
+      await page.getByText(/gpt-4o-mini · \d+ in/).waitFor()
+      expect(toolRequests).toEqual(['/weather?city=Narvik'])
+      expect(starts).toHaveLength(1)
+      expect(starts[0].key).toMatch(/^[\x20-\x7e]{1,255}$/)
+      expect(starts[0].input).toMatchObject({ input: 'Weather in Narvik?', version: 1 })
+
+      const threads = await t.server.http('GET', `/api/v1/threads?agent_uuid=${agent}`, { token: user.token })
+      expect(threads.body.data).toHaveLength(1)
+      const stored = await messagesOf(t, user, threadUuid)
+      expect(stored.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['Weather in Narvik?'])
+      const run = await t.server.http('GET', `/api/v1/runs/${stored[0].run_uuid}`, { token: user.token })
+      expect(run.body.data.run).toMatchObject({ status: 'succeeded', agent_version: 1 })
+      const approvals = await t.server.http('GET', `/api/v1/approvals?run_uuid=${stored[0].run_uuid}`, { token: user.token })
+      expect(approvals.body.data.map((a: { status: string; decided_by: { id: number } | null }) => a.status)).toEqual(['approved'])
+
+      // A run started elsewhere makes the thread busy: a message sent meanwhile is refused (409) in
+      // words, nothing is stored, and the screen follows the run that holds the thread.
+      t.upstream.enqueue({ kind: 'slow', delayMs: 3_000, then: { kind: 'text', text: 'Answered from elsewhere.' } })
+      const elsewhere = await t.server.http('POST', `/api/v1/threads/${threadUuid}/run`, {
+        token: user.token,
+        body: { content: 'From another tab', background: true },
+      })
+      expect(elsewhere.status, JSON.stringify(elsewhere.body)).toBe(202)
+      await page.getByRole('textbox', { name: 'Message' }).fill('Am I too early?')
+      await page.getByRole('button', { name: 'Send' }).click()
+      const busy = page.getByRole('alert').filter({ hasText: 'The thread is busy' })
+      await busy.waitFor()
+      await busy.getByText(/Your message was not sent/).waitFor()
+      await page.getByRole('article', { name: 'Answer of Careful forecaster (being written)' }).waitFor()
+      await t.screenshot(page, 'chat-busy')
+      await page.getByText('Answered from elsewhere.').waitFor()
+      await page.getByRole('button', { name: 'Send' }).waitFor()
+      const after = await messagesOf(t, user, threadUuid)
+      expect(after.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['Weather in Narvik?', 'From another tab'])
+
+      // Over a budget: the 429 says the budget and when to try again (its Retry-After), and stores nothing.
+      const budget = await t.server.http('POST', '/api/v1/budgets', {
+        token: user.token,
+        body: { name: 'Forecast day', scope: 'agent', agent_uuid: agent, period: 'day', limit_tokens: 1 },
+      })
+      expect(budget.status, JSON.stringify(budget.body)).toBe(201)
+      await page.getByRole('button', { name: 'Send' }).click()
+      const limited = page.getByRole('alert').filter({ hasText: 'Too many requests' })
+      await limited.getByText(/Budget "Forecast day".*Try again (in \d+ (seconds|minutes) \(after|after)/).waitFor()
+      await t.screenshot(page, 'chat-budget')
+      expect((await messagesOf(t, user, threadUuid)).filter((m) => m.role === 'user')).toHaveLength(2)
+
+      // A model without a credential: the API's own sentence, not "Input validation failed".
+      const anthropic = await createAgent(t, user, { name: 'No key here', metadata: { large_language_model: 'claude-sonnet-4-5' } })
+      await page.goto(`${t.server.url}/console/chat/${anthropic}`)
+      await page.getByRole('textbox', { name: 'Message' }).fill('Hello?')
+      await page.getByRole('button', { name: 'Send' }).click()
+      await page
+        .getByRole('alert')
+        .getByText('Claude Sonnet 4.5 has no credential in this workspace: add an account for Anthropic or set the server key')
+        .waitFor()
+      expect(await page.getByText('Input validation failed').count()).toBe(0)
+      await t.screenshot(page, 'chat-no-credential')
+      const none = await t.server.http('GET', `/api/v1/threads?agent_uuid=${anthropic}`, { token: user.token })
+      expect(none.body.data).toEqual([])
+    })
   },
   { TOOL_ALLOW_PRIVATE_NETWORK: 'true', SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS) },
 )
@@ -291,4 +421,5 @@ async function messagesOf(t: ConsoleSuite, user: ConsoleUser, threadUuid: string
   return res.body.data as Stored[]
 }
 
-const horizontalOverflow = (page: Page) => page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')
+const horizontalOverflow = (page: Page) =>
+  page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')

@@ -1,8 +1,10 @@
 /**
  * The console's prompt screens in a real browser: a prompt created in the list's dialog, its two
- * inputs and model declared on the edit screen (and stored, checked over REST), run with the form
- * built from those inputs against the local model server (a required input left empty answered at
- * its field), edited, deleted after a confirmation; the list's search; 360 px wide.
+ * inputs declared from the names its template uses and its model picked on the edit screen (and
+ * stored, checked over REST), run with the form built from those inputs against the local model
+ * server (a required input left empty answered at its field), edited, deleted after a
+ * confirmation; the list's search; a template's names proposed as the service's parser reads them,
+ * an input the template does not use flagged; 360 px wide.
  */
 import { expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
@@ -32,16 +34,18 @@ describeConsole('web console: prompts', (t) => {
     const uuid = page.url().split('/').pop()!
     await page.getByRole('heading', { name: 'Essay writer' }).waitFor()
 
-    // Two inputs: a required text and an optional select, and the model the runs use.
-    await page.getByRole('button', { name: 'Add input' }).click()
-    await page.getByRole('button', { name: 'Add input' }).click()
+    // The template's two names are proposed as inputs, each declared with one click (key and label
+    // from the name): a required text and an optional select, and the model the runs use.
+    const proposals = page.getByRole('region', { name: 'Proposed inputs' })
+    await proposals.getByRole('button', { name: 'Declare input topic' }).click()
+    await proposals.getByRole('button', { name: 'Declare input tone' }).click()
+    await proposals.waitFor({ state: 'detached' })
     const first = page.getByRole('group', { name: 'Input 1' })
-    await first.getByRole('textbox', { name: 'Key' }).fill('topic')
-    await first.getByRole('textbox', { name: 'Label' }).fill('Topic')
+    expect(await first.getByRole('textbox', { name: 'Key' }).inputValue()).toBe('topic')
+    expect(await first.getByRole('textbox', { name: 'Label' }).inputValue()).toBe('Topic')
     await first.getByRole('checkbox', { name: 'Required' }).check()
     const second = page.getByRole('group', { name: 'Input 2' })
-    await second.getByRole('textbox', { name: 'Key' }).fill('tone')
-    await second.getByRole('textbox', { name: 'Label' }).fill('Tone')
+    expect(await second.getByRole('textbox', { name: 'Key' }).inputValue()).toBe('tone')
     await second.getByRole('combobox', { name: 'Type' }).click()
     await page.getByRole('option', { name: 'Select (one option)' }).click()
     const options = second.getByRole('combobox', { name: 'Options' })
@@ -139,6 +143,34 @@ describeConsole('web console: prompts', (t) => {
     await page.getByRole('textbox', { name: 'Search' }).fill('')
     await page.getByRole('link', { name: 'Release notes' }).waitFor()
     await t.screenshot(page, 'prompts-list')
+
+    // A template's names the inputs do not declare are proposed; a declared input it no longer uses is flagged.
+    const weather = await t.server.http('POST', '/api/v1/prompts', {
+      token: user.token,
+      body: {
+        name: 'Weather report',
+        content: '{{=<% %>=}}Weather in <%city%><%#days%> for <%days.count%> days<%/days%>; <%! a comment %><%.%>',
+        metadata: { input: [{ key: 'country', label: 'Country', type: 'text' }] },
+      },
+    })
+    expect(weather.status).toBe(201)
+    await page.goto(`${t.server.url}/console/prompts/${weather.body.data.uuid}`)
+    const proposed = page.getByRole('region', { name: 'Proposed inputs' })
+    await proposed.getByRole('button', { name: 'Declare input city' }).waitFor()
+    // The same names the service's parser finds: the dotted name by its first part, no comment, no `.`.
+    expect(await proposed.getByRole('button', { name: /^Declare input / }).allTextContents()).toEqual(['+ city', '+ days'])
+    const country = page.getByRole('group', { name: 'Input 1' })
+    await country.getByText('The template does not use {{country}}').waitFor()
+    await t.screenshot(page, 'prompt-proposed-inputs')
+    await proposed.getByRole('button', { name: 'Declare input city' }).click()
+    await page.getByRole('group', { name: 'Input 2' }).getByRole('textbox', { name: 'Label' }).fill('The city')
+    await page.getByRole('button', { name: 'Remove input 1' }).click()
+    await page.getByRole('button', { name: 'Save prompt' }).click()
+    await page.getByText('Prompt saved').waitFor()
+    const declared = await t.server.http('GET', `/api/v1/prompts/${weather.body.data.uuid}`, { token: user.token })
+    expect(declared.body.data.metadata.input).toEqual([{ key: 'city', label: 'The city', type: 'text', required: false }])
+    await proposed.getByRole('button', { name: 'Declare input days' }).waitFor()
+    expect(await proposed.getByRole('button', { name: 'Declare input city' }).count()).toBe(0)
 
     await page.goto(`${t.server.url}/console/prompts/00000000-0000-4000-8000-000000000000`)
     await page.getByRole('alert').getByText('Not found').waitFor()

@@ -3,7 +3,9 @@
  * on the screen, its plaintext shown once and working over REST, then revoked (401 over REST); an
  * agent trained with a text on the screen, followed until its document is ready (embedded by the
  * local model server) and checked over REST, a bad URL answered at its field, the document
- * deleted; both screens at 360 px.
+ * deleted; files dropped on the knowledge screen uploaded (a refused one said in words) and trained
+ * to ready; an agent's photo uploaded and saved, and the agent shared with a member picked by
+ * e-mail (each checked over REST); both screens at 360 px.
  */
 import { expect, it } from 'vitest'
 import { describeConsole } from '../helpers/console.ts'
@@ -13,6 +15,9 @@ function dayFromNow(days: number): string {
   const date = new Date(Date.now() + days * 86_400_000)
   return `${date.getFullYear()}-${String(date.getMonth() + 1).padStart(2, '0')}-${String(date.getDate()).padStart(2, '0')}`
 }
+
+/** A 1×1 PNG. */
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64')
 
 describeConsole('web console: access tokens and knowledge', (t) => {
   it('creates a read-only application token, shows it once, and revokes it', async () => {
@@ -74,7 +79,7 @@ describeConsole('web console: access tokens and knowledge', (t) => {
     expect((await t.server.http('GET', '/api/v1/user', { token: user.token })).status).toBe(200)
   }, 90_000)
 
-  it('trains an agent with a text, follows it to ready, and deletes the document', async () => {
+  it('trains an agent with a text and with dropped files, follows them to ready, and deletes a document', async () => {
     const user = await t.user()
     const agent = await t.server.http('POST', '/api/v1/agents', {
       token: user.token,
@@ -131,7 +136,101 @@ describeConsole('web console: access tokens and knowledge', (t) => {
     await page.getByText('Not trained yet').waitFor()
     const after = await t.server.http('GET', `/api/v1/agents/${agentUuid}/knowledge`, { token: user.token })
     expect(after.body.data).toHaveLength(0)
-  }, 120_000)
+
+    // Files dropped on the screen are uploaded at once (one the service refuses, a text file with a
+    // NUL, said in words and left out), then trained together.
+    await page.getByText('Files', { exact: true }).click()
+    await page.getByLabel('Files to train from').setInputFiles([
+      {
+        name: 'expenses.md',
+        mimeType: 'text/markdown',
+        buffer: Buffer.from('# Expenses\n\nFile every receipt within 30 days of the purchase.\n'),
+      },
+      { name: 'broken.txt', mimeType: 'text/plain', buffer: Buffer.from('half\u0000text') },
+    ])
+    await page
+      .getByRole('alert')
+      .getByText('“broken.txt” is not a type the service accepts: A text file must be UTF-8 without NUL characters')
+      .waitFor()
+    const listed = page.getByRole('table', { name: 'Files to train' })
+    await listed.getByText('expenses.md').waitFor()
+    expect(await listed.getByRole('row').count()).toBe(1)
+    await t.screenshot(page, 'knowledge-files')
+    await page.getByRole('button', { name: 'Train agent' }).click()
+    await page.getByLabel('Status of expenses.md: ready').waitFor({ timeout: 60_000 })
+    await listed.waitFor({ state: 'detached' })
+    const trained = await t.server.http('GET', `/api/v1/agents/${agentUuid}/knowledge`, { token: user.token })
+    expect(trained.body.data).toHaveLength(1)
+    const file = trained.body.data[0]
+    expect(file).toMatchObject({ name: 'expenses.md', source_type: 'file', mime_type: 'text/markdown', status: 'ready', error: null })
+    // The document's file is the upload's, readable at the link the list shows.
+    const href = await page.getByRole('link', { name: 'Download expenses.md' }).getAttribute('href')
+    expect(href).toBe(`/api/v1/media/${file.media_key}`)
+    const download = await fetch(`${t.server.url}${href}`)
+    expect(await download.text()).toContain('File every receipt within 30 days')
+  }, 150_000)
+
+  it("uploads an agent's photo, and shares the agent with a member picked by e-mail", async () => {
+    const owner = await t.user('Photo Owner')
+    const colleague = await t.user('Colleague Person')
+    const member = await t.server.http('POST', `/api/v1/workspaces/${owner.workspaceUuid}/members`, {
+      token: owner.token,
+      body: { email: colleague.email },
+    })
+    expect(member.status).toBe(201)
+    const agent = await t.server.http('POST', '/api/v1/agents', { token: owner.token, body: { name: 'Portrait bot', description: 'x' } })
+    const agentUuid: string = agent.body.data.uuid
+    const page = await t.newPage()
+    await t.open(page, owner, `/agents/${agentUuid}`)
+    await page.getByRole('button', { name: 'Photo', exact: true }).click()
+    // A type the browser can tell is refused (an SVG) is said and never sent.
+    const photoInput = page.locator('input[type="file"][aria-label="Photo"]')
+    await photoInput.setInputFiles({
+      name: 'logo.svg',
+      mimeType: 'image/svg+xml',
+      buffer: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>'),
+    })
+    await page.getByText('“logo.svg”: not a type accepted here').waitFor()
+    await photoInput.setInputFiles({ name: 'face.png', mimeType: 'image/png', buffer: PNG })
+    await page.getByText('“face.png” uploaded; save the agent to use it.').waitFor()
+    await page.getByRole('img', { name: 'New photo' }).waitFor()
+    // Drawn from the upload's URL: loaded, one pixel wide.
+    await expect
+      .poll(() =>
+        page.evaluate<number>(
+          `(() => { const img = document.querySelector('img[alt="New photo"]'); return img?.complete ? img.naturalWidth : 0 })()`,
+        ),
+      )
+      .toBe(1)
+    await t.screenshot(page, 'agent-photo')
+    await page.getByRole('button', { name: 'Save', exact: true }).click()
+    await page.getByRole('img', { name: 'Current photo' }).waitFor()
+    const stored = await t.server.http('GET', `/api/v1/agents/${agentUuid}`, { token: owner.token })
+    expect(stored.body.data.profile_photo_url).toMatch(/\/api\/v1\/media\/[^/]+\.png$/)
+    const photo = await fetch(stored.body.data.profile_photo_url)
+    expect(photo.headers.get('content-type')).toBe('image/png')
+    expect(Buffer.from(await photo.arrayBuffer()).equals(PNG)).toBe(true)
+
+    // Shared with the colleague found by e-mail among the workspace's members; no id is typed.
+    const sharing = page.getByRole('region', { name: 'Sharing' })
+    const who = sharing.getByRole('combobox', { name: 'User' })
+    await who.fill(colleague.email)
+    await page.getByRole('option', { name: `Colleague Person <${colleague.email}>` }).click()
+    await sharing.getByRole('combobox', { name: 'Permission' }).click()
+    await page.getByRole('option', { name: 'Write: also change' }).click()
+    await sharing.getByRole('button', { name: 'Share' }).click()
+    await sharing.getByRole('row', { name: new RegExp(`Colleague Person <${colleague.email.replace(/[.+]/g, '\\$&')}>`) }).waitFor()
+    await t.screenshot(page, 'agent-shared')
+    const shared = await t.server.http('GET', `/api/v1/agents/${agentUuid}`, { token: owner.token })
+    expect(shared.body.data.shares).toEqual([
+      expect.objectContaining({ entity_type: 'user', permission: 'write', entity: expect.objectContaining({ email: colleague.email }) }),
+    ])
+    const seen = await t.server.http('GET', `/api/v1/agents/${agentUuid}`, {
+      token: colleague.token,
+      headers: { 'x-workspace-uuid': owner.workspaceUuid },
+    })
+    expect(seen.status).toBe(200)
+  }, 90_000)
 
   it('fits the tokens and knowledge screens in 360 px, and says when an agent is not found', async () => {
     const user = await t.user()

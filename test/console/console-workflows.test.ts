@@ -1,11 +1,13 @@
 /**
  * The console's workflow screens in a real browser (src/console/screens/workflows): a workflow
- * created on the list screen and built in the editor (nodes from the node type catalogue, one
- * connection dragged on the React Flow canvas and one made with the keyboard form, a parameter
- * filled in the form built from the type's JSON Schema), saved and read back over REST; a save
- * the service refuses shown on the node it names, with nothing stored; activation, a manual run
- * with each node's input, output and timing, the executions list and one execution's details
- * refreshing while it runs; the list's search, active filter, run and delete; 360 px.
+ * created on the list screen (a double click creates one) and built in the editor (a node dragged
+ * from the palette onto the canvas, the next clicked in the palette and so connected after the
+ * selected one, one connection dragged between handles and one made with the keyboard form, Set's
+ * values filled as key/value rows of the form built from the type's JSON Schema), saved and read
+ * back over REST; a save the service refuses shown on the node it names, with nothing stored;
+ * activation, a manual run followed on the canvas (each node's status, a node's output in the side
+ * panel), the executions list and one execution's details refreshing while it runs; the list's
+ * search, active filter, run and delete; 360 px.
  */
 import type { Page } from 'playwright-core'
 import { expect, it } from 'vitest'
@@ -35,11 +37,9 @@ describeConsole('web console: workflows', (t) => {
   }
   const overflow = (page: Page) => page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')
 
-  /** Adds a node of the catalogue's type `label` from the "Add a node" panel. */
+  /** Adds a node of the catalogue's type `label` by clicking it in the palette. */
   async function addNode(page: Page, label: string) {
-    await page.getByRole('combobox', { name: 'Node type' }).click()
-    await page.getByRole('option', { name: label, exact: true }).click()
-    await page.getByRole('button', { name: 'Add node' }).click()
+    await page.getByRole('button', { name: `Add ${label}`, exact: true }).click()
     await page.getByRole('heading', { name: `Edit ${label}` }).waitFor()
   }
 
@@ -52,22 +52,45 @@ describeConsole('web console: workflows', (t) => {
     const dialog = page.getByRole('dialog', { name: 'New workflow' })
     await dialog.getByRole('textbox', { name: 'Name' }).fill('Greeter')
     await dialog.getByRole('textbox', { name: 'Description' }).fill('Says hello to whoever runs it')
-    await dialog.getByRole('button', { name: 'Create' }).click()
+    // A double click creates one workflow: the button is disabled while the first create is under way.
+    await dialog.getByRole('button', { name: 'Create' }).dblclick()
     await page.waitForURL(/\/console\/workflows\/[0-9a-f-]{36}$/)
     const uuid = new URL(page.url()).pathname.split('/').pop()!
     await page.getByRole('heading', { name: 'Greeter' }).waitFor()
     expect(await read(user, uuid)).toMatchObject({ name: 'Greeter', nodes: [], edges: [] })
+    const all = await t.server.http('GET', '/api/v1/workflows', { token: user.token })
+    expect(all.body.data.map((w: StoredWorkflow) => w.name)).toEqual(['Greeter'])
 
-    // Two nodes from the catalogue, connected by dragging the trigger's output handle onto the set's input.
-    await addNode(page, 'Manual trigger')
+    // The palette: searched, grouped; a trigger dragged onto the canvas, placed where it was dropped.
+    const palette = page.getByRole('region', { name: 'Nodes', exact: true })
+    await palette.getByRole('textbox', { name: 'Search node types' }).fill('webhook')
+    await expect.poll(() => palette.getByRole('button', { name: /^Add / }).count()).toBe(2)
+    await palette.getByRole('region', { name: 'Triggers' }).getByRole('button', { name: 'Add Webhook trigger' }).waitFor()
+    await palette.getByRole('textbox', { name: 'Search node types' }).fill('')
+    const pane = page.locator('.react-flow__pane')
+    const box = (await pane.boundingBox())!
+    await palette.getByRole('button', { name: 'Add Manual trigger' }).dragTo(pane, { targetPosition: { x: 160, y: box.height / 2 } })
+    await page.getByRole('heading', { name: 'Edit Manual trigger' }).waitFor()
+    const triggerBox = (await page.locator('.react-flow__node[data-id="manual_trigger"]').boundingBox())!
+    expect(Math.abs(triggerBox.x + triggerBox.width / 2 - (box.x + 160))).toBeLessThan(40)
+    // Clicked while the trigger is selected: the set goes after it, connected to it.
     await addNode(page, 'Set')
-    await page
-      .locator('.react-flow__node[data-id="manual_trigger"] .react-flow__handle.source')
-      .dragTo(page.locator('.react-flow__node[data-id="set"] .react-flow__handle.target'))
     await page.getByRole('heading', { name: 'Connections (1)' }).waitFor()
     await page.getByText('Manual trigger → Set').waitFor()
-    // The set's parameters in the form built from its JSON Schema: a JSON field and an enum.
-    await page.getByRole('textbox', { name: 'Values' }).fill(`{"greeting": "='Hello, ' & $.name"}`)
+    const setBox = (await page.locator('.react-flow__node[data-id="set"]').boundingBox())!
+    expect(setBox.x).toBeGreaterThan(triggerBox.x + triggerBox.width)
+    // The set's parameters in the form built from its JSON Schema: its values as key/value rows, and an enum.
+    const values = page.getByRole('group', { name: 'Values' })
+    await values.getByRole('button', { name: 'Add a row to Values' }).click()
+    await values.getByRole('textbox', { name: 'Values key 1' }).fill('greeting')
+    await values.getByRole('textbox', { name: 'Values value 1' }).fill("='Hello, ' & $.name")
+    await values.getByRole('button', { name: 'Add a row to Values' }).click()
+    await values.getByRole('textbox', { name: 'Values key 2' }).fill('count')
+    await values.getByRole('combobox', { name: 'Values type 2' }).click()
+    await page.getByRole('option', { name: 'Number' }).click()
+    await values.getByRole('textbox', { name: 'Values value 2' }).fill('two')
+    await values.getByText('Enter a number, or an expression starting with =').waitFor()
+    await values.getByRole('textbox', { name: 'Values value 2' }).fill('2')
     await page.getByRole('combobox', { name: 'Mode' }).click()
     await page.getByRole('option', { name: 'replace' }).click()
     await page.getByText('Unsaved changes').waitFor()
@@ -77,13 +100,26 @@ describeConsole('web console: workflows', (t) => {
     const saved = await read(user, uuid)
     expect(saved.nodes).toEqual([
       expect.objectContaining({ id: 'manual_trigger', type: 'manual_trigger', name: 'Manual trigger', parameters: {} }),
-      expect.objectContaining({ id: 'set', type: 'set', name: 'Set', parameters: { values: { greeting: "='Hello, ' & $.name" }, mode: 'replace' } }),
+      expect.objectContaining({ id: 'set', type: 'set', name: 'Set', parameters: { values: { greeting: "='Hello, ' & $.name", count: 2 }, mode: 'replace' } }),
     ])
     expect(saved.edges).toEqual([{ id: 'edge_1', source: 'manual_trigger', target: 'set' }])
     await t.screenshot(page, 'workflow-editor')
 
-    // An HTTP request with an ftp URL, connected from the keyboard form: the service refuses the save.
+    // With nothing selected (a click on the background), a clicked node is added unconnected; then
+    // connected by dragging the set's output handle onto its input, which the list can undo.
+    await pane.click({ position: { x: 20, y: 20 } })
+    await page.getByRole('heading', { name: /^Edit / }).waitFor({ state: 'detached' })
     await addNode(page, 'HTTP request')
+    await page.getByRole('heading', { name: 'Connections (1)' }).waitFor()
+    await page
+      .locator('.react-flow__node[data-id="set"] .react-flow__handle.source')
+      .dragTo(page.locator('.react-flow__node[data-id="http_request"] .react-flow__handle.target'))
+    await page.getByRole('heading', { name: 'Connections (2)' }).waitFor()
+    await page.getByRole('button', { name: 'Delete connection Set → HTTP request' }).click()
+    await page.getByRole('heading', { name: 'Connections (1)' }).waitFor()
+
+    // The HTTP request with an ftp URL, connected from the keyboard form: the service refuses the save.
+    await page.getByRole('button', { name: 'Edit HTTP request' }).click()
     await page.getByRole('textbox', { name: 'URL' }).fill('ftp://example.com/report')
     await page.getByRole('combobox', { name: 'Connect from' }).click()
     await page.getByRole('option', { name: 'Set (set)' }).click()
@@ -130,21 +166,32 @@ describeConsole('web console: workflows', (t) => {
     await expect.poll(async () => (await read(user, uuid)).is_active).toBe(true)
     expect(await page.getByRole('switch', { name: 'Active' }).isChecked()).toBe(true)
 
-    // Run by hand: the execution, node by node.
+    // Run by hand: the dialog closes and the run is followed on the canvas, each node showing its status.
     await page.getByRole('button', { name: 'Run', exact: true }).click()
     const run = page.getByRole('dialog', { name: 'Run Greeter' })
     await run.getByRole('textbox', { name: 'Input (JSON)' }).fill('{"name": "Ada"}')
     await run.getByRole('button', { name: 'Run', exact: true }).click()
-    await run.getByLabel('Execution output').getByText('"greeting": "Hello, Ada"').waitFor()
-    const setRun = run.getByRole('region', { name: 'Node set' })
-    await setRun.getByText('succeeded').waitFor()
+    await run.waitFor({ state: 'detached' })
+    const bar = page.getByRole('region', { name: 'Execution on the canvas' })
+    await bar.getByText('succeeded').waitFor({ timeout: 15_000 })
+    await page.locator('.react-flow__node[data-id="manual_trigger"] [data-run-status="succeeded"]').waitFor()
+    await page.locator('.react-flow__node[data-id="set"] [data-run-status="succeeded"]').getByText('succeeded').waitFor()
+    expect(new URL(page.url()).searchParams.get('execution')).toMatch(/^[0-9a-f-]{36}$/)
+    // A node clicked on the canvas shows its input and output in the side panel, not in a dialog.
+    await page.locator('.react-flow__node[data-id="set"]').click()
+    const setRun = page.getByRole('region', { name: 'Run of Set' })
+    await setRun.getByLabel('Output of set').getByText('"greeting": "Hello, Ada"').waitFor()
+    expect(await setRun.getByLabel('Output of set').textContent()).toContain('"count": 2')
     expect(await setRun.getByLabel('Input of set').textContent()).toContain('"name": "Ada"')
-    expect(await setRun.getByLabel('Output of set').textContent()).toContain('"greeting": "Hello, Ada"')
     expect(await setRun.getByText('Duration').count()).toBe(1)
-    expect(await run.getByRole('region', { name: 'Node manual_trigger' }).getByLabel('Output of manual_trigger').textContent()).toContain('"name": "Ada"')
+    expect(await page.getByRole('dialog').count()).toBe(0)
+    await t.screenshot(page, 'workflow-run-on-canvas')
+    // From the node list too (the node is brought into view and selected).
+    await page.getByRole('button', { name: 'Edit Manual trigger' }).click()
+    expect(await page.getByRole('region', { name: 'Run of Manual trigger' }).getByLabel('Output of manual_trigger').textContent()).toContain('"name": "Ada"')
 
     // Among the executions: the list, and the execution's details.
-    await run.getByRole('link', { name: 'Open among the executions' }).click()
+    await bar.getByRole('link', { name: 'Open among the executions' }).click()
     await page.getByRole('heading', { name: 'Executions of Greeter' }).waitFor()
     const rows = page.getByRole('table', { name: 'Executions' }).getByRole('row')
     await rows.nth(1).getByText('succeeded').waitFor()
@@ -154,9 +201,15 @@ describeConsole('web console: workflows', (t) => {
     await details.getByRole('region', { name: 'Node set' }).getByLabel('Output of set').getByText('"greeting": "Hello, Ada"').waitFor()
     await details.getByRole('region', { name: 'Node manual_trigger' }).getByText('Started').waitFor()
     const executions = await t.server.http('GET', `/api/v1/workflow-executions?workflow_uuid=${uuid}`, { token: user.token })
-    expect(executions.body.data).toEqual([expect.objectContaining({ status: 'succeeded', mode: 'manual', input: { name: 'Ada' }, output: { greeting: 'Hello, Ada' } })])
+    expect(executions.body.data).toEqual([
+      expect.objectContaining({ status: 'succeeded', mode: 'manual', input: { name: 'Ada' }, output: { greeting: 'Hello, Ada', count: 2 } }),
+    ])
     expect(await details.textContent()).toContain(executions.body.data[0].uuid)
     await t.screenshot(page, 'workflow-execution')
+    // And back on the canvas from there.
+    await details.getByRole('link', { name: 'Show on the canvas' }).click()
+    await page.locator('.react-flow__node[data-id="set"] [data-run-status="succeeded"]').waitFor()
+    expect(new URL(page.url()).searchParams.get('execution')).toBe(executions.body.data[0].uuid)
   })
 
   it('lists workflows with search and the active filter; turns one on, runs one and deletes one from the list', async () => {
@@ -221,7 +274,7 @@ describeConsole('web console: workflows', (t) => {
     await page.getByText('Not found').waitFor()
   })
 
-  it('refreshes a running execution until it ends, and fits 360 px', async () => {
+  it('refreshes a running execution until it ends, fits 360 px, picks an account by name', async () => {
     const user = await t.user()
     const slow = await create(user, {
       name: 'Slow one',
@@ -254,5 +307,36 @@ describeConsole('web console: workflows', (t) => {
     await page.getByText('90000 is greater than 86400.').first().waitFor()
     expect(await overflow(page)).toBeLessThanOrEqual(0)
     await t.screenshot(page, 'workflows-narrow-360')
+
+    // An HTTP request after the wait: its account picked by name, its headers as key/value rows.
+    const post = async (path: string, body: Record<string, unknown>) => {
+      const res = await t.server.http('POST', path, { token: user.token, body })
+      expect(res.status, JSON.stringify(res.body)).toBe(201)
+      return res.body.data as { uuid: string }
+    }
+    const provider = await post('/api/v1/providers', { name: 'Weather API', type: 'tool', base_url: 'https://api.example.com' })
+    const account = await post('/api/v1/accounts', { name: 'Weather key', provider_uuid: provider.uuid, secret: 'sk-weather-0000000000' })
+    await page.getByRole('textbox', { name: 'Seconds' }).fill('6')
+    await page.getByRole('button', { name: 'Add HTTP request', exact: true }).click()
+    await page.getByRole('heading', { name: 'Edit HTTP request' }).waitFor()
+    await page.getByText('pause → HTTP request').waitFor()
+    await page.getByRole('textbox', { name: 'URL' }).fill('https://api.example.com/today')
+    await page.getByRole('textbox', { name: 'Account' }).or(page.getByRole('combobox', { name: 'Account' })).click()
+    await page.getByRole('option', { name: 'Weather key (Weather API)' }).click()
+    const headers = page.getByRole('group', { name: 'Headers' })
+    await headers.getByRole('button', { name: 'Add a row to Headers' }).click()
+    await headers.getByRole('textbox', { name: 'Headers key 1' }).fill('X-Trace')
+    await headers.getByRole('textbox', { name: 'Headers value 1' }).fill('abc')
+    expect(await overflow(page)).toBeLessThanOrEqual(0)
+    await page.getByRole('button', { name: 'Save' }).click()
+    await page.getByRole('status').getByText(/^Saved at /).waitFor()
+    const stored = await read(user, slow.uuid)
+    expect(stored.nodes.find((node) => node.id === 'http_request')?.parameters).toMatchObject({
+      url: 'https://api.example.com/today',
+      account_uuid: account.uuid,
+      headers: { 'X-Trace': 'abc' },
+    })
+    expect(stored.edges).toContainEqual(expect.objectContaining({ source: 'pause', target: 'http_request' }))
+    await t.screenshot(page, 'workflow-http-account-360')
   })
 })

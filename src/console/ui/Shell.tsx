@@ -23,6 +23,9 @@ const SECTIONS = [
   ['Metrics', '/metrics'],
   ['Access tokens', '/tokens'],
   ['Webhooks', '/webhooks'],
+  ['Usage', '/usage'],
+  ['Audit log', '/audit'],
+  ['Settings', '/settings'],
 ] as const
 
 export function Shell() {

@@ -4,8 +4,11 @@
  * (`tools.list`, `accounts.list`), workflows (`workflows.list`) and categories
  * (`categories.list`). Each keeps what the agent already binds among its options, also when the
  * caller could not list it (bound rows are part of the agent, docs/api/resources.md, "References").
+ * A model without a credential links to Settings → Model keys ("Add a key"), and an empty tool
+ * catalogue to Settings → Tools, where they are made.
  */
-import { ActionIcon, Button, Group, MultiSelect, Paper, Select, Stack, Text, type ComboboxData } from '@mantine/core'
+import { ActionIcon, Anchor, Button, Group, MultiSelect, Paper, Select, Stack, Text, type ComboboxData } from '@mantine/core'
+import { Link } from 'react-router'
 import type { Problem } from '../../lib/api.ts'
 import { fieldError } from '../../ui/forms.ts'
 import { LINKS_MAX, type Agent, type ToolLink } from './agentDraft.ts'
@@ -20,7 +23,17 @@ function withBound(options: { value: string; label: string }[], bound: { value: 
 /** A note under a picker whose catalogue failed to load: the control still shows what is bound. */
 const loadFailure = (error: unknown) => (error ? 'Could not load the choices; try again later.' : undefined)
 
-export function ModelSelect({ value, onChange, error, disabled }: { value: string; onChange: (value: string) => void; error?: string; disabled?: boolean }) {
+export function ModelSelect({
+  value,
+  onChange,
+  error,
+  disabled,
+}: {
+  value: string
+  onChange: (value: string) => void
+  error?: string
+  disabled?: boolean
+}) {
   const models = useModels()
   const groups = new Map<string, { value: string; label: string }[]>()
   for (const model of models.data?.data ?? []) {
@@ -31,11 +44,31 @@ export function ModelSelect({ value, onChange, error, disabled }: { value: strin
   const listed = (models.data?.data ?? []).some((model) => model.slug === value)
   const byUuid = (models.data?.data ?? []).find((model) => model.uuid === value.toLowerCase())
   // A stored model the catalogue does not list (a uuid, a deleted model) stays shown as it is.
-  const data: ComboboxData = [...[...groups].map(([group, items]) => ({ group, items })), ...(value && !listed ? [{ value, label: byUuid?.name ?? value }] : [])]
+  const data: ComboboxData = [
+    ...[...groups].map(([group, items]) => ({ group, items })),
+    ...(value && !listed ? [{ value, label: byUuid?.name ?? value }] : []),
+  ]
+  const chosen = (models.data?.data ?? []).find((model) => model.slug === value)
+  const someLackKey = (models.data?.data ?? []).some((model) => !model.is_available)
+  const addKey = (
+    <Anchor component={Link} to="/settings/model-keys" size="xs">
+      Add a key
+    </Anchor>
+  )
   return (
     <Select
       label="Model"
-      description="The model runs of this agent use; empty: the workspace's default."
+      description={
+        chosen && !chosen.is_available ? (
+          <>
+            {chosen.name} has no credential in this workspace. {addKey}
+          </>
+        ) : someLackKey ? (
+          <>The model runs of this agent use; empty: the workspace's default. A model marked “no credential” needs a key first: {addKey}</>
+        ) : (
+          "The model runs of this agent use; empty: the workspace's default."
+        )
+      }
       placeholder={models.isPending ? 'Loading models…' : "Workspace's default"}
       data={data}
       value={value || null}
@@ -50,7 +83,17 @@ export function ModelSelect({ value, onChange, error, disabled }: { value: strin
   )
 }
 
-export function WorkflowPicker({ agent, value, onChange, error }: { agent?: Agent; value: string[]; onChange: (value: string[]) => void; error?: string }) {
+export function WorkflowPicker({
+  agent,
+  value,
+  onChange,
+  error,
+}: {
+  agent?: Agent
+  value: string[]
+  onChange: (value: string[]) => void
+  error?: string
+}) {
   const workflows = useWorkflowCatalogue()
   const data = withBound(
     (workflows.data?.data ?? []).map((workflow) => ({ value: workflow.uuid, label: workflow.name })),
@@ -74,7 +117,17 @@ export function WorkflowPicker({ agent, value, onChange, error }: { agent?: Agen
   )
 }
 
-export function CategoryPicker({ agent, value, onChange, error }: { agent?: Agent; value: string[]; onChange: (value: string[]) => void; error?: string }) {
+export function CategoryPicker({
+  agent,
+  value,
+  onChange,
+  error,
+}: {
+  agent?: Agent
+  value: string[]
+  onChange: (value: string[]) => void
+  error?: string
+}) {
   const categories = useCategories()
   const data = withBound(
     (categories.data?.data ?? []).map((category) => ({ value: category.uuid, label: category.name })),
@@ -119,7 +172,11 @@ export function ToolLinks({
   problem: Problem | null
 }) {
   const tools = useTools()
-  const options: ToolOption[] = (tools.data?.data ?? []).map((tool) => ({ value: tool.uuid, label: tool.name, providerUuid: tool.provider?.uuid ?? null }))
+  const options: ToolOption[] = (tools.data?.data ?? []).map((tool) => ({
+    value: tool.uuid,
+    label: tool.name,
+    providerUuid: tool.provider?.uuid ?? null,
+  }))
   const known = new Set(options.map((option) => option.value))
   for (const tool of agent?.tools ?? []) {
     if (!known.has(tool.uuid)) options.push({ value: tool.uuid, label: tool.name, providerUuid: tool.provider?.uuid ?? null })
@@ -137,6 +194,14 @@ export function ToolLinks({
           No tools: the agent only talks.
         </Text>
       ) : null}
+      {tools.data && tools.data.data.length === 0 ? (
+        <Text size="sm" c="dimmed">
+          This workspace has no tools yet.{' '}
+          <Anchor component={Link} to="/settings/tools" size="sm">
+            Create a tool in Settings
+          </Anchor>
+        </Text>
+      ) : null}
       {links.map((link, index) => {
         const sentIndex = link.tool_uuid ? sent++ : -1
         const tool = options.find((option) => option.value === link.tool_uuid)
@@ -145,12 +210,14 @@ export function ToolLinks({
             <Group align="end" gap="xs" wrap="wrap">
               <Select
                 label={`Tool ${index + 1}`}
-                data={options.filter((option) => option.value === link.tool_uuid || !links.some((other) => other.tool_uuid === option.value))}
+                data={options.filter(
+                  (option) => option.value === link.tool_uuid || !links.some((other) => other.tool_uuid === option.value),
+                )}
                 value={link.tool_uuid || null}
                 onChange={(uuid) => setLink(index, { tool_uuid: uuid ?? '', account_uuid: null })}
                 searchable
                 placeholder={tools.isPending ? 'Loading tools…' : 'Choose a tool'}
-                nothingFoundMessage="No tool matches"
+                nothingFoundMessage={options.length ? 'No tool matches' : 'No tools yet: create one in Settings → Tools'}
                 error={sentIndex >= 0 ? fieldError(problem, `tools.${sentIndex}.tool_uuid`) : undefined}
                 style={{ flex: '1 1 180px', minWidth: 0 }}
                 comboboxProps={{ withinPortal: true }}
@@ -189,7 +256,12 @@ export function ToolLinks({
         </Text>
       ) : null}
       <Group>
-        <Button variant="light" size="xs" disabled={links.length >= LINKS_MAX} onClick={() => onChange([...links, { tool_uuid: '', account_uuid: null }])}>
+        <Button
+          variant="light"
+          size="xs"
+          disabled={links.length >= LINKS_MAX}
+          onClick={() => onChange([...links, { tool_uuid: '', account_uuid: null }])}
+        >
           Add tool
         </Button>
       </Group>

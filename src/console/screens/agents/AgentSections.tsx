@@ -22,7 +22,10 @@ import {
   Textarea,
   TextInput,
 } from '@mantine/core'
+import { useState } from 'react'
 import type { Problem } from '../../lib/api.ts'
+import { uploadProblemOf, useUpload } from '../../lib/upload.ts'
+import { FileDrop } from '../../ui/FileDrop.tsx'
 import { fieldError } from '../../ui/forms.ts'
 import {
   CONVERSATION_STARTERS_MAX,
@@ -322,9 +325,21 @@ export function CapabilitiesSection({ draft, change, problem, agent }: SectionPr
   )
 }
 
+/** The image types the service stores (docs/api/resources.md, "Media"); SVG is refused. */
+const PHOTO_TYPES = { 'image/png': ['.png'], 'image/jpeg': ['.jpg', '.jpeg'], 'image/gif': ['.gif'], 'image/webp': ['.webp'] }
+
 export function AppearanceSection({ draft, change, problem, agent }: SectionProps) {
   const setPhoto = (key: keyof Draft['photo'], value: string) => change((latest) => ({ photo: { ...latest.photo, [key]: value } }))
-  const url = draft.remove_photo ? null : agent?.profile_photo_url
+  // The draft keeps only the new upload's key; its name and URL are kept here to show it before the save.
+  const [uploaded, setUploaded] = useState<{ name: string; key: string; url: string } | null>(null)
+  const upload = useUpload({
+    onSuccess: (stored, file) => {
+      setUploaded({ name: file.name, key: stored.key, url: stored.url })
+      change(() => ({ photo_key: stored.key }))
+    },
+  })
+  const photo = uploaded && draft.photo_key === uploaded.key && !draft.remove_photo ? uploaded : null
+  const url = draft.remove_photo ? null : (photo?.url ?? agent?.profile_photo_url)
   return (
     <Stack>
       <Group gap="md" wrap="nowrap">
@@ -332,13 +347,17 @@ export function AppearanceSection({ draft, change, problem, agent }: SectionProp
           src={url ?? undefined}
           size="lg"
           radius="xl"
-          alt={url ? 'Current photo' : undefined}
+          alt={photo ? 'New photo' : url ? 'Current photo' : undefined}
           style={{ background: draft.photo.background_color || undefined, flexShrink: 0 }}
         >
           {draft.photo.emoji || draft.name.slice(0, 1).toUpperCase() || '?'}
         </Avatar>
         <Text size="sm" c="dimmed">
-          {url ? 'The agent has a photo.' : 'No photo: the emoji on its colour stands for the agent.'}
+          {photo
+            ? 'The new photo, once saved.'
+            : url
+              ? 'The agent has a photo.'
+              : 'No photo: the emoji on its colour stands for the agent.'}
         </Text>
       </Group>
       <SimpleGrid cols={{ base: 1, sm: 3 }}>
@@ -365,14 +384,25 @@ export function AppearanceSection({ draft, change, problem, agent }: SectionProp
           comboboxProps={{ withinPortal: true }}
         />
       </SimpleGrid>
-      <TextInput
-        label="New photo (upload key)"
-        description={agent ? 'The key of an uploaded image (POST /api/v1/media); empty keeps the current photo.' : 'The key of an uploaded image (POST /api/v1/media).'}
-        value={draft.photo_key}
-        onChange={textField(change, 'photo_key')}
+      <FileDrop
+        label={agent?.profile_photo_url ? 'New photo' : 'Photo'}
+        hint={`PNG, JPEG, GIF or WebP; it is kept when the agent is ${agent ? 'saved' : 'created'}.`}
+        accept={PHOTO_TYPES}
+        loading={upload.isPending}
         disabled={draft.remove_photo}
-        error={fieldError(problem, 'profile_photo_key')}
+        error={upload.error ? uploadProblemOf(upload.error).message : fieldError(problem, 'profile_photo_key')}
+        onFiles={([file]) => file && upload.mutate(file)}
       />
+      {photo ? (
+        <Group gap="xs" wrap="nowrap">
+          <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
+            “{photo.name}” uploaded; {agent ? 'save' : 'create'} the agent to use it.
+          </Text>
+          <Button size="xs" variant="subtle" onClick={() => change(() => ({ photo_key: '' }))}>
+            Discard
+          </Button>
+        </Group>
+      ) : null}
       {agent?.profile_photo_url ? (
         <Switch
           label="Remove the photo"

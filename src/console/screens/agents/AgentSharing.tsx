@@ -1,18 +1,20 @@
 /**
  * Sharing an agent (`agents.share`, `POST /api/v1/agents/{agent_uuid}/share`; docs/api/tenancy.md,
- * "Shares"): with a user by id (a member of the current workspace can be picked by name) or with
- * one of the caller's workspaces, at `read`, `write` or `admin`; changing a share's permission
- * or removing it (`permission: null`). Only holders of `admin` see the shares, and only they may
- * share: anyone else gets a 403, shown in words.
+ * "Shares"): with a member of the current workspace, found by e-mail or name among its first 100
+ * members (`workspaces.members.list`), or with one of the caller's workspaces (`workspaces.list`),
+ * at `read`, `write` or `admin`; changing a share's permission or removing it
+ * (`permission: null`). The service's `entity_type` and `entity_id` (a user's id, a workspace's
+ * uuid) are taken from the pick, never typed. Only holders of `admin` see the shares, and only
+ * they may share: anyone else gets a 403, shown in words.
  */
-import { Alert, Button, Group, NumberInput, Paper, SegmentedControl, Select, Stack, Table, Text, Title, VisuallyHidden } from '@mantine/core'
+import { Alert, Button, Group, Paper, SegmentedControl, Select, Stack, Table, Text, Title, VisuallyHidden } from '@mantine/core'
 import { notifications } from '@mantine/notifications'
 import { useState, type FormEvent } from 'react'
 import { problemOf, type RouterInputs } from '../../lib/api.ts'
 import { useSession } from '../../lib/session.tsx'
 import { useWorkspaceMembers } from '../../lib/session-api.ts'
 import { fieldError, otherIssues } from '../../ui/forms.ts'
-import { describeStatus } from '../../ui/states.tsx'
+import { describeProblem, describeStatus } from '../../ui/states.tsx'
 import type { Agent } from './agentDraft.ts'
 import { useShareAgent } from './api.ts'
 
@@ -26,7 +28,7 @@ const PERMISSIONS: { value: Permission; label: string }[] = [
 
 /** Whom a share names, for a person. */
 function shareName(share: NonNullable<Agent['shares']>[number]): string {
-  return share.entity_type === 'user' ? `${share.entity.name} <${share.entity.email}> (user ${share.entity.id})` : `${share.entity.name} (workspace)`
+  return share.entity_type === 'user' ? `${share.entity.name} <${share.entity.email}>` : `${share.entity.name} (workspace)`
 }
 
 export function AgentSharing({ agent }: { agent: Agent }) {
@@ -41,9 +43,17 @@ export function AgentSharing({ agent }: { agent: Agent }) {
         <Title order={3} size="h4" id="agent-sharing">
           Sharing
         </Title>
-        <ShareForm onShare={(input, done) => share.mutate({ agent_uuid: agent.uuid, ...input }, { onSuccess: done })} pending={share.isPending} problem={problem} />
+        <ShareForm
+          onShare={(input, done) => share.mutate({ agent_uuid: agent.uuid, ...input }, { onSuccess: done })}
+          pending={share.isPending}
+          problem={problem}
+        />
         {problem && !(problem.status === 400 && otherIssues(problem, ['entity_id', 'permission']).length === 0) ? (
-          <Alert color="red" title={problem.status === 403 ? 'Not allowed to share this agent' : describeStatus(problem).title} role="alert">
+          <Alert
+            color="red"
+            title={problem.status === 403 ? 'Not allowed to share this agent' : describeStatus(problem).title}
+            role="alert"
+          >
             <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
               {problem.status === 403
                 ? `Sharing needs admin permission on the agent. ${problem.message}`
@@ -70,7 +80,10 @@ export function AgentSharing({ agent }: { agent: Agent }) {
               <Table.Tbody>
                 {shares.map((item) => {
                   const who = shareName(item)
-                  const entity = item.entity_type === 'user' ? { entity_type: 'user' as const, entity_id: item.entity.id } : { entity_type: 'workspace' as const, entity_id: item.entity.uuid }
+                  const entity =
+                    item.entity_type === 'user'
+                      ? { entity_type: 'user' as const, entity_id: item.entity.id }
+                      : { entity_type: 'workspace' as const, entity_id: item.entity.uuid }
                   return (
                     <Table.Tr key={`${item.entity_type}:${entity.entity_id}`}>
                       <Table.Td style={{ maxWidth: 320 }}>
@@ -84,13 +97,21 @@ export function AgentSharing({ agent }: { agent: Agent }) {
                           data={PERMISSIONS.map(({ value }) => value)}
                           value={item.permission}
                           allowDeselect={false}
-                          onChange={(permission) => permission && share.mutate({ agent_uuid: agent.uuid, ...entity, permission: permission as Permission })}
+                          onChange={(permission) =>
+                            permission && share.mutate({ agent_uuid: agent.uuid, ...entity, permission: permission as Permission })
+                          }
                           w={110}
                           comboboxProps={{ withinPortal: true }}
                         />
                       </Table.Td>
                       <Table.Td>
-                        <Button size="xs" variant="subtle" color="red" aria-label={`Stop sharing with ${who}`} onClick={() => share.mutate({ agent_uuid: agent.uuid, ...entity, permission: null })}>
+                        <Button
+                          size="xs"
+                          variant="subtle"
+                          color="red"
+                          aria-label={`Stop sharing with ${who}`}
+                          onClick={() => share.mutate({ agent_uuid: agent.uuid, ...entity, permission: null })}
+                        >
                           Remove
                         </Button>
                       </Table.Td>
@@ -118,22 +139,27 @@ function ShareForm({
 }) {
   const session = useSession()
   const [kind, setKind] = useState<'user' | 'workspace'>('user')
-  const [userId, setUserId] = useState<number | string>('')
+  const [userId, setUserId] = useState<string | null>(null)
   const [workspace, setWorkspace] = useState<string | null>(null)
   const [permission, setPermission] = useState<Permission>('read')
   const members = useWorkspaceMembers(session.workspace, kind === 'user')
   const memberOptions = (members.data?.data ?? [])
     .filter((member) => member.user.id !== session.me.id)
     .map((member) => ({ value: String(member.user.id), label: `${member.user.name} <${member.user.email}>` }))
+  const picked = kind === 'user' ? userId : workspace
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    // The id goes as typed when it is not a number, so the service's issue names `entity_id`.
-    const entity_id = kind === 'user' ? (typeof userId === 'number' ? userId : Number(userId) || 0) : (workspace ?? '')
-    onShare({ entity_type: kind, entity_id, permission }, () => {
-      setUserId('')
+    if (!picked || pending) return
+    const entity =
+      kind === 'user'
+        ? { entity_type: 'user' as const, entity_id: Number(picked) }
+        : { entity_type: 'workspace' as const, entity_id: picked }
+    onShare({ ...entity, permission }, () => {
+      setUserId(null)
       setWorkspace(null)
     })
   }
+  const workspaceName = session.workspaces.find((w) => w.uuid === session.workspace)?.name ?? 'this workspace'
   return (
     <form onSubmit={submit} noValidate aria-label="Share the agent">
       <Stack gap="xs">
@@ -149,32 +175,29 @@ function ShareForm({
         />
         <Group align="start" gap="xs" wrap="wrap">
           {kind === 'user' ? (
-            <>
-              {memberOptions.length ? (
-                <Select
-                  label="Member of this workspace"
-                  data={memberOptions}
-                  value={memberOptions.some((option) => option.value === String(userId)) ? String(userId) : null}
-                  onChange={(value) => setUserId(value ? Number(value) : '')}
-                  searchable
-                  clearable
-                  placeholder="Pick a member"
-                  style={{ flex: '2 1 200px', minWidth: 0 }}
-                  comboboxProps={{ withinPortal: true }}
-                />
-              ) : null}
-              <NumberInput
-                label="User id"
-                description="Any user of the service, by id."
-                min={1}
-                allowDecimal={false}
-                allowNegative={false}
-                value={userId}
-                onChange={setUserId}
-                error={fieldError(problem, 'entity_id')}
-                style={{ flex: '1 1 120px', minWidth: 0 }}
-              />
-            </>
+            <Select
+              label="User"
+              description={
+                members.error
+                  ? undefined
+                  : members.data && memberOptions.length === 0
+                    ? `Nobody else is a member of ${workspaceName}: add them to it first, or share with a workspace.`
+                    : `A member of ${workspaceName}, by e-mail or name.`
+              }
+              placeholder={members.isPending ? 'Loading the members…' : 'Type an e-mail or a name'}
+              data={memberOptions}
+              value={userId}
+              onChange={setUserId}
+              searchable
+              clearable
+              nothingFoundMessage="No member has that e-mail or name"
+              disabled={members.isPending || memberOptions.length === 0}
+              error={
+                members.error ? `The members could not be read: ${describeProblem(members.error).detail}` : fieldError(problem, 'entity_id')
+              }
+              style={{ flex: '2 1 240px', minWidth: 0 }}
+              comboboxProps={{ withinPortal: true }}
+            />
           ) : (
             <Select
               label="Workspace"
@@ -200,7 +223,7 @@ function ShareForm({
           />
         </Group>
         <Group>
-          <Button type="submit" variant="light" loading={pending}>
+          <Button type="submit" variant="light" loading={pending} disabled={!picked}>
             Share
           </Button>
         </Group>

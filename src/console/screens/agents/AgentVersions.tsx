@@ -5,12 +5,15 @@
  * (`agents.version`); a note is edited in its row (`agents.annotateVersion`), and a version is
  * restored after a confirmation (`agents.restoreVersion`), which makes a new version.
  *
+ * Two versions picked are compared field by field, the instruction as a line diff
+ * (./AgentVersionDiff.tsx, loaded with its diff library only when a comparison is opened).
+ *
  * Whether the caller may write is learnt on trying, as for saving the form: a note or a restore
  * refused with a 403 says so in words, and nothing changes.
  */
-import { Alert, Badge, Button, Code, Group, Modal, Paper, Stack, Table, Text, Textarea, Title } from '@mantine/core'
+import { Alert, Badge, Button, Code, Group, Modal, Paper, Select, Stack, Table, Text, Textarea, Title } from '@mantine/core'
 import { notifications } from '@mantine/notifications'
-import { useState, type FormEvent, type ReactNode } from 'react'
+import { lazy, Suspense, useState, type FormEvent, type ReactNode } from 'react'
 import { problemOf, type Problem } from '../../lib/api.ts'
 import { fieldError, otherIssues } from '../../ui/forms.ts'
 import { DataTable, ListStates } from '../../ui/ListTable.tsx'
@@ -26,6 +29,9 @@ import {
   type Version,
   type VersionDetail,
 } from './api.ts'
+
+/** The comparison and its diff library, fetched when a comparison is first opened. */
+const AgentVersionDiff = lazy(() => import('./AgentVersionDiff.tsx'))
 
 /** Longest note the service takes (docs/api/versions.md, "Note"); longer ones are sent, and its 400 shown. */
 const NOTE_MAX = 2_000
@@ -122,6 +128,7 @@ export function AgentVersions({ agent, onRestored }: { agent: Agent; onRestored:
             </DataTable>
           )}
         </ListStates>
+        <CompareVersions agent={agent} />
       </Stack>
       <VersionDialog
         agent={agent}
@@ -143,6 +150,57 @@ export function AgentVersions({ agent, onRestored }: { agent: Agent; onRestored:
         }}
       />
     </Paper>
+  )
+}
+
+/** Two versions picked (the one before the current and the current, at first) and compared in a dialog. */
+function CompareVersions({ agent }: { agent: Agent }) {
+  const [picked, setPicked] = useState<{ from: string | null; to: string | null }>({ from: null, to: null })
+  const [comparing, setComparing] = useState<{ from: number; to: number } | null>(null)
+  if (agent.version < 2) return null
+  // Versions are numbered 1 to the current one, none skipped (docs/api/versions.md).
+  const options = Array.from({ length: agent.version }, (_, index) => {
+    const number = agent.version - index
+    return { value: String(number), label: `v${number}${number === agent.version ? ' (current)' : ''}` }
+  })
+  const from = picked.from ?? String(agent.version - 1)
+  const to = picked.to ?? String(agent.version)
+  return (
+    <Group align="end" gap="xs" wrap="wrap" role="group" aria-label="Compare two versions">
+      <Select
+        label="Compare version"
+        data={options}
+        value={from}
+        onChange={(value) => setPicked((current) => ({ ...current, from: value }))}
+        allowDeselect={false}
+        w={160}
+        comboboxProps={{ withinPortal: true }}
+      />
+      <Select
+        label="with version"
+        data={options}
+        value={to}
+        onChange={(value) => setPicked((current) => ({ ...current, to: value }))}
+        allowDeselect={false}
+        w={160}
+        comboboxProps={{ withinPortal: true }}
+      />
+      <Button variant="light" disabled={from === to} onClick={() => setComparing({ from: Number(from), to: Number(to) })}>
+        Compare
+      </Button>
+      <Modal
+        opened={comparing !== null}
+        onClose={() => setComparing(null)}
+        title={comparing ? `Version ${comparing.from} compared with version ${comparing.to}` : ''}
+        size="xl"
+      >
+        {comparing ? (
+          <Suspense fallback={<Loading label="Loading the comparison" />}>
+            <AgentVersionDiff agentUuid={agent.uuid} from={comparing.from} to={comparing.to} />
+          </Suspense>
+        ) : null}
+      </Modal>
+    </Group>
   )
 }
 

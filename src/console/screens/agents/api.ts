@@ -14,30 +14,33 @@
  * record, in its list's pages too. An import also marks the tools and workflows lists stale (it
  * makes the document's).
  */
-import { keepPreviousData, skipToken, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { keepPreviousData, skipToken, useQuery, useQueryClient } from '@tanstack/react-query'
 import type { RouterInputs, RouterOutputs } from '../../lib/api.ts'
-import { useTRPC, type MutationConfig, type TRPC, updatingCache } from '../../lib/trpc.ts'
+import { useSubmission, useTRPC, type MutationConfig, type TRPC, updatingCache } from '../../lib/trpc.ts'
 
 export type AgentsInput = Exclude<RouterInputs['agents']['list'], void | undefined>
 type AgentAnswer = RouterOutputs['agents']['retrieve']
 type AgentRef = RouterInputs['agents']['retrieve']
 
 /** One page of agents; the previous page stays shown while the next loads. */
-export const agentsQueryOptions = (trpc: TRPC, input: AgentsInput) => trpc.agents.list.queryOptions(input, { placeholderData: keepPreviousData })
+export const agentsQueryOptions = (trpc: TRPC, input: AgentsInput) =>
+  trpc.agents.list.queryOptions(input, { placeholderData: keepPreviousData })
 
 export function useAgents(input: AgentsInput) {
   return useQuery(agentsQueryOptions(useTRPC(), input))
 }
 
 /** The agents a picker offers: the first 100 by name (read while `enabled`). */
-export const agentChoicesQueryOptions = (trpc: TRPC, enabled = true) => trpc.agents.list.queryOptions({ per_page: 100, sort: 'name' }, { enabled })
+export const agentChoicesQueryOptions = (trpc: TRPC, enabled = true) =>
+  trpc.agents.list.queryOptions({ per_page: 100, sort: 'name' }, { enabled })
 
 export function useAgentChoices(enabled = true) {
   return useQuery(agentChoicesQueryOptions(useTRPC(), enabled))
 }
 
 /** One agent; nothing is read while `agentUuid` is null. */
-export const agentQueryOptions = (trpc: TRPC, agentUuid: string | null) => trpc.agents.retrieve.queryOptions(agentUuid === null ? skipToken : { agent_uuid: agentUuid })
+export const agentQueryOptions = (trpc: TRPC, agentUuid: string | null) =>
+  trpc.agents.retrieve.queryOptions(agentUuid === null ? skipToken : { agent_uuid: agentUuid })
 
 export function useAgent(agentUuid: string | null) {
   return useQuery(agentQueryOptions(useTRPC(), agentUuid))
@@ -57,28 +60,20 @@ function useStoreAgent() {
 export function useCreateAgent(config?: MutationConfig<AgentAnswer, RouterInputs['agents']['create']>) {
   const trpc = useTRPC()
   const store = useStoreAgent()
-  return useMutation(
-    trpc.agents.create.mutationOptions(
-      updatingCache(config, store),
-    ),
-  )
+  return useSubmission(trpc.agents.create.mutationOptions(updatingCache(config, store)))
 }
 
 export function useUpdateAgent(config?: MutationConfig<AgentAnswer, RouterInputs['agents']['update']>) {
   const trpc = useTRPC()
   const store = useStoreAgent()
-  return useMutation(
-    trpc.agents.update.mutationOptions(
-      updatingCache(config, store),
-    ),
-  )
+  return useSubmission(trpc.agents.update.mutationOptions(updatingCache(config, store)))
 }
 
 /** Shares the agent, changes or removes a share; the answer (with its shares) is the cached record. */
 export function useShareAgent(config?: MutationConfig<AgentAnswer, RouterInputs['agents']['share']>) {
   const trpc = useTRPC()
   const queryClient = useQueryClient()
-  return useMutation(
+  return useSubmission(
     trpc.agents.share.mutationOptions(
       updatingCache(config, (answer, input) => {
         queryClient.setQueryData(trpc.agents.retrieve.queryKey({ agent_uuid: input.agent_uuid }), answer)
@@ -90,7 +85,7 @@ export function useShareAgent(config?: MutationConfig<AgentAnswer, RouterInputs[
 export function useDeleteAgent(config?: MutationConfig<void, AgentRef>) {
   const trpc = useTRPC()
   const queryClient = useQueryClient()
-  return useMutation(
+  return useSubmission(
     trpc.agents.delete.mutationOptions(
       updatingCache(config, (answer, input) => {
         queryClient.removeQueries(trpc.agents.retrieve.queryFilter(input))
@@ -113,8 +108,8 @@ export function useFavoriteToggle(agent: { uuid: string; is_favorite: boolean },
     void queryClient.invalidateQueries(trpc.agents.list.pathFilter())
     return config?.onSuccess?.(answer, input)
   }
-  const favorite = useMutation(trpc.agents.favorite.mutationOptions({ onSuccess: settled(true), onError: config?.onError }))
-  const unfavorite = useMutation(trpc.agents.unfavorite.mutationOptions({ onSuccess: settled(false), onError: config?.onError }))
+  const favorite = useSubmission(trpc.agents.favorite.mutationOptions({ onSuccess: settled(true), onError: config?.onError }))
+  const unfavorite = useSubmission(trpc.agents.unfavorite.mutationOptions({ onSuccess: settled(false), onError: config?.onError }))
   return agent.is_favorite ? unfavorite : favorite
 }
 
@@ -124,29 +119,34 @@ export type VersionDetail = RouterOutputs['agents']['version']['data']
 type VersionRef = RouterInputs['agents']['version']
 
 /** One page of an agent's versions, newest first; the previous page stays shown while the next loads. */
-export const versionsQueryOptions = (trpc: TRPC, input: VersionsInput) => trpc.agents.versions.queryOptions(input, { placeholderData: keepPreviousData })
+export const versionsQueryOptions = (trpc: TRPC, input: VersionsInput) =>
+  trpc.agents.versions.queryOptions(input, { placeholderData: keepPreviousData })
 
 export function useVersions(input: VersionsInput) {
   return useQuery(versionsQueryOptions(useTRPC(), input))
 }
 
 /** One version with its snapshot (a snapshot never changes); nothing is read while `ref` is null. */
-export const versionQueryOptions = (trpc: TRPC, ref: VersionRef | null) => trpc.agents.version.queryOptions(ref ?? skipToken, { staleTime: 60_000 })
+export const versionQueryOptions = (trpc: TRPC, ref: VersionRef | null) =>
+  trpc.agents.version.queryOptions(ref ?? skipToken, { staleTime: 60_000 })
 
 export function useVersion(ref: VersionRef | null) {
   return useQuery(versionQueryOptions(useTRPC(), ref))
 }
 
 /** Sets or removes a version's note: the answer replaces that version in the cached lists and record. */
-export function useAnnotateVersion(config?: MutationConfig<RouterOutputs['agents']['annotateVersion'], RouterInputs['agents']['annotateVersion']>) {
+export function useAnnotateVersion(
+  config?: MutationConfig<RouterOutputs['agents']['annotateVersion'], RouterInputs['agents']['annotateVersion']>,
+) {
   const trpc = useTRPC()
   const queryClient = useQueryClient()
-  return useMutation(
+  return useSubmission(
     trpc.agents.annotateVersion.mutationOptions(
       updatingCache(config, (answer, input) => {
         const version = answer.data
-        queryClient.setQueriesData<RouterOutputs['agents']['versions']>(trpc.agents.versions.queryFilter({ agent_uuid: input.agent_uuid }), (old) =>
-          old ? { ...old, data: old.data.map((row) => (row.version === version.version ? version : row)) } : old,
+        queryClient.setQueriesData<RouterOutputs['agents']['versions']>(
+          trpc.agents.versions.queryFilter({ agent_uuid: input.agent_uuid }),
+          (old) => (old ? { ...old, data: old.data.map((row) => (row.version === version.version ? version : row)) } : old),
         )
         queryClient.setQueryData(trpc.agents.version.queryKey({ agent_uuid: input.agent_uuid, version: version.version }), (old) =>
           old ? { data: { ...old.data, ...version } } : old,
@@ -160,11 +160,7 @@ export function useAnnotateVersion(config?: MutationConfig<RouterOutputs['agents
 export function useRestoreVersion(config?: MutationConfig<AgentAnswer, VersionRef>) {
   const trpc = useTRPC()
   const store = useStoreAgent()
-  return useMutation(
-    trpc.agents.restoreVersion.mutationOptions(
-      updatingCache(config, store),
-    ),
-  )
+  return useSubmission(trpc.agents.restoreVersion.mutationOptions(updatingCache(config, store)))
 }
 
 export type AgentDocument = RouterOutputs['agents']['export']
@@ -179,7 +175,7 @@ export type ImportAnswer = RouterOutputs['agents']['import']
 export function useExportAgent(config?: MutationConfig<AgentDocument, ExportRef>) {
   const trpc = useTRPC()
   const queryClient = useQueryClient()
-  return useMutation({
+  return useSubmission({
     mutationFn: (input: ExportRef) => queryClient.fetchQuery({ ...trpc.agents.export.queryOptions(input), staleTime: 0, gcTime: 0 }),
     onSuccess: config?.onSuccess,
     onError: config?.onError,
@@ -191,7 +187,7 @@ export function useImportAgent(config?: MutationConfig<ImportAnswer, ImportInput
   const trpc = useTRPC()
   const queryClient = useQueryClient()
   const store = useStoreAgent()
-  return useMutation(
+  return useSubmission(
     trpc.agents.import.mutationOptions(
       updatingCache(config, (answer) => {
         store(answer)

@@ -5,16 +5,16 @@
  * `onSuccess` runs, so the screen it goes to calls with it. None needs a token, and none touches
  * cached data. `sso.providers` tells the sign-in screen which ways in the server offers.
  */
-import { useMutation, useQuery } from '@tanstack/react-query'
+import { useQuery } from '@tanstack/react-query'
 import type { RouterInputs, RouterOutputs } from '../../lib/api.ts'
 import { signedIn } from '../../lib/session.tsx'
-import { useTRPC, type MutationConfig, updatingCache } from '../../lib/trpc.ts'
+import { useSubmission, useTRPC, type MutationConfig, updatingCache } from '../../lib/trpc.ts'
 
 type Inputs = RouterInputs['auth']
 type Outputs = RouterOutputs['auth']
 
 export function useSignIn(config?: MutationConfig<Outputs['signIn'], Inputs['signIn']>) {
-  return useMutation(
+  return useSubmission(
     useTRPC().auth.signIn.mutationOptions(
       updatingCache(config, (answer) => {
         signedIn(answer.data.access_token)
@@ -24,7 +24,7 @@ export function useSignIn(config?: MutationConfig<Outputs['signIn'], Inputs['sig
 }
 
 export function useSignUp(config?: MutationConfig<Outputs['signUp'], Inputs['signUp']>) {
-  return useMutation(
+  return useSubmission(
     useTRPC().auth.signUp.mutationOptions(
       updatingCache(config, (answer) => {
         signedIn(answer.data.access_token)
@@ -39,7 +39,7 @@ export function useProviders() {
 }
 
 export function useOidcToken(config?: MutationConfig<RouterOutputs['sso']['token'], RouterInputs['sso']['token']>) {
-  return useMutation(
+  return useSubmission(
     useTRPC().sso.token.mutationOptions(
       updatingCache(config, (answer) => {
         signedIn(answer.data.access_token)

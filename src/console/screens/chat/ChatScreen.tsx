@@ -6,9 +6,11 @@
  *
  * Procedures: `agents.list`, `agents.retrieve`, `threads.list`, `threads.retrieve`,
  * `threads.update` (naming a new thread), `messages.list`, `runs.agent`, `runs.thread`,
- * `runs.retrieve`, `runs.cancel`, and the `runs.events` subscription over Server-Sent Events.
+ * `runs.retrieve`, `runs.cancel`, `approvals.approve`, `approvals.deny`, and the `runs.events`
+ * subscription over Server-Sent Events.
  */
 import { Box, Button, Flex, Group, Stack, Text, Title } from '@mantine/core'
+import { useState } from 'react'
 import { Link, Navigate, useParams } from 'react-router'
 import { ScreenTitle } from '../../ui/ListControls.tsx'
 import { ErrorNotice, Loading } from '../../ui/states.tsx'
@@ -28,6 +30,8 @@ function AgentChat({ agentUuid, threadUuid }: { agentUuid: string; threadUuid: s
   const agent = useAgent(agentUuid)
   const thread = useThread(threadUuid)
   const threads = useThreads(agentUuid)
+  // Pinned for the agent, not the thread: a first message moves the screen to its new thread.
+  const [version, setVersion] = useState<number | null>(null)
 
   if (agent.isPending) return <Loading label="Loading the agent" />
   if (agent.error) {
@@ -41,7 +45,7 @@ function AgentChat({ agentUuid, threadUuid }: { agentUuid: string; threadUuid: s
       </>
     )
   }
-  const { name, metadata } = agent.data.data
+  const { name, metadata, version: current } = agent.data.data
   // A thread of another agent opened under this one: show it under its own.
   const owner = thread.data?.data.agent.uuid
   if (threadUuid && owner && owner !== agentUuid) return <Navigate to={`/chat/${owner}/${threadUuid}`} replace />
@@ -78,7 +82,15 @@ function AgentChat({ agentUuid, threadUuid }: { agentUuid: string; threadUuid: s
           {thread.error ? (
             <ErrorNotice error={thread.error} onRetry={() => void thread.refetch()} />
           ) : (
-            <Conversation key={threadUuid ?? 'new'} agentUuid={agentUuid} agentName={name} threadUuid={threadUuid} />
+            <Conversation
+              key={threadUuid ?? 'new'}
+              agentUuid={agentUuid}
+              agentName={name}
+              threadUuid={threadUuid}
+              currentVersion={current}
+              version={version}
+              onVersion={setVersion}
+            />
           )}
         </Stack>
       </Flex>

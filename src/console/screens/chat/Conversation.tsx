@@ -9,20 +9,29 @@
  * stopped run keeps its streamed part on screen with the reason, since it stored no answer.
  *
  * Opening a thread (a reload, another tab) while its last run is still going picks that run up:
- * the newest message that a run wrote names it (`run_uuid`; a run stores the user's message when
- * it starts), `runs.retrieve` says whether it is still running, and the events are followed from
- * the first.
+ * the thread's `active_run` names it (else the newest message that a run wrote: `run_uuid`; a run
+ * stores the user's message when it starts), `runs.retrieve` says whether it is still going, and
+ * the events are followed from the first.
+ *
+ * A busy thread (docs/api/runs.md, "Busy threads") says what it is busy with above the composer.
+ * A message is sent with `if_busy: reject`: one sent to a thread that became busy meanwhile (a run
+ * started elsewhere) is refused with a 409, said in words, and the screen follows the run that
+ * holds the thread; nothing waits unseen in a queue. A run waiting for a person shows its tool
+ * calls with Approve and Deny (`approvals.approve`, `approvals.deny`, through the approvals
+ * screen's dialog), and the answer goes on in the same stream once they are decided.
+ * The version picker pins the run to a version of the agent (`version`).
  */
-import { Alert, Button, Center, Loader, Stack, Text } from '@mantine/core'
+import { Alert, Badge, Button, Center, Code, Group, Loader, Paper, Stack, Text } from '@mantine/core'
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { useLocation, useNavigate } from 'react-router'
 import { problemOf } from '../../lib/api.ts'
 import { fieldError } from '../../ui/forms.ts'
 import { Empty, ErrorNotice, describeStatus } from '../../ui/states.tsx'
-import { useCancelRun, useMessages, useRefreshConversation, useRun, useSendInThread, useStartThread } from './api.ts'
+import { DecisionModal, type Decision } from '../approvals/DecisionModal.tsx'
+import { useCancelRun, useMessages, useRefreshConversation, useRun, useSendInThread, useStartThread, useThread } from './api.ts'
 import { AnswerItems, Bubble, MessageText, Sources, UsageLine, userText } from './AnswerParts.tsx'
 import { Composer } from './Composer.tsx'
-import { useRunFollower, type RunStatus, type RunView } from './runStream.ts'
+import { useRunFollower, type PendingApproval, type RunStatus, type RunView } from './runStream.ts'
 import { toTurns, type Message, type Turn } from './turns.ts'
 
 /** What a screen that started a run hands to the thread it moves to (router state). */
@@ -70,7 +79,73 @@ function StoredTurn({ turn, agentName }: { turn: Turn; agentName: string }) {
   )
 }
 
-function StreamedAnswer({ view, agentName }: { view: RunView; agentName: string }) {
+/** What a busy thread is busy with, in words, by its run's status. */
+const BUSY_WORDS: Record<string, string> = {
+  queued: 'An earlier message is queued and will be answered first.',
+  running: 'An answer is being written.',
+  awaiting_approval: 'The answer waits for a tool call to be approved or denied.',
+}
+
+/** The tool calls a run waits on, each with Approve and Deny; a decided one says so until the run goes on. */
+function ApprovalRequests({
+  approvals,
+  decided,
+  onDecide,
+}: {
+  approvals: PendingApproval[]
+  decided: Record<string, string>
+  onDecide: (decision: Decision) => void
+}) {
+  if (approvals.length === 0) return null
+  return (
+    <Stack gap="xs">
+      {approvals.map((approval) => {
+        const status = decided[approval.uuid] ?? approval.status
+        return (
+          <Paper key={approval.uuid} withBorder p="xs" radius="sm" aria-label={`Approval of ${approval.tool_name}`} component="section">
+            <Group justify="space-between" gap="xs" wrap="wrap">
+              <Text size="sm" fw={600} style={{ overflowWrap: 'anywhere' }}>
+                {status === 'pending' ? 'Waiting for your approval' : 'Decided'}: {approval.tool_name}
+              </Text>
+              <Badge size="sm" variant="light" color={status === 'pending' ? 'yellow' : status === 'approved' ? 'teal' : 'gray'}>
+                {status}
+              </Badge>
+            </Group>
+            <Code block style={userText} mt={4}>
+              {JSON.stringify(approval.arguments, null, 2)}
+            </Code>
+            {status === 'pending' ? (
+              <Group gap="xs" mt="xs">
+                <Button size="xs" onClick={() => onDecide({ approval, kind: 'approve' })}>
+                  Approve…
+                </Button>
+                <Button size="xs" variant="light" color="red" onClick={() => onDecide({ approval, kind: 'deny' })}>
+                  Deny…
+                </Button>
+              </Group>
+            ) : (
+              <Text size="xs" c="dimmed" mt={4} role="status">
+                The answer goes on once every call is decided.
+              </Text>
+            )}
+          </Paper>
+        )
+      })}
+    </Stack>
+  )
+}
+
+function StreamedAnswer({
+  view,
+  agentName,
+  decided,
+  onDecide,
+}: {
+  view: RunView
+  agentName: string
+  decided: Record<string, string>
+  onDecide: (decision: Decision) => void
+}) {
   const writing = view.connection !== 'ended'
   const reconnecting = writing && view.connection === 'connecting' && view.events > 0
   return (
@@ -83,7 +158,8 @@ function StreamedAnswer({ view, agentName }: { view: RunView; agentName: string 
         </Alert>
       ))}
       <AnswerItems items={view.items} pending={writing} />
-      {writing && !reconnecting && view.items.length === 0 ? (
+      <ApprovalRequests approvals={view.approvals} decided={decided} onDecide={onDecide} />
+      {writing && !reconnecting && view.items.length === 0 && view.approvals.length === 0 ? (
         <Center>
           <Loader size="xs" mr="xs" />
           <Text size="sm" c="dimmed" role="status">
@@ -102,7 +178,8 @@ function StreamedAnswer({ view, agentName }: { view: RunView; agentName: string 
       {view.status === 'failed' ? (
         <Alert color="red" title="The answer failed" role="alert">
           <Text size="sm" style={userText}>
-            {view.error?.message ?? 'The run failed.'} {view.error?.code ? `(${view.error.code})` : ''} Nothing of it was stored; send the message again to retry.
+            {view.error?.message ?? 'The run failed.'} {view.error?.code ? `(${view.error.code})` : ''} Nothing of it was stored; send the
+            message again to retry.
           </Text>
         </Alert>
       ) : null}
@@ -129,7 +206,18 @@ function newestRun(messages: Message[] | undefined): string | null {
   return null
 }
 
-export function Conversation({ agentUuid, agentName, threadUuid }: { agentUuid: string; agentName: string; threadUuid: string | null }) {
+interface ConversationProps {
+  agentUuid: string
+  agentName: string
+  threadUuid: string | null
+  /** The agent's current version, the newest the version picker offers. */
+  currentVersion: number
+  /** The version runs are pinned to (null: the latest), kept by the agent's screen across its threads. */
+  version: number | null
+  onVersion: (version: number | null) => void
+}
+
+export function Conversation({ agentUuid, agentName, threadUuid, currentVersion, version, onVersion }: ConversationProps) {
   const navigate = useNavigate()
   const location = useLocation()
   const handed = location.state as FollowState | null
@@ -137,6 +225,11 @@ export function Conversation({ agentUuid, agentName, threadUuid }: { agentUuid: 
   /** The run whose end has been seen and whose stored messages have been read again since. */
   const [settled, setSettled] = useState<{ runUuid: string; status: RunStatus } | null>(null)
   const messages = useMessages(threadUuid)
+  const thread = useThread(threadUuid)
+  const activeRun = thread.data?.data.active_run ?? null
+  const [decision, setDecision] = useState<Decision | null>(null)
+  /** Approvals decided on this screen, by uuid: their new status, until the run goes on. */
+  const [decided, setDecided] = useState<Record<string, string>>({})
 
   // The hand-over is read once: kept in the history entry, it would name an old run after a reload.
   useEffect(() => {
@@ -144,12 +237,12 @@ export function Conversation({ agentUuid, agentName, threadUuid }: { agentUuid: 
   }, [handed, navigate, location.pathname])
 
   // A run still going that this page did not start (a reload, another tab): follow it.
-  const newest = newestRun(messages.data)
+  const newest = activeRun?.uuid ?? newestRun(messages.data)
   const candidate = newest !== followed && (followed === null || settled?.runUuid === followed) ? newest : null
   const candidateRun = useRun(candidate)
   const candidateStatus = candidateRun.data?.data.run.status
   useEffect(() => {
-    if (candidate && (candidateStatus === 'running' || candidateStatus === 'queued')) {
+    if (candidate && (candidateStatus === 'running' || candidateStatus === 'queued' || candidateStatus === 'awaiting_approval')) {
       setSettled(null)
       setFollowed(candidate)
     }
@@ -177,7 +270,13 @@ export function Conversation({ agentUuid, agentName, threadUuid }: { agentUuid: 
     setSettled(null)
     setFollowed(runUuid)
   }
-  const sendInThread = useSendInThread(agentUuid, { onSuccess: (answer) => started(answer.data.run.uuid) })
+  const sendInThread = useSendInThread(agentUuid, {
+    onSuccess: (answer) => started(answer.data.run.uuid),
+    // Busy with a run started elsewhere: read the thread again, whose active run the screen then follows.
+    onError: (error) => {
+      if (problemOf(error).status === 409) void refresh()
+    },
+  })
   const startThread = useStartThread({
     onSuccess: async (answer) => {
       const { uuid: runUuid, thread_uuid: newThread } = answer.data.run
@@ -187,12 +286,16 @@ export function Conversation({ agentUuid, agentName, threadUuid }: { agentUuid: 
     },
   })
   const send = threadUuid ? sendInThread : startThread
+  const pinned = version === null ? {} : { version }
   const sendText = (text: string) =>
     threadUuid
-      ? sendInThread.mutateAsync({ thread_uuid: threadUuid, content: text, background: true })
-      : startThread.mutateAsync({ agent_uuid: agentUuid, input: text, background: true })
+      ? sendInThread.mutateAsync({ thread_uuid: threadUuid, content: text, background: true, if_busy: 'reject', ...pinned })
+      : startThread.mutateAsync({ agent_uuid: agentUuid, input: text, background: true, ...pinned })
   const problem = send.error ? problemOf(send.error) : null
   const fieldProblem = fieldError(problem, threadUuid ? 'content' : 'input')
+  const versionProblem = fieldError(problem, 'version')
+  const busyProblem = problem?.status === 409 && threadUuid !== null
+  const busyWith = running ? view.status : (activeRun?.status ?? null)
   const stopProblem = stop.error && problemOf(stop.error).status !== 409 ? stop.error : null
 
   const streamedLength = view.items.reduce((sum, item) => sum + (item.kind === 'text' ? item.text.length : 1), 0)
@@ -208,7 +311,13 @@ export function Conversation({ agentUuid, agentName, threadUuid }: { agentUuid: 
         </Center>
       ) : null}
       {messages.hasNextPage ? (
-        <Button variant="subtle" size="xs" onClick={() => void messages.fetchNextPage()} loading={messages.isFetchingNextPage} style={{ alignSelf: 'center' }}>
+        <Button
+          variant="subtle"
+          size="xs"
+          onClick={() => void messages.fetchNextPage()}
+          loading={messages.isFetchingNextPage}
+          style={{ alignSelf: 'center' }}
+        >
           Earlier messages
         </Button>
       ) : null}
@@ -218,12 +327,31 @@ export function Conversation({ agentUuid, agentName, threadUuid }: { agentUuid: 
         {turns.map((turn) => (
           <StoredTurn key={turn.key} turn={turn} agentName={agentName} />
         ))}
-        {streaming ? <StreamedAnswer view={view} agentName={agentName} /> : null}
+        {streaming ? <StreamedAnswer view={view} agentName={agentName} decided={decided} onDecide={setDecision} /> : null}
       </Stack>
-      {problem && !fieldProblem ? <ErrorNotice error={send.error} /> : null}
+      {busyProblem ? (
+        <Alert color="yellow" title="The thread is busy" role="alert">
+          <Text size="sm" style={userText}>
+            {problem.message}. Your message was not sent: wait for the answer to end (or stop it), then send it again.
+          </Text>
+        </Alert>
+      ) : problem && !fieldProblem && !versionProblem ? (
+        <ErrorNotice error={send.error} />
+      ) : null}
+      {busyWith && BUSY_WORDS[busyWith] ? (
+        <Text size="sm" c="dimmed" role="status" aria-label="Thread status">
+          Busy: {BUSY_WORDS[busyWith]}
+        </Text>
+      ) : null}
       {stopProblem ? <ErrorNotice error={stopProblem} /> : null}
       <div
-        style={{ position: 'sticky', bottom: 0, background: 'var(--mantine-color-body)', paddingBlock: 'var(--mantine-spacing-xs)', zIndex: 1 }}
+        style={{
+          position: 'sticky',
+          bottom: 0,
+          background: 'var(--mantine-color-body)',
+          paddingBlock: 'var(--mantine-spacing-xs)',
+          zIndex: 1,
+        }}
       >
         <Composer
           onSend={async (text) => {
@@ -239,8 +367,18 @@ export function Conversation({ agentUuid, agentName, threadUuid }: { agentUuid: 
           stopping={stop.isPending}
           sending={send.isPending}
           error={fieldProblem}
+          currentVersion={currentVersion}
+          version={version}
+          onVersion={onVersion}
+          versionError={versionProblem}
         />
       </div>
+      <DecisionModal
+        decision={decision}
+        onClose={() => setDecision(null)}
+        onDecided={(approval) => setDecided((all) => ({ ...all, [approval.uuid]: approval.status }))}
+        onConflict={(approvalUuid) => setDecided((all) => ({ ...all, [approvalUuid]: 'decided elsewhere' }))}
+      />
     </Stack>
   )
 }

@@ -10,10 +10,10 @@
  * Starting a run marks the thread's messages and the agent's threads stale; when it ends,
  * {@link useRefreshConversation} reads both again.
  */
-import { skipToken, useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { skipToken, useInfiniteQuery, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useCallback } from 'react'
 import { api, type RouterInputs, type RouterOutputs } from '../../lib/api.ts'
-import { pagedInfiniteOptions, useTRPC, type MutationConfig, type TRPC, updatingCache } from '../../lib/trpc.ts'
+import { pagedInfiniteOptions, useSubmission, useTRPC, type MutationConfig, type TRPC, updatingCache } from '../../lib/trpc.ts'
 
 /** Longest thread name (the first line of the first message, cut). */
 const NAME_MAX = 80
@@ -52,7 +52,8 @@ export function useThread(threadUuid: string | null) {
 }
 
 /** The threads a picker offers: the 100 with the latest activity (read while `enabled`). */
-export const threadChoicesQueryOptions = (trpc: TRPC, enabled: boolean) => trpc.threads.list.queryOptions({ per_page: 100, sort: '-updated_at' }, { enabled })
+export const threadChoicesQueryOptions = (trpc: TRPC, enabled: boolean) =>
+  trpc.threads.list.queryOptions({ per_page: 100, sort: '-updated_at' }, { enabled })
 
 export function useThreadChoices(enabled: boolean) {
   return useQuery(threadChoicesQueryOptions(useTRPC(), enabled))
@@ -66,7 +67,7 @@ export function useRun(runUuid: string | null) {
   return useQuery(runQueryOptions(useTRPC(), runUuid))
 }
 
-/** Reads the thread's messages and the agent's threads again (a run ended); resolves once both are read. */
+/** Reads the thread (its active run), its messages and the agent's threads again (a run ended); resolves once they are read. */
 export function useRefreshConversation(agentUuid: string, threadUuid: string | null): () => Promise<void> {
   const trpc = useTRPC()
   const queryClient = useQueryClient()
@@ -74,15 +75,20 @@ export function useRefreshConversation(agentUuid: string, threadUuid: string | n
     await Promise.all([
       queryClient.invalidateQueries({ queryKey: messagesQueryOptions(trpc, threadUuid ?? '').queryKey }),
       queryClient.invalidateQueries({ queryKey: threadsQueryOptions(trpc, agentUuid).queryKey }),
+      // The thread's active run (busy or not) changes with every run.
+      threadUuid ? queryClient.invalidateQueries({ queryKey: threadQueryOptions(trpc, threadUuid).queryKey }) : undefined,
     ])
   }, [trpc, queryClient, agentUuid, threadUuid])
 }
 
 /** A message in an existing thread (`runs.thread`); the thread's messages and the agent's threads are read again. */
-export function useSendInThread(agentUuid: string, config?: MutationConfig<RouterOutputs['runs']['thread'], RouterInputs['runs']['thread']>) {
+export function useSendInThread(
+  agentUuid: string,
+  config?: MutationConfig<RouterOutputs['runs']['thread'], RouterInputs['runs']['thread']>,
+) {
   const trpc = useTRPC()
   const queryClient = useQueryClient()
-  return useMutation(
+  return useSubmission(
     trpc.runs.thread.mutationOptions(
       updatingCache(config, (answer, input) => {
         void queryClient.invalidateQueries({ queryKey: messagesQueryOptions(trpc, input.thread_uuid).queryKey })
@@ -100,7 +106,7 @@ export function useSendInThread(agentUuid: string, config?: MutationConfig<Route
 export function useStartThread(config?: MutationConfig<RouterOutputs['runs']['agent'], RouterInputs['runs']['agent']>) {
   const trpc = useTRPC()
   const queryClient = useQueryClient()
-  return useMutation(
+  return useSubmission(
     trpc.runs.agent.mutationOptions({
       onSuccess: async (answer, input) => {
         const thread = answer.data.run.thread_uuid
@@ -118,5 +124,5 @@ export function useStartThread(config?: MutationConfig<RouterOutputs['runs']['ag
 
 /** Stops a run (`runs.cancel`); its end arrives as its final event. */
 export function useCancelRun() {
-  return useMutation(useTRPC().runs.cancel.mutationOptions())
+  return useSubmission(useTRPC().runs.cancel.mutationOptions())
 }

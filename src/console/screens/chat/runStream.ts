@@ -10,11 +10,17 @@
  * the answer goes on across a restart. Events are deduplicated by their sequence number, so a
  * replayed one is never appended twice. After a few failed tries it also reads the run
  * (`runs.retrieve`): a run that ended while nobody could follow it still ends here.
+ *
+ * A run that stops for a person (docs/api/runs.md, "Approvals") logs `run.approval_requested` per
+ * call that waits and keeps its stream open; the view lists those approvals until `run.resumed`
+ * (every one decided), and the answer goes on in the same stream.
  */
 import { useEffect, useReducer, useRef } from 'react'
 import { api, problemOf, type Problem, type RouterOutputs } from '../../lib/api.ts'
 
 type Run = RouterOutputs['runs']['retrieve']['data']['run']
+/** A tool call waiting for a person, as its `run.approval_requested` event carries it. */
+export type PendingApproval = RouterOutputs['approvals']['list']['data'][number]
 export type Usage = Run['usage']
 export type RunStatus = Run['status']
 
@@ -35,6 +41,8 @@ export interface RunView {
   items: AnswerItem[]
   sources: Source[]
   warnings: { code: string; message: string }[]
+  /** The calls the run waits on a person for (`awaiting_approval`); emptied when it resumes. */
+  approvals: PendingApproval[]
   usage: Usage | null
   error: { code: string; message: string } | null
   /** `connecting` before the first event and while resuming after a dropped connection. */
@@ -48,7 +56,18 @@ export interface RunView {
 export const FINAL_EVENTS = new Set(['run.succeeded', 'run.failed', 'run.canceled'])
 const ENDED: ReadonlySet<RunStatus> = new Set(['succeeded', 'failed', 'canceled'])
 
-const initialView: RunView = { status: 'running', items: [], sources: [], warnings: [], usage: null, error: null, connection: 'connecting', lost: null, events: 0 }
+const initialView: RunView = {
+  status: 'running',
+  items: [],
+  sources: [],
+  warnings: [],
+  approvals: [],
+  usage: null,
+  error: null,
+  connection: 'connecting',
+  lost: null,
+  events: 0,
+}
 
 type Action =
   | { type: 'reset' }
@@ -79,7 +98,10 @@ function applyEvent(view: RunView, type: string, data: unknown): RunView {
       const text = str(d.text)
       if (!text) return view
       const last = view.items.at(-1)
-      const items = last?.kind === 'text' ? [...view.items.slice(0, -1), { kind: 'text' as const, text: last.text + text }] : [...view.items, { kind: 'text' as const, text }]
+      const items =
+        last?.kind === 'text'
+          ? [...view.items.slice(0, -1), { kind: 'text' as const, text: last.text + text }]
+          : [...view.items, { kind: 'text' as const, text }]
       return { ...view, items }
     }
     case 'tool.call':
@@ -93,7 +115,11 @@ function applyEvent(view: RunView, type: string, data: unknown): RunView {
     }
     case 'knowledge.retrieved': {
       const chunks = Array.isArray(d.chunks) ? d.chunks.filter(isRecord) : []
-      const sources = chunks.map((c) => ({ chunkUuid: str(c.chunk_uuid), documentName: str(c.document_name), score: typeof c.score === 'number' ? c.score : 0 }))
+      const sources = chunks.map((c) => ({
+        chunkUuid: str(c.chunk_uuid),
+        documentName: str(c.document_name),
+        score: typeof c.score === 'number' ? c.score : 0,
+      }))
       return { ...view, sources: [...view.sources, ...sources] }
     }
     case 'run.warning': {
@@ -102,12 +128,19 @@ function applyEvent(view: RunView, type: string, data: unknown): RunView {
     }
     case 'error':
       return { ...view, error: errorOf(d) }
+    case 'run.approval_requested': {
+      if (!isRecord(d.approval) || typeof d.approval.uuid !== 'string') return view
+      const approval = d.approval as unknown as PendingApproval
+      return { ...view, status: 'awaiting_approval', approvals: [...view.approvals.filter((a) => a.uuid !== approval.uuid), approval] }
+    }
+    case 'run.resumed':
+      return { ...view, status: 'running', approvals: [] }
     case 'run.succeeded':
-      return { ...view, status: 'succeeded', usage: usageOf(d.usage), connection: 'ended' }
+      return { ...view, status: 'succeeded', approvals: [], usage: usageOf(d.usage), connection: 'ended' }
     case 'run.failed':
-      return { ...view, status: 'failed', error: errorOf(d.error) ?? view.error, connection: 'ended' }
+      return { ...view, status: 'failed', approvals: [], error: errorOf(d.error) ?? view.error, connection: 'ended' }
     case 'run.canceled':
-      return { ...view, status: 'canceled', connection: 'ended' }
+      return { ...view, status: 'canceled', approvals: [], connection: 'ended' }
     default:
       return view
   }
@@ -133,7 +166,8 @@ function reduce(view: RunView, action: Action): RunView {
 }
 
 /** A status that will not answer differently on a second try (the run is not there, or not ours). */
-const isFinalProblem = (problem: Problem) => problem.status >= 400 && problem.status < 500 && problem.status !== 408 && problem.status !== 429
+const isFinalProblem = (problem: Problem) =>
+  problem.status >= 400 && problem.status < 500 && problem.status !== 408 && problem.status !== 429
 
 /** Milliseconds before the n-th new subscription: quick at first, then every 4 s. */
 const backoff = (attempt: number) => Math.min(4_000, 250 * 2 ** attempt)

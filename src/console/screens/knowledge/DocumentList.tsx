@@ -5,7 +5,7 @@
  * `failed` (with the reason the service gives). A failed document can be retried
  * (`knowledge.retry`); any can be deleted with its chunks after a confirmation (`knowledge.delete`).
  */
-import { Badge, Button, Group, Loader, Modal, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core'
+import { Anchor, Badge, Button, Group, Loader, Modal, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core'
 import { useDebouncedValue } from '@mantine/hooks'
 import { notifications } from '@mantine/notifications'
 import { useState } from 'react'
@@ -110,6 +110,15 @@ function DocumentTable({ documents, onDelete }: { documents: Document[]; onDelet
             <Text size="xs" c="dimmed" style={{ overflowWrap: 'anywhere' }}>
               {SOURCE_LABELS[document.source_type]} · {document.mime_type}
               {document.url ? ` · ${document.url}` : ''}
+              {document.media_key ? (
+                <>
+                  {' · '}
+                  {/* Uploads are read without a token (their keys are random), so a plain link downloads the file. */}
+                  <Anchor href={`/api/v1/media/${encodeURIComponent(document.media_key)}`} inherit aria-label={`Download ${document.name}`}>
+                    download
+                  </Anchor>
+                </>
+              ) : null}
             </Text>
           </Table.Td>
           <Table.Td style={{ maxWidth: 280 }}>

@@ -1,12 +1,9 @@
 /**
  * Knowledge (docs/api/knowledge.md): pick an agent (`agents.list`, `agents.retrieve`; kept in the
- * address as `?agent=<uuid>` so a link can open it), train it from a text, a URL or an already
- * uploaded file's media key (`knowledge.train`, ./TrainForm.tsx), and follow its documents with
- * their ingestion status, refreshed while any is queued or processing (`knowledge.list`,
- * `knowledge.delete`, `knowledge.retry`, ./DocumentList.tsx).
- *
- * Uploading a file is multipart REST only (`POST /api/v1/media`), which the console (tRPC only)
- * does not call: a file is trained by the key such an upload answered.
+ * address as `?agent=<uuid>` so a link can open it), train it from a text, a URL or files dropped
+ * on the screen (uploaded with `POST /api/v1/media`, then `knowledge.train`, ./TrainForm.tsx), and
+ * follow its documents with their ingestion status, refreshed while any is queued or processing
+ * (`knowledge.list`, `knowledge.delete`, `knowledge.retry`, ./DocumentList.tsx).
  */
 import { Alert, Anchor, Select, Stack, Text } from '@mantine/core'
 import { Link, useSearchParams } from 'react-router'

@@ -1,43 +1,99 @@
 /**
- * Trains an agent from one source (`knowledge.train`, `POST /api/v1/agents/{agent_uuid}/train`):
- * a text with its name, a web page's URL, or the media key of a file uploaded through the REST
- * API. The service answers at once (202) with the new document `queued`, or the existing one when
- * the same source was trained before; a 400's issue (`sources.0.url`) shows at its field.
+ * Trains an agent (`knowledge.train`, `POST /api/v1/agents/{agent_uuid}/train`) from a text with
+ * its name, a web page's URL, or files: dropped or picked files are uploaded at once
+ * (`POST /api/v1/media`, ../../lib/upload.ts), listed by name, and trained together, one source
+ * each. The service answers at once (202) with the new documents `queued`, or the existing one
+ * when the same source was trained before; a 400's issue (`sources.0.url`, `sources.2.key`)
+ * shows at its field or file, and an upload's refusal (413, 415, 400) under the drop area.
  */
-import { Button, Group, Paper, SegmentedControl, Stack, Text, Textarea, TextInput, Title } from '@mantine/core'
+import { Button, CloseButton, Group, Paper, SegmentedControl, Stack, Table, Text, Textarea, TextInput, Title } from '@mantine/core'
 import { notifications } from '@mantine/notifications'
 import { useState, type FormEvent } from 'react'
 import { problemOf, type RouterInputs } from '../../lib/api.ts'
+import { uploadProblemOf, type Upload } from '../../lib/upload.ts'
+import { FileDrop } from '../../ui/FileDrop.tsx'
 import { fieldError } from '../../ui/forms.ts'
 import { FormProblem } from '../../ui/FormProblem.tsx'
-import { useTrain } from './api.ts'
+import { useTrain, useUploadFiles } from './api.ts'
 
 type Source = RouterInputs['knowledge']['train']['sources'][number]
 type Kind = Source['type']
 
-const EMPTY = { name: '', text: '', url: '', key: '' }
+const EMPTY = { name: '', text: '', url: '' }
 
-function toSource(kind: Kind, form: typeof EMPTY): Source {
-  if (kind === 'text') return { type: 'text', name: form.name, text: form.text }
-  if (kind === 'url') return { type: 'url', url: form.url.trim() }
-  return { type: 'file', key: form.key.trim() }
+/** Most sources one training takes (docs/api/knowledge.md). */
+const SOURCES_MAX = 20
+
+/** The types the service extracts text from (docs/api/knowledge.md), by MIME type and extension, for the file picker. */
+const TRAINABLE: Record<string, string[]> = {
+  'application/pdf': ['.pdf'],
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': ['.docx'],
+  'text/plain': ['.txt'],
+  'text/markdown': ['.md', '.markdown'],
+  'text/csv': ['.csv'],
+  'application/json': ['.json'],
+  'text/html': ['.html', '.htm'],
 }
+
+/** A file uploaded and waiting to be trained, under the name the person knows it by. */
+export interface UploadedFile {
+  name: string
+  upload: Upload
+}
+
+function toSources(kind: Kind, form: typeof EMPTY, files: UploadedFile[]): Source[] {
+  if (kind === 'text') return [{ type: 'text', name: form.name, text: form.text }]
+  if (kind === 'url') return [{ type: 'url', url: form.url.trim() }]
+  return files.map(({ upload }) => ({ type: 'file', key: upload.key }))
+}
+
+const sizeFormat = new Intl.NumberFormat(undefined, { maximumFractionDigits: 1 })
+const sizeOf = (bytes: number) =>
+  bytes < 1024 * 1024 ? `${sizeFormat.format(bytes / 1024)} KB` : `${sizeFormat.format(bytes / 1024 / 1024)} MB`
 
 export function TrainForm({ agentUuid }: { agentUuid: string }) {
   const [kind, setKind] = useState<Kind>('text')
   const [form, setForm] = useState(EMPTY)
+  const [files, setFiles] = useState<UploadedFile[]>([])
+  const [fileNote, setFileNote] = useState<string | null>(null)
   const train = useTrain({
     onSuccess: (answer) => {
-      const document = answer.data[0]
-      notifications.show({ color: 'green', message: document ? `“${document.name}” is ${document.status}` : 'Training started' })
+      const [document] = answer.data
+      notifications.show({
+        color: 'green',
+        message:
+          answer.data.length > 1
+            ? `${answer.data.length} documents queued`
+            : document
+              ? `“${document.name}” is ${document.status}`
+              : 'Training started',
+      })
       setForm(EMPTY)
+      setFiles([])
     },
   })
+  const upload = useUploadFiles((name, stored) =>
+    setFiles((current) => (current.length < SOURCES_MAX ? [...current, { name, upload: stored }] : current)),
+  )
   const problem = train.error ? problemOf(train.error) : null
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    train.mutate({ agent_uuid: agentUuid, sources: [toSource(kind, form)] })
+    if (train.isPending || upload.isPending) return
+    if (kind === 'file' && files.length === 0) {
+      setFileNote('Drop or choose a file first.')
+      return
+    }
+    train.mutate({ agent_uuid: agentUuid, sources: toSources(kind, form, files) })
   }
+  const addFiles = (picked: File[]) => {
+    train.reset()
+    const room = SOURCES_MAX - files.length
+    setFileNote(
+      picked.length > room ? `One training takes at most ${SOURCES_MAX} files: only the first ${Math.max(room, 0)} were taken.` : null,
+    )
+    if (room > 0) upload.mutate(picked.slice(0, room))
+  }
+  const fileFields = files.map((_, index) => `sources.${index}.key`)
   const set = (key: keyof typeof EMPTY) => (event: { currentTarget: { value: string } }) =>
     setForm({ ...form, [key]: event.currentTarget.value })
   return (
@@ -57,11 +113,11 @@ export function TrainForm({ agentUuid }: { agentUuid: string }) {
             data={[
               { value: 'text', label: 'Text' },
               { value: 'url', label: 'Web page' },
-              { value: 'file', label: 'Uploaded file' },
+              { value: 'file', label: 'Files' },
             ]}
             style={{ alignSelf: 'flex-start' }}
           />
-          <FormProblem problem={problem} fields={['sources.0.name', 'sources.0.text', 'sources.0.url', 'sources.0.key']} />
+          <FormProblem problem={problem} fields={['sources.0.name', 'sources.0.text', 'sources.0.url', ...fileFields]} />
           {kind === 'text' ? (
             <>
               <TextInput
@@ -98,16 +154,52 @@ export function TrainForm({ agentUuid }: { agentUuid: string }) {
           ) : null}
           {kind === 'file' ? (
             <>
-              <Text size="sm" c="dimmed">
-                The console cannot upload files: upload one with <code>POST /api/v1/media</code> (PDF, DOCX, text, Markdown, HTML, CSV or
-                JSON) and enter the key it answered.
-              </Text>
-              <TextInput label="Media key" required value={form.key} onChange={set('key')} error={fieldError(problem, 'sources.0.key')} />
+              <FileDrop
+                label="Files to train from"
+                hint="PDF, DOCX, text, Markdown, HTML, CSV or JSON; each is uploaded at once and trained when you press the button."
+                accept={TRAINABLE}
+                multiple
+                loading={upload.isPending}
+                disabled={files.length >= SOURCES_MAX}
+                error={upload.error ? uploadProblemOf(upload.error).message : fileNote}
+                onFiles={addFiles}
+              />
+              {files.length ? (
+                <Table.ScrollContainer minWidth={320}>
+                  <Table aria-label="Files to train">
+                    <Table.Tbody>
+                      {files.map((file, index) => (
+                        <Table.Tr key={file.upload.key}>
+                          <Table.Td style={{ maxWidth: 360 }}>
+                            <Text size="sm" fw={600} truncate="end" title={file.name}>
+                              {file.name}
+                            </Text>
+                            <Text size="xs" c="dimmed">
+                              {file.upload.mime_type} · {sizeOf(file.upload.size)}
+                            </Text>
+                            {fieldError(problem, `sources.${index}.key`) ? (
+                              <Text size="xs" c="red">
+                                {fieldError(problem, `sources.${index}.key`)}
+                              </Text>
+                            ) : null}
+                          </Table.Td>
+                          <Table.Td w={40}>
+                            <CloseButton
+                              aria-label={`Leave out ${file.name}`}
+                              onClick={() => setFiles((current) => current.filter((item) => item.upload.key !== file.upload.key))}
+                            />
+                          </Table.Td>
+                        </Table.Tr>
+                      ))}
+                    </Table.Tbody>
+                  </Table>
+                </Table.ScrollContainer>
+              ) : null}
             </>
           ) : null}
           <Group>
-            <Button type="submit" loading={train.isPending}>
-              Train agent
+            <Button type="submit" loading={train.isPending} disabled={upload.isPending}>
+              {kind === 'file' && files.length > 1 ? `Train agent with ${files.length} files` : 'Train agent'}
             </Button>
           </Group>
         </Stack>

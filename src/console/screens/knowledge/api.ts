@@ -1,12 +1,14 @@
 /**
  * The knowledge area's data: an agent's documents (`knowledge.list`), read again every 2 s while
  * one shown is queued or processing, and what changes them: `knowledge.train`, `knowledge.retry`,
- * `knowledge.delete`, each of which marks the document lists stale. The agents to pick
- * from come from ../agents/api.ts.
+ * `knowledge.delete`, each of which marks the document lists stale; and the upload of the files
+ * to train from (`POST /api/v1/media` through ../../lib/upload.ts, the one call that is not
+ * tRPC). The agents to pick from come from ../agents/api.ts.
  */
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import type { RouterInputs, RouterOutputs } from '../../lib/api.ts'
+import type { Problem, RouterInputs, RouterOutputs } from '../../lib/api.ts'
 import { useTRPC, type MutationConfig, type TRPC, updatingCache } from '../../lib/trpc.ts'
+import { uploadFile, UploadError, uploadProblemOf, type Upload } from '../../lib/upload.ts'
 
 export type DocumentsInput = RouterInputs['knowledge']['list']
 export type Document = RouterOutputs['knowledge']['list']['data'][number]
@@ -72,4 +74,25 @@ export function useDeleteDocument(config?: MutationConfig<Outputs['delete'], Inp
       }),
     ),
   )
+}
+
+/**
+ * Uploads files one after another, each handed to `onUploaded` as soon as it is stored, so a
+ * refused one loses none of the others; the refusals, if any, end the batch as one
+ * {@link UploadError} saying each.
+ */
+export function useUploadFiles(onUploaded: (name: string, upload: Upload) => void) {
+  return useMutation({
+    mutationFn: async (files: File[]) => {
+      const refused: Problem[] = []
+      for (const file of files) {
+        try {
+          onUploaded(file.name, await uploadFile(file))
+        } catch (error) {
+          refused.push(uploadProblemOf(error))
+        }
+      }
+      if (refused.length) throw new UploadError({ ...refused[0]!, message: refused.map((problem) => problem.message).join(' ') })
+    },
+  })
 }

@@ -26,9 +26,12 @@ export function CreatePromptModal({ opened, onClose }: { opened: boolean; onClos
   const problem = create.error ? problemOf(create.error) : null
   const submit = (event: FormEvent) => {
     event.preventDefault()
+    // Enter in a field submits too: one prompt per press of the button, however fast.
+    if (create.isPending) return
     create.mutate(form)
   }
   const close = () => {
+    if (create.isPending) return
     create.reset()
     onClose()
   }
@@ -73,7 +76,7 @@ export function CreatePromptModal({ opened, onClose }: { opened: boolean; onClos
             comboboxProps={{ withinPortal: true }}
           />
           <Group justify="flex-end">
-            <Button variant="default" onClick={close}>
+            <Button variant="default" onClick={close} disabled={create.isPending}>
               Cancel
             </Button>
             <Button type="submit" loading={create.isPending}>

@@ -3,11 +3,31 @@
  * editable list: key, label, type, required and, for the select kinds, options; inputs can be
  * added, removed and reordered (the run form follows this order). The whole list is sent on save,
  * replacing the stored one, and a 400's issues (`metadata.input.N.key`) show at their control.
+ *
+ * The template's `{{names}}` (./templateVariables.ts, parsed as the service parses them) that no
+ * input declares are proposed, each added with one click; a declared input the template does not
+ * use is flagged, since its value would go nowhere.
  */
-import { ActionIcon, Alert, Button, Checkbox, Fieldset, Group, Select, SimpleGrid, Stack, TagsInput, Text, TextInput } from '@mantine/core'
+import {
+  ActionIcon,
+  Alert,
+  Button,
+  Checkbox,
+  Fieldset,
+  Group,
+  Paper,
+  Select,
+  SimpleGrid,
+  Stack,
+  TagsInput,
+  Text,
+  TextInput,
+} from '@mantine/core'
+import { useMemo } from 'react'
 import type { Problem } from '../../lib/api.ts'
 import { fieldError } from '../../ui/forms.ts'
 import { INPUT_TYPES, SELECT_TYPES, type InputType, type PromptInput } from './promptTypes.ts'
+import { labelOf, templateNames } from './templateVariables.ts'
 
 /** Most inputs a prompt declares. */
 const MAX_INPUTS = 50
@@ -43,13 +63,26 @@ export function toInputList(inputs: InputDraft[]) {
 
 export function InputsEditor({
   inputs,
+  template,
   onChange,
   problem,
 }: {
   inputs: InputDraft[]
+  /** The prompt's template as edited, whose names are proposed as inputs. */
+  template: string
   onChange: (inputs: InputDraft[]) => void
   problem: Problem | null
 }) {
+  const parsed = useMemo(() => templateNames(template), [template])
+  const declared = new Set(inputs.map((input) => input.key))
+  const proposed = parsed.names.filter((name) => !declared.has(name))
+  const used = new Set(parsed.names)
+  const room = MAX_INPUTS - inputs.length
+  const propose = (keys: string[]) =>
+    onChange([
+      ...inputs,
+      ...keys.map((key) => ({ id: newInputId(), key, label: labelOf(key), type: 'text' as const, required: false, options: [] })),
+    ])
   const set = (index: number, patch: Partial<InputDraft>) =>
     onChange(inputs.map((input, i) => (i === index ? { ...input, ...patch } : input)))
   const move = (index: number, by: number) => {
@@ -70,7 +103,42 @@ export function InputsEditor({
           {listError}
         </Alert>
       ) : null}
-      {inputs.length === 0 ? <Text size="sm">No inputs declared: the template runs as written.</Text> : null}
+      {proposed.length ? (
+        <Paper withBorder p="sm" bg="var(--mantine-color-blue-light)" component="section" aria-label="Proposed inputs">
+          <Stack gap="xs">
+            <Text size="sm" fw={600}>
+              The template names inputs not declared yet
+            </Text>
+            <Text size="sm">Undeclared names insert nothing. Add each as a text input, then change its label and type if needed.</Text>
+            <Group gap="xs">
+              {proposed.map((name, index) => (
+                <Button
+                  key={name}
+                  size="xs"
+                  variant="default"
+                  aria-label={`Declare input ${name}`}
+                  disabled={index >= room}
+                  onClick={() => propose([name])}
+                  styles={{ label: { fontFamily: 'var(--mantine-font-family-monospace)' } }}
+                >
+                  + {name}
+                </Button>
+              ))}
+              {proposed.length > 1 ? (
+                <Button size="xs" variant="subtle" disabled={room <= 0} onClick={() => propose(proposed.slice(0, room))}>
+                  Add all
+                </Button>
+              ) : null}
+            </Group>
+          </Stack>
+        </Paper>
+      ) : null}
+      {parsed.error ? (
+        <Text size="sm" c="orange">
+          The template is not valid Mustache yet ({parsed.error}), so its inputs cannot be read from it.
+        </Text>
+      ) : null}
+      {inputs.length === 0 && proposed.length === 0 ? <Text size="sm">No inputs declared: the template runs as written.</Text> : null}
       {inputs.map((input, index) => {
         const path = `metadata.input.${index}`
         const legend = `Input ${index + 1}`
@@ -115,6 +183,11 @@ export function InputsEditor({
                 />
               ) : null}
             </SimpleGrid>
+            {input.key && !parsed.error && !used.has(input.key) ? (
+              <Text size="sm" c="orange" mt="xs">
+                The template does not use {`{{${input.key}}}`}: this input's value goes nowhere.
+              </Text>
+            ) : null}
             <Group justify="space-between" mt="sm" wrap="wrap" gap="xs">
               <Checkbox label="Required" checked={input.required} onChange={(e) => set(index, { required: e.currentTarget.checked })} />
               <Group gap={4}>

@@ -166,7 +166,7 @@ export function PromptForm({ prompt, onDirtyChange }: { prompt: Prompt; onDirtyC
           />
         </SimpleGrid>
         <Divider />
-        <InputsEditor inputs={draft.inputs} onChange={(inputs) => set('inputs', inputs)} problem={problem} />
+        <InputsEditor inputs={draft.inputs} template={draft.content} onChange={(inputs) => set('inputs', inputs)} problem={problem} />
         <Divider />
         <Appearance draft={draft} set={set} problem={problem} />
         <Divider />

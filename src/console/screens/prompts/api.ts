@@ -16,7 +16,8 @@ type Inputs = RouterInputs['prompts']
 type Outputs = RouterOutputs['prompts']
 
 /** One page of prompts; the previous page stays shown while the next loads. */
-export const promptsQueryOptions = (trpc: TRPC, input: PromptsInput) => trpc.prompts.list.queryOptions(input, { placeholderData: keepPreviousData })
+export const promptsQueryOptions = (trpc: TRPC, input: PromptsInput) =>
+  trpc.prompts.list.queryOptions(input, { placeholderData: keepPreviousData })
 
 export function usePrompts(input: PromptsInput) {
   return useQuery(promptsQueryOptions(useTRPC(), input))
@@ -48,20 +49,12 @@ function useStorePrompt() {
 
 export function useCreatePrompt(config?: MutationConfig<Outputs['create'], Inputs['create']>) {
   const store = useStorePrompt()
-  return useMutation(
-    useTRPC().prompts.create.mutationOptions(
-      updatingCache(config, store),
-    ),
-  )
+  return useMutation(useTRPC().prompts.create.mutationOptions(updatingCache(config, store)))
 }
 
 export function useUpdatePrompt(config?: MutationConfig<Outputs['update'], Inputs['update']>) {
   const store = useStorePrompt()
-  return useMutation(
-    useTRPC().prompts.update.mutationOptions(
-      updatingCache(config, store),
-    ),
-  )
+  return useMutation(useTRPC().prompts.update.mutationOptions(updatingCache(config, store)))
 }
 
 export function useDeletePrompt(config?: MutationConfig<Outputs['delete'], Inputs['delete']>) {

@@ -3,16 +3,17 @@
  * changes them: `accessTokens.create` (answers the plaintext, once) and `accessTokens.delete`
  * (revokes), each of which marks the token lists stale.
  */
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query'
 import type { RouterInputs, RouterOutputs } from '../../lib/api.ts'
-import { useTRPC, type MutationConfig, type TRPC, updatingCache } from '../../lib/trpc.ts'
+import { useSubmission, useTRPC, type MutationConfig, type TRPC, updatingCache } from '../../lib/trpc.ts'
 
 export type TokensInput = Exclude<RouterInputs['accessTokens']['list'], void | undefined>
 type Inputs = RouterInputs['accessTokens']
 type Outputs = RouterOutputs['accessTokens']
 
 /** One page of tokens; the previous page stays shown while the next loads. */
-export const tokensQueryOptions = (trpc: TRPC, input: TokensInput) => trpc.accessTokens.list.queryOptions(input, { placeholderData: keepPreviousData })
+export const tokensQueryOptions = (trpc: TRPC, input: TokensInput) =>
+  trpc.accessTokens.list.queryOptions(input, { placeholderData: keepPreviousData })
 
 export function useTokens(input: TokensInput) {
   return useQuery(tokensQueryOptions(useTRPC(), input))
@@ -27,18 +28,10 @@ function useRefreshTokens() {
 
 export function useCreateToken(config?: MutationConfig<Outputs['create'], Inputs['create']>) {
   const refresh = useRefreshTokens()
-  return useMutation(
-    useTRPC().accessTokens.create.mutationOptions(
-      updatingCache(config, refresh),
-    ),
-  )
+  return useSubmission(useTRPC().accessTokens.create.mutationOptions(updatingCache(config, refresh)))
 }
 
 export function useRevokeToken(config?: MutationConfig<Outputs['delete'], Inputs['delete']>) {
   const refresh = useRefreshTokens()
-  return useMutation(
-    useTRPC().accessTokens.delete.mutationOptions(
-      updatingCache(config, refresh),
-    ),
-  )
+  return useSubmission(useTRPC().accessTokens.delete.mutationOptions(updatingCache(config, refresh)))
 }

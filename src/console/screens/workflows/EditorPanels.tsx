@@ -1,6 +1,7 @@
 /**
- * The editor's panels beside the canvas, which do everything the canvas does without a mouse:
- * add a node from the node type catalogue, list the nodes (edit, delete), edit one node (name and
+ * The editor's panels beside the canvas, which do everything the canvas does without a mouse
+ * (nodes are added from the palette, ./NodePalette.tsx, whose entries are buttons too):
+ * list the nodes (edit, delete), edit one node (name and
  * parameters), list the connections (delete) and connect two nodes; and the list of the last
  * save's problems, each leading to the node or connection it names.
  */
@@ -68,33 +69,6 @@ export function ProblemList({
         })}
       </Stack>
     </Alert>
-  )
-}
-
-export function AddNode({ types, onAdd }: { types: NodeType[]; onAdd: (type: string) => void }) {
-  const [type, setType] = useState<string | null>(null)
-  const chosen = types.find((t) => t.type === type)
-  const data = [
-    { group: 'Triggers', items: types.filter((t) => t.kind === 'trigger').map((t) => ({ value: t.type, label: t.label })) },
-    { group: 'Actions', items: types.filter((t) => t.kind !== 'trigger').map((t) => ({ value: t.type, label: t.label })) },
-  ]
-  return (
-    <Paper withBorder p="sm" component="section" aria-labelledby="add-node-title">
-      <Title order={3} size="h5" id="add-node-title" mb="xs">
-        Add a node
-      </Title>
-      <Group align="end" gap="xs" wrap="nowrap">
-        <Select label="Node type" data={data} value={type} onChange={setType} searchable style={{ flex: 1, minWidth: 0 }} comboboxProps={{ withinPortal: true }} />
-        <Button disabled={!type} onClick={() => type && onAdd(type)}>
-          Add node
-        </Button>
-      </Group>
-      {chosen ? (
-        <Text size="xs" c="dimmed" mt={4}>
-          {chosen.description}
-        </Text>
-      ) : null}
-    </Paper>
   )
 }
 

@@ -11,7 +11,7 @@ import type { RouterOutputs } from '../../lib/api.ts'
 
 export type ExecutionDetail = RouterOutputs['workflowExecutions']['retrieve']['data']
 export type ExecutionSummary = RouterOutputs['workflowExecutions']['list']['data'][number]
-type NodeRun = ExecutionDetail['data'][number]
+export type NodeRun = ExecutionDetail['data'][number]
 
 const STATUS_COLORS: Record<string, string> = {
   queued: 'gray',
@@ -75,7 +75,8 @@ function Fact({ label, children }: { label: string; children: ReactNode }) {
   )
 }
 
-function NodeRunView({ run }: { run: NodeRun }) {
+/** One node's part of an execution: status, timing, error, input and output. */
+export function NodeRunView({ run }: { run: NodeRun }) {
   return (
     <Paper withBorder p="sm" radius="sm" component="section" aria-label={`Node ${run.node_id}`}>
       <Group justify="space-between" gap="xs" wrap="wrap" mb="xs">

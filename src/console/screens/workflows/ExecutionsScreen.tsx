@@ -132,6 +132,9 @@ function ExecutionPanel({ uuid, onOpen }: { uuid: string; onOpen: (uuid: string 
                 Retry
               </Button>
             ) : null}
+            <Button size="xs" variant="default" component={Link} to={`/workflows/${data.workflow.uuid}?execution=${data.uuid}`}>
+              Show on the canvas
+            </Button>
             {retry.data ? (
               <Anchor size="sm" component="button" onClick={() => retry.data && onOpen(retry.data.data.uuid)}>
                 Open the retry

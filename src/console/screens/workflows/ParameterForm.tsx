@@ -1,14 +1,16 @@
 /**
  * A node's parameters as a form built from its type's JSON Schema (rjsf with its Mantine theme;
  * the schema made drawable by ./formSchema.ts, checked as one types by ./schemaValidator.ts, which
- * compiles nothing and so runs under the console's CSP). The last save's issues of the node are
- * shown at their fields (`extraErrors`), as the service said them.
+ * compiles nothing and so runs under the console's CSP): maps as key/value rows and accounts,
+ * agents and prompts picked by name (./ParameterFields.tsx), values of any JSON as JSON text.
+ * The last save's issues of the node are shown at their fields (`extraErrors`), as the service said them.
  */
 import { Textarea } from '@mantine/core'
 import Form from '@rjsf/mantine'
 import type { ErrorSchema, FieldProps, RegistryFieldsType, RJSFSchema } from '@rjsf/utils'
 import { useEffect, useMemo, useState } from 'react'
-import { JSON_FIELD, parameterForm, sentence } from './formSchema.ts'
+import { JSON_FIELD, KEY_VALUE_FIELD, parameterForm, RESOURCE_FIELD, sentence } from './formSchema.ts'
+import { KeyValueField, messagesOf, ResourceField } from './ParameterFields.tsx'
 import { schemaValidator } from './schemaValidator.ts'
 
 type Parameters = Record<string, unknown>
@@ -30,17 +32,6 @@ function readText(text: string, expression: boolean): { value?: unknown; error?:
   } catch {
     return { error: expression ? 'Enter JSON (text in double quotes) or an expression starting with =' : 'Enter JSON (text in double quotes)' }
   }
-}
-
-/** Every message of an error schema, those below the field prefixed with where they are. */
-function messagesOf(errors: ErrorSchema | undefined, prefix = ''): string[] {
-  if (!errors) return []
-  const record = errors as Record<string, unknown>
-  const own = Array.isArray(record.__errors) ? record.__errors.map((message) => (prefix ? `${prefix}: ${String(message)}` : String(message))) : []
-  const below = Object.entries(record)
-    .filter(([key]) => key !== '__errors')
-    .flatMap(([key, child]) => messagesOf(child as ErrorSchema, prefix ? `${prefix}.${key}` : key))
-  return [...own, ...below]
 }
 
 /** A field of any JSON value (or an expression where the schema takes one), edited as text. */
@@ -84,7 +75,7 @@ function JsonField(props: FieldProps) {
   )
 }
 
-const FIELDS: RegistryFieldsType = { [JSON_FIELD]: JsonField }
+const FIELDS: RegistryFieldsType = { [JSON_FIELD]: JsonField, [KEY_VALUE_FIELD]: KeyValueField, [RESOURCE_FIELD]: ResourceField }
 
 export function ParameterForm({
   nodeKey,

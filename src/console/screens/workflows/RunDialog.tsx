@@ -1,8 +1,10 @@
 /**
  * A manual run (`workflows.run`, `POST /api/v1/workflows/{workflow_uuid}/run`): the input as
  * JSON (the manual trigger's output), then the execution the service answers once it ended, node
- * by node, with a link to it among the workflow's executions. A run needs only read access and
- * runs inactive workflows too; it runs the stored graph, not unsaved edits.
+ * by node, with a link to it among the workflow's executions. From the editor (`onStarted`), the
+ * run is queued (`background: true`) and the dialog closes at once: the editor follows the
+ * execution on its canvas. A run needs only read access and runs inactive workflows too; it runs
+ * the stored graph, not unsaved edits.
  */
 import { Anchor, Button, Group, Modal, Stack, Text, Textarea } from '@mantine/core'
 import { useMediaQuery } from '@mantine/hooks'
@@ -29,12 +31,15 @@ export function RunDialog({
   opened,
   onClose,
   note,
+  onStarted,
 }: {
   workflow: { uuid: string; name: string }
   opened: boolean
   onClose: () => void
   /** Said above the input (the editor's "unsaved changes are not run"). */
   note?: string
+  /** Queue the run and hand its execution over, rather than wait for it and show it here. */
+  onStarted?: (executionUuid: string) => void
 }) {
   const narrow = useMediaQuery('(max-width: 48em)')
   const [text, setText] = useState('{}')
@@ -45,7 +50,17 @@ export function RunDialog({
     event.preventDefault()
     const parsed = parseInput(text)
     setParseError(parsed.error)
-    if (!parsed.error) run.mutate({ workflow_uuid: workflow.uuid, input: parsed.value })
+    if (parsed.error || run.isPending) return
+    if (!onStarted) return run.mutate({ workflow_uuid: workflow.uuid, input: parsed.value })
+    run.mutate(
+      { workflow_uuid: workflow.uuid, input: parsed.value, background: true },
+      {
+        onSuccess: (answer) => {
+          onStarted(answer.data.uuid)
+          close()
+        },
+      },
+    )
   }
   const close = () => {
     run.reset()

@@ -141,6 +141,8 @@ function CreateDialog({ opened, onClose }: { opened: boolean; onClose: () => voi
   const others = otherIssues(problem, ['name', 'description'])
   const submit = (event: FormEvent) => {
     event.preventDefault()
+    // Enter pressed again while the first create is under way (or navigating away after it) creates nothing more.
+    if (create.isPending || create.isSuccess) return
     create.mutate({ name: form.name, description: form.description })
   }
   return (
@@ -168,7 +170,7 @@ function CreateDialog({ opened, onClose }: { opened: boolean; onClose: () => voi
             <Button variant="default" onClick={onClose}>
               Cancel
             </Button>
-            <Button type="submit" loading={create.isPending}>
+            <Button type="submit" loading={create.isPending} disabled={create.isSuccess}>
               Create
             </Button>
           </Group>

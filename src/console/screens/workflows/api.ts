@@ -4,7 +4,9 @@
  * `workflows.create`, `workflows.update` (the graph and details, or `is_active` alone),
  * `workflows.delete`, `workflows.run`; its executions (`workflowExecutions.list`,
  * `workflowExecutions.retrieve`), cancelled or retried (`workflowExecutions.cancel`, `.retry`).
- * Also the workflows as a picker's choices (the first 100 by name: the command room and metrics).
+ * Also the workflows as a picker's choices (the first 100 by name: the command room and metrics),
+ * and the accounts, agents and prompts a node's parameter names, picked by name (`accounts.list`,
+ * `agents.list`, `prompts.list`: the first 100 by name).
  *
  * An update stores the workflow answered as the cached record; every change marks the workflow
  * lists stale. A run, a cancel and a retry mark every execution query stale. Executions are read
@@ -35,6 +37,22 @@ export const workflowChoicesQueryOptions = (trpc: TRPC, enabled: boolean) => trp
 
 export function useWorkflowChoices(enabled: boolean) {
   return useQuery(workflowChoicesQueryOptions(useTRPC(), enabled))
+}
+
+/** What a node parameter's picker offers: the first 100 by name of the workspace's accounts, agents or prompts. */
+const CHOICES = { per_page: 100, sort: 'name' } as const
+const CHOICES_STALE_MS = 30_000
+
+export function useAccountChoices(enabled: boolean) {
+  return useQuery(useTRPC().accounts.list.queryOptions(CHOICES, { enabled, staleTime: CHOICES_STALE_MS }))
+}
+
+export function useAgentChoices(enabled: boolean) {
+  return useQuery(useTRPC().agents.list.queryOptions(CHOICES, { enabled, staleTime: CHOICES_STALE_MS }))
+}
+
+export function usePromptChoices(enabled: boolean) {
+  return useQuery(useTRPC().prompts.list.queryOptions(CHOICES, { enabled, staleTime: CHOICES_STALE_MS }))
 }
 
 export const workflowQueryOptions = (trpc: TRPC, workflowUuid: string) => trpc.workflows.retrieve.queryOptions({ workflow_uuid: workflowUuid })
@@ -112,14 +130,15 @@ export function useExecutions(input: ExecutionsInput) {
   return useQuery(executionsQueryOptions(useTRPC(), input))
 }
 
-export const executionQueryOptions = (trpc: TRPC, executionUuid: string) =>
+export const executionQueryOptions = (trpc: TRPC, executionUuid: string, enabled = true) =>
   trpc.workflowExecutions.retrieve.queryOptions(
     { execution_uuid: executionUuid },
-    { refetchInterval: (query) => (query.state.data && isUnderway(query.state.data.data.status) ? EXECUTION_REFRESH_MS : false) },
+    { enabled, refetchInterval: (query) => (query.state.data && isUnderway(query.state.data.data.status) ? EXECUTION_REFRESH_MS : false) },
   )
 
-export function useExecution(executionUuid: string) {
-  return useQuery(executionQueryOptions(useTRPC(), executionUuid))
+/** One execution, read again while it is under way; none read while `executionUuid` is null. */
+export function useExecution(executionUuid: string | null) {
+  return useQuery(executionQueryOptions(useTRPC(), executionUuid ?? '', Boolean(executionUuid)))
 }
 
 export function useCancelExecution() {

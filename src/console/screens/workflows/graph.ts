@@ -152,3 +152,36 @@ export function graphProblems(problem: Problem, sent: { nodes: StepNode[]; edges
     return { key, message: issue.message, edgeId: sent.edges[position]?.id, field }
   })
 }
+
+/**
+ * Each node's part in an execution shown on the canvas: the status of its run when it ran; while the
+ * execution is under way, `running` for a node whose every predecessor has run (a trigger before
+ * any node ran) and `waiting` for the others; once it ended, `not run`.
+ */
+export function runStatuses(
+  execution: { status: string; data: { node_id: string; status: string }[] },
+  nodes: StepNode[],
+  edges: StepEdge[],
+  catalog: Map<string, NodeType>,
+): Map<string, string> {
+  const ran = new Map(execution.data.map((run) => [run.node_id, run.status]))
+  const underway = execution.status === 'queued' || execution.status === 'running'
+  const statuses = new Map<string, string>()
+  for (const node of nodes) {
+    const own = ran.get(node.id)
+    if (own) {
+      statuses.set(node.id, own)
+      continue
+    }
+    if (!underway) {
+      statuses.set(node.id, 'not run')
+      continue
+    }
+    const sources = edges.filter((edge) => edge.target === node.id).map((edge) => edge.source)
+    const ready =
+      execution.status === 'running' &&
+      (sources.length ? sources.every((source) => ran.has(source)) : catalog.get(node.data.type)?.kind === 'trigger' && ran.size === 0)
+    statuses.set(node.id, ready ? 'running' : 'waiting')
+  }
+  return statuses
+}
