@@ -12,7 +12,6 @@ import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server'
 import type { AppRouter } from './index.ts'
 
 export type { AppRouter }
-export type { RunEventRecord } from '../src/runs/index.ts'
 export type { ErrorIssue } from '../src/trpc/root-types.ts'
 
 /** The input of every procedure, by router and procedure: `RouterInputs['agents']['create']`. */
@@ -20,3 +19,12 @@ export type RouterInputs = inferRouterInputs<AppRouter>
 
 /** The output of every procedure, by router and procedure: `RouterOutputs['agents']['list']`. */
 export type RouterOutputs = inferRouterOutputs<AppRouter>
+
+/**
+ * One event of the `runs.events` subscription exactly as a client receives it (the tracked
+ * envelope's `data`): `seq`, `type`, `created_at`, and `data`, which tRPC's JSON serialisation
+ * types as optional (a value that may be undefined may be left out). Derived from the procedure,
+ * so a client that hands a subscription's event to a function taking this type compiles under
+ * `strict`; test/client-types.test.ts holds its shape.
+ */
+export type RunEventRecord = RouterOutputs['runs']['events'] extends AsyncIterable<{ data: infer Event }> ? Event : never

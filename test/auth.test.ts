@@ -150,6 +150,13 @@ describe('authentication', () => {
       expect(issuePaths(error)).toEqual([path])
     })
 
+    it('says a short or long password in words a form can show', async () => {
+      const short = await t.http('POST', '/api/v1/auth/sign-up', { body: { name: 'V', email: 'words@example.com', password: '1234567' } })
+      expect(short.body.issues).toMatchObject([{ path: ['password'], message: 'Must be at least 8 characters' }])
+      const long = await t.http('POST', '/api/v1/auth/sign-up', { body: { name: 'V', email: 'words@example.com', password: 'p'.repeat(257) } })
+      expect(long.body.issues).toMatchObject([{ path: ['password'], message: 'Must be at most 256 characters' }])
+    })
+
     it('answers 400 for an unknown field and creates no user', async () => {
       const res = await t.http('POST', '/api/v1/auth/sign-up', {
         body: { name: 'V', email: 'unknown-field@example.com', password: PASSWORD, is_admin: true },

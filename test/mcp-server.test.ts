@@ -364,7 +364,9 @@ describe('MCP server (POST /mcp)', () => {
       expect(res.headers.get('x-request-id')).toBeTruthy()
       const body = await res.text()
       const data = JSON.parse(body.split('\n').find((line) => line.startsWith('data: '))!.slice(6))
-      expect(data).toMatchObject({ jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'agent-workspace' }, capabilities: { tools: {} } } })
+      expect(data).toMatchObject({ jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'agent-workspace' } } })
+      // The server cannot notify (no session outlives a request), so it must not promise list changes.
+      expect(data.result.capabilities.tools).toEqual({ listChanged: false })
     })
 
     it('answers tools/list and tools/call as single requests (no session to open first), as the curl examples send them', async () => {

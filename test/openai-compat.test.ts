@@ -66,6 +66,25 @@ describe('OpenAI-compatible API (/api/v1/openai)', () => {
     expect(res.body.error).toMatchObject(fields)
   }
 
+  describe('GET /models/{model}', () => {
+    it("answers one model by uuid, pinned version or unique name; another tenant's, a missing version or an unknown name is model_not_found", async () => {
+      const mine = await makeAgent(alice)
+      const theirs = await makeAgent(bob)
+      const model = await client.models.retrieve(mine.uuid)
+      expect(model).toMatchObject({ id: mine.uuid, object: 'model', owned_by: alice.workspaceUuid, name: mine.name })
+      expect(typeof model.created).toBe('number')
+      expect(await client.models.retrieve(`${mine.uuid}@1`)).toMatchObject({ id: `${mine.uuid}@1`, name: mine.name })
+      const named = await makeAgent(alice, { name: `Unique ${Date.now()}` })
+      expect((await client.models.retrieve(named.name)).id).toBe(named.uuid)
+      for (const id of [theirs.uuid, `${mine.uuid}@99`, 'No such agent', `${mine.uuid}@0`]) {
+        const error = await client.models.retrieve(id).catch((e: unknown) => e)
+        expect(error, id).toBeInstanceOf(OpenAI.NotFoundError)
+        expect((error as InstanceType<typeof OpenAI.NotFoundError>).code).toBe('model_not_found')
+        expect(JSON.stringify((error as InstanceType<typeof OpenAI.NotFoundError>).error)).not.toContain(theirs.name)
+      }
+    })
+  })
+
   describe('GET /models', () => {
     it("lists the agents the caller may run, not another tenant's", async () => {
       const mine = await makeAgent(alice)
@@ -244,7 +263,14 @@ describe('OpenAI-compatible API (/api/v1/openai)', () => {
       expect(stored.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant'])
 
       upstream.enqueue({ kind: 'tool_calls', calls: [{ name: 'weather', arguments: '{"city":"Rome"}', id: 'call_2' }] }, { kind: 'text', text: 'Sunny in Rome.' })
-      const stream = await client.chat.completions.create({ model: agent.uuid, messages: [{ role: 'user', content: 'And Rome?' }], stream: true })
+      const { data: stream, response } = await client.chat.completions
+        .create({ model: agent.uuid, messages: [{ role: 'user', content: 'And Rome?' }], stream: true })
+        .withResponse()
+      // A streaming client learns the run and its thread from the headers, as a non-streaming one does.
+      const streamedRun = response.headers.get('x-run-uuid')
+      expect(streamedRun).toMatch(/^[0-9a-f-]{36}$/)
+      expect(response.headers.get('x-thread-uuid')).toBe((await runOf(streamedRun!)).run.thread_uuid)
+      expect(response.headers.get('x-request-id')).toBeTruthy()
       let text = ''
       for await (const chunk of stream) {
         expect(chunk.choices[0]?.delta.tool_calls).toBeUndefined()
@@ -326,6 +352,11 @@ describe('OpenAI-compatible API (/api/v1/openai)', () => {
       const completed = events.at(-1)
       if (completed?.type !== 'response.completed') throw new Error('no response.completed')
       expect(completed.response.usage!.total_tokens).toBeGreaterThan(0)
+      const threadUuid = (await runOf(completed.response.id.slice('resp_'.length))).run.thread_uuid
+      expect(threadUuid).toMatch(/^[0-9a-f-]{36}$/)
+      for (const event of events) {
+        if ('response' in event) expect(event.response.metadata).toEqual({ thread_uuid: threadUuid })
+      }
 
       const helper = client.responses.stream({ model: agent.uuid, input: 'Helper stream', previous_response_id: completed.response.id })
       const final = await helper.finalResponse()

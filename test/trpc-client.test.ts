@@ -16,6 +16,7 @@ import {
 import { EventSource } from 'eventsource'
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
 import type { AppRouter } from '../routers/index.ts'
+import type { RunEventRecord } from '../routers/client.ts'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { ACME_KEY } from './helpers/expect.ts'
 
@@ -284,12 +285,19 @@ describe('tRPC client (createTRPCClient<AppRouter>)', () => {
       const agent = (await t.as(ada).agents.create({ name: 'Subscribed' } as never)).data
       return (await t.as(ada).runs.agent({ agent_uuid: agent.uuid, input: 'hello' })).data.run.uuid
     }
+    /** What a front end does with an event: a function typed with the exported `RunEventRecord`. */
+    const typeOf = (event: RunEventRecord): string => event.type
     /** Collects a subscription's events until it completes. */
     const collect = (client: TRPCClient<AppRouter>, input: { run_uuid: string; lastEventId?: string }) =>
       new Promise<{ id: string; type: string }[]>((resolve, reject) => {
         const seen: { id: string; type: string }[] = []
         client.runs.events.subscribe(input, {
-          onData: (event) => seen.push({ id: event.id, type: event.data.type }),
+          // Type-checked (npm run typecheck): the delivered event is exactly the exported type, field by field.
+          onData: (event) => {
+            expectTypeOf(event.data).toEqualTypeOf<RunEventRecord>()
+            expectTypeOf(event.data).toEqualTypeOf<{ seq: number; type: string; data?: unknown; created_at: string }>()
+            seen.push({ id: event.id, type: typeOf(event.data) })
+          },
           onError: reject,
           onComplete: () => resolve(seen),
         })

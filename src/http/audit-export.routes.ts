@@ -8,7 +8,7 @@
  */
 import { Readable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
-import { AuditEventExportInput, auditEvents } from '../audit/index.ts'
+import { AuditEvent, AuditEventExportInput, auditEvents } from '../audit/index.ts'
 import { publicIssue } from '../access/issues.ts'
 import { errorBody, handleRouteError } from './errors.ts'
 import type { CreateContext } from './request-context.ts'
@@ -69,7 +69,7 @@ export const AUDIT_EXPORT_OPENAPI_PATHS = {
       parameters: [{ $ref: '#/components/parameters/ServiceAuthorization' }],
       requestParams: { query: AuditEventExportInput },
       responses: {
-        '200': { description: 'application/x-ndjson: one audit event per line' },
+        '200': { description: 'One audit event (AuditEvent) as JSON per line', content: { 'application/x-ndjson': { schema: AuditEvent } } },
         '400': { description: 'A filter that is not valid (named in `issues`)' },
         '401': { description: 'No valid token, or an unknown service key' },
         '403': { description: 'The caller is not an owner or admin of the workspace' },

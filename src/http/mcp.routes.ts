@@ -14,7 +14,7 @@
  * `WWW-Authenticate: Bearer`, what MCP clients expect. A read-only token may list the tools;
  * calling one is a write (the service refuses it as an error result).
  */
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -38,11 +38,13 @@ const INSTRUCTIONS =
   'execution like any other. Agent tools take a message and, to continue a conversation, the thread_uuid of an earlier answer.'
 
 /** One request's MCP server: the caller's tools, read when asked for. */
-function serverFor(ctx: ResourceCtx): McpServer {
-  const mcp = new McpServer(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS })
-  // The low-level handlers: the tools' JSON Schemas are built at run time, which McpServer's zod registration does not take.
-  mcp.server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await listTools(ctx) }))
-  mcp.server.setRequestHandler(CallToolRequestSchema, async (request) => {
+function serverFor(ctx: ResourceCtx): Server {
+  // The SDK's low-level Server: the tools' JSON Schemas are built at run time, which McpServer's zod
+  // registration does not take, and McpServer announces `tools.listChanged: true` whatever it is
+  // told, while a server whose sessions last one request can never send that notification.
+  const mcp = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS })
+  mcp.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await listTools(ctx) }))
+  mcp.setRequestHandler(CallToolRequestSchema, async (request) => {
     try {
       return await callTool(ctx, request.params.name, request.params.arguments)
     } catch (error) {

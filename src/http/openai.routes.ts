@@ -125,7 +125,11 @@ async function sendStream(request: FastifyRequest, reply: FastifyReply, frames: 
   const stop = draining ? AbortSignal.any([gone.signal, draining]) : gone.signal
   reply.hijack()
   const res = reply.raw
+  // Headers set on the reply before it was hijacked (X-Run-UUID, X-Thread-UUID) reach the client
+  // only when written here: a hijacked reply sends none of its own.
+  const set = Object.entries(reply.getHeaders()).filter((entry): entry is [string, string | number | string[]] => entry[1] !== undefined)
   res.writeHead(200, {
+    ...Object.fromEntries(set),
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache, no-transform',
     connection: 'keep-alive',
@@ -169,6 +173,9 @@ export async function openAiRoutes(scope: FastifyInstance, options: OpenAiRoutes
   const caller = (request: FastifyRequest, reply: FastifyReply, write: boolean) => authorize(contextOf(options.createContext, request, reply), write)
 
   scope.get('/models', async (request, reply) => openai.listModels(await caller(request, reply, false)))
+  scope.get<{ Params: { model: string } }>('/models/:model', async (request, reply) =>
+    openai.retrieveModel(await caller(request, reply, false), request.params.model),
+  )
 
   scope.post('/chat/completions', async (request, reply) => {
     const ctx = await caller(request, reply, true)

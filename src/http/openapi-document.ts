@@ -27,6 +27,7 @@ import {
   mergeIdenticalPaths,
   relaxOptionalBody,
   typeableExtraProperties,
+  itemsOfClosedTuples,
   type ProcedureFacts,
 } from './openapi-operations.ts'
 
@@ -178,17 +179,15 @@ function withRunEventStream(ok: Responses[string]): Responses[string] {
   if ('$ref' in ok) return ok
   return {
     ...ok,
-    description: 'The run when done (JSON), or, asked with `Accept: text/event-stream` or `stream: true`, its events as Server-Sent Events',
+    description:
+      'The run when done (application/json), or, asked with `Accept: text/event-stream` or `stream: true`, its events as ' +
+      'Server-Sent Events (text/event-stream: `id:` the sequence number, `event:` the type, `data:` a RunEvent as JSON), ' +
+      'from run.started to the final event',
     headers: { ...ok.headers, 'X-Run-UUID': ref('RunUuid'), 'X-Thread-UUID': ref('ThreadUuid') },
     content: {
       ...ok.content,
-      'text/event-stream': {
-        schema: {
-          type: 'string',
-          description:
-            'Events `id: <event id>`, `event: <type>`, `data: {id, type, data, created_at}`, from `run.started` to the final event',
-        },
-      },
+      // Each event's `data:` line; the framing is in the description (OpenAPI 3.1 has no item schema for streams).
+      'text/event-stream': { schema: { $ref: '#/components/schemas/RunEvent' } },
     },
   }
 }
@@ -334,7 +333,10 @@ function buildDocument(baseUrl: string): OpenAPIObject {
   }
   typeableExtraProperties(doc.paths)
   typeableExtraProperties(doc.components)
+  itemsOfClosedTuples(doc.paths)
+  itemsOfClosedTuples(doc.components)
   doc.servers = [{ url: baseUrl, description: 'This service (APP_URL)' }]
+  doc.info.contact = { name: 'API reference', url: `${baseUrl}/docs` }
   const used = new Set(Object.values(doc.paths ?? {}).flatMap((item) => METHODS.flatMap((method) => item[method]?.tags ?? [])))
   doc.tags = [...used].map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name }))
   return doc

@@ -229,3 +229,21 @@ export function typeableExtraProperties(node: unknown): void {
   }
   for (const value of Object.values(schema)) typeableExtraProperties(value)
 }
+
+/**
+ * A closed tuple (`prefixItems` with `items: false` and as many `maxItems`, as zod writes
+ * `z.tuple`) gets an `items` schema in place of `false`: the item schemas it already has (their
+ * `anyOf` when they differ). `maxItems` still allows no more items, so the same values are valid,
+ * and linters that want an `items` schema beside `type: array` (Spectral's `array-items`, which
+ * fails on `false`) and generators that skip `prefixItems` read it.
+ */
+export function itemsOfClosedTuples(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(itemsOfClosedTuples)
+  if (typeof node !== 'object' || node === null) return
+  const schema = node as Schema & { prefixItems?: unknown[]; items?: unknown; maxItems?: number }
+  if (Array.isArray(schema.prefixItems) && schema.items === false && schema.maxItems === schema.prefixItems.length) {
+    const distinct = [...new Map(schema.prefixItems.map((item) => [JSON.stringify(item), item])).values()]
+    schema.items = distinct.length === 1 ? distinct[0] : { anyOf: distinct }
+  }
+  for (const value of Object.values(schema)) itemsOfClosedTuples(value)
+}

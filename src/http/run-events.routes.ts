@@ -19,6 +19,7 @@ import { UUID_ATTEMPT } from './rest-routes.ts'
 import type { CreateContext } from './request-context.ts'
 import { authorize, contextOf } from './route-auth.ts'
 import { streamRunEvents } from './run-event-stream.ts'
+import { RunEvent } from '../runs/index.ts'
 
 const EventId = z.string().regex(/^\d{1,9}$/, 'must be an event id (a whole number)')
 
@@ -71,7 +72,10 @@ export const RUN_EVENTS_OPENAPI_PATHS = {
         header: z.object({ 'last-event-id': z.string().optional() }),
       },
       responses: {
-        '200': { description: 'text/event-stream: id = sequence number, event = type, data = the event as JSON' },
+        '200': {
+          description: 'Server-Sent Events: `id:` the sequence number, `event:` the type, `data:` the event (RunEvent) as JSON',
+          content: { 'text/event-stream': { schema: RunEvent } },
+        },
         '400': { description: 'A malformed run uuid or event id' },
         '401': { description: 'No valid token, or an unknown service key' },
         '404': { description: 'No run of the caller has this uuid' },

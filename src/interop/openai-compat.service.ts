@@ -61,16 +61,42 @@ export interface AgentModel {
  * or the workspace), by name. `owned_by` is the agent's workspace uuid.
  */
 export async function listModels(ctx: ResourceCtx): Promise<{ object: 'list'; data: AgentModel[] }> {
+  return { object: 'list', data: await modelRows(ctx) }
+}
+
+type ModelRow = { uuid: string; name: string; created_at: string | Date; workspace: string | null }
+
+/** The agents of {@link listModels} as models, by name; `where` narrows them (SQL over `a`, with its parameters). */
+async function modelRows(ctx: ResourceCtx, where = 'true', params: unknown[] = []): Promise<AgentModel[]> {
   const scope = listScopeSql('a', 'agents', ctx)
-  const rows = await ctx.em.execute<{ uuid: string; name: string; created_at: string | Date; workspace: string | null }[]>(
+  const rows = await ctx.em.execute<ModelRow[]>(
     `select a.uuid, a.name, a.created_at, w.uuid as workspace from agents a left join workspaces w on w.id = a.workspace_id
-     where ${scope.sql} order by lower(a.name), a.id`,
-    scope.params,
+     where ${scope.sql} and ${where} order by lower(a.name), a.id`,
+    [...scope.params, ...params],
   )
-  return {
-    object: 'list',
-    data: rows.map((row) => ({ id: row.uuid, object: 'model', created: unixSeconds(row.created_at), owned_by: row.workspace ?? 'system', name: row.name })),
-  }
+  return rows.map((row) => ({ id: row.uuid, object: 'model', created: unixSeconds(row.created_at), owned_by: row.workspace ?? 'system', name: row.name }))
+}
+
+/**
+ * `GET models/{model}` (docs/api/openai.md, "Models"): one model of {@link listModels}, named as a
+ * request's `model` may name it: the agent's uuid, `<uuid>@<version>` for a version the agent has
+ * (answered with that id), or its name when exactly one agent has it.
+ * @throws ModelNotFoundError (OpenAI's 404 `model_not_found`) for anything else, another
+ *   workspace's agent included; OpenAiParamError for a name several agents share.
+ */
+export async function retrieveModel(ctx: ResourceCtx, model: string): Promise<AgentModel> {
+  const pinned = PINNED_MODEL.exec(model)
+  if (pinned && !(isUuid(pinned[1]) && Number(pinned[2]) <= 2_147_483_647)) throw new ModelNotFoundError(model)
+  const target: ModelTarget = pinned
+    ? { agentUuid: pinned[1].toLowerCase(), version: Number(pinned[2]) }
+    : isUuid(model)
+      ? { agentUuid: model.toLowerCase() }
+      : await agentUuidOf(ctx, model)
+  const { agentUuid, version } = target
+  const versioned = version === undefined ? '' : ' and exists (select 1 from agent_versions v where v.agent_id = a.id and v.version = ?)'
+  const [found] = await modelRows(ctx, `a.uuid = ?${versioned}`, version === undefined ? [agentUuid] : [agentUuid, version])
+  if (!found) throw new ModelNotFoundError(model)
+  return version === undefined ? found : { ...found, id: `${found.id}@${version}` }
 }
 
 const isUuid = (value: string) => z.uuid().safeParse(value).success

@@ -167,8 +167,23 @@ export type TRun = z.infer<typeof Run>
 export const RunResult = envelope(z.object({ run: Run, messages: z.array(Message), usage: Usage, approvals: z.array(Approval) }))
 export type TRunResult = z.infer<typeof RunResult>
 
-/** One event of a run's log. */
-export const RunEvent = z.object({ id: z.number().int(), type: z.string(), data: z.unknown(), created_at: timestamp() })
+/**
+ * One event of a run's log as Server-Sent Events carry it (the `data:` line of each event; the
+ * event's `id:` is `id` and its `event:` is `type`). Declared once in the OpenAPI document as the
+ * schema of every run event stream (docs/api/runs.md, "Events").
+ */
+export const RunEvent = z
+  .object({
+    id: z.number().int().describe('Sequence number from 1 per run, no gaps; send it back as Last-Event-ID to resume after it'),
+    type: z
+      .string()
+      .describe(
+        'run.started, run.resumed, knowledge.retrieved, text.delta, tool.call, tool.result, run.approval_requested, message, run.warning, error, then one of run.succeeded, run.failed, run.canceled',
+      ),
+    data: z.unknown().describe("The event's data (docs/api/runs.md lists each type's)"),
+    created_at: timestamp(),
+  })
+  .meta({ id: 'RunEvent' })
 export type TRunEvent = z.infer<typeof RunEvent>
 
 /** A stored event on the wire (SSE `data`). Mapped, not parsed: the log holds only what the executor wrote. */

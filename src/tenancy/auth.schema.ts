@@ -5,7 +5,8 @@ import { User } from '../access/user-workspace.schema.ts'
 import { envelope, name, paginated, pageQuery, text, timestamp } from '../access/wire.ts'
 
 const Email = z.email().max(320)
-const Password = z.string().min(8).max(256)
+/** Said in words a sign-up form can show as they are (zod's default is "Too small: expected string to have >=8 characters"). */
+const Password = z.string().min(8, 'Must be at least 8 characters').max(256, 'Must be at most 256 characters')
 
 export const SignUpInput = z.strictObject({
   name: name(),
