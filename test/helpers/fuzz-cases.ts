@@ -94,6 +94,10 @@ function sample(schema: JsonSchema, resolve: Resolve, email: () => string): unkn
 /** Every property of a body schema, at any depth (array items as index 0, extra keys as `fuzz_extra`). */
 function nodesOf(schema: JsonSchema, resolve: Resolve, path: Path = []): { path: Path; schema: JsonSchema }[] {
   if (path.length >= 5) return []
+  // Inside a real union (a workflow node's `position`: `[x, y]` or `{x, y}`), a wrong value fails
+  // every branch, so the issue names the union, not the member: bad values are tried on the union.
+  const resolved = resolve(schema)
+  if ([...(resolved.anyOf ?? []), ...(resolved.oneOf ?? [])].filter((branch) => resolve(branch).type !== 'null').length > 1) return []
   const s = primary(schema, resolve)
   const out: { path: Path; schema: JsonSchema }[] = []
   const visit = (child: JsonSchema, at: Path) => {
