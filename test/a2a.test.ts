@@ -380,6 +380,13 @@ describe('A2A (/api/v1/a2a/{agent_uuid})', () => {
       const notRpc = await t.http('POST', `/api/v1/a2a/${agentUuid}`, { token: aliceKey, body: { hello: 'world' } })
       expect(notRpc.body.error.code).toBe(-32600)
       expect((await rpc('message/send', [1, 2])).body.error.code).toBe(-32602)
+      const deep = `${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}`
+      const nested = await t.http('POST', `/api/v1/a2a/${agentUuid}`, {
+        token: aliceKey,
+        rawBody: `{"jsonrpc":"2.0","id":${deep},"method":"tasks/get","params":{}}`,
+        headers: { 'content-type': 'application/json' },
+      })
+      expect(nested.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } })
       expect(
         (await rpc('tasks/pushNotificationConfig/set', { taskId: randomUUID(), pushNotificationConfig: { url: 'https://x.example' } })).body
           .error.code,

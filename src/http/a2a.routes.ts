@@ -19,7 +19,7 @@ import { z } from 'zod'
 import { AppError } from '../platform/errors.ts'
 import { A2AAgentHandler, agentCard, requireA2aAgent } from '../interop/index.ts'
 import type { Config } from '../platform/config.ts'
-import { handleRouteError } from './errors.ts'
+import { handleRouteError, jsonDeeperThan, MAX_JSON_DEPTH } from './errors.ts'
 import type { CreateContext } from './request-context.ts'
 import { authorize, contextOf } from './route-auth.ts'
 
@@ -112,6 +112,15 @@ export async function a2aRoutes(scope: FastifyInstance, options: A2aRoutesOption
       body = typeof request.body === 'string' ? JSON.parse(request.body) : request.body
     } catch {
       return { jsonrpc: '2.0', id: null, error: A2AError.parseError('The body is not JSON').toJSONRPCError() }
+    }
+    // The host's nesting limit (./app.ts): the SDK echoes an invalid `id` as it came, and a deep one
+    // would not serialise.
+    if (jsonDeeperThan(body, MAX_JSON_DEPTH)) {
+      return {
+        jsonrpc: '2.0',
+        id: null,
+        error: A2AError.invalidRequest(`The request is nested deeper than ${MAX_JSON_DEPTH} levels`).toJSONRPCError(),
+      }
     }
     const gone = new AbortController()
     const signal = options.draining ? AbortSignal.any([gone.signal, options.draining]) : gone.signal
