@@ -18,6 +18,7 @@ import { RUN_EVENTS_OPENAPI_PATHS } from './run-events.routes.ts'
 import { WEBHOOK_OPENAPI_PATHS } from './webhook.routes.ts'
 import { AUDIT_EXPORT_OPENAPI_PATHS } from './audit-export.routes.ts'
 import { SSO_OPENAPI_PATHS } from './sso.routes.ts'
+import { A2A_OPENAPI_PATHS } from './a2a.routes.ts'
 import {
   COMPONENT_HEADERS,
   COMPONENT_PARAMETERS,
@@ -61,6 +62,7 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   'Command room': 'Tasks that run an agent or a workflow once or on a schedule (docs/api/command-room.md).',
   Metrics: 'Counts and sums over time of agents, workflows, executions, threads and messages (docs/api/metrics.md).',
   Media: 'Uploads and their downloads.',
+  A2A: "Each agent the caller may run as an A2A (Agent2Agent 0.3) agent: its card and its JSON-RPC endpoint (docs/api/a2a.md).",
   Audit: 'The audit log: every change, who made it, from where, and what it changed (docs/api/audit.md).',
 }
 
@@ -311,13 +313,14 @@ function buildDocument(baseUrl: string): OpenAPIObject {
     securitySchemes: {
       bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token from sign-in or an access token (docs/api/authentication.md).' },
     },
-    // The upload, download, event stream, webhook and single sign-on routes are plain Fastify routes beside the procedures.
+    // The upload, download, event stream, webhook, single sign-on and A2A routes are plain Fastify routes beside the procedures.
     paths: {
       ...MEDIA_OPENAPI_PATHS,
       ...RUN_EVENTS_OPENAPI_PATHS,
       ...WEBHOOK_OPENAPI_PATHS,
       ...AUDIT_EXPORT_OPENAPI_PATHS,
       ...SSO_OPENAPI_PATHS,
+      ...A2A_OPENAPI_PATHS,
     },
   })
   declareOperations(doc)

@@ -7,3 +7,4 @@ export { ChatCompletionRequest, paramOf, ResponseRequest } from './openai-compat
 export * as openai from './openai-compat.service.ts'
 export { chatFrames, responseFrames, type SseFrame } from './openai-compat.stream.ts'
 export { type OpenAiErrorObject, toChatCompletion, toResponse } from './openai-compat.wire.ts'
+export { A2AAgentHandler, agentCard, requireA2aAgent } from './a2a.service.ts'
