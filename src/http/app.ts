@@ -2,7 +2,8 @@
  * The one HTTP server (docs/architecture.md): Fastify with what every surface shares (request
  * ids, JSON bodies, error answers, draining and closing), and each surface as a plugin of its
  * own: probes, documentation, `/trpc` (HTTP and WebSocket), the REST surface, uploads, run event
- * streams, single sign-on's redirects and workflow webhooks.
+ * streams, single sign-on's redirects, workflow webhooks, the MCP server and its OAuth
+ * authorization server.
  */
 import type { ServerResponse } from 'node:http'
 import Fastify, { type FastifyInstance } from 'fastify'
@@ -22,6 +23,7 @@ import {
 import { addIdempotencyHooks } from './idempotency.ts'
 import { mcpRoutes } from './mcp.routes.ts'
 import { mediaRoutes } from './media.routes.ts'
+import { oauthRoutes } from './oauth.routes.ts'
 import { openAiRoutes } from './openai.routes.ts'
 import { probesPlugin } from './probes.plugin.ts'
 import { requestIdOf, type CreateContext } from './request-context.ts'
@@ -176,7 +178,9 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
   // Workflow webhooks: any content type, raw body kept for signatures.
   await app.register(webhookRoutes, { deps })
   // The MCP server (Streamable HTTP): JSON-RPC handed to the SDK's transport.
-  await app.register(mcpRoutes, { createContext })
+  await app.register(mcpRoutes, { createContext, config })
+  // The MCP server's OAuth authorization server: metadata, registration, authorize and token (forms, redirects).
+  await app.register(oauthRoutes, { createContext })
 
   return { app, createContext, front }
 }
