@@ -150,7 +150,7 @@ describe('MCP authorization (OAuth 2.1)', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ client_name: 'Raw Client', redirect_uris: [REDIRECT], ...body }),
     })
-    return { status: res.status, body: await res.json() }
+    return { status: res.status, body: (await res.json()) as any }
   }
 
   /** A token request over plain HTTP (form-encoded). */
@@ -160,7 +160,7 @@ describe('MCP authorization (OAuth 2.1)', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
       body: new URLSearchParams(fields).toString(),
     })
-    return { status: res.status, headers: res.headers, body: await res.json() }
+    return { status: res.status, headers: res.headers, body: (await res.json()) as any }
   }
 
   /** An authorization request's query for a registered client. */
@@ -291,7 +291,7 @@ describe('MCP authorization (OAuth 2.1)', () => {
     })
     const get = async (query: URLSearchParams) => {
       const res = await serverFetch(`${APP_URL}/oauth/authorize?${query}`, { redirect: 'manual' })
-      return { status: res.status, location: res.headers.get('location'), body: res.status === 302 ? null : await res.json() }
+      return { status: res.status, location: res.headers.get('location'), body: res.status === 302 ? null : ((await res.json()) as any) }
     }
 
     it('302s a valid request to the consent screen with the same query', async () => {
@@ -426,7 +426,7 @@ describe('MCP authorization (OAuth 2.1)', () => {
         body: JSON.stringify(post({ grant_type: 'authorization_code' })),
       })
       expect(json.status).toBe(400)
-      expect((await json.json()).error).toBe('invalid_request')
+      expect(((await json.json()) as { error: string }).error).toBe('invalid_request')
     })
 
     it("a refresh token is only its client's, and names no other resource", async () => {

@@ -40,6 +40,8 @@ export const router = createBrowserRouter(
         { path: 'tokens', lazy: lazy(() => import('./screens/tokens/TokensScreen.tsx')) },
         { path: 'webhooks', lazy: lazy(() => import('./screens/webhooks/WebhooksScreen.tsx')) },
         { path: 'webhooks/:endpointUuid', lazy: lazy(() => import('./screens/webhooks/DeliveriesScreen.tsx')) },
+        // Inside the frame: a visitor signs in first and comes back with the authorization request's query.
+        { path: 'oauth/consent', lazy: lazy(() => import('./screens/oauth/ConsentScreen.tsx')) },
         { path: '*', element: <RouteError notFound /> },
       ],
     },
