@@ -63,7 +63,7 @@ export default function ConsentScreen() {
             It will be sent back to <b>{hostOf(redirectUri)}</b>.
           </Text>
           <Select
-            label="Workspace"
+            label="Workspace it may use"
             data={session.workspaces.map((w) => ({ value: w.uuid, label: w.name }))}
             value={workspace}
             onChange={setWorkspace}
