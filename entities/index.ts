@@ -13,6 +13,7 @@ import { LargeLanguageModel } from './large-language-model.entity.ts'
 import { Media } from './media.entity.ts'
 import { Memory } from './memory.entity.ts'
 import { Message } from './message.entity.ts'
+import { OAuthClient, OAuthCode, OAuthRefreshToken } from './oauth.entity.ts'
 import { Prompt } from './prompt.entity.ts'
 import { Provider } from './provider.entity.ts'
 import { Run, RunApproval, RunEvent } from './run.entity.ts'
@@ -50,6 +51,9 @@ export {
   Media,
   Memory,
   Message,
+  OAuthClient,
+  OAuthCode,
+  OAuthRefreshToken,
   OidcLoginCode,
   OidcState,
   OutboxEvent,
@@ -90,6 +94,7 @@ export * from './large-language-model.entity.ts'
 export * from './media.entity.ts'
 export * from './memory.entity.ts'
 export * from './message.entity.ts'
+export * from './oauth.entity.ts'
 export * from './prompt.entity.ts'
 export * from './provider.entity.ts'
 export * from './run.entity.ts'
@@ -154,6 +159,9 @@ export type EntityDefinition =
   | typeof UserIdentity
   | typeof OidcState
   | typeof OidcLoginCode
+  | typeof OAuthClient
+  | typeof OAuthCode
+  | typeof OAuthRefreshToken
 
 /** Typed as the ORM takes them: the inferred tuple type is too long for declaration emit (docs/api/clients.md). */
 export const entities: EntitySchema[] = [
@@ -201,4 +209,7 @@ export const entities: EntitySchema[] = [
   UserIdentity,
   OidcState,
   OidcLoginCode,
+  OAuthClient,
+  OAuthCode,
+  OAuthRefreshToken,
 ]

@@ -29,11 +29,13 @@ import { budgetsRouter, usageRouter } from './usage.router.ts'
 import { webhooksRouter } from './webhooks.router.ts'
 import { auditRouter } from './audit.router.ts'
 import { ssoRouter } from './sso.router.ts'
+import { oauthRouter } from './oauth.router.ts'
 
 export const appRouter = router({
   system: systemRouter,
   auth: authRouter,
   sso: ssoRouter,
+  oauth: oauthRouter,
   user: userRouter,
   accessTokens: accessTokensRouter,
   workspaces: workspacesRouter,

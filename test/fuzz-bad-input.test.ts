@@ -235,8 +235,17 @@ describe('bad input on every REST endpoint (docs/api/conventions.md)', () => {
     const bobResources = await resources(bob, 'bobglobex')
     for (const [param, uuid] of Object.entries(bobResources)) secrets[`another tenant's ${param}`] = uuid
 
+    // An OAuth client (docs/api/mcp.md, "Authorization"): registered by anyone, no tenant's resource.
+    const registration = await fetch(`${t.url}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Fuzz client', redirect_uris: ['http://127.0.0.1:1/callback'] }),
+    })
+    const { client_id: clientId } = (await registration.json()) as { client_id: string }
+
     // `version`: every agent has version 1.
     ownParams = {
+      client_id: clientId,
       workspace_uuid: workspace.uuid,
       user_id: String(member.id),
       token_uuid: token.uuid,

@@ -351,7 +351,8 @@ describe('MCP server (POST /mcp)', () => {
       for (const headers of [{}, { authorization: 'Bearer wat_not-a-token' }] as Record<string, string>[]) {
         const res = await post(headers)
         expect(res.status).toBe(401)
-        expect(res.headers.get('www-authenticate')).toBe('Bearer')
+        // The challenge names the protected resource metadata (RFC 9728), where OAuth clients start (test/mcp-oauth.test.ts).
+        expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${t.config.appUrl}/.well-known/oauth-protected-resource/mcp"`)
         expect(await res.json()).toMatchObject({ code: 'UNAUTHORIZED' })
       }
       await expect(connect('wat_not-a-token')).rejects.toThrow(/401|Unauthorized/i)

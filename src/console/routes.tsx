@@ -44,6 +44,8 @@ export const router = createBrowserRouter(
         { path: 'usage', lazy: lazy(() => import('./screens/usage/UsageScreen.tsx')) },
         { path: 'settings', lazy: lazy(() => import('./screens/settings/SettingsScreen.tsx')) },
         { path: 'settings/:tab', lazy: lazy(() => import('./screens/settings/SettingsScreen.tsx')) },
+        // Inside the frame: a visitor signs in first and comes back with the authorization request's query.
+        { path: 'oauth/consent', lazy: lazy(() => import('./screens/oauth/ConsentScreen.tsx')) },
         { path: '*', element: <RouteError notFound /> },
       ],
     },

@@ -2,7 +2,8 @@
  * The one HTTP server (docs/architecture.md): Fastify with what every surface shares (request
  * ids, JSON bodies, error answers, draining and closing), and each surface as a plugin of its
  * own: probes, documentation, `/trpc` (HTTP and WebSocket), the REST surface, uploads, run event
- * streams, single sign-on's redirects, workflow webhooks, the OpenAI-compatible API, MCP and A2A.
+ * streams, single sign-on's redirects, workflow webhooks, the OpenAI-compatible API, MCP (with
+ * its OAuth authorization server) and A2A.
  */
 import type { ServerResponse } from 'node:http'
 import Fastify, { type FastifyInstance } from 'fastify'
@@ -23,6 +24,7 @@ import { addIdempotencyHooks } from './idempotency.ts'
 import { mcpRoutes } from './mcp.routes.ts'
 import { a2aRoutes } from './a2a.routes.ts'
 import { mediaRoutes } from './media.routes.ts'
+import { oauthRoutes } from './oauth.routes.ts'
 import { openAiRoutes } from './openai.routes.ts'
 import { probesPlugin } from './probes.plugin.ts'
 import { requestIdOf, type CreateContext } from './request-context.ts'
@@ -177,7 +179,9 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
   // Workflow webhooks: any content type, raw body kept for signatures.
   await app.register(webhookRoutes, { deps })
   // The MCP server (Streamable HTTP): JSON-RPC handed to the SDK's transport.
-  await app.register(mcpRoutes, { createContext })
+  await app.register(mcpRoutes, { createContext, config })
+  // The MCP server's OAuth authorization server: metadata, registration, authorize and token (forms, redirects).
+  await app.register(oauthRoutes, { createContext })
   // A2A: each agent's card and JSON-RPC endpoint, through the SDK's transport handler (docs/api/a2a.md).
   await app.register(a2aRoutes, { createContext, config, draining: draining.signal })
 

@@ -11,7 +11,8 @@
  *
  * Authentication is the bearer token of the REST API, checked as the plain routes check it
  * (./route-auth.ts) before the SDK sees the request: a missing or bad token is an HTTP 401 with
- * `WWW-Authenticate: Bearer`, what MCP clients expect. A read-only token may list the tools;
+ * `WWW-Authenticate: Bearer resource_metadata="..."`, from which an OAuth-only MCP client finds
+ * this service's authorization server (./oauth.routes.ts) and obtains a token. A read-only token may list the tools;
  * calling one is a write (the service refuses it as an error result).
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
@@ -20,6 +21,8 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } fr
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../platform/errors.ts'
 import { callTool, listTools, UnknownToolError } from '../interop/index.ts'
+import { oauth } from '../oauth/index.ts'
+import type { Config } from '../platform/config.ts'
 import type { ResourceCtx } from '../context.ts'
 import { errorBody, handleRouteError } from './errors.ts'
 import type { CreateContext } from './request-context.ts'
@@ -28,6 +31,7 @@ import { authorize, contextOf } from './route-auth.ts'
 /** What the routes need from the host. */
 export interface McpRoutesOptions {
   createContext: CreateContext
+  config: Config
 }
 
 /** The server's name and version in the `initialize` answer. */
@@ -58,10 +62,17 @@ function serverFor(ctx: ResourceCtx): Server {
   return mcp
 }
 
-/** Errors before the SDK has the request: the API's error bodies, and `WWW-Authenticate` with a 401. */
-function handleMcpError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  if (error instanceof AppError && error.status === 401) void reply.header('www-authenticate', 'Bearer')
-  return handleRouteError(error, request, reply)
+/**
+ * Errors before the SDK has the request: the API's error bodies, and with a 401 the challenge
+ * that names the protected resource metadata (RFC 9728, 5.1), where an OAuth client discovers
+ * the authorization server (docs/api/mcp.md, "Authorization").
+ */
+function mcpErrorHandler(config: Config) {
+  const challenge = `Bearer resource_metadata="${oauth.resourceMetadataUrlOf(config)}"`
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof AppError && error.status === 401) void reply.header('www-authenticate', challenge)
+    return handleRouteError(error, request, reply)
+  }
 }
 
 /** Hands one authenticated request to a new stateless server and transport (module comment). */
@@ -89,7 +100,7 @@ async function serve(ctx: ResourceCtx, request: FastifyRequest, reply: FastifyRe
 
 /** Registers `POST /mcp`, and `GET`/`DELETE /mcp` answering 405. */
 export async function mcpRoutes(scope: FastifyInstance, options: McpRoutesOptions): Promise<void> {
-  scope.setErrorHandler(handleMcpError)
+  scope.setErrorHandler(mcpErrorHandler(options.config))
   scope.post('/mcp', async (request, reply) => {
     const ctx = await authorize(contextOf(options.createContext, request, reply), false)
     await serve(ctx, request, reply)

@@ -26,6 +26,7 @@ import { Migration20261128203000_idempotency } from './Migration20261128203000_i
 import { Migration20261129000000_webhook_leases } from './Migration20261129000000_webhook_leases.ts'
 import { Migration20261129010000_sso } from './Migration20261129010000_sso.ts'
 import { Migration20261129020000_audit_events } from './Migration20261129020000_audit_events.ts'
+import { Migration20261129030000_oauth } from './Migration20261129030000_oauth.ts'
 
 export const migrationsList: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261121093927', class: Migration20261121093927 },
@@ -53,4 +54,5 @@ export const migrationsList: { name: string; class: Constructor<Migration> }[] =
   { name: 'Migration20261129000000_webhook_leases', class: Migration20261129000000_webhook_leases },
   { name: 'Migration20261129010000_sso', class: Migration20261129010000_sso },
   { name: 'Migration20261129020000_audit_events', class: Migration20261129020000_audit_events },
+  { name: 'Migration20261129030000_oauth', class: Migration20261129030000_oauth },
 ]

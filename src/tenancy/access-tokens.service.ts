@@ -9,8 +9,8 @@ import { requireWorkspace } from '../access/workspace-access.ts'
 import { ForbiddenError, NotFoundError, ValidationError } from '../platform/errors.ts'
 import { isoOrNull, iso, page } from '../access/wire.ts'
 import { newToken } from '../platform/tokens.ts'
-import { queries } from '../platform/db.ts'
-import type { AuthedCtx } from '../context.ts'
+import { queries, type Em } from '../platform/db.ts'
+import type { AuthedCtx, ServiceCtx } from '../context.ts'
 
 /** A token as listed (never the plaintext, never the hash). */
 export interface TokenView {
@@ -197,4 +197,65 @@ export async function remove(ctx: AuthedCtx, uuid: string): Promise<void> {
     })
   })
   await ctx.deps.authCache.invalidate({ users: [ctx.auth.user.id] })
+}
+
+/** What {@link issueGranted} makes: an application token granted to a client by its user's consent. */
+export interface GrantedTokenInput {
+  userId: number
+  workspaceId: number
+  /** The name shown in the token list (the client's name). */
+  name: string
+  expiresAt: Date
+}
+
+/**
+ * Creates an application token of user `userId`, bound to workspace `workspaceId`, with `em`
+ * (the caller's transaction), for the OAuth token endpoint (docs/api/mcp.md, "Authorization"):
+ * the user granted it on the consent screen, so no session of theirs is at hand. Audited as
+ * `access_token.create` with the user as actor. It is listed and revoked as any other.
+ * @returns the token's row id, uuid and plaintext (answered once, never stored).
+ */
+export async function issueGranted(em: Em, ctx: ServiceCtx, input: GrantedTokenInput): Promise<{ id: number; uuid: string; plaintext: string }> {
+  const token = newToken('application')
+  const abilities: TokenAbility[] = ['read', 'write']
+  const created = em.create(AccessToken, {
+    user: input.userId,
+    kind: 'application',
+    name: input.name,
+    tokenHash: token.hash,
+    prefix: token.prefix,
+    abilities,
+    workspace: input.workspaceId,
+    serviceId: ctx.serviceId,
+    expiresAt: input.expiresAt,
+  })
+  await em.flush()
+  await audit(em, ctx, {
+    action: 'access_token.create',
+    workspaceId: input.workspaceId,
+    resource: { type: 'access_token', uuid: created.uuid },
+    actor: { type: 'user', userId: input.userId, tokenKind: null, tokenUuid: null, serviceId: ctx.serviceId },
+    changes: { name: { from: null, to: input.name }, abilities: { from: null, to: abilities }, expires_at: { from: null, to: input.expiresAt.toISOString() } },
+  })
+  return { id: created.id, uuid: created.uuid, plaintext: token.plaintext }
+}
+
+/**
+ * Gives application token `id` a new secret and lifetime, when it is still live (not revoked):
+ * an OAuth refresh, which keeps one token per grant in the list. The old secret stops working
+ * when `em`'s transaction commits; the caller then drops the user's cached tokens
+ * (`ctx.deps.authCache.invalidate`), so that no process still takes it.
+ * @returns the new plaintext and the token's user, or null when the token was revoked (the refresh is refused).
+ */
+export async function renewGranted(em: Em, id: number, expiresAt: Date): Promise<{ plaintext: string; userId: number } | null> {
+  const token = newToken('application')
+  const renewed = await queries(em)
+    .updateTable('access_tokens')
+    .set((eb) => ({ token_hash: token.hash, prefix: token.prefix, expires_at: expiresAt, updated_at: eb.fn<Date>('now') }))
+    .where('id', '=', id)
+    .where('kind', '=', 'application')
+    .where('revoked_at', 'is', null)
+    .returning('user_id')
+    .executeTakeFirst()
+  return renewed ? { plaintext: token.plaintext, userId: renewed.user_id } : null
 }
