@@ -22,7 +22,7 @@ describeConsole('web console: sessions', (t) => {
     await page.getByRole('button', { name: 'Sign up' }).click()
     // The 400's issue is shown at its field.
     const password = page.getByRole('textbox', { name: 'Password' })
-    await page.getByText('Too small: expected string to have >=8 characters').waitFor()
+    await page.getByText('Must be at least 8 characters').waitFor()
     // The message is the field's own: its description names it.
     const describedBy = (await password.getAttribute('aria-describedby'))!.split(/\s+/).filter(Boolean)
     const messages = await Promise.all(describedBy.map((id) => page.locator(`[id="${id}"]`).textContent()))
