@@ -20,11 +20,8 @@
  * Environment: BENCH_OPENAI_SEQUENTIAL (pairs measured, default 150), BENCH_OPENAI_WARMUP
  * (pairs before measuring, default 30), BENCH_DATABASE_URL.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
-import { once } from 'node:events'
-import { createInterface } from 'node:readline'
 import { CHILD_ENV, expectOk, fmt, machineOf, runBench, signUp, startService, writeResults } from './harness.ts'
-import type { Child } from './processes.ts'
+import { startUpstreamChild } from './processes.ts'
 
 const count = (name: string, fallback: number) => Math.max(1, Math.floor(Number(process.env[name] ?? fallback)) || fallback)
 const settings = { sequential: count('BENCH_OPENAI_SEQUENTIAL', 150), warmup: count('BENCH_OPENAI_WARMUP', 30) }
@@ -40,19 +37,6 @@ function summarise(values: number[]) {
   const sorted = [...values].sort((a, b) => a - b)
   const rank = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN
   return { n: sorted.length, p50: rank(0.5), p90: rank(0.9) }
-}
-
-/** Starts bench/runs-upstream.ts and reads its URL from its first stdout line. */
-async function startUpstream(): Promise<Child> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'bench/runs-upstream.ts'], {
-    env: { ...process.env, NODE_ENV: 'production' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const lines = createInterface({ input: child.stdout! })
-  const [line] = (await once(lines, 'line')) as [string]
-  lines.close()
-  child.stdout!.resume()
-  return { name: 'upstream', url: (JSON.parse(line) as { url: string }).url, process: child }
 }
 
 interface Api {
@@ -149,7 +133,7 @@ async function pairs<T>(n: number, native: () => Promise<T>, openai: () => Promi
 }
 
 await runBench('aw_bench_openai', async (bench) => {
-  const upstream = await startUpstream()
+  const upstream = await startUpstreamChild()
   bench.children.push(upstream)
   const service = await startService(bench, [], { ...CHILD_ENV, OPENAI_API_KEY: 'sk-bench-openai', OPENAI_BASE_URL: upstream.url })
   const { token } = await signUp(service.url, 'Bench OpenAI', `bench-openai-${Date.now()}@example.com`)

@@ -6,7 +6,11 @@
 
 /** Downloads `value` as pretty-printed JSON named `fileName`. */
 export function downloadJson(fileName: string, value: unknown): void {
-  const blob = new Blob([`${JSON.stringify(value, null, 2)}\n`], { type: 'application/json' })
+  saveBlob(fileName, new Blob([`${JSON.stringify(value, null, 2)}\n`], { type: 'application/json' }))
+}
+
+/** Downloads `blob` (an export the service answered, say) as `fileName`. */
+export function saveBlob(fileName: string, blob: Blob): void {
   const url = URL.createObjectURL(blob)
   const link = document.createElement('a')
   link.href = url

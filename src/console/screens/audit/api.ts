@@ -77,16 +77,3 @@ export async function exportAuditEvents(filters: AuditFilters): Promise<Blob> {
 export function useExportAuditEvents() {
   return useMutation({ mutationFn: exportAuditEvents })
 }
-
-/** Saves `blob` as `fileName` through the browser's own download (as ../../lib/download.ts does for JSON). */
-export function saveBlob(fileName: string, blob: Blob): void {
-  const url = URL.createObjectURL(blob)
-  const link = document.createElement('a')
-  link.href = url
-  link.download = fileName
-  link.style.display = 'none'
-  document.body.append(link)
-  link.click()
-  link.remove()
-  setTimeout(() => URL.revokeObjectURL(url), 10_000)
-}
