@@ -21,8 +21,11 @@ const consoleBuild = await ensureConsoleBuilt(runtime.log).catch((error: unknown
 if (consoleBuild === 'unavailable') runtime.log.warn('the web console is not built and Vite is not installed: /console answers 503')
 const { app, front } = await buildHttpApp(runtime)
 await app.listen({ port: config.port, host: config.host })
+// The one line a person starting the service looks for: where it answers, on what, and whether it works the queue.
+const storage = config.databaseUrl ? 'PostgreSQL' : 'embedded PGlite'
+const worker = config.worker ? 'in this process' : 'off (WORKER=false: other processes work the queue)'
 runtime.log.info(
-  { mode: config.databaseUrl ? 'postgresql' : 'embedded (PGlite)', cache: config.redisUrl ? 'redis' : 'memory' },
-  `listening on ${config.appUrl}`,
+  { url: config.appUrl, storage, cache: config.redisUrl ? 'redis' : 'memory', worker: config.worker },
+  `listening on ${config.appUrl} (storage: ${storage}; worker: ${worker})`,
 )
 onShutdown(config, runtime.log, () => runtime.close(front))

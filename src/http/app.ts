@@ -34,6 +34,7 @@ import { ssoRoutes } from './sso.routes.ts'
 import { auditExportRoutes } from './audit-export.routes.ts'
 import { trpcPlugin } from './trpc.plugin.ts'
 import { webhookRoutes } from './webhook.routes.ts'
+import { routeTemplateOf } from './route-template.ts'
 
 /** A fastify app with every surface; `close()` also closes WebSocket connections. */
 export interface HttpApp {
@@ -137,6 +138,29 @@ function addHostHooks(app: FastifyInstance, draining: AbortController): Frontend
   }
 }
 
+/** Requests logged at `debug`: the probes a load balancer polls and the console's static files. */
+const QUIET_PATHS = /^\/(?:health|ready|metrics)(?:[?/]|$)|^\/console\/assets\//
+
+/**
+ * One log line per request when its answer is sent (docs/operations.md, "Logs"): `request
+ * completed` with the request (method, URL with credential-bearing query values redacted, host,
+ * address), the route template (`route`), the status (`res.statusCode`) and `responseTime` in
+ * milliseconds; at `info`, or at `debug` for {@link QUIET_PATHS}, so polling does not drown the log.
+ */
+function logRequests(app: FastifyInstance): void {
+  app.addHook('onResponse', (request, reply, done) => {
+    const line = {
+      req: request,
+      route: routeTemplateOf(request),
+      res: { statusCode: reply.statusCode },
+      responseTime: Math.round(reply.elapsedTime * 10) / 10,
+    }
+    if (QUIET_PATHS.test(request.url)) request.log.debug(line, 'request completed')
+    else request.log.info(line, 'request completed')
+    done()
+  })
+}
+
 /**
  * Builds the HTTP app over shared dependencies. It does not listen; call `app.listen`.
  */
@@ -145,6 +169,8 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
   const createContext = createContextFactory(deps)
   const app = Fastify({
     loggerInstance: deps.log,
+    // One line per request, written by {@link logRequests} (Fastify's own writes two).
+    disableRequestLogging: true,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     genReqId: requestIdOf,
@@ -155,6 +181,7 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
     clientErrorHandler: handleClientError,
   })
   parseJsonWithDepthLimit(app)
+  logRequests(app)
   const draining = new AbortController()
   const front = addHostHooks(app, draining)
   // Every POST of every surface below may carry an Idempotency-Key.

@@ -42,6 +42,7 @@ import { VALIDATION_MESSAGE } from '../trpc/errors.ts'
 import { errorBody } from './errors.ts'
 import { publicIssue } from '../access/issues.ts'
 import { isRecord } from '../access/wire.ts'
+import { setRouteTemplate } from './route-template.ts'
 
 /** What the handler needs from the REST plugin. */
 export interface RestHandlerOptions {
@@ -224,6 +225,8 @@ export function restHandler(options: RestHandlerOptions) {
     let ctx: Ctx | undefined
     try {
       if (!procedure || !found) throw new TRPCError({ code: 'NOT_FOUND', message: 'Not found' })
+      const template = (procedure.procedure._def.meta as Meta | undefined)?.openapi?.path
+      if (template) setRouteTemplate(request, template)
       const plan = inputPlanOf(procedure.procedure)
       input = inputOf(request, method, found.pathInput, plan)
       const streamAnswer = plan.streams && options.streamAnswer && asksForStream(request, input) ? options.streamAnswer : undefined

@@ -52,7 +52,17 @@ export const LOG_OPTIONS = {
   serializers: { req: requestForLog },
 } satisfies LoggerOptions
 
-/** A pino logger at the configured level, JSON lines, secrets redacted. */
-export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
-  return pino({ level: config.logLevel, ...LOG_OPTIONS })
+/**
+ * A pino logger at the configured level, secrets redacted: JSON lines, or, when standard output is
+ * a terminal (a person running `npm start`), the same lines made readable by pino-pretty (in
+ * pino's worker thread). Log collectors read a pipe or a file, so they always get JSON.
+ * @param stdout where the lines go; only its `isTTY` is read (the process's by default).
+ */
+export function createLogger(config: Pick<Config, 'logLevel'>, stdout: { isTTY?: boolean } = process.stdout): Logger {
+  if (stdout.isTTY !== true) return pino({ level: config.logLevel, ...LOG_OPTIONS })
+  return pino({
+    level: config.logLevel,
+    ...LOG_OPTIONS,
+    transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } },
+  })
 }
