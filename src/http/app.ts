@@ -6,7 +6,7 @@
  * its OAuth authorization server) and A2A.
  */
 import type { ServerResponse } from 'node:http'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import type { Frontend } from '../app.ts'
 import { createContextFactory, type AppDeps } from '../trpc/context.ts'
 import { consolePlugin } from './console.plugin.ts'
@@ -170,7 +170,7 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
   const app = Fastify({
     loggerInstance: deps.log,
     // One line per request, written by {@link logRequests} (Fastify's own writes two).
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     genReqId: requestIdOf,
