@@ -107,6 +107,12 @@ function runScript(script: string, base: string, timeoutMs: number, extraEnv: Re
     }, timeoutMs)
     child.once('close', (code) => {
       clearTimeout(timer)
+      // Whatever the page left running in the background (a receiver, a provider) ends with it.
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL')
+      } catch {
+        // Nothing of the group is left.
+      }
       rmSync(dir, { recursive: true, force: true })
       resolve({ code, stdout, stderr })
     })
