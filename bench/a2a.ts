@@ -14,10 +14,10 @@
  * measuring, default 30), BENCH_DATABASE_URL.
  */
 import { randomUUID } from 'node:crypto'
-import { CHILD_ENV, expectOk, fmt, machineOf, runBench, signUp, startService, writeResults } from './harness.ts'
+import { CHILD_ENV, envNumber, summariseP90, expectOk, fmt, machineOf, runBench, signUp, startService, writeResults } from './harness.ts'
 import { startUpstreamChild } from './processes.ts'
 
-const count = (name: string, fallback: number) => Math.max(1, Math.floor(Number(process.env[name] ?? fallback)) || fallback)
+const count = (name: string, fallback: number) => Math.floor(envNumber(name, fallback))
 const settings = { sequential: count('BENCH_A2A_SEQUENTIAL', 150), warmup: count('BENCH_A2A_WARMUP', 30) }
 /** The A2A route's p50 at most this far above the native one's. */
 const TARGET_RATIO = 1.1
@@ -25,13 +25,6 @@ const INPUT = 'What is the weather like in Lisbon today?'
 const ANSWER = `Echo: ${INPUT}`
 
 const now = () => performance.now()
-
-/** Nearest-rank p50 and p90 (ms). */
-function summarise(values: number[]) {
-  const sorted = [...values].sort((a, b) => a - b)
-  const rank = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN
-  return { n: sorted.length, p50: rank(0.5), p90: rank(0.9) }
-}
 
 interface Api {
   url: string
@@ -103,8 +96,8 @@ await runBench('aw_bench_a2a', async (bench) => {
   await pairs(settings.warmup, api)
   console.log(`measuring: ${settings.sequential} pairs`)
   const measured = await pairs(settings.sequential, api)
-  const native = summarise(measured.native)
-  const a2a = summarise(measured.a2a)
+  const native = summariseP90(measured.native)
+  const a2a = summariseP90(measured.a2a)
   const ratio = a2a.p50 / native.p50
   const machine = machineOf(bench.postgres)
   const md = [

@@ -179,6 +179,13 @@ export async function signIn(serviceUrl: string, email: string): Promise<string>
   return data.access_token
 }
 
+/** Nearest-rank count, p50 and p90 of `values` (ms): the OpenAI-compatible and A2A comparisons report these. */
+export function summariseP90(values: number[]): { n: number; p50: number; p90: number } {
+  const sorted = [...values].sort((a, b) => a - b)
+  const rank = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN
+  return { n: sorted.length, p50: rank(0.5), p90: rank(0.9) }
+}
+
 /** Nearest-rank percentiles of `values` (milliseconds), with their count and maximum. */
 export function summarise(values: number[]): { n: number; p50: number; p99: number; max: number } {
   const sorted = [...values].sort((a, b) => a - b)

@@ -20,10 +20,10 @@
  * Environment: BENCH_OPENAI_SEQUENTIAL (pairs measured, default 150), BENCH_OPENAI_WARMUP
  * (pairs before measuring, default 30), BENCH_DATABASE_URL.
  */
-import { CHILD_ENV, expectOk, fmt, machineOf, runBench, signUp, startService, writeResults } from './harness.ts'
+import { CHILD_ENV, envNumber, expectOk, fmt, machineOf, summariseP90, runBench, signUp, startService, writeResults } from './harness.ts'
 import { startUpstreamChild } from './processes.ts'
 
-const count = (name: string, fallback: number) => Math.max(1, Math.floor(Number(process.env[name] ?? fallback)) || fallback)
+const count = (name: string, fallback: number) => Math.floor(envNumber(name, fallback))
 const settings = { sequential: count('BENCH_OPENAI_SEQUENTIAL', 150), warmup: count('BENCH_OPENAI_WARMUP', 30) }
 /** The issue's budget: the OpenAI route's p50 at most this far above the native one's. */
 const TARGET_RATIO = 1.1
@@ -31,13 +31,6 @@ const INPUT = 'What is the weather like in Lisbon today?'
 const ANSWER = `Echo: ${INPUT}`
 
 const now = () => performance.now()
-
-/** Nearest-rank p50 and p90 (ms). */
-function summarise(values: number[]) {
-  const sorted = [...values].sort((a, b) => a - b)
-  const rank = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN
-  return { n: sorted.length, p50: rank(0.5), p90: rank(0.9) }
-}
 
 interface Api {
   url: string
@@ -153,9 +146,9 @@ await runBench('aw_bench_openai', async (bench) => {
   const streamed = await pairs(settings.sequential, () => nativeStreamOnce(api), () => openAiStreamOnce(api))
 
   const rows = [
-    { what: 'answered when done', native: summarise(answered.native), openai: summarise(answered.openai) },
-    { what: 'streamed: first text', native: summarise(streamed.native.map((r) => r.first)), openai: summarise(streamed.openai.map((r) => r.first)) },
-    { what: 'streamed: end of stream', native: summarise(streamed.native.map((r) => r.full)), openai: summarise(streamed.openai.map((r) => r.full)) },
+    { what: 'answered when done', native: summariseP90(answered.native), openai: summariseP90(answered.openai) },
+    { what: 'streamed: first text', native: summariseP90(streamed.native.map((r) => r.first)), openai: summariseP90(streamed.openai.map((r) => r.first)) },
+    { what: 'streamed: end of stream', native: summariseP90(streamed.native.map((r) => r.full)), openai: summariseP90(streamed.openai.map((r) => r.full)) },
   ].map((row) => ({ ...row, ratio: row.openai.p50 / row.native.p50 }))
   const machine = machineOf(bench.postgres)
   const md = [

@@ -76,6 +76,9 @@ describe('OpenAI-compatible API (/api/v1/openai)', () => {
       expect(await client.models.retrieve(`${mine.uuid}@1`)).toMatchObject({ id: `${mine.uuid}@1`, name: mine.name })
       const named = await makeAgent(alice, { name: `Unique ${Date.now()}` })
       expect((await client.models.retrieve(named.name)).id).toBe(named.uuid)
+      // A read-only token may read a model; no token is OpenAI's 401.
+      expect((await sdk((await readOnlyToken(t, alice)).token).models.retrieve(mine.uuid)).id).toBe(mine.uuid)
+      await expect(sdk('wat_not-a-real-token').models.retrieve(mine.uuid)).rejects.toBeInstanceOf(OpenAI.AuthenticationError)
       for (const id of [theirs.uuid, `${mine.uuid}@99`, 'No such agent', `${mine.uuid}@0`]) {
         const error = await client.models.retrieve(id).catch((e: unknown) => e)
         expect(error, id).toBeInstanceOf(OpenAI.NotFoundError)

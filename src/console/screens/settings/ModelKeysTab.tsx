@@ -13,7 +13,7 @@ import { DataTable, ListStates } from '../../ui/ListTable.tsx'
 import { AccountModal } from './AccountModal.tsx'
 import { useAccountList, useDeleteAccount, useDeleteProvider, useModelList, useProviders, type Account, type Provider } from './api.ts'
 import { ProviderModal } from './ProviderModal.tsx'
-import { ConfirmModal, SectionTitle } from './SettingsParts.tsx'
+import { ConfirmModal, EditDeleteButtons, SectionTitle } from './SettingsParts.tsx'
 
 /** What the account dialog is open for: an account, or a new one (for a provider). */
 type AccountDialog = { account: Account | null; providerUuid?: string; key: number } | null
@@ -138,14 +138,7 @@ function Accounts({ onEdit, onDelete }: { onEdit: (account: Account | null) => v
                 </Table.Td>
                 <Table.Td>{account.visibility}</Table.Td>
                 <Table.Td>
-                  <Group gap={4} wrap="nowrap">
-                    <Button size="xs" variant="light" aria-label={`Edit ${account.name}`} onClick={() => onEdit(account)}>
-                      Edit
-                    </Button>
-                    <Button size="xs" variant="light" color="red" aria-label={`Delete ${account.name}`} onClick={() => onDelete(account)}>
-                      Delete
-                    </Button>
-                  </Group>
+                  <EditDeleteButtons name={account.name} onEdit={() => onEdit(account)} onDelete={() => onDelete(account)} />
                 </Table.Td>
               </Table.Tr>
             ))}
@@ -206,20 +199,7 @@ function Providers({ onEdit, onDelete }: { onEdit: (provider: Provider | null) =
                 </Table.Td>
                 <Table.Td>
                   {provider.is_builtin ? null : (
-                    <Group gap={4} wrap="nowrap">
-                      <Button size="xs" variant="light" aria-label={`Edit ${provider.name}`} onClick={() => onEdit(provider)}>
-                        Edit
-                      </Button>
-                      <Button
-                        size="xs"
-                        variant="light"
-                        color="red"
-                        aria-label={`Delete ${provider.name}`}
-                        onClick={() => onDelete(provider)}
-                      >
-                        Delete
-                      </Button>
-                    </Group>
+                    <EditDeleteButtons name={provider.name} onEdit={() => onEdit(provider)} onDelete={() => onDelete(provider)} />
                   )}
                 </Table.Td>
               </Table.Tr>

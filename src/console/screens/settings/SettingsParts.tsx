@@ -1,6 +1,6 @@
 /**
  * Pieces the settings tabs share: a confirmation before a delete (with the service's refusal said
- * in it) and a section heading with its action.
+ * in it), a section heading with its action, and a row's Edit and Delete buttons.
  */
 import { Button, Group, Modal, Stack, Text, Title } from '@mantine/core'
 import type { ReactNode } from 'react'
@@ -50,6 +50,20 @@ export function SectionTitle({ title, children }: { title: string; children?: Re
     <Group justify="space-between" mt="lg" mb="xs" wrap="wrap" gap="sm">
       <Title order={3}>{title}</Title>
       <Group gap="xs">{children}</Group>
+    </Group>
+  )
+}
+
+/** A list row's Edit and Delete buttons, labelled with the row's name for screen readers and tests. */
+export function EditDeleteButtons({ name, onEdit, onDelete }: { name: string; onEdit: () => void; onDelete: () => void }) {
+  return (
+    <Group gap={4} wrap="nowrap">
+      <Button size="xs" variant="light" aria-label={`Edit ${name}`} onClick={onEdit}>
+        Edit
+      </Button>
+      <Button size="xs" variant="light" color="red" aria-label={`Delete ${name}`} onClick={onDelete}>
+        Delete
+      </Button>
     </Group>
   )
 }

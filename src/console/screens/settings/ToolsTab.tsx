@@ -10,7 +10,7 @@ import { useState } from 'react'
 import { SearchField, useFilter } from '../../ui/ListControls.tsx'
 import { DataTable, ListStates } from '../../ui/ListTable.tsx'
 import { useDeleteTool, useToolList, type Tool } from './api.ts'
-import { ConfirmModal, SectionTitle } from './SettingsParts.tsx'
+import { ConfirmModal, EditDeleteButtons, SectionTitle } from './SettingsParts.tsx'
 import { ToolModal } from './ToolModal.tsx'
 
 export default function ToolsTab() {
@@ -79,14 +79,7 @@ export default function ToolsTab() {
                   )}
                 </Table.Td>
                 <Table.Td>
-                  <Group gap={4} wrap="nowrap">
-                    <Button size="xs" variant="light" aria-label={`Edit ${tool.name}`} onClick={() => setDialog({ tool, key: Date.now() })}>
-                      Edit
-                    </Button>
-                    <Button size="xs" variant="light" color="red" aria-label={`Delete ${tool.name}`} onClick={() => setDeleting(tool)}>
-                      Delete
-                    </Button>
-                  </Group>
+                  <EditDeleteButtons name={tool.name} onEdit={() => setDialog({ tool, key: Date.now() })} onDelete={() => setDeleting(tool)} />
                 </Table.Td>
               </Table.Tr>
             ))}
