@@ -111,6 +111,8 @@ export const Run = defineEntity({
     checkpoint: p.json<unknown>().nullable(),
     latencyMs: p.integer().nullable().fieldName('latency_ms'),
     firstEventMs: p.integer().nullable().fieldName('first_event_ms'),
+    /** The W3C trace id of the trace it was started in (docs/operations.md, "Traces"); null when tracing was off or the trace not sampled. */
+    traceId: p.string().length(32).nullable().fieldName('trace_id'),
     ...recordOwnership(),
     ...timestamps(),
   },

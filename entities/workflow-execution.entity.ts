@@ -74,6 +74,8 @@ export const WorkflowExecution = defineEntity({
     startedAt: p.datetime().nullable().fieldName('started_at'),
     finishedAt: p.datetime().nullable().fieldName('finished_at'),
     durationMs: p.integer().fieldName('duration_ms').nullable(),
+    /** The W3C trace id of the trace it was started in (docs/operations.md, "Traces"); null when tracing was off or the trace not sampled. */
+    traceId: p.string().length(32).nullable().fieldName('trace_id'),
     /** The due time a schedule trigger fired it for (`mode` `schedule`); also its input's `scheduled_at`. */
     dueAt: p.datetime().nullable().fieldName('due_at'),
     ...timestamps(),

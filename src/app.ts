@@ -4,6 +4,7 @@
  * The composition root: it hands the engines what they reach the services through (the workflow
  * engine's node services) and the job queue they register their jobs with.
  */
+import { readFileSync } from 'node:fs'
 import { Keyv } from 'keyv'
 import type { Config } from './platform/config.ts'
 import { createLogger, type Logger } from './platform/logger.ts'
@@ -27,6 +28,11 @@ import { linkedWorkflows } from './workflows/index.ts'
 import { InFlight } from './trpc/in-flight.ts'
 import { hashServiceKeys } from './trpc/init.ts'
 import { createRateLimits } from './trpc/rate-limit.ts'
+import { flushTracing, startTracing } from './platform/tracing.ts'
+import { traceModelCalls } from './models/index.ts'
+
+/** The service's version (package.json), as traces name it (`service.version`). */
+const SERVICE_VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version
 
 /**
  * What a shutdown asks of the process's front end (the HTTP host, src/http/app.ts) besides the
@@ -118,6 +124,9 @@ export async function createRuntime(
   } = {},
 ): Promise<Runtime> {
   const log = options.log ?? createLogger(config)
+  // Before anything makes a span or an outbound request (docs/operations.md, "Traces").
+  await startTracing(config.tracing, log, SERVICE_VERSION)
+  traceModelCalls()
   const orm = options.orm ?? (await openOrm(targetFromConfig(config)))
   if (options.migrate !== false) {
     const applied = await migrate(orm)
@@ -204,6 +213,8 @@ async function shutdown(runtime: Runtime, front: Frontend | undefined): Promise<
   if (front) await within(ANSWER_MS, front.close(), log, 'closing the HTTP server')
   // 5. The queue (no handler runs any more), caches, Redis and the database.
   await within(RELEASE_MS, release(runtime), log, 'closing connections')
+  // The last spans (this shutdown's requests and runs) leave before the process does.
+  await within(RELEASE_MS, flushTracing(), log, 'sending the last spans')
 }
 
 /** Closes the queue, the engines' timers and buses, the caches, Redis and the database. */

@@ -17,6 +17,7 @@ import type { Readable } from 'node:stream'
 import zlib from 'node:zlib'
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent'
 import type { ToolMethod } from '../../entities/index.ts'
+import { traceHeaders } from '../platform/tracing.ts'
 
 /** Most redirects one tool call follows; each target is checked again. */
 export const MAX_REDIRECTS = 3
@@ -239,7 +240,8 @@ export async function sendToolRequest(request: ToolHttpRequest, limits: ToolHttp
   let url = request.url
   let method = request.method
   let body = request.body
-  let headers = { ...request.headers, ...request.credentialHeaders }
+  // The caller's trace context last: a configured `traceparent` would break the trace (docs/operations.md, "Traces").
+  let headers = { ...request.headers, ...request.credentialHeaders, ...traceHeaders() }
   for (let redirects = 0; ; redirects += 1) {
     if (!isHttp(url)) throw new ToolHttpError(`Only http and https URLs are called (got ${url.protocol})`, 'refused')
     let answer: Hop

@@ -35,6 +35,7 @@ import { auditExportRoutes } from './audit-export.routes.ts'
 import { trpcPlugin } from './trpc.plugin.ts'
 import { webhookRoutes } from './webhook.routes.ts'
 import { routeTemplateOf } from './route-template.ts'
+import { addRequestTracing } from './request-tracing.ts'
 
 /** A fastify app with every surface; `close()` also closes WebSocket connections. */
 export interface HttpApp {
@@ -181,6 +182,7 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
     clientErrorHandler: handleClientError,
   })
   parseJsonWithDepthLimit(app)
+  addRequestTracing(app)
   logRequests(app)
   const draining = new AbortController()
   const front = addHostHooks(app, draining)

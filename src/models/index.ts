@@ -8,3 +8,4 @@ export { CreateModelInput, LargeLanguageModel, ModelListInput, ModelPathInput, M
 export * as models from './models.service.ts'
 export { costOf, type KnowledgeEmbedding, modelBySlugSql, type ResolvedModel, resolveModel, type WebSearchOffer } from './registry.ts'
 export { type Checked, checkWith, generateStructured, issueLines } from './structured-generate.ts'
+export { modelCallTracing, providerNameOf, traceModelCalls } from './model-tracing.ts'

@@ -28,6 +28,41 @@ const appKey = z
   .string()
   .regex(/^base64:[A-Za-z0-9+/]{43}=$/, 'must be "base64:" followed by 32 bytes in base64')
 
+/** The samplers `OTEL_TRACES_SAMPLER` may name (the OpenTelemetry specification's built-in ones). */
+export const TRACES_SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const
+
+/** The OTLP protocols the trace exporter speaks (gRPC is not offered). */
+const otlpProtocol = z.enum(['http/protobuf', 'http/json'], { error: 'must be http/protobuf or http/json (grpc is not supported)' })
+
+/**
+ * Tracing (docs/operations.md, "Traces"), from the standard OpenTelemetry variables; null when no
+ * OTLP endpoint is set (nothing is exported then).
+ */
+export interface TracingConfig {
+  /**
+   * Where spans are posted: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as it is, else
+   * `OTEL_EXPORTER_OTLP_ENDPOINT` followed by `v1/traces` (the specification's rule).
+   */
+  url: string
+  /** `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`, else `OTEL_EXPORTER_OTLP_PROTOCOL`, else `http/protobuf`. The exporter reads `OTEL_EXPORTER_OTLP_HEADERS` and the timeout itself. */
+  protocol: 'http/protobuf' | 'http/json'
+  /** `OTEL_TRACES_SAMPLER` (default `parentbased_always_on`). */
+  sampler: (typeof TRACES_SAMPLERS)[number]
+  /** `OTEL_TRACES_SAMPLER_ARG`: the ratio of the `traceidratio` samplers, 0..1 (default 1). */
+  samplerRatio: number
+  /** `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`: prompt, answer and tool texts on spans. */
+  captureMessageContent: boolean
+  /** The batch span processor (`OTEL_BSP_*`): milliseconds between exports, spans queued at most (more are dropped), milliseconds an export may take. */
+  batch: { scheduleDelayMs: number; maxQueueSize: number; exportTimeoutMs: number }
+}
+
 const EnvSchema = z.object({
   /** `production`, `development` or `test`; only changes log formatting. */
   NODE_ENV: z.enum(['production', 'development', 'test']).default('development'),
@@ -50,6 +85,23 @@ const EnvSchema = z.object({
    * secrets sealed before a rotation; `npm run keys:rotate` re-seals them under APP_KEY.
    */
   APP_PREVIOUS_KEYS: z.string().optional(),
+  /** OTLP/HTTP base URL of a trace collector (its `/v1/traces` is used); tracing is on when this or the next is set. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  /** OTLP/HTTP URL traces are posted to as it is. */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol.optional(),
+  /** `none` turns tracing off with an endpoint set; `otlp` is the only exporter. */
+  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'none'], { error: 'must be otlp or none' }).default('otlp'),
+  /** `true` turns tracing off (the specification's switch). */
+  OTEL_SDK_DISABLED: bool.default(false),
+  OTEL_TRACES_SAMPLER: z.enum(TRACES_SAMPLERS).default('parentbased_always_on'),
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional(),
+  OTEL_BSP_SCHEDULE_DELAY: int(1, 3_600_000).default(5_000),
+  OTEL_BSP_MAX_QUEUE_SIZE: int(1, 1_000_000).default(2_048),
+  OTEL_BSP_EXPORT_TIMEOUT: int(1, 3_600_000).default(30_000),
+  /** Whether spans record prompt, answer and tool texts (off: only their sizes and kinds). */
+  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: bool.default(false),
   /** pino level: fatal, error, warn, info, debug, trace or silent. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Whether `POST /api/v1/auth/sign-up` is open. */
@@ -221,6 +273,8 @@ export interface Config {
   tools: { timeoutMs: number; maxResponseBytes: number; allowPrivateNetwork: boolean }
   /** Workflow executions. */
   workflows: { timeoutSeconds: number; concurrency: number; heartbeatMs: number; webhookBodyLimitBytes: number }
+  /** Tracing (docs/operations.md, "Traces"); null: off. */
+  tracing: TracingConfig | null
   /** Outbound webhooks (docs/api/webhooks.md). */
   webhooks: {
     allowPrivateNetwork: boolean
@@ -396,6 +450,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
     },
     audit: { retentionDays: e.AUDIT_RETENTION_DAYS },
+    tracing: tracingConfig(e),
+  }
+}
+
+/** The tracing configuration, or null when no OTLP endpoint is set or tracing is switched off. */
+function tracingConfig(e: z.infer<typeof EnvSchema>): TracingConfig | null {
+  const base = e.OTEL_EXPORTER_OTLP_ENDPOINT
+  const url = e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base ? `${base.replace(/\/$/, '')}/v1/traces` : undefined)
+  if (!url || e.OTEL_SDK_DISABLED || e.OTEL_TRACES_EXPORTER === 'none') return null
+  return {
+    url,
+    protocol: e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? e.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf',
+    sampler: e.OTEL_TRACES_SAMPLER,
+    samplerRatio: e.OTEL_TRACES_SAMPLER_ARG ?? 1,
+    captureMessageContent: e.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,
+    batch: { scheduleDelayMs: e.OTEL_BSP_SCHEDULE_DELAY, maxQueueSize: e.OTEL_BSP_MAX_QUEUE_SIZE, exportTimeoutMs: e.OTEL_BSP_EXPORT_TIMEOUT },
   }
 }
 

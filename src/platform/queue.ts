@@ -19,6 +19,36 @@ import { PgliteConnection } from '@mikro-orm/pglite'
 import type { FastifyBaseLogger as Logger } from 'fastify'
 import type { Config } from './config.ts'
 import { KEEPALIVE_INITIAL_DELAY_MS, type Orm } from './db.ts'
+import { contextOfCarrier, inSpan, SpanKind, traceCarrier, tracingEnabled } from './tracing.ts'
+
+/**
+ * The key of a job's data that carries the context of whoever sent it (W3C trace-context headers,
+ * src/platform/tracing.ts), while tracing is on: its `job <name>` span is then that context's
+ * child. Handlers never see it.
+ */
+const TRACE_KEY = '_trace'
+
+/** `data` with the sender's trace context, when there is one to carry. */
+function withTrace<T extends object>(data: T): T {
+  const carrier = traceCarrier()
+  return carrier ? { ...data, [TRACE_KEY]: carrier } : data
+}
+
+/**
+ * Works `job` inside a `job <name>` span (docs/operations.md, "Traces"), a child of its sender's
+ * context when it carried one; `work` gets the data without the carrier.
+ */
+function traced<T extends object>(job: Job<T>, work: (data: T) => Promise<void>): Promise<void> {
+  const data = job.data as T & { [TRACE_KEY]?: Record<string, string> }
+  const carried = data !== null && typeof data === 'object' && TRACE_KEY in data
+  if (!carried && !tracingEnabled()) return work(job.data)
+  const { [TRACE_KEY]: carrier, ...rest } = data
+  // Never the context pg-boss's polling loop happened to start in (a request's, on a lazy start).
+  const parent = contextOfCarrier(carrier)
+  return inSpan(`job ${job.name}`, { kind: SpanKind.CONSUMER, attributes: jobAttributes(job), parent }, () => work(rest as T))
+}
+
+const jobAttributes = (job: Job<unknown>) => ({ 'job.name': job.name, 'job.id': job.id, 'job.retry_count': job.retryCount })
 
 /** pg-boss's schema name. */
 const SCHEMA = 'pgboss'
@@ -147,13 +177,14 @@ export class JobQueue {
       ...(options.groupConcurrency !== undefined ? { groupConcurrency: options.groupConcurrency } : {}),
     }
     const info = (job: Job<T>): JobInfo => ({ id: job.id, name: job.name, retryCount: job.retryCount })
+    const run = (job: Job<T>) => traced(job, (data) => handler(data, info(job)))
     const batchSize = options.batchSize ?? 1
     this.#jobs.set(name, {
       options,
       work: (boss) =>
         batchSize > 1
           ? boss.work<T>(name, { ...work, batchSize, burstWhenBatchFull: true, perJobResults: true }, async (jobs: Job<T>[]) => {
-              const settled = await Promise.allSettled(jobs.map((job) => handler(job.data, info(job))))
+              const settled = await Promise.allSettled(jobs.map(run))
               return settled.map((outcome, i) => ({
                 id: jobs[i].id,
                 status: outcome.status === 'fulfilled' ? ('completed' as const) : ('failed' as const),
@@ -161,7 +192,7 @@ export class JobQueue {
               }))
             })
           : boss.work<T>(name, work, async (jobs: Job<T>[]) => {
-              for (const job of jobs) await handler(job.data, info(job))
+              for (const job of jobs) await run(job)
             }),
     })
   }
@@ -237,7 +268,7 @@ export class JobQueue {
   async send<T extends object>(name: string, data: T, options: SendOptions = {}): Promise<void> {
     this.#known(name)
     const boss = await this.start()
-    await boss.send(name, data, {
+    await boss.send(name, withTrace(data), {
       ...(options.id !== undefined ? { id: options.id } : {}),
       ...(options.group !== undefined ? { group: { id: options.group } } : {}),
     })
@@ -256,7 +287,7 @@ export class JobQueue {
     await boss.insert(
       name,
       jobs.map((job) => ({
-        data: job.data,
+        data: withTrace(job.data),
         ...(job.id !== undefined ? { id: job.id } : {}),
         ...(job.group !== undefined ? { group: { id: job.group } } : {}),
       })),
@@ -272,7 +303,7 @@ export class JobQueue {
   async ensure<T extends object>(name: string, data: T, options: SendOptions & { id: string }): Promise<void> {
     this.#known(name)
     const boss = await this.start()
-    const send = () => boss.send(name, data, { id: options.id, ...(options.group !== undefined ? { group: { id: options.group } } : {}) })
+    const send = () => boss.send(name, withTrace(data), { id: options.id, ...(options.group !== undefined ? { group: { id: options.group } } : {}) })
     if (await send()) return
     const [job] = await boss.findJobs(name, { id: options.id })
     if (!job || !['completed', 'failed', 'cancelled'].includes(job.state)) return

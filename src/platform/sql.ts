@@ -50,16 +50,19 @@ export function unprefixer<T>(prefix: string, fields: readonly string[]): (row: 
 /** The snake_case column of a camelCase field. */
 export const snake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
 
+/** Fields ending in `Id` that are no keys: a W3C trace id is 32 hex digits (./tracing.ts). */
+const TEXT_ID_FIELDS = new Set(['traceId'])
+
 /**
  * A select list for raw SQL: each camelCase field is read from its snake_case column as
  * `"<prefix><field>"`. Fields ending in `Id` or named `id` are bigint keys and are cast to
- * float8, so both drivers answer numbers (pg answers bigint as a string).
+ * float8, so both drivers answer numbers (pg answers bigint as a string); `traceId` is text.
  */
 export function selectColumns(alias: string, prefix: string, fields: readonly string[]): string {
   return fields
     .map((field) => {
       const column = `${alias}.${snake(field)}`
-      const cast = field === 'id' || field.endsWith('Id') ? `${column}::float8` : column
+      const cast = field === 'id' || (field.endsWith('Id') && !TEXT_ID_FIELDS.has(field)) ? `${column}::float8` : column
       return `${cast} as "${prefix}${field}"`
     })
     .join(', ')

@@ -36,6 +36,16 @@ import type { ApprovalTool, DecidedCall, ModelCall } from './run-types.ts'
 import { openMcpTools, type McpSession } from './tool-mcp.ts'
 import { toToolSet } from '../catalog/index.ts'
 import { toWorkflowToolSet, type WorkflowCallLinks, type WorkflowLink } from './workflow-tools.ts'
+import { modelCallTracing } from '../models/index.ts'
+import { captureMessageContent, inSpan, tracingEnabled } from '../platform/tracing.ts'
+import {
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
+  ATTR_GEN_AI_TOOL_CALL_ID,
+  ATTR_GEN_AI_TOOL_CALL_RESULT,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_GEN_AI_TOOL_TYPE,
+} from '@opentelemetry/semantic-conventions/incubating'
 
 /** One part of a model's answer, as the run executor records it. */
 export type ModelPart =
@@ -112,11 +122,29 @@ async function* answerParts(call: ModelCall, o: StreamOptions, mcp: McpSession |
     abortSignal: o.signal,
   }
   if (!tools) {
-    const { stream } = await experimental_streamLanguageModelCall(common)
-    for await (const part of stream) {
-      if (part.type === 'text-delta') yield { type: 'text', text: part.text }
-      else if (part.type === 'model-call-end') yield stepEnd(part.usage)
-      else if (part.type === 'error') throw part.error
+    // This call takes its telemetry hooks itself; streamText reaches the registered ones.
+    const hooks = modelCallTracing()
+    const callId = hooks ? crypto.randomUUID() : undefined
+    try {
+      const { stream } = await experimental_streamLanguageModelCall({
+        ...common,
+        ...(hooks
+          ? {
+              callId,
+              onLanguageModelCallStart: hooks.onLanguageModelCallStart,
+              onLanguageModelCallEnd: hooks.onLanguageModelCallEnd,
+              executeLanguageModelCallInTelemetryContext: hooks.executeLanguageModelCallInTelemetryContext,
+            }
+          : {}),
+      })
+      for await (const part of stream) {
+        if (part.type === 'text-delta') yield { type: 'text', text: part.text }
+        else if (part.type === 'model-call-end') yield stepEnd(part.usage)
+        else if (part.type === 'error') throw part.error
+      }
+    } catch (error) {
+      if (hooks && callId) hooks.onError({ callId, error })
+      throw error
     }
     return
   }
@@ -306,7 +334,45 @@ function toolSetOf(
   }
   for (const name of approvals.keys()) tools[name] = { ...tools[name], needsApproval: true }
   if (call.webSearch) tools[call.webSearch.name] = call.webSearch.tool
-  return Object.keys(tools).length > 0 ? tools : undefined
+  return Object.keys(tools).length > 0 ? tracedTools(tools) : undefined
+}
+
+/**
+ * `tools` with each call executed inside an `execute_tool <name>` span (docs/operations.md,
+ * "Traces"): its outbound request (HTTP tool, MCP server, linked workflow) is the span's child.
+ * Arguments and results are recorded only when message content is captured. As they are while
+ * tracing is off.
+ */
+function tracedTools(tools: ToolSet): ToolSet {
+  if (!tracingEnabled()) return tools
+  const traced: ToolSet = {}
+  for (const [name, tool] of Object.entries(tools)) {
+    const execute = tool.execute
+    traced[name] = execute
+      ? {
+          ...tool,
+          execute: (input, options) =>
+            inSpan(
+              `execute_tool ${name}`,
+              {
+                attributes: {
+                  [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool',
+                  [ATTR_GEN_AI_TOOL_NAME]: name,
+                  [ATTR_GEN_AI_TOOL_CALL_ID]: options.toolCallId,
+                  [ATTR_GEN_AI_TOOL_TYPE]: 'function',
+                },
+              },
+              async (span) => {
+                if (captureMessageContent()) span.setAttribute(ATTR_GEN_AI_TOOL_CALL_ARGUMENTS, JSON.stringify(input ?? null))
+                const output: unknown = await execute(input, options)
+                if (captureMessageContent()) span.setAttribute(ATTR_GEN_AI_TOOL_CALL_RESULT, JSON.stringify(output ?? null))
+                return output
+              },
+            ),
+        }
+      : tool
+  }
+  return traced
 }
 
 /** The JSON Schema an AI SDK tool was given (`jsonSchema(...)` keeps it as `jsonSchema`), or null. */

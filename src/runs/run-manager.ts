@@ -34,10 +34,21 @@ import { jsonValueOf } from '../access/wire.ts'
 import { RunBus } from './run-bus.ts'
 import { executeRun, RunInterruptedError, spendScopeOfPlan } from './run-executor.ts'
 import { noteSpend } from '../usage/index.ts'
+import { providerNameOf } from '../models/index.ts'
 import { RunLostError } from './run-log.ts'
 import type { ModelCall, Recovery, RunOutcome, RunPlan, TakeoverRequest } from './run-types.ts'
 import type { RedisConnection } from '../platform/redis.ts'
 import type { JobQueue } from '../platform/queue.ts'
+import { inSpan, markSpanFailed, tracingEnabled } from '../platform/tracing.ts'
+import {
+  ATTR_GEN_AI_AGENT_ID,
+  ATTR_GEN_AI_AGENT_NAME,
+  ATTR_GEN_AI_AGENT_VERSION,
+  ATTR_GEN_AI_CONVERSATION_ID,
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_PROVIDER_NAME,
+  ATTR_GEN_AI_REQUEST_MODEL,
+} from '@opentelemetry/semantic-conventions/incubating'
 
 /** How the run manager starts runs that waited: the runs service's side, bound by the runtime (./run-driver.ts). */
 export interface RunDriver {
@@ -64,6 +75,43 @@ export const MAX_ATTEMPTS = 3
 
 /** Runs one sweep of one process takes over at most (the rest wait for the next sweep, or another process's). */
 const TAKEOVER_BATCH = 25
+
+/**
+ * Runs `execute` (a run's execution) inside an `invoke_agent <agent name>` span with the GenAI
+ * conventions' agent attributes (docs/operations.md, "Traces"); a prompt run has no agent span,
+ * its model calls sit under the caller's span. A run that ends failed marks the span failed with
+ * its error code as `error.type`.
+ */
+function invokeAgentSpan(call: ModelCall, stored: Promise<RunPlan>, execute: () => Promise<RunOutcome>): Promise<RunOutcome> {
+  const agent = call.invokedAgent
+  if (!agent || !tracingEnabled()) return execute()
+  return inSpan(
+    `invoke_agent ${agent.name}`,
+    {
+      attributes: {
+        [ATTR_GEN_AI_OPERATION_NAME]: 'invoke_agent',
+        [ATTR_GEN_AI_AGENT_NAME]: agent.name,
+        [ATTR_GEN_AI_AGENT_ID]: agent.uuid,
+        [ATTR_GEN_AI_AGENT_VERSION]: String(agent.version),
+        [ATTR_GEN_AI_REQUEST_MODEL]: call.model.llm.slug,
+        [ATTR_GEN_AI_PROVIDER_NAME]: typeof call.model.model === 'string' ? call.model.providerSlug : providerNameOf(call.model.model.provider),
+      },
+    },
+    async (span) => {
+      void stored.then(
+        (plan) => {
+          span.setAttribute('run.uuid', plan.run.uuid)
+          if (plan.threadUuid) span.setAttribute(ATTR_GEN_AI_CONVERSATION_ID, plan.threadUuid)
+        },
+        () => undefined,
+      )
+      const outcome = await execute()
+      span.setAttribute('run.status', outcome.status)
+      if (outcome.status === 'failed') markSpanFailed(span, outcome.error?.code ?? 'failed', outcome.error?.message)
+      return outcome
+    },
+  )
+}
 
 /** See the module comment. */
 export class RunManager {
@@ -167,7 +215,7 @@ export class RunManager {
       () => null,
     )
     const deps = { orm: this.#orm, config: this.#config, bus: this.bus, log: this.#log }
-    const execution = executeRun(deps, call, stored, controller.signal, o).finally(async () => {
+    const execution = invokeAgentSpan(call, stored, () => executeRun(deps, call, stored, controller.signal, o)).finally(async () => {
       const id = await runId
       if (id !== null) this.#active.delete(id)
       await this.#readCache.written()

@@ -68,6 +68,8 @@ export type ModelCall = Pick<
   decided?: DecidedCall[]
   /** The run's uuid, when known before it is stored: idempotent HTTP tools derive each call's `Idempotency-Key` from it. */
   runUuid?: string
+  /** The agent whose run it is (its span is `invoke_agent <name>`, src/runs/run-manager.ts); absent for prompt runs. */
+  invokedAgent?: { uuid: string; name: string; version: number }
 }
 
 /** A stored message part (the wire `parts` of src/threads/message.schema.ts). */

@@ -155,6 +155,8 @@ export const Run = z.object({
   warnings: z.array(RunWarning),
   /** Its tool calls that waited for a person, oldest first; empty for most runs. */
   approvals: z.array(Approval),
+  /** The W3C trace id of the trace the run was started in (docs/operations.md, "Traces"); null when tracing was off or the trace not sampled. */
+  trace_id: z.string().nullable(),
   created_at: timestamp(),
   updated_at: timestamp(),
 })
@@ -215,6 +217,7 @@ export type RunRecord = Pick<
   | 'finishedAt'
   | 'latencyMs'
   | 'firstEventMs'
+  | 'traceId'
   | 'createdAt'
   | 'updatedAt'
 > & {
@@ -232,7 +235,7 @@ export type RunRecord = Pick<
 // prettier-ignore
 export const RUN_FIELDS = [
   'id', 'uuid', 'kind', 'status', 'model', 'agentVersion', 'input', 'output', 'error', 'background', 'promptTokens', 'completionTokens', 'totalTokens',
-  'cost', 'eventsCount', 'startedAt', 'finishedAt', 'latencyMs', 'firstEventMs', 'createdAt', 'updatedAt',
+  'cost', 'eventsCount', 'startedAt', 'finishedAt', 'latencyMs', 'firstEventMs', 'traceId', 'createdAt', 'updatedAt',
 ] as const
 
 /** Maps a run row to the wire. */
@@ -258,6 +261,7 @@ export function toRun(row: RunRecord): TRun {
     first_event_ms: row.firstEventMs ?? null,
     warnings: warningsOf(row.warnings),
     approvals: approvalsOf(row.approvals),
+    trace_id: row.traceId ?? null,
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
   }

@@ -15,6 +15,7 @@
  */
 import type { ModelMessage } from 'ai'
 import { uuidv7 } from 'uuidv7'
+import { activeTraceId } from '../platform/tracing.ts'
 import { requireResource, requireResourceWith } from '../access/resource-access.ts'
 import { executePrepared, writeOnce } from '../platform/db.ts'
 import {
@@ -431,6 +432,7 @@ export async function agentCall(
     webSearch,
     warnings,
     ...(knowledge ? { knowledge: { event: knowledge.event, citations: knowledge.citations } } : {}),
+    invokedAgent: { uuid: agent.uuid, name: agent.name, version: agent.version },
   }
 }
 
@@ -479,8 +481,8 @@ async function enqueue(
 ): Promise<TRunResult> {
   const uuid = options.runUuid ?? uuidv7()
   await ctx.em.execute(
-    `insert into runs (uuid, kind, status, agent_id, agent_version, thread_id, model, input, background, events_count, user_id, workspace_id, access_token_id, created_at, updated_at)
-     values (?, ?, 'queued', ?, ?, ?, ?, ?::jsonb, ?, 0, ?, ?, ?::bigint, now(), now())`,
+    `insert into runs (uuid, kind, status, agent_id, agent_version, thread_id, model, input, background, events_count, user_id, workspace_id, access_token_id, trace_id, created_at, updated_at)
+     values (?, ?, 'queued', ?, ?, ?, ?, ?::jsonb, ?, 0, ?, ?, ?::bigint, ?, now(), now())`,
     [
       uuid,
       o.kind,
@@ -494,6 +496,7 @@ async function enqueue(
       ctx.auth.user.id,
       ctx.workspace.workspace.id,
       accessTokenOf(ctx),
+      activeTraceId(),
     ],
   )
   // The run before it may have ended between the look and this insert, seeing no queue: ask anyway.
@@ -694,8 +697,8 @@ const LAUNCH_SQL = `with new_thread as (
      insert into threads (uuid, name, agent_id, messages_count, metadata, user_id, workspace_id, created_at, updated_at)
      select ?, null, ?, 1, '{}', ?, ?, now(), now() where ?::boolean returning id),
    run as (
-     insert into runs (uuid, kind, status, agent_id, agent_version, thread_id, prompt_id, model, input, background, events_count, started_at, user_id, workspace_id, access_token_id, created_at, updated_at)
-     values (?, ?, 'running', ?, ?::int, coalesce((select id from new_thread), ?::bigint), ?, ?, ?::jsonb, ?, 1, now(), ?, ?, ?::bigint, now(), now())
+     insert into runs (uuid, kind, status, agent_id, agent_version, thread_id, prompt_id, model, input, background, events_count, started_at, user_id, workspace_id, access_token_id, trace_id, created_at, updated_at)
+     values (?, ?, 'running', ?, ?::int, coalesce((select id from new_thread), ?::bigint), ?, ?, ?::jsonb, ?, 1, now(), ?, ?, ?::bigint, ?, now(), now())
      returning *),
    message as (
      insert into messages (uuid, thread_id, run_id, user_id, workspace_id, role, content, parts, created_at, updated_at)
@@ -730,7 +733,7 @@ async function insertRun(ctx: ResourceCtx, o: LaunchInput, uuid: string): Promis
   const params = [
     // One line per part of the statement: new_thread, run, message, then counted, used, started, the answer.
     threadUuid, agentId, user, workspace, isNew,
-    uuid, o.kind, agentId, o.agent?.version ?? null, existing?.id ?? null, o.prompt?.id ?? null, o.model.llm.slug, storableJson(o.input), o.background, user, workspace, accessTokenOf(ctx),
+    uuid, o.kind, agentId, o.agent?.version ?? null, existing?.id ?? null, o.prompt?.id ?? null, o.model.llm.slug, storableJson(o.input), o.background, user, workspace, accessTokenOf(ctx), activeTraceId(),
     uuidv7(), user, workspace, text, storableJson([{ type: 'text', text }]),
     existing?.id ?? null,
     agentId,

@@ -28,6 +28,8 @@ import pLimit from 'p-limit'
 import type { Logger } from '../platform/logger.ts'
 import type { Config } from '../platform/config.ts'
 import { prepared, type Orm } from '../platform/db.ts'
+import { inSpan, markSpanFailed, SpanKind } from '../platform/tracing.ts'
+import { ATTR_HTTP_RESPONSE_STATUS_CODE } from '@opentelemetry/semantic-conventions'
 import type { JobInfo, JobQueue } from '../platform/queue.ts'
 import type { DueScheduler, DueSource } from '../platform/scheduler.ts'
 import { listen, type Unlisten } from '../platform/notify.ts'
@@ -381,7 +383,19 @@ export class WebhookEngine implements DueSource {
       )
       return
     }
-    const outcome = await attempt(config, row, row.eventId, row.payload)
+    const outcome = await inSpan(
+      `webhook_delivery ${row.eventType}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: { 'webhook.event_type': row.eventType, 'webhook.event_id': row.eventId, 'webhook.delivery_id': data.delivery_id, 'webhook.attempt': row.attempts + 1 },
+      },
+      async (span) => {
+        const outcome = await attempt(config, row, row.eventId, row.payload)
+        if (outcome.record.status_code !== null) span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, outcome.record.status_code)
+        if (!outcome.ok) markSpanFailed(span, outcome.record.status_code === null ? 'request_failed' : String(outcome.record.status_code), outcome.record.error ?? undefined)
+        return outcome
+      },
+    )
     const count = row.attempts + 1
     const gone = outcome.record.status_code === 410
     const retry = !outcome.ok && !gone && count < row.maxAttempts

@@ -54,9 +54,11 @@ import {
   ExecutionCanceledError,
   ExecutionInterruptedError,
   type Checkpoint,
+  type ExecutionHooks,
   type ExecutionPlan,
   type ExecutionResult,
 } from './executor.ts'
+import { activeTraceId, inSpan, markSpanFailed, tracingEnabled } from '../platform/tracing.ts'
 import { triggerOf } from './node-types.ts'
 import { ExecutionStore, type ExecutionRecord } from './store.ts'
 import { changeStaticData, type StaticDataChanger } from './static-data.ts'
@@ -132,6 +134,8 @@ const UNBOUND: WorkflowServices = {
 export interface RunnableWorkflow {
   id: number
   uuid: string
+  /** Its name, as its executions' spans name it (docs/operations.md, "Traces"). */
+  name: string
   workspaceId: number
   userId: number
   isActive: boolean
@@ -142,8 +146,29 @@ export interface RunnableWorkflow {
   pinData: Record<string, unknown>
 }
 
+/**
+ * Runs `execute` (an execution's graph) inside a `workflow_execution <workflow name>` span
+ * (docs/operations.md, "Traces"); its nodes' spans are its children (./executor.ts). A result
+ * other than `succeeded` marks the span failed with the error's code.
+ */
+function executionSpan(workflow: RunnableWorkflow, record: ExecutionRecord, execute: () => Promise<ExecutionResult>): Promise<ExecutionResult> {
+  if (!tracingEnabled()) return execute()
+  const attributes = {
+    'workflow.uuid': workflow.uuid,
+    'workflow.name': workflow.name,
+    'workflow.execution.uuid': record.uuid,
+    'workflow.execution.mode': record.mode,
+  }
+  return inSpan(`workflow_execution ${workflow.name}`, { attributes }, async (span) => {
+    const result = await execute()
+    span.setAttribute('workflow.execution.status', result.status)
+    if (result.status !== 'succeeded') markSpanFailed(span, result.error?.code ?? result.status, result.error?.message)
+    return result
+  })
+}
+
 /** Columns (alias `w`) that {@link toRunnable} reads. */
-export const RUNNABLE_COLUMNS = `w.id::float8 as id, w.uuid, w.workspace_id::float8 as "workspaceId",
+export const RUNNABLE_COLUMNS = `w.id::float8 as id, w.uuid, w.name, w.workspace_id::float8 as "workspaceId",
   w.user_id::float8 as "userId", w.is_active as "isActive", w.nodes, w.edges, w.settings, w.static_data as "staticData",
   w.pin_data as "pinData"`
 
@@ -156,6 +181,7 @@ export function toRunnable(row: Record<string, unknown>): RunnableWorkflow {
   return {
     id: Number(row.id),
     uuid: String(row.uuid),
+    name: String(row.name),
     workspaceId: Number(row.workspaceId),
     userId: Number(row.userId),
     isActive: Boolean(row.isActive),
@@ -366,7 +392,16 @@ export class WorkflowEngine {
   }
 
   #record(workflow: Pick<RunnableWorkflow, 'id'>, o: Trigger, status: 'queued' | 'running'): Promise<ExecutionRecord> {
-    return this.store.insert({ workflowId: workflow.id, userId: o.userId, mode: o.mode, input: o.input, status, retryOf: o.retryOf, uuid: o.uuid })
+    return this.store.insert({
+      workflowId: workflow.id,
+      userId: o.userId,
+      mode: o.mode,
+      input: o.input,
+      status,
+      retryOf: o.retryOf,
+      uuid: o.uuid,
+      traceId: activeTraceId(),
+    })
   }
 
   /**
@@ -636,7 +671,7 @@ export class WorkflowEngine {
       const json = storableJson(checkpoint)
       saving = saving.then(() => this.#saveProgress(record, json))
     }
-    const done = executeGraph(plan, {
+    const hooks: ExecutionHooks = {
       signal: controller.signal,
       deps: { orm: this.orm, config: this.config, log: this.log },
       services: this.#services,
@@ -644,7 +679,8 @@ export class WorkflowEngine {
       changeStaticData: this.#changeStaticData,
       defaultTimeoutSeconds: this.config.workflows.timeoutSeconds,
       onProgress: resumable ? onProgress : undefined,
-    })
+    }
+    const done = executionSpan(workflow, record, () => executeGraph(plan, hooks))
       .then(async (result): Promise<ExecutionOutcome> => {
         await saving
         if (result.progress && this.#closing && resumable && record.attempts <= MAX_RESUMES && (await this.#handBack(record, result.progress))) {

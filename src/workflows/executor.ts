@@ -39,6 +39,7 @@ import {
 } from './types.ts'
 import type { NodeRunStatus } from '../../entities/index.ts'
 import type { StaticDataChanger } from './static-data.ts'
+import { inSpan, markSpanFailed, tracingEnabled } from '../platform/tracing.ts'
 
 /** What one node did, as `workflow_execution_data` stores it. */
 export interface NodeRun {
@@ -380,7 +381,8 @@ export async function executeGraph(plan: ExecutionPlan, hooks: ExecutionHooks): 
     for (let index = execution.runs.length; index < order.length; index++) {
       const id = order[index]
       const input = id === trigger.id ? { value: plan.triggerInput } : inputOf(execution, incoming.get(id))
-      const ended = await runNode(execution, plan, byId.get(id)!, input)
+      const node = byId.get(id)!
+      const ended = await nodeSpan(node, execution, () => runNode(execution, plan, node, input))
       if (ended) return ended
       const status = execution.runs.at(-1)!.status
       // The view as it is now: a node that changed static data replaced scope.static with what it stored.
@@ -390,6 +392,24 @@ export async function executeGraph(plan: ExecutionPlan, hooks: ExecutionHooks): 
     stop()
   }
   return { status: 'succeeded', output: execution.lastOutput, error: null, nodes: execution.runs }
+}
+
+/**
+ * Runs `run` (one node, with its retries) inside a `workflow_node <node id>` span, a child of its
+ * execution's (docs/operations.md, "Traces"): the node's type and how it ended as attributes, a
+ * failed node marks it failed with its error code. As it is while tracing is off.
+ */
+function nodeSpan(node: GraphNode, execution: Execution, run: () => Promise<ExecutionResult | undefined>): Promise<ExecutionResult | undefined> {
+  if (!tracingEnabled()) return run()
+  return inSpan(`workflow_node ${node.id}`, { attributes: { 'workflow.node.id': node.id, 'workflow.node.type': node.type } }, async (span) => {
+    const ended = await run()
+    const last = execution.runs.at(-1)
+    if (last?.node_id === node.id) {
+      span.setAttribute('workflow.node.status', last.status)
+      if (last.status === 'failed') markSpanFailed(span, last.error?.code ?? 'failed', last.error?.message)
+    }
+    return ended
+  })
 }
 
 /** True for an object without own enumerable members. */

@@ -58,6 +58,8 @@ export interface NewExecution {
    * first); by default a new UUIDv7. A uuid that exists fails the insert.
    */
   uuid?: string
+  /** The trace it was started in (src/platform/tracing.ts, `activeTraceId`); null or absent: none. */
+  traceId?: string | null
 }
 
 /**
@@ -89,15 +91,15 @@ const insertStatement = prepared(
   'workflow_execution_insert_batch',
   `with v as (
      select * from jsonb_to_recordset(?::jsonb) as v(uuid uuid, workflow_id bigint, user_id bigint, status text,
-       mode text, input jsonb, retry_of_id bigint, position int)),
+       mode text, input jsonb, retry_of_id bigint, trace_id text, position int)),
    counted as (
      update workflows w set trigger_count = w.trigger_count + c.n
      from (select workflow_id, count(*)::int as n from v group by workflow_id) c
      where w.id = c.workflow_id
      returning w.id, w.workspace_id)
    insert into workflow_executions
-     (uuid, workflow_id, workspace_id, user_id, status, mode, input, retry_of_id, started_at, heartbeat_at, attempts, created_at, updated_at)
-   select v.uuid, v.workflow_id, counted.workspace_id, v.user_id, v.status, v.mode, coalesce(v.input, 'null'::jsonb), v.retry_of_id,
+     (uuid, workflow_id, workspace_id, user_id, status, mode, input, retry_of_id, trace_id, started_at, heartbeat_at, attempts, created_at, updated_at)
+   select v.uuid, v.workflow_id, counted.workspace_id, v.user_id, v.status, v.mode, coalesce(v.input, 'null'::jsonb), v.retry_of_id, v.trace_id,
      case when v.status = 'running' then clock_timestamp() end, clock_timestamp(), case when v.status = 'running' then 1 else 0 end, now(), now()
    from v join counted on counted.id = v.workflow_id
    order by v.position
@@ -173,7 +175,7 @@ function insertItem(o: NewExecution, uuid: string, position: number): string {
   return (
     `{"uuid":"${uuid}","workflow_id":${o.workflowId},"user_id":${o.userId},` +
     `"status":${jsonText(o.status)},"mode":${jsonText(o.mode)},"input":${storableJson(o.input)},` +
-    `"retry_of_id":${o.retryOf ?? null},"position":${position}}`
+    `"retry_of_id":${o.retryOf ?? null},"trace_id":${jsonText(o.traceId)},"position":${position}}`
   )
 }
 

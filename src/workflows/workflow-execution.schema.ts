@@ -64,6 +64,8 @@ export const WorkflowExecution = z
     finished_at: timestamp().nullable(),
     /** Milliseconds from `started_at` to `finished_at`; null until it ends, and for one canceled before it started. */
     duration_ms: z.number().int().nullable(),
+    /** The W3C trace id of the trace it was started in (docs/operations.md, "Traces"); null when tracing was off or the trace not sampled. */
+    trace_id: z.string().nullable(),
     created_at: timestamp(),
     updated_at: timestamp(),
   })
@@ -139,6 +141,7 @@ export interface ExecutionRow {
   startedAt: Date | string | null
   finishedAt: Date | string | null
   durationMs: number | null
+  traceId: string | null
   createdAt: Date | string
   updatedAt: Date | string
   workflowUuid: string
@@ -182,6 +185,7 @@ export function toWorkflowExecution(row: ExecutionRow, user: UserRow | null, app
     started_at: isoOrNull(row.startedAt),
     finished_at: isoOrNull(row.finishedAt),
     duration_ms: row.durationMs === null ? null : Number(row.durationMs),
+    trace_id: row.traceId ?? null,
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
   }

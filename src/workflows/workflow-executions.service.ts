@@ -45,6 +45,7 @@ const EXECUTION_FIELDS = [
   'startedAt',
   'finishedAt',
   'durationMs',
+  'traceId',
   'createdAt',
   'updatedAt',
 ] as const

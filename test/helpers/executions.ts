@@ -20,6 +20,7 @@ export const EXECUTION_KEYS = [
   'retry_of_uuid',
   'started_at',
   'status',
+  'trace_id',
   'updated_at',
   'user',
   'uuid',

@@ -11,6 +11,8 @@ export interface WeatherServer {
   url: string
   requests: string[]
   idempotencyKeys: (string | undefined)[]
+  /** Each request's `traceparent` header (test/tracing.test.ts), undefined when it had none. */
+  traceparents: (string | undefined)[]
   /** Awaited before each answer, when set (a test looks at the database while the call waits). */
   onRequest?: () => Promise<void>
   close: () => Promise<void>
@@ -19,10 +21,12 @@ export interface WeatherServer {
 export async function startWeatherServer(): Promise<WeatherServer> {
   const requests: string[] = []
   const idempotencyKeys: (string | undefined)[] = []
-  const state: WeatherServer = { url: '', requests, idempotencyKeys, close: async () => {} }
+  const traceparents: (string | undefined)[] = []
+  const state: WeatherServer = { url: '', requests, idempotencyKeys, traceparents, close: async () => {} }
   const server = createServer(async (req, res) => {
     requests.push(req.url ?? '')
     idempotencyKeys.push(req.headers['idempotency-key'] as string | undefined)
+    traceparents.push(req.headers.traceparent)
     await state.onRequest?.()
     res.setHeader('content-type', 'application/json')
     res.end(JSON.stringify({ city: new URL(req.url ?? '/', 'http://x').searchParams.get('city'), forecast: 'sunny' }))

@@ -1,0 +1,89 @@
+/**
+ * A server span per HTTP request (docs/operations.md, "Traces"), with the stable HTTP semantic
+ * conventions: named `{method} {http.route}` once the route is known, `http.route` the template of
+ * the operation (./route-template.ts, never the raw path), `http.response.status_code`, status
+ * ERROR for a 5xx. An incoming `traceparent` is continued (an unsampled one exports nothing, a
+ * malformed one is ignored and the request starts a trace of its own).
+ *
+ * The request's context is entered twice: at `onRequest`, and again at `preHandler`, because
+ * the body is parsed in the socket's callbacks, outside it; handlers (and the runs and
+ * executions they start, detached or not) then run inside the request's span.
+ * Added only when tracing is on; while off, requests pay nothing.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import {
+  ATTR_CLIENT_ADDRESS,
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_HTTP_ROUTE,
+  ATTR_SERVER_ADDRESS,
+  ATTR_URL_PATH,
+  ATTR_URL_SCHEME,
+  ATTR_USER_AGENT_ORIGINAL,
+} from '@opentelemetry/semantic-conventions'
+import { contextOfCarrier, markSpanFailed, runInContext, SpanKind, tracer, tracingEnabled, type Context, type Span } from '../platform/tracing.ts'
+import { trace } from '@opentelemetry/api'
+import { routeTemplateOf } from './route-template.ts'
+
+const spans = new WeakMap<FastifyRequest, { span: Span; context: Context }>()
+
+/** Adds the span hooks to `app` when tracing is on (module comment). */
+export function addRequestTracing(app: FastifyInstance): void {
+  if (!tracingEnabled()) return
+  app.addHook('onRequest', (request, _reply, done) => {
+    const parent = contextOfCarrier(request.headers)
+    const path = request.url.split('?', 1)[0]
+    const span = tracer.startSpan(
+      request.method,
+      {
+        kind: SpanKind.SERVER,
+        attributes: {
+          [ATTR_HTTP_REQUEST_METHOD]: request.method,
+          [ATTR_URL_PATH]: path,
+          [ATTR_URL_SCHEME]: request.protocol,
+          [ATTR_SERVER_ADDRESS]: request.hostname,
+          [ATTR_CLIENT_ADDRESS]: request.ip,
+          ...(request.headers['user-agent'] ? { [ATTR_USER_AGENT_ORIGINAL]: request.headers['user-agent'] } : {}),
+        },
+      },
+      parent,
+    )
+    const context = trace.setSpan(parent, span)
+    spans.set(request, { span, context })
+    runInContext(context, done)
+  })
+  app.addHook('preHandler', (request, _reply, done) => {
+    const entry = spans.get(request)
+    if (entry) runInContext(entry.context, done)
+    else done()
+  })
+  app.addHook('onResponse', (request, reply, done) => {
+    end(request, reply.statusCode)
+    done()
+  })
+  // A client that leaves before the answer: no onResponse follows.
+  app.addHook('onRequestAbort', (request, done) => {
+    end(request, null)
+    done()
+  })
+}
+
+/** Ends the request's span with its route and status (`status` null: the client left). */
+function end(request: FastifyRequest, status: number | null): void {
+  const entry = spans.get(request)
+  if (!entry) return
+  spans.delete(request)
+  const { span } = entry
+  const route = routeTemplateOf(request)
+  if (route) {
+    span.setAttribute(ATTR_HTTP_ROUTE, route)
+    span.updateName(`${request.method} ${route}`)
+  }
+  if (status === null) markSpanFailed(span, 'client_aborted')
+  else {
+    span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status)
+    // Server spans fail on 5xx only: a 4xx is the client's (the HTTP conventions).
+    if (status >= 500) markSpanFailed(span, String(status))
+  }
+  span.end()
+}
