@@ -31,9 +31,32 @@ describe('loadConfig (docs/api/conventions.md, configuration)', () => {
     [{ SERVICE_KEYS: 'acme' }, 'SERVICE_KEYS'],
     [{ SERVICE_KEYS: 'acme:short' }, 'SERVICE_KEYS'],
     [{ DATABASE_URL: 'postgres://localhost/x' }, 'APP_KEY'],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, 'OTEL_EXPORTER_OTLP_ENDPOINT'],
+    [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, 'OTEL_EXPORTER_OTLP_PROTOCOL'],
+    [{ OTEL_TRACES_SAMPLER: 'sometimes' }, 'OTEL_TRACES_SAMPLER'],
+    [{ OTEL_TRACES_SAMPLER_ARG: '1.5' }, 'OTEL_TRACES_SAMPLER_ARG'],
+    [{ OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'yes' }, 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT'],
   ])('stops on %j naming %s', (env, variable) => {
     expect(() => loadConfig({ DATA_DIR: dataDir(), ...env })).toThrow(ConfigError)
     expect(() => loadConfig({ DATA_DIR: dataDir(), ...env })).toThrow(new RegExp(`^${variable}:`))
+  })
+
+  it('reads tracing from the standard OpenTelemetry variables (docs/operations.md, "Traces")', () => {
+    expect(loadConfig({ DATA_DIR: dataDir() }).tracing).toBeNull()
+    const on = loadConfig({ DATA_DIR: dataDir(), OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing
+    expect(on).toMatchObject({ url: 'http://collector:4318/v1/traces', protocol: 'http/protobuf', sampler: 'parentbased_always_on', samplerRatio: 1, captureMessageContent: false })
+    const traces = loadConfig({
+      DATA_DIR: dataDir(),
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://ignored:4318',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://tempo.example/otlp/traces',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+    }).tracing
+    expect(traces).toMatchObject({ url: 'https://tempo.example/otlp/traces', protocol: 'http/json', sampler: 'parentbased_traceidratio', samplerRatio: 0.25 })
+    expect(loadConfig({ DATA_DIR: dataDir(), OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'true' }).tracing).toBeNull()
+    expect(loadConfig({ DATA_DIR: dataDir(), OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'none' }).tracing).toBeNull()
   })
 
   it('never echoes a secret value in its message', () => {

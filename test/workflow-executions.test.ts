@@ -104,6 +104,7 @@ describe('workflow executions: list, counts, retrieve', () => {
         started_at: '2026-04-06T00:00:01.000Z',
         finished_at: '2026-04-06T00:00:03.000Z',
         duration_ms: 2000,
+        trace_id: null,
         created_at: '2026-04-06T00:00:00.000Z',
         updated_at: '2026-04-06T00:00:00.000Z',
       })

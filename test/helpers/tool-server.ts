@@ -26,7 +26,7 @@ export async function startWeatherServer(): Promise<WeatherServer> {
   const server = createServer(async (req, res) => {
     requests.push(req.url ?? '')
     idempotencyKeys.push(req.headers['idempotency-key'] as string | undefined)
-    traceparents.push(req.headers.traceparent)
+    traceparents.push(req.headers.traceparent as string | undefined)
     await state.onRequest?.()
     res.setHeader('content-type', 'application/json')
     res.end(JSON.stringify({ city: new URL(req.url ?? '/', 'http://x').searchParams.get('city'), forecast: 'sunny' }))
