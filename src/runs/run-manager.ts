@@ -35,6 +35,7 @@ import { RunBus } from './run-bus.ts'
 import { executeRun, RunInterruptedError, spendScopeOfPlan } from './run-executor.ts'
 import { noteSpend } from '../usage/index.ts'
 import { RunLostError } from './run-log.ts'
+import { observeRunDuration } from './run-metrics.ts'
 import type { ModelCall, Recovery, RunOutcome, RunPlan, TakeoverRequest } from './run-types.ts'
 import type { RedisConnection } from '../platform/redis.ts'
 import type { JobQueue } from '../platform/queue.ts'
@@ -167,7 +168,10 @@ export class RunManager {
       () => null,
     )
     const deps = { orm: this.#orm, config: this.#config, bus: this.bus, log: this.#log }
+    const began = performance.now()
+    let ended = began
     const execution = executeRun(deps, call, stored, controller.signal, o).finally(async () => {
+      ended = performance.now()
       const id = await runId
       if (id !== null) this.#active.delete(id)
       await this.#readCache.written()
@@ -179,6 +183,7 @@ export class RunManager {
       stored.then(
         async (plan) => {
           const outcome = await execution
+          observeRunDuration(outcome, ended - began)
           // Its usage is stored: the budgets of its scope may have reached a threshold (docs/api/usage-and-budgets.md, "Alerts").
           if (plan.budgeted !== false) await noteSpend(this.#orm.em.fork(), this.#log, spendScopeOfPlan(plan))
           if (
