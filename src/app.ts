@@ -12,6 +12,7 @@ import { migrate, openOrm, targetFromConfig, type Orm } from './platform/db.ts'
 import { AUTH_CACHE_TTL_MS, AuthCache } from './platform/auth-cache.ts'
 import { READ_CACHE_TTL_MS, ReadCache } from './platform/read-cache.ts'
 import { JobQueue } from './platform/queue.ts'
+import { watchQueueDepth } from './platform/queue-metrics.ts'
 import { DueScheduler } from './platform/scheduler.ts'
 import { RedisConnection } from './platform/redis.ts'
 import type { AuthContext } from './context.ts'
@@ -145,6 +146,7 @@ export async function createRuntime(
   const readCache = await ReadCache.create({ ttlMs: options.readCacheTtlMs ?? READ_CACHE_TTL_MS, log, redis })
   const inFlight = new InFlight()
   const jobs = new JobQueue(orm, config, log)
+  watchQueueDepth(jobs)
   const runs = await RunManager.create({ orm, config, log, readCache, jobs, redis })
   const scheduler = new DueScheduler(log)
   // Before the workflow engine, whose start-up recovery may start the queue: jobs register first.

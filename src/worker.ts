@@ -5,7 +5,9 @@
  * API processes started with `WORKER=false`. SIGTERM/SIGINT stop fetching jobs and let running
  * executions finish (up to `SHUTDOWN_TIMEOUT_MS`), then hand the rest back to the queue or end them
  * `failed` (`interrupted`), per their workflow's `on_interrupt`. Distributed mode only: without
- * `DATABASE_URL` it refuses to start (embedded mode works the queue inside `npm start`).
+ * `DATABASE_URL` it refuses to start (embedded mode works the queue inside `npm start`). It listens
+ * on no port, so it serves no `GET /metrics`: what it counts is not exposed (docs/operations.md,
+ * "Metrics").
  */
 // First: it clears empty provider variables before the AI SDK's modules load (src/provider-env.ts).
 import './provider-env.ts'

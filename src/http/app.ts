@@ -27,6 +27,7 @@ import { mediaRoutes } from './media.routes.ts'
 import { oauthRoutes } from './oauth.routes.ts'
 import { openAiRoutes } from './openai.routes.ts'
 import { probesPlugin } from './probes.plugin.ts'
+import { prometheusPlugin } from './prometheus.plugin.ts'
 import { requestIdOf, type CreateContext } from './request-context.ts'
 import { restPlugin } from './rest.plugin.ts'
 import { runEventsRoutes } from './run-events.routes.ts'
@@ -184,6 +185,7 @@ export async function buildHttpApp(deps: AppDeps): Promise<HttpApp> {
   parseJsonWithDepthLimit(app)
   addRequestTracing(app)
   logRequests(app)
+  prometheusPlugin(app, { config })
   const draining = new AbortController()
   const front = addHostHooks(app, draining)
   // Every POST of every surface below may carry an Idempotency-Key.

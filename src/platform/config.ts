@@ -216,6 +216,11 @@ const EnvSchema = z.object({
   AUDIT_RETENTION_DAYS: int(1, 36_500).default(365),
   /** Longest wait for an endpoint's answer to one attempt, in milliseconds (a 2xx later than this is a failure). */
   WEBHOOK_TIMEOUT_MS: int(1, 600_000).default(15_000),
+  /**
+   * Bearer token `GET /metrics` asks for (docs/operations.md, "Metrics"); unset: only loopback
+   * callers get the metrics. Never logged.
+   */
+  METRICS_TOKEN: z.string().regex(/^[\x21-\x7e]{16,}$/, 'must be at least 16 printable characters, without spaces').optional(),
 })
 
 /** Typed configuration, as the rest of the code sees it. */
@@ -287,6 +292,17 @@ export interface Config {
   }
   /** The audit log (docs/api/audit.md): days an event is kept. */
   audit: { retentionDays: number }
+  /** `GET /metrics` (docs/operations.md, "Metrics"). */
+  metrics: MetricsConfig
+}
+
+/** Who may read `GET /metrics`. */
+export interface MetricsConfig {
+  /**
+   * The bearer token a scraper sends (METRICS_TOKEN), or undefined: then only loopback callers.
+   * Not enumerable: a logged, serialised or inspected configuration leaves it out.
+   */
+  readonly token: string | undefined
 }
 
 /** The OpenID Connect provider this service signs users in with (docs/api/sso.md). */
@@ -451,6 +467,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     audit: { retentionDays: e.AUDIT_RETENTION_DAYS },
     tracing: tracingConfig(e),
+    metrics: Object.defineProperty({} as MetricsConfig, 'token', { value: e.METRICS_TOKEN, enumerable: false }),
   }
 }
 

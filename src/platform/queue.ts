@@ -371,6 +371,17 @@ export class JobQueue {
     await Promise.all([...this.#jobs.keys()].map((name) => boss.offWork(name, { wait: false })))
   }
 
+  /**
+   * Jobs waiting per registered name (queued, or deferred until a retry's delay), as pg-boss last
+   * counted them (every few seconds); empty while pg-boss is not running here, which this never
+   * starts. Read by `job_queue_depth` (./queue-metrics.ts).
+   */
+  async waiting(): Promise<Map<string, number>> {
+    if (!this.#boss || this.#stopped) return new Map()
+    const queues = await this.#boss.getQueues([...this.#jobs.keys()])
+    return new Map(queues.map((queue) => [queue.name, queue.queuedCount]))
+  }
+
   #known(name: string): void {
     if (!this.#jobs.has(name)) throw new UnknownJobError(name)
   }

@@ -34,6 +34,7 @@ import type { Config } from '../platform/config.ts'
 import type { TRunWarning } from './run.schema.ts'
 import type { ApprovalTool, DecidedCall, ModelCall } from './run-types.ts'
 import { openMcpTools, type McpSession } from './tool-mcp.ts'
+import { countModelPart } from './run-metrics.ts'
 import { toToolSet } from '../catalog/index.ts'
 import { toWorkflowToolSet, type WorkflowCallLinks, type WorkflowLink } from './workflow-tools.ts'
 import { modelCallTracing } from '../models/index.ts'
@@ -91,7 +92,10 @@ export async function* modelParts(call: ModelCall, o: StreamOptions): AsyncGener
   const mcp = call.mcpServers?.length && call.model.llm.supportsTools ? await openMcpTools(call.mcpServers, o) : null
   try {
     for (const warning of mcp?.warnings ?? []) yield { type: 'warning', warning }
-    yield* answerParts(call, o, mcp)
+    for await (const part of answerParts(call, o, mcp)) {
+      countModelPart(call.model.llm.slug, part)
+      yield part
+    }
   } finally {
     await mcp?.close()
   }

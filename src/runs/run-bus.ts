@@ -23,6 +23,7 @@ import type { RedisClientType } from '@keyv/redis'
 import { closeClient, REDIS_COMMAND_TIMEOUT_MS, RedisUnavailableError, withDeadline, type RedisConnection } from '../platform/redis.ts'
 import type { CacheLog } from '../platform/subscriber.ts'
 import { isRecord } from '../access/wire.ts'
+import { countRunEndings } from './run-metrics.ts'
 
 type Listener = (events: RunEventRecord[]) => void
 
@@ -121,9 +122,13 @@ export class RunBus {
     }
   }
 
-  /** Delivers stored events to the followers of run `runId`, here and (with Redis) elsewhere; never throws. */
+  /**
+   * Delivers stored events to the followers of run `runId`, here and (with Redis) elsewhere; never
+   * throws. A final event among them counts its run in `runs_total` (./run-metrics.ts).
+   */
   publish(runId: number, events: RunEventRecord[]): void {
     if (events.length === 0) return
+    countRunEndings(events)
     this.#deliver(runId, events)
     this.#redis
       ?.call((client) => client.publish(EVENTS_CHANNEL + runId, JSON.stringify({ origin: this.#origin, events })))

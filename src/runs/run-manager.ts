@@ -36,6 +36,7 @@ import { executeRun, RunInterruptedError, spendScopeOfPlan } from './run-executo
 import { noteSpend } from '../usage/index.ts'
 import { providerNameOf } from '../models/index.ts'
 import { RunLostError } from './run-log.ts'
+import { observeRunDuration } from './run-metrics.ts'
 import type { ModelCall, Recovery, RunOutcome, RunPlan, TakeoverRequest } from './run-types.ts'
 import type { RedisConnection } from '../platform/redis.ts'
 import type { JobQueue } from '../platform/queue.ts'
@@ -215,7 +216,10 @@ export class RunManager {
       () => null,
     )
     const deps = { orm: this.#orm, config: this.#config, bus: this.bus, log: this.#log }
+    const began = performance.now()
+    let ended = began
     const execution = invokeAgentSpan(call, stored, () => executeRun(deps, call, stored, controller.signal, o)).finally(async () => {
+      ended = performance.now()
       const id = await runId
       if (id !== null) this.#active.delete(id)
       await this.#readCache.written()
@@ -227,6 +231,7 @@ export class RunManager {
       stored.then(
         async (plan) => {
           const outcome = await execution
+          observeRunDuration(outcome, ended - began)
           // Its usage is stored: the budgets of its scope may have reached a threshold (docs/api/usage-and-budgets.md, "Alerts").
           if (plan.budgeted !== false) await noteSpend(this.#orm.em.fork(), this.#log, spendScopeOfPlan(plan))
           if (

@@ -11,6 +11,7 @@ import type { Em } from '../platform/db.ts'
 import { BudgetExceededError } from '../platform/errors.ts'
 import { dollars, toBudget, type BudgetRow, type TBudget } from './usage.schema.ts'
 import type { ResourceCtx } from '../context.ts'
+import { countTokens } from './token-metrics.ts'
 
 /** Whose model call it is: the run's workspace, agent (null for none), user and access token (null when the service started it). */
 export interface SpendScope {
@@ -233,6 +234,8 @@ export interface CallUsage {
  * runs (see {@link CallUsage.runs}), tokens and cost (docs/api/usage-and-budgets.md, "How usage is counted").
  */
 export async function recordCallUsage(em: Em, scope: SpendScope, usage: CallUsage): Promise<void> {
+  // Used whether or not the rollup stores them.
+  countTokens(usage.model, usage.promptTokens, usage.completionTokens)
   await em.execute(
     `insert into usage_daily as u (workspace_id, day, agent_id, user_id, access_token_id, model, runs, prompt_tokens, completion_tokens, total_tokens, cost)
      values (?, (now() at time zone 'UTC')::date, ?, ?, ?, ?, ?, ?, ?, ?, ?)

@@ -38,6 +38,7 @@ import { databaseUnavailable } from '../platform/errors.ts'
 import { iso } from '../access/wire.ts'
 import type { EventDataReader, OutboxRow } from './event-data.ts'
 import { attempt, type EndpointSecrets } from './delivery.ts'
+import { countDeliveryAttempt } from './delivery-metrics.ts'
 
 /** The deliver job's name: `{delivery_id}`, sent with the lease token as its id. */
 export const DELIVER_JOB = 'webhooks.deliver'
@@ -402,6 +403,7 @@ export class WebhookEngine implements DueSource {
     const delays = config.webhooks.retryDelays
     const status = outcome.ok ? 'succeeded' : retry ? 'pending' : 'failed'
     const delay = retry ? (delays[Math.min(count - 1, delays.length - 1)] ?? 0) : null
+    countDeliveryAttempt(status)
     await recordStatement(orm, () => em, [
       outcome.ok,
       row.endpointId,

@@ -67,6 +67,7 @@ import type { ExecutionMode } from '../../entities/index.ts'
 import { toDate } from '../platform/sql.ts'
 import type { DueScheduler } from '../platform/scheduler.ts'
 import { WorkflowSchedules } from './schedules.ts'
+import { countExecutionEnds } from './execution-metrics.ts'
 
 /** Advisory lock namespace of the per-workspace concurrency check (the second key is the workspace id). */
 const CONCURRENCY_LOCK = 60_601
@@ -486,6 +487,7 @@ export class WorkflowEngine {
          returning uuid, attempts`,
         [staleSeconds, own],
       ))
+      countExecutionEnds('failed', failed.length)
       // The dead process's jobs free their workspace's slots now, then the resumed ones are sent
       // (their notification finds room).
       await this.#releaseJobs([...resumed, ...failed])

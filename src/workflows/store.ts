@@ -27,6 +27,7 @@ import { databaseUnavailable, NotFoundError } from '../platform/errors.ts'
 import { storableJson } from '../access/wire.ts'
 import { toDate } from '../platform/sql.ts'
 import type { ExecutionResult } from './executor.ts'
+import { countExecutionEnds } from './execution-metrics.ts'
 
 /** An execution as the engine needs it. */
 export interface ExecutionRecord {
@@ -296,6 +297,8 @@ export class ExecutionStore {
     this.#unsettled++
     try {
       await this.#settles.load({ id, attempts, result, durationMs })
+      // A canceled one was counted when it was marked canceled (./execution-metrics.ts).
+      if (result.status !== 'canceled') countExecutionEnds(result.status)
     } finally {
       this.#unsettled--
       if (this.#unsettled < MAX_UNSETTLED) for (const resolve of this.#waiting.splice(0)) resolve()

@@ -31,6 +31,7 @@ import { selectColumns, unprefix, userColumns, type SqlFragment } from '../platf
 import { queries, type Em } from '../platform/db.ts'
 import { audit } from '../access/audit.ts'
 import type { ResourceCtx } from '../context.ts'
+import { countExecutionEnds } from './execution-metrics.ts'
 
 const LABEL = 'Workflow execution'
 
@@ -265,6 +266,7 @@ export async function cancel(ctx: ResourceCtx, uuid: string): Promise<{ data: TW
     return true
   })
   if (!canceled) throw new ConflictError('The workflow execution has already ended')
+  countExecutionEnds('canceled')
   // Stopped once the cancel committed, so the executor finds it canceled.
   ctx.deps.workflows.abort(found.id)
   return { data: await loadExecution(ctx, found.id) }
@@ -277,6 +279,7 @@ export async function cancel(ctx: ResourceCtx, uuid: string): Promise<{ data: TW
  */
 export async function cancelExecution(ctx: Pick<ResourceCtx, 'em' | 'deps'>, executionId: number): Promise<boolean> {
   if (!(await markCanceled(ctx.em, executionId))) return false
+  countExecutionEnds('canceled')
   ctx.deps.workflows.abort(executionId)
   return true
 }
