@@ -59,6 +59,10 @@ describe('traces with message content and a collector that fails', () => {
     await flushTracing()
     expect(receiver.requests).toBeGreaterThan(before)
     expect(droppedSpanCount()).toBeGreaterThan(0)
+    // And on the metrics endpoint (loopback: no token needed).
+    const scrape = await t.http('GET', '/metrics')
+    const dropped = /^otel_spans_dropped_total (\d+)$/m.exec(String(scrape.body))
+    expect(Number(dropped?.[1])).toBe(droppedSpanCount())
 
     receiver.mode = 'slow'
     receiver.slowMs = 3_000

@@ -29,6 +29,13 @@ import type { ReadableSpan, Sampler, SpanExporter, TracerProvider } from '@opent
 import { ATTR_ERROR_TYPE, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions'
 import type { TracingConfig } from './config.ts'
 import type { Logger } from './logger.ts'
+import { counter } from './prometheus.ts'
+
+/** `otel_spans_dropped_total` (docs/operations.md, "Metrics"): spans the exporter could not deliver. */
+const droppedSpansMetric = counter({
+  name: 'otel_spans_dropped_total',
+  help: 'Spans dropped because the OTLP endpoint did not take them (unreachable, failing or too slow)',
+})
 
 /** `service.name` when neither `OTEL_SERVICE_NAME` nor `OTEL_RESOURCE_ATTRIBUTES` names one. */
 export const DEFAULT_SERVICE_NAME = 'agent-workspace-service'
@@ -79,6 +86,7 @@ export async function startTracing(config: TracingConfig | null, log: Logger, ve
     (count, error) => {
       const first = droppedSpans === 0
       droppedSpans += count
+      droppedSpansMetric.inc(count)
       // One line when exporting starts failing, not one per batch: the endpoint is an operator's to fix.
       if (first) log.warn({ err: error, dropped: count }, 'trace export failed: spans are dropped until the OTLP endpoint answers')
     },
