@@ -13,6 +13,7 @@ import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './helpers/otlp-receiver.ts'
 import { startWeatherServer, type WeatherServer } from './helpers/tool-server.ts'
 import { startUpstream, type Upstream } from './helpers/upstream.ts'
+import { startReceiver, type Receiver } from './helpers/webhook-receiver.ts'
 import { flushTracing } from '../src/platform/tracing.ts'
 import { get as httpGet } from 'node:http'
 
@@ -40,10 +41,12 @@ describe('traces exported over OTLP', () => {
   let receiver: OtlpReceiver
   let upstream: Upstream
   let weather: WeatherServer
+  let hooks: Receiver
   let alice: TestUser
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver()
+    hooks = await startReceiver()
     upstream = await startUpstream()
     weather = await startWeatherServer()
     // The SDK reads the resource's variables from the process's environment itself.
@@ -55,6 +58,7 @@ describe('traces exported over OTLP', () => {
       OPENAI_API_KEY: 'sk-upstream-test',
       OPENAI_BASE_URL: upstream.url,
       TOOL_ALLOW_PRIVATE_NETWORK: 'true',
+      WEBHOOK_ALLOW_PRIVATE_NETWORK: 'true',
     })
     alice = await t.make.user({ name: 'Alice Traces' })
   })
@@ -62,6 +66,7 @@ describe('traces exported over OTLP', () => {
     await t?.close()
     await upstream?.close()
     await weather?.close()
+    await hooks?.close()
     await receiver?.close()
   })
   beforeEach(() => {
@@ -224,5 +229,32 @@ describe('traces exported over OTLP', () => {
     const request = jobSpans.find((s) => s.kind === SERVER)
     expect(request).toBeDefined()
     expect(jobSpans.find((s) => s.name === 'workflow_execution Traced flow')?.parentSpanId).toBe(job?.spanId)
+  })
+
+  it('traces a webhook delivery under its job, the request carrying the delivery span\'s traceparent; and knowledge embeddings', async () => {
+    const created = await t.http('POST', '/api/v1/webhook-endpoints', { token: alice.token, body: { url: hooks.url, event_types: ['*'] } })
+    expect(created.status, JSON.stringify(created.body)).toBe(201)
+    const ping = await t.http('POST', `/api/v1/webhook-endpoints/${created.body.data.uuid}/ping`, { token: alice.token })
+    expect(ping.status).toBe(202)
+    const [got] = await hooks.waitFor(1)
+    const [, traceId, parentId] = String(got.headers.traceparent).split('-')
+    expect(traceId).toMatch(/^[0-9a-f]{32}$/)
+    const spans = await traceOf(traceId, (s) => s.name.startsWith('job webhooks.'))
+    const delivery = spans.find((s) => s.name === 'webhook_delivery webhook_endpoint.ping')
+    expect(delivery?.spanId).toBe(parentId)
+    expect(delivery?.attributes).toMatchObject({ 'webhook.event_type': 'webhook_endpoint.ping', 'http.response.status_code': 200 })
+    expect(spans.find((s) => s.spanId === delivery?.parentSpanId)?.name).toMatch(/^job webhooks\./)
+
+    const agent = (await t.as(alice).agents.create({ name: 'Reader' } as never)).data
+    const trained = await t.http('POST', `/api/v1/agents/${agent.uuid}/train`, {
+      token: alice.token,
+      body: { sources: [{ type: 'text', name: 'Notes', text: 'The reactor runs at four hundred kelvin.' }] },
+    })
+    expect(trained.status, JSON.stringify(trained.body)).toBe(202)
+    await flushTracing()
+    const embeddings = await receiver.waitFor((s) => s.name.startsWith('embeddings '))
+    expect(embeddings.kind).toBe(CLIENT)
+    expect(embeddings.attributes).toMatchObject({ 'gen_ai.operation.name': 'embeddings', 'gen_ai.provider.name': 'openai' })
+    expect(embeddings.attributes['gen_ai.usage.input_tokens']).toBeTypeOf('number')
   })
 })
