@@ -5,7 +5,7 @@
  * errors in OpenAI's shape. The agents' model is the real OpenAI provider client talking to
  * test/helpers/upstream.ts.
  */
-import { startWeatherServer, type WeatherServer } from './helpers/tool-server.ts'
+import { startWeatherServer, type WeatherServer, weatherToolInput } from './helpers/tool-server.ts'
 import OpenAI from 'openai'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
@@ -246,15 +246,7 @@ describe('OpenAI-compatible API (/api/v1/openai)', () => {
     })
 
     it("runs the agent's own HTTP tool inside: the answer comes back, not tool_calls", async () => {
-      const tool = (
-        await t.as(alice).tools.create({
-          name: 'Weather',
-          description: 'The forecast of a city',
-          method: 'GET',
-          url: `${weather.url}/weather?city={{city}}`,
-          input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-        } as never)
-      ).data
+      const tool = (await t.as(alice).tools.create(weatherToolInput(weather) as never)).data
       const agent = await makeAgent(alice, { tools: [{ tool_uuid: tool.uuid }] })
       upstream.enqueue({ kind: 'tool_calls', calls: [{ name: 'weather', arguments: '{"city":"Oslo"}', id: 'call_1' }] }, { kind: 'text', text: 'Sunny in Oslo.' })
       const completion = await client.chat.completions.create({ model: agent.uuid, messages: [{ role: 'user', content: 'Weather in Oslo?' }] })

@@ -16,7 +16,7 @@ import { ConfigError, loadConfig } from '../src/platform/config.ts'
 import { JobQueue } from '../src/platform/queue.ts'
 import { QUEUE_DEPTH_DEADLINE_MS, watchQueueDepth } from '../src/platform/queue-metrics.ts'
 import { captureLogs, createTestApp, TEST_APP_KEY, type TestApp, type TestUser } from './helpers/app.ts'
-import { startWeatherServer, type WeatherServer } from './helpers/tool-server.ts'
+import { startWeatherServer, type WeatherServer, weatherToolInput } from './helpers/tool-server.ts'
 import { startUpstream, type Upstream } from './helpers/upstream.ts'
 import { startReceiver, type Receiver } from './helpers/webhook-receiver.ts'
 
@@ -132,15 +132,7 @@ describe('GET /metrics', () => {
   })
 
   it('counts a run by status, its duration, its tokens by model and direction, and its tool call', async () => {
-    const tool = (
-      await t.as(alice).tools.create({
-        name: 'Weather',
-        description: 'The forecast of a city',
-        method: 'GET',
-        url: `${weather.url}/weather?city={{city}}`,
-        input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-      } as never)
-    ).data
+    const tool = (await t.as(alice).tools.create(weatherToolInput(weather) as never)).data
     const agent = (await t.as(alice).agents.create({ name: 'Forecaster', tools: [{ tool_uuid: tool.uuid }] } as never)).data
     upstream.reset()
     upstream.enqueue(

@@ -4,7 +4,7 @@
  * later ones, thread names, and a run followed or cancelled from another API process.
  * The model is the real OpenAI provider client against test/helpers/upstream.ts.
  */
-import { startWeatherServer, type WeatherServer } from './helpers/tool-server.ts'
+import { startWeatherServer, type WeatherServer, weatherToolInput } from './helpers/tool-server.ts'
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { readOnlyToken } from './helpers/agents.ts'
@@ -45,15 +45,7 @@ describe('runs with tools, memory and names', () => {
     t.http('POST', `/api/v1/agents/${agentUuid}/run`, { token: user.token, body })
 
   const weatherAgent = async () => {
-    const tool = (
-      await t.as(alice).tools.create({
-        name: 'Weather',
-        description: 'The forecast of a city',
-        method: 'GET',
-        url: `${weather.url}/weather?city={{city}}`,
-        input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-      } as never)
-    ).data
+    const tool = (await t.as(alice).tools.create(weatherToolInput(weather) as never)).data
     return (await t.as(alice).agents.create({ name: 'Forecaster', tools: [{ tool_uuid: tool.uuid }] } as never)).data
   }
 

@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestUser } from './helpers/app.ts'
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './helpers/otlp-receiver.ts'
-import { startWeatherServer, type WeatherServer } from './helpers/tool-server.ts'
+import { startWeatherServer, type WeatherServer, weatherToolInput } from './helpers/tool-server.ts'
 import { startUpstream, type Upstream } from './helpers/upstream.ts'
 import { startReceiver, type Receiver } from './helpers/webhook-receiver.ts'
 import { flushTracing } from '../src/platform/tracing.ts'
@@ -117,15 +117,7 @@ describe('traces exported over OTLP', () => {
   })
 
   it('traces an agent run: invoke_agent, chat and execute_tool with GenAI attributes, traceparent to the upstream and the tool, trace_id on the run', async () => {
-    const tool = (
-      await t.as(alice).tools.create({
-        name: 'Weather',
-        description: 'The forecast of a city',
-        method: 'GET',
-        url: `${weather.url}/weather?city={{city}}`,
-        input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-      } as never)
-    ).data
+    const tool = (await t.as(alice).tools.create(weatherToolInput(weather) as never)).data
     const agent = (await t.as(alice).agents.create({ name: 'Forecaster', tools: [{ tool_uuid: tool.uuid }] } as never)).data
     upstream.enqueue(
       { kind: 'tool_calls', calls: [{ name: 'weather', arguments: '{"city":"Oslo"}', id: 'call_1' }], usage: { prompt_tokens: 11, completion_tokens: 3 } },

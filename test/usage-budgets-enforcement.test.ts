@@ -14,7 +14,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import OpenAI from 'openai'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createTestApp, type HttpResult, type TestApp } from './helpers/app.ts'
-import { startWeatherServer, type WeatherServer } from './helpers/tool-server.ts'
+import { startWeatherServer, type WeatherServer, weatherToolInput } from './helpers/tool-server.ts'
 import { startUpstream, type ReplyUsage, type Upstream } from './helpers/upstream.ts'
 
 /** Longest Retry-After of a month budget: 31 days. */
@@ -301,15 +301,7 @@ describe('budget enforcement', () => {
   describe('a run that crosses a limit while running', () => {
     it('finishes its step, then ends failed with budget_exceeded before asking the model again; its usage is that step’s; the sync answer is 429', async () => {
       const user = await freshUser()
-      const tool = (
-        await t.as(user).tools.create({
-          name: 'Weather',
-          description: 'The forecast of a city',
-          method: 'GET',
-          url: `${weather.url}/weather?city={{city}}`,
-          input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-        } as never)
-      ).data
+      const tool = (await t.as(user).tools.create(weatherToolInput(weather) as never)).data
       const agent = await makeAgent(user, { tools: [{ tool_uuid: tool.uuid }] })
       await spend(user.token, agent.uuid, { prompt_tokens: 60, completion_tokens: 40 })
       // 100 spent: under the limit at launch; the first step's 100 tokens cross it.

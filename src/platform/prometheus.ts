@@ -37,9 +37,20 @@ function registered<M>(name: string, kind: Kind<M>): M | undefined {
   return found
 }
 
-/** The counter `config.name` of this process's registry, created on first use. */
-export function counter<L extends string = string>(config: Omit<CounterConfiguration<L>, 'registers'>): Counter<L> {
-  return registered<Counter<L>>(config.name, Counter) ?? new Counter<L>({ ...config, registers: [registry] })
+/**
+ * The counter `config.name` of this process's registry, created on first use. `zeroed` names a
+ * label and its values: each of those series exists at 0 from the start, so a rate over one is
+ * defined before its first event.
+ */
+export function counter<L extends string = string>(
+  config: Omit<CounterConfiguration<L>, 'registers'>,
+  zeroed?: { label: L; values: Iterable<string> },
+): Counter<L> {
+  const found = registered<Counter<L>>(config.name, Counter)
+  if (found) return found
+  const created = new Counter<L>({ ...config, registers: [registry] })
+  for (const value of zeroed?.values ?? []) created.inc({ [zeroed!.label]: value } as Partial<Record<L, string>>, 0)
+  return created
 }
 
 /** The histogram `config.name` of this process's registry (buckets as upper bounds in the metric's unit), created on first use. */

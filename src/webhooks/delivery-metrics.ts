@@ -12,13 +12,14 @@ import { counter } from '../platform/prometheus.ts'
 /** The status a delivery is left in by an attempt (`webhook_deliveries.status`). */
 export type AttemptOutcome = 'succeeded' | 'pending' | 'failed'
 
-const attempts = counter({
-  name: 'webhook_deliveries_total',
-  help: 'Outbound webhook delivery attempts, by the status they left their delivery in (succeeded, pending: retried later, failed)',
-  labelNames: ['outcome'] as const,
-})
-// Every outcome is a series from the start, so rates over it exist before the first of each.
-for (const outcome of ['succeeded', 'pending', 'failed'] satisfies AttemptOutcome[]) attempts.inc({ outcome }, 0)
+const attempts = counter(
+  {
+    name: 'webhook_deliveries_total',
+    help: 'Outbound webhook delivery attempts, by the status they left their delivery in (succeeded, pending: retried later, failed)',
+    labelNames: ['outcome'] as const,
+  },
+  { label: 'outcome', values: ['succeeded', 'pending', 'failed'] satisfies AttemptOutcome[] },
+)
 
 /** Counts one attempt that ended with `outcome`. */
 export function countDeliveryAttempt(outcome: AttemptOutcome): void {

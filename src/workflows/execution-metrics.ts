@@ -17,13 +17,14 @@ import { counter } from '../platform/prometheus.ts'
 /** The final statuses of an execution. */
 export type FinalStatus = 'succeeded' | 'failed' | 'canceled'
 
-const executions = counter({
-  name: 'workflow_executions_total',
-  help: 'Workflow executions that reached a final status, by status (succeeded, failed, canceled)',
-  labelNames: ['status'] as const,
-})
-// Every status is a series from the start, so rates over it exist before the first of each.
-for (const status of ['succeeded', 'failed', 'canceled'] satisfies FinalStatus[]) executions.inc({ status }, 0)
+const executions = counter(
+  {
+    name: 'workflow_executions_total',
+    help: 'Workflow executions that reached a final status, by status (succeeded, failed, canceled)',
+    labelNames: ['status'] as const,
+  },
+  { label: 'status', values: ['succeeded', 'failed', 'canceled'] satisfies FinalStatus[] },
+)
 
 /** Counts `count` executions that ended with `status`. */
 export function countExecutionEnds(status: FinalStatus, count = 1): void {

@@ -38,3 +38,15 @@ export async function startWeatherServer(): Promise<WeatherServer> {
   state.close = () => new Promise<void>((resolve) => server.close(() => resolve()))
   return state
 }
+
+/** The body of `POST tools` for the weather API at `weather`: `GET /weather?city={{city}}`, a required `city`. */
+export function weatherToolInput(weather: Pick<WeatherServer, 'url'>) {
+  return {
+    name: 'Weather',
+    description: 'The forecast of a city',
+    method: 'GET' as const,
+    url: `${weather.url}/weather?city={{city}}`,
+    input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  }
+}
+
