@@ -97,6 +97,12 @@ describe('traces exported over OTLP', () => {
     expect(JSON.stringify(span.attributes['http.route'])).not.toContain(agent.uuid)
     expect(span.resource).toMatchObject({ 'service.name': 'traced-service', 'deployment.environment.name': 'test' })
     expect(span.encoding).toBe('protobuf')
+
+    // tRPC over HTTP: the route is the adapter's, the procedures are named.
+    const trpcTrace = 'cccccccccccccccccccccccccccccccc'
+    expect(await rawGet(`${t.url}/trpc/user.me,system.ping?batch=1&input={}`, { authorization: `Bearer ${alice.token}`, traceparent: `00-${trpcTrace}-${parent}-01` })).toBe(200)
+    const [trpc] = await traceOf(trpcTrace, (s) => s.kind === SERVER)
+    expect(trpc.attributes).toMatchObject({ 'http.route': '/trpc/:path', 'rpc.system': 'trpc', 'rpc.method': 'user.me,system.ping' })
   })
 
   it('ignores a malformed traceparent (a trace of its own) and exports nothing for an unsampled one', async () => {

@@ -2,7 +2,7 @@
  * A server span per HTTP request (docs/operations.md, "Traces"), with the stable HTTP semantic
  * conventions: named `{method} {http.route}` once the route is known, `http.route` the template of
  * the operation (./route-template.ts, never the raw path), `http.response.status_code`, status
- * ERROR for a 5xx. An incoming `traceparent` is continued (an unsampled one exports nothing, a
+ * ERROR for a 5xx; a tRPC request adds `rpc.system` `trpc` and `rpc.method`, its procedures. An incoming `traceparent` is continued (an unsampled one exports nothing, a
  * malformed one is ignored and the request starts a trace of its own).
  *
  * The request's context is entered twice: at `onRequest`, and again at `preHandler`, because
@@ -24,6 +24,9 @@ import {
 import { contextOfCarrier, markSpanFailed, runInContext, SpanKind, tracer, tracingEnabled, type Context, type Span } from '../platform/tracing.ts'
 import { trace } from '@opentelemetry/api'
 import { routeTemplateOf } from './route-template.ts'
+
+/** Fastify's route of the tRPC endpoint (./trpc.plugin.ts: the adapter's `/:path` under `/trpc`). */
+const TRPC_ROUTE = '/trpc/:path'
 
 const spans = new WeakMap<FastifyRequest, { span: Span; context: Context }>()
 
@@ -79,6 +82,9 @@ function end(request: FastifyRequest, status: number | null): void {
     span.setAttribute(ATTR_HTTP_ROUTE, route)
     span.updateName(`${request.method} ${route}`)
   }
+  // A tRPC request names its procedures (a batch: several, comma-separated), a closed set.
+  const procedures = route === TRPC_ROUTE ? (request.params as { path?: string }).path : undefined
+  if (procedures) span.setAttributes({ 'rpc.system': 'trpc', 'rpc.method': procedures })
   if (status === null) markSpanFailed(span, 'client_aborted')
   else {
     span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status)
