@@ -33,7 +33,7 @@ import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import pg from 'pg'
 import { startChild } from './processes.ts'
-import { CHILD_ENV, envNumber, fmt, machineOf, runBench, signUp, startService, writeResults, type Bench } from './harness.ts'
+import { CHILD_ENV, envNumber, extraDatabase, fmt, machineOf, runBench, signUp, startService, writeResults } from './harness.ts'
 import { randomBytes } from 'node:crypto'
 
 const settings = {
@@ -62,16 +62,6 @@ function baselineRevision(): string {
   const added = git('log', '--diff-filter=A', '--format=%H', '--', 'src/platform/audit.ts').split('\n').filter(Boolean).at(-1)
   if (!added) throw new Error('src/platform/audit.ts is not committed yet: set BENCH_AUDIT_BASELINE to a revision without the audit log')
   return git('rev-parse', `${added}^`)
-}
-
-/** A second fresh database on the bench's server, dropped at the end. */
-async function extraDatabase(bench: Bench, suffix: string): Promise<string> {
-  const name = `${bench.database}_${suffix}`
-  await bench.admin.query(`create database "${name}"`)
-  bench.closers.push(() => bench.admin.query(`drop database if exists "${name}" with (force)`))
-  const url = new URL(bench.databaseUrl)
-  url.pathname = `/${name}`
-  return url.href
 }
 
 /** An agent of a new user of `serviceUrl`, and a PUT of it that changes its description each call. */

@@ -118,6 +118,16 @@ export async function runBench(prefix: string, main: (bench: Bench) => Promise<v
   }
 }
 
+/** A second fresh database `<run's database>_<suffix>` on the bench's server, dropped at the end: its URL. */
+export async function extraDatabase(bench: Bench, suffix: string): Promise<string> {
+  const name = `${bench.database}_${suffix}`
+  await bench.admin.query(`create database "${name}"`)
+  bench.closers.push(() => bench.admin.query(`drop database if exists "${name}" with (force)`))
+  const url = new URL(bench.databaseUrl)
+  url.pathname = `/${name}`
+  return url.href
+}
+
 /** Environment of every server child: production mode, request logging off. */
 export const CHILD_ENV = { NODE_ENV: 'production', LOG_LEVEL: 'warn' }
 

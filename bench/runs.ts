@@ -190,7 +190,7 @@ async function stopService(bench: Bench, service: Child): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Requests
 
-interface Api {
+export interface Api {
   url: string
   token: string
   agentUuid: string
@@ -208,7 +208,7 @@ const upstreamBody = (input: string) =>
   })
 
 /** (a) One streaming chat completion: ms to the first body chunk and to the end. */
-async function upstreamOnce(upstreamUrl: string): Promise<{ first: number; full: number }> {
+export async function upstreamOnce(upstreamUrl: string): Promise<{ first: number; full: number }> {
   const start = now()
   const response = await fetch(`${upstreamUrl}/chat/completions`, {
     method: 'POST',
@@ -226,6 +226,21 @@ async function upstreamOnce(upstreamUrl: string): Promise<{ first: number; full:
   const full = now() - start
   if (!tail.includes('[DONE]')) throw new Error('upstream: the stream did not end with [DONE]')
   return { first: first ?? full, full }
+}
+
+/** A new user of the service at `serviceUrl` and its agent, whose instruction is the system prompt of (a)'s request. */
+export async function runnerApi(serviceUrl: string): Promise<Api> {
+  const email = `bench-runs-${randomBytes(4).toString('hex')}@example.com`
+  const { token } = await signUp(serviceUrl, 'Bench Runner', email)
+  const created = await expectOk(
+    await fetch(`${serviceUrl}/api/v1/agents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Bench runner', instruction: SYSTEM }),
+    }),
+    'POST /api/v1/agents',
+  )
+  return { url: serviceUrl, token, agentUuid: (JSON.parse(created.toString('utf8')) as { data: { uuid: string } }).data.uuid }
 }
 
 const runBody = (input: string, background: boolean) => JSON.stringify(background ? { input, background: true } : { input })
@@ -272,7 +287,7 @@ interface Answered {
   firstEventMs: number
 }
 
-async function runOnce(api: Api, input = INPUT): Promise<Answered> {
+export async function runOnce(api: Api, input = INPUT): Promise<Answered> {
   const start = now()
   const response = await fetch(`${api.url}/api/v1/agents/${api.agentUuid}/run`, {
     method: 'POST',
@@ -401,7 +416,7 @@ function countErrors(outcomes: unknown[]): ErrorCounts {
 }
 
 /** `times` sequential calls of `once`. */
-async function sequential<T>(times: number, once: (index: number) => Promise<T>): Promise<T[]> {
+export async function sequential<T>(times: number, once: (index: number) => Promise<T>): Promise<T[]> {
   const results: T[] = []
   for (let index = 0; index < times; index++) results.push(await once(index))
   return results
@@ -706,17 +721,7 @@ async function measureMode(bench: Bench, mode: Mode, upstream: Child): Promise<M
   const upstreamPid = upstream.process.pid!
   let inspector: Inspector | null = null
   try {
-    const email = `bench-runs-${randomBytes(4).toString('hex')}@example.com`
-    const { token } = await signUp(service.url, 'Bench Runner', email)
-    const created = await expectOk(
-      await fetch(`${service.url}/api/v1/agents`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ name: 'Bench runner', instruction: SYSTEM }),
-      }),
-      'POST /api/v1/agents',
-    )
-    const api: Api = { url: service.url, token, agentUuid: (JSON.parse(created.toString('utf8')) as { data: { uuid: string } }).data.uuid }
+    const api = await runnerApi(service.url)
 
     const n = settings.sequential
     process.stdout.write(`warm-up (${settings.warmup} of each) ... `)
@@ -1067,4 +1072,5 @@ async function main(bench: Bench) {
   writeResults(['runs-latest'], json, md + '\n')
 }
 
-await runBench('aw_bench_runs', main)
+// Only when run as the script: bench/tracing.ts imports the requests above.
+if (process.argv[1] && path.resolve(process.argv[1]) === import.meta.filename) await runBench('aw_bench_runs', main)
