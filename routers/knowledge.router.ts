@@ -1,10 +1,10 @@
 /**
  * Agent knowledge (specification: "Train an Agent"; docs/api/knowledge.md): train, list,
- * retrieve, delete and retry documents, and search what a run would be given.
+ * retrieve, delete and retry documents, read a document's chunks, and search what a run would be given.
  */
 import { z } from 'zod'
 import { knowledge } from '../src/knowledge/index.ts'
-import { KnowledgeDocument, KnowledgeDocumentEnvelope, KnowledgeDocumentsEnvelope, KnowledgeListInput, KnowledgePathInput, KnowledgeSearchEnvelope, KnowledgeSearchInput, TrainAgentInput } from '../src/knowledge/index.ts'
+import { KnowledgeChunk, KnowledgeChunksInput, KnowledgeDocument, KnowledgeDocumentEnvelope, KnowledgeDocumentsEnvelope, KnowledgeListInput, KnowledgePathInput, KnowledgeSearchEnvelope, KnowledgeSearchInput, TrainAgentInput } from '../src/knowledge/index.ts'
 import { paginated } from '../src/access/wire.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
@@ -42,6 +42,14 @@ export const knowledgeRouter = router({
     .input(KnowledgePathInput)
     .output(KnowledgeDocumentEnvelope)
     .query(({ ctx, input }) => knowledge.retrieveDocument(ctx, input.document_uuid)),
+
+  chunks: workspaceProcedure
+    .meta({
+      openapi: { method: 'GET', path: `${documentPath}/chunks`, tags, summary: "A knowledge document's chunks, in document order, paginated", protect: true },
+    })
+    .input(KnowledgeChunksInput)
+    .output(paginated(KnowledgeChunk))
+    .query(({ ctx, input }) => knowledge.listChunks(ctx, input)),
 
   delete: workspaceProcedure
     .meta({ openapi: { method: 'DELETE', path: documentPath, tags, summary: 'Delete a knowledge document and its chunks (write permission)', protect: true }, successStatus: 204 })

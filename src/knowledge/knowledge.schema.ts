@@ -132,6 +132,16 @@ export type TKnowledgeListInput = z.infer<typeof KnowledgeListInput>
 /** Path of retrieve, delete and retry. */
 export const KnowledgePathInput = z.strictObject({ document_uuid: z.uuid(), workspace_uuid: z.uuid().optional() })
 
+/** `GET /api/v1/knowledge/{document_uuid}/chunks`: a page of the document's chunks, in document order. */
+export const KnowledgeChunksInput = z.strictObject({ document_uuid: z.uuid(), workspace_uuid: z.uuid().optional(), ...pageQuery })
+export type TKnowledgeChunksInput = z.infer<typeof KnowledgeChunksInput>
+
+/** One chunk of a document: the text a run may be given, at its `position` (from 0) in the document. */
+export const KnowledgeChunk = z
+  .object({ uuid: z.uuid(), position: z.number().int(), text: z.string(), tokens_count: z.number().int() })
+  .meta({ id: 'KnowledgeChunk' })
+export type TKnowledgeChunk = z.infer<typeof KnowledgeChunk>
+
 /** `POST /api/v1/agents/{agent_uuid}/knowledge/search`. */
 export const KnowledgeSearchInput = z.strictObject({
   agent_uuid: z.uuid(),

@@ -26,6 +26,8 @@ import {
   toKnowledgeDocument,
   type KnowledgeDocumentRow,
   type TCitation,
+  type TKnowledgeChunk,
+  type TKnowledgeChunksInput,
   type TKnowledgeDocument,
   type TKnowledgeHit,
   type TKnowledgeListInput,
@@ -33,7 +35,7 @@ import {
   type TKnowledgeSource,
   type TTrainAgentInput,
 } from './knowledge.schema.ts'
-import { jsonRecordOf, storableText } from '../access/wire.ts'
+import { jsonRecordOf, page, storableText } from '../access/wire.ts'
 import { resolveAgentModel } from '../models/index.ts'
 import { Conditions, searchSql } from '../access/list-filters.ts'
 import { listPage, type ListSource } from '../access/list-page.ts'
@@ -330,6 +332,32 @@ export async function retrieveDocument(ctx: ResourceCtx, uuid: string): Promise<
   const [data] = await readDocuments(ctx.em, [doc.id])
   if (!data) throw new NotFoundError('Knowledge document')
   return { data }
+}
+
+/**
+ * `GET /api/v1/knowledge/{document_uuid}/chunks` (docs/api/knowledge.md, "Chunks"): the
+ * paginator of the document's chunks `{uuid, position, text, tokens_count}`, in document order
+ * (`position` from 0). Needs `read` on the agent, as retrieving the document does; a read-only
+ * token may read them. A sync swaps a document's chunks in one transaction, so a page is all old
+ * or all new chunks.
+ * @throws NotFoundError (no such document, or its agent is not visible).
+ */
+export async function listChunks(ctx: ResourceCtx, input: TKnowledgeChunksInput) {
+  const doc = await requireDocument(ctx, input.document_uuid, 'read')
+  const [rows, [count]] = await Promise.all([
+    ctx.em.execute<{ uuid: string; position: number; text: string; tokens: number }[]>(
+      `select uuid, position, text, tokens from knowledge_chunks where document_id = ? order by position, id limit ? offset ?`,
+      [doc.id, input.per_page, (input.page - 1) * input.per_page],
+    ),
+    ctx.em.execute<{ total: number }[]>(`select count(*)::int as total from knowledge_chunks where document_id = ?`, [doc.id]),
+  ])
+  const items: TKnowledgeChunk[] = rows.map((row) => ({ uuid: row.uuid, position: Number(row.position), text: row.text, tokens_count: Number(row.tokens) }))
+  return page(items, {
+    total: Number(count?.total ?? 0),
+    page: input.page,
+    perPage: input.per_page,
+    path: `${ctx.config.appUrl}/api/v1/knowledge/${input.document_uuid}/chunks`,
+  })
 }
 
 /** `DELETE /api/v1/knowledge/{document_uuid}`: the document and its chunks, at once (an ingestion under way writes nothing). @throws NotFoundError, ForbiddenError. */
