@@ -1,10 +1,11 @@
 /**
  * Agent knowledge (specification: "Train an Agent"; docs/api/knowledge.md): train, list,
- * retrieve, delete and retry documents, read a document's chunks, and search what a run would be given.
+ * retrieve, update (a URL's refresh), delete and retry documents, read a document's chunks, and search
+ * what a run would be given.
  */
 import { z } from 'zod'
 import { knowledge } from '../src/knowledge/index.ts'
-import { KnowledgeChunk, KnowledgeChunksInput, KnowledgeDocument, KnowledgeDocumentEnvelope, KnowledgeDocumentsEnvelope, KnowledgeListInput, KnowledgePathInput, KnowledgeSearchEnvelope, KnowledgeSearchInput, TrainAgentInput } from '../src/knowledge/index.ts'
+import { KnowledgeChunk, KnowledgeChunksInput, KnowledgeUpdateInput, KnowledgeDocument, KnowledgeDocumentEnvelope, KnowledgeDocumentsEnvelope, KnowledgeListInput, KnowledgePathInput, KnowledgeSearchEnvelope, KnowledgeSearchInput, TrainAgentInput } from '../src/knowledge/index.ts'
 import { paginated } from '../src/access/wire.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
@@ -50,6 +51,12 @@ export const knowledgeRouter = router({
     .input(KnowledgeChunksInput)
     .output(paginated(KnowledgeChunk))
     .query(({ ctx, input }) => knowledge.listChunks(ctx, input)),
+
+  update: workspaceProcedure
+    .meta({ openapi: { method: 'PUT', path: documentPath, tags, summary: "Change how often a URL document is synced with its page (write permission)", protect: true } })
+    .input(KnowledgeUpdateInput)
+    .output(KnowledgeDocumentEnvelope)
+    .mutation(({ ctx, input }) => knowledge.updateDocument(ctx, input)),
 
   delete: workspaceProcedure
     .meta({ openapi: { method: 'DELETE', path: documentPath, tags, summary: 'Delete a knowledge document and its chunks (write permission)', protect: true }, successStatus: 204 })
