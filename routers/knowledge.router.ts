@@ -1,6 +1,6 @@
 /**
  * Agent knowledge (specification: "Train an Agent"; docs/api/knowledge.md): train, list,
- * retrieve, update (a URL's refresh), delete and retry documents, read a document's chunks, and search
+ * retrieve, update (a URL's refresh), sync, delete and retry documents, read a document's chunks, and search
  * what a run would be given.
  */
 import { z } from 'zod'
@@ -57,6 +57,15 @@ export const knowledgeRouter = router({
     .input(KnowledgeUpdateInput)
     .output(KnowledgeDocumentEnvelope)
     .mutation(({ ctx, input }) => knowledge.updateDocument(ctx, input)),
+
+  sync: workspaceProcedure
+    .meta({
+      openapi: { method: 'POST', path: `${documentPath}/sync`, tags, summary: 'Sync a URL document with its page now (write permission)', protect: true },
+      successStatus: 202,
+    })
+    .input(KnowledgePathInput)
+    .output(KnowledgeDocumentEnvelope)
+    .mutation(({ ctx, input }) => knowledge.syncDocument(ctx, input.document_uuid)),
 
   delete: workspaceProcedure
     .meta({ openapi: { method: 'DELETE', path: documentPath, tags, summary: 'Delete a knowledge document and its chunks (write permission)', protect: true }, successStatus: 204 })

@@ -1,7 +1,10 @@
 /**
  * Knowledge documents kept in sync with their sources (docs/api/knowledge.md, "Chunks" and
- * "Keeping URL documents in sync"): reading a document's chunks, and every operation's 401,
- * another tenant's 404 and read-only answers. Without a provider key, retrieval is full-text.
+ * "Keeping URL documents in sync"): reading a document's chunks; a URL's `refresh`; syncs against
+ * a local site that serves ETag and Last-Modified and records each request's validators (304,
+ * unchanged, changed, failing), the 409s, a due sync fired once through the scheduler; and every
+ * operation's 401, another tenant's 404 and read-only answers. Without a provider key, retrieval
+ * is full-text.
  */
 import { createServer, type Server } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -147,7 +150,7 @@ describe('knowledge sync', () => {
   })
 
   describe('refresh (train with {type: "url", refresh}, PUT /api/v1/knowledge/{document_uuid})', () => {
-    it('stores refresh and next_sync_at at training; text is never synced', async () => {
+    it('stores refresh and next_sync_at at training; a URL read once has last_synced_at and its validators; text is never synced', async () => {
       const agent = await makeAgent(t, alice)
       const path = servePage({ body: 'The ferry leaves the harbour at nine.', etag: '"v1"' })
       const before = Date.now()
@@ -159,6 +162,9 @@ describe('knowledge sync', () => {
       expect(page).toMatchObject({ status: 'ready', refresh: 'daily', sync_error: null })
       expect(Date.parse(page.next_sync_at) - before).toBeGreaterThan(86_400_000 - 60_000)
       expect(Date.parse(page.next_sync_at) - Date.now()).toBeLessThanOrEqual(86_400_000)
+      expect(Date.parse(page.last_synced_at)).toBeGreaterThanOrEqual(before - 1000)
+      const [stored] = await t.sql('select etag, last_modified from knowledge_documents where uuid = ?', [page.uuid])
+      expect(stored).toEqual({ etag: '"v1"', last_modified: null })
       expect(text).toMatchObject({ refresh: 'never', next_sync_at: null, last_synced_at: null, sync_error: null })
       const [plain] = await trained(alice, agent.uuid, [{ type: 'url', url: `${siteUrl}${servePage({ body: 'No refresh asked.' })}` }])
       expect(plain).toMatchObject({ refresh: 'never', next_sync_at: null })
@@ -189,6 +195,147 @@ describe('knowledge sync', () => {
       expectInvalid(await train(alice, agent.uuid, [{ type: 'text', name: 'x', text: 'x', refresh: 'daily' }]), 'sources.0')
       const [{ count }] = await t.sql(`select count(*)::int as count from audit_events where action = 'knowledge_document.update' and resource_uuid = ?`, [page.uuid])
       expect(count).toBe(3)
+    })
+  })
+
+  describe('sync (POST /api/v1/knowledge/{document_uuid}/sync)', () => {
+    /** Trains `path` on a new agent of alice's and answers the agent and the ready document. */
+    const trainPage = async (path: string, refresh?: string) => {
+      const agent = await makeAgent(t, alice)
+      const [doc] = await trained(alice, agent.uuid, [{ type: 'url', url: `${siteUrl}${path}`, ...(refresh ? { refresh } : {}) }])
+      expect(doc.status, JSON.stringify(doc)).toBe('ready')
+      return { agent, doc }
+    }
+    const sync = (user: { token: string }, uuid: string) => t.http('POST', `/api/v1/knowledge/${uuid}/sync`, { token: user.token })
+    /** The document once its sync (claimed in the database) is over. */
+    const synced = async (uuid: string) => {
+      await until(
+        () => t.sql('select sync_started_at from knowledge_documents where uuid = ?', [uuid]),
+        (rows) => rows[0]?.sync_started_at === null,
+        20_000,
+      )
+      return (await t.http('GET', `/api/v1/knowledge/${uuid}`, { token: alice.token })).body.data
+    }
+    const chunkTexts = async (uuid: string) =>
+      (await t.http('GET', `/api/v1/knowledge/${uuid}/chunks?per_page=100`, { token: alice.token })).body.data as { uuid: string; text: string }[]
+    const search = async (agentUuid: string, query: string) =>
+      (await t.http('POST', `/api/v1/agents/${agentUuid}/knowledge/search`, { token: alice.token, body: { query } })).body.data as { document_uuid: string; text: string }[]
+
+    it('asks conditionally with the stored ETag and Last-Modified; a 304 changes only last_synced_at', async () => {
+      const path = servePage({ body: 'The lighthouse lamp turns every twelve seconds.', etag: '"lamp-1"', lastModified: 'Wed, 01 Jan 2025 10:00:00 GMT' })
+      const { doc } = await trainPage(path)
+      const chunks = await chunkTexts(doc.uuid)
+      const res = await sync(alice, doc.uuid)
+      expect(res.status, JSON.stringify(res.body)).toBe(202)
+      expect(Object.keys(res.body.data).sort()).toEqual(DOCUMENT_KEYS)
+      expect(res.body.data.uuid).toBe(doc.uuid)
+      const after = await synced(doc.uuid)
+      const page = pages.get(path)!
+      expect(page.requests).toHaveLength(2)
+      expect(page.requests[1]).toEqual({ ifNoneMatch: '"lamp-1"', ifModifiedSince: 'Wed, 01 Jan 2025 10:00:00 GMT', answered: 304 })
+      expect(Date.parse(after.last_synced_at)).toBeGreaterThan(Date.parse(doc.last_synced_at))
+      expect(after).toMatchObject({ status: 'ready', sync_error: null, content_hash: doc.content_hash, updated_at: doc.updated_at, chunks_count: doc.chunks_count })
+      expect(await chunkTexts(doc.uuid)).toEqual(chunks)
+    })
+
+    it('an unchanged page without validators keeps its chunks; a changed page replaces them (same document, search finds the new text only)', async () => {
+      const path = servePage({ body: 'The orchard grows Quillberry apples on the north slope.' })
+      const { agent, doc } = await trainPage(path)
+      const before = await chunkTexts(doc.uuid)
+      expect((await sync(alice, doc.uuid)).status).toBe(202)
+      const unchanged = await synced(doc.uuid)
+      expect(pages.get(path)!.requests[1]).toEqual({ answered: 200 })
+      expect(Date.parse(unchanged.last_synced_at)).toBeGreaterThan(Date.parse(doc.last_synced_at))
+      expect(await chunkTexts(doc.uuid)).toEqual(before)
+
+      pages.get(path)!.body = 'The orchard now grows Zephyrine pears on the south slope.'
+      pages.get(path)!.etag = '"pears"'
+      expect((await sync(alice, doc.uuid)).status).toBe(202)
+      const changed = await synced(doc.uuid)
+      expect(changed).toMatchObject({ uuid: doc.uuid, status: 'ready', sync_error: null })
+      expect(changed.content_hash).not.toBe(doc.content_hash)
+      const after = await chunkTexts(doc.uuid)
+      expect(after.map((chunk) => chunk.text).join(' ')).toContain('Zephyrine pears')
+      expect(after.map((chunk) => chunk.uuid)).not.toContain(before[0].uuid)
+      const hits = await search(agent.uuid, 'Zephyrine pears')
+      expect(hits[0]).toMatchObject({ document_uuid: doc.uuid })
+      expect(hits[0].text).toContain('Zephyrine')
+      expect(await search(agent.uuid, 'Quillberry')).toEqual([])
+      const [stored] = await t.sql('select etag from knowledge_documents where uuid = ?', [doc.uuid])
+      expect(stored.etag).toBe('"pears"')
+      const [{ count }] = await t.sql('select count(*)::int as count from knowledge_chunks c join knowledge_documents d on d.id = c.document_id where d.uuid = ?', [doc.uuid])
+      expect(count).toBe(changed.chunks_count)
+    })
+
+    it('a failing page keeps the old chunks and last_synced_at, sets sync_error, and stays ready; the next good sync clears it', async () => {
+      const path = servePage({ body: 'The glacier moves forty metres a year.' })
+      const { agent, doc } = await trainPage(path)
+      pages.get(path)!.status = 500
+      expect((await sync(alice, doc.uuid)).status).toBe(202)
+      const failed = await synced(doc.uuid)
+      expect(failed).toMatchObject({ status: 'ready', sync_error: { code: 'http_error', message: 'The URL answered 500' }, last_synced_at: doc.last_synced_at, content_hash: doc.content_hash })
+      expect((await search(agent.uuid, 'glacier'))[0]).toMatchObject({ document_uuid: doc.uuid })
+      pages.get(path)!.status = 200
+      expect((await sync(alice, doc.uuid)).status).toBe(202)
+      const mended = await synced(doc.uuid)
+      expect(mended.sync_error).toBeNull()
+      expect(Date.parse(mended.last_synced_at)).toBeGreaterThan(Date.parse(doc.last_synced_at))
+    })
+
+    it('409 for a text document and while a sync is running', async () => {
+      const agent = await makeAgent(t, alice)
+      const [text] = await trained(alice, agent.uuid, [{ type: 'text', name: 'Plain', text: 'The canal freezes in January.' }])
+      expectErrorBody(await sync(alice, text.uuid), 409, 'CONFLICT')
+      const path = servePage({ body: 'The clock tower chimes at noon.' })
+      const { doc } = await trainPage(path)
+      pages.get(path)!.hold = true
+      expect((await sync(alice, doc.uuid)).status).toBe(202)
+      await until(async () => pages.get(path)!.held.length, (held) => held > 0, 10_000)
+      expectErrorBody(await sync(alice, doc.uuid), 409, 'CONFLICT')
+      pages.get(path)!.hold = false
+      for (const release of pages.get(path)!.held.splice(0)) release()
+      expect((await synced(doc.uuid)).sync_error).toBeNull()
+      expect((await sync(alice, doc.uuid)).status).toBe(202)
+      await synced(doc.uuid)
+    })
+
+    it('a due sync is claimed once through the scheduler, even by looks at once, and moves next_sync_at one interval on', async () => {
+      const path = servePage({ body: 'The night train departs at 23:40.', etag: '"night"' })
+      const { doc } = await trainPage(path, 'hourly')
+      await t.sql(`update knowledge_documents set next_sync_at = now() - interval '1 second' where uuid = ?`, [doc.uuid])
+      // Two looks at once, besides the scheduler's own: the due time is claimed by one of them.
+      const fired = await Promise.all([t.runtime.scheduler.fireDue(), t.runtime.scheduler.fireDue()])
+      expect(fired[0] + fired[1]).toBeLessThanOrEqual(1)
+      await until(async () => pages.get(path)!.requests.length, (count) => count >= 2, 10_000)
+      const after = await synced(doc.uuid)
+      // Longer than the scheduler's longest wait between looks (src/platform/scheduler.ts, LOOK_MS).
+      await new Promise((resolve) => setTimeout(resolve, 2_500))
+      expect(pages.get(path)!.requests).toEqual([{ answered: 200 }, { ifNoneMatch: '"night"', answered: 304 }])
+      expect(Date.parse(after.last_synced_at)).toBeGreaterThan(Date.parse(doc.last_synced_at))
+      expect(Date.parse(after.next_sync_at) - Date.now()).toBeGreaterThan(3_600_000 - 60_000)
+      expect(after.sync_error).toBeNull()
+    })
+
+    it('401 without a token; 404 for another tenant; 403 for a read-only token and a read share (PUT and sync)', async () => {
+      const path = servePage({ body: 'The secret garden gate is painted green.' })
+      const { agent, doc } = await trainPage(path)
+      const put = (token: string | undefined) => t.http('PUT', `/api/v1/knowledge/${doc.uuid}`, { token, body: { refresh: 'daily' } })
+      expectErrorBody(await put(undefined), 401, 'UNAUTHORIZED')
+      expectErrorBody(await t.http('POST', `/api/v1/knowledge/${doc.uuid}/sync`), 401, 'UNAUTHORIZED')
+      const hidden = hiddenCheck('Knowledge document')
+      hidden(await put(bob.token), { uuid: doc.uuid, name: doc.name })
+      hidden(await sync(bob, doc.uuid), { uuid: doc.uuid, name: doc.name })
+      const readOnly = await readOnlyToken(t, alice)
+      expectErrorBody(await put(readOnly.token), 403, 'FORBIDDEN')
+      expectErrorBody(await sync(readOnly, doc.uuid), 403, 'FORBIDDEN')
+      const shared = await t.http('POST', `/api/v1/agents/${agent.uuid}/share`, { token: alice.token, body: { entity_type: 'user', entity_id: bob.id, permission: 'read' } })
+      expect(shared.status, JSON.stringify(shared.body)).toBe(200)
+      expectErrorBody(await put(bob.token), 403, 'FORBIDDEN')
+      expectErrorBody(await sync(bob, doc.uuid), 403, 'FORBIDDEN')
+      expect((await t.http('GET', `/api/v1/knowledge/${doc.uuid}/chunks`, { token: bob.token })).status).toBe(200)
+      expect(pages.get(path)!.requests).toHaveLength(1)
+      const [row] = await t.sql('select refresh from knowledge_documents where uuid = ?', [doc.uuid])
+      expect(row.refresh).toBe('never')
     })
   })
 })

@@ -408,6 +408,24 @@ export async function updateDocument(ctx: ResourceCtx, input: TKnowledgeUpdateIn
   return { data }
 }
 
+/**
+ * `POST /api/v1/knowledge/{document_uuid}/sync` (docs/api/knowledge.md, "Keeping URL documents
+ * in sync"): queues a sync of a `ready` URL document now (src/knowledge/sync.ts). Answers the
+ * document as it is (a sync changes it once done; its `next_sync_at` is left as it was).
+ * @throws NotFoundError, ForbiddenError (a `read` share, a read-only token); ConflictError for a
+ *   text or file document, one not `ready`, or one whose sync is running.
+ */
+export async function syncDocument(ctx: ResourceCtx, uuid: string): Promise<{ data: TKnowledgeDocument }> {
+  const doc = await requireDocument(ctx, uuid, 'write')
+  const [row] = await ctx.em.execute<{ sourceType: string }[]>(`select source_type as "sourceType" from knowledge_documents where id = ?`, [doc.id])
+  if (row?.sourceType !== 'url') throw new ConflictError(`Only a URL document can be synced; this one is a ${row?.sourceType ?? 'missing'} document`)
+  if (doc.status !== 'ready') throw new ConflictError(`Only a ready document can be synced; this one is ${doc.status}`)
+  if (!(await ctx.deps.knowledge.startSync(doc.id))) throw new ConflictError('A sync of this document is running')
+  const [data] = await readDocuments(ctx.em, [doc.id])
+  if (!data) throw new NotFoundError('Knowledge document')
+  return { data }
+}
+
 /** `DELETE /api/v1/knowledge/{document_uuid}`: the document and its chunks, at once (an ingestion under way writes nothing). @throws NotFoundError, ForbiddenError. */
 export async function removeDocument(ctx: ResourceCtx, uuid: string): Promise<void> {
   const doc = await requireDocument(ctx, uuid, 'write')
