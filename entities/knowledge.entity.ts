@@ -11,6 +11,16 @@ export type KnowledgeSourceType = (typeof KNOWLEDGE_SOURCE_TYPES)[number]
 export const KNOWLEDGE_STATUSES = ['queued', 'processing', 'ready', 'failed'] as const
 export type KnowledgeStatus = (typeof KNOWLEDGE_STATUSES)[number]
 
+/** How often a URL document is synced with its page (docs/api/knowledge.md, "Keeping URL documents in sync"). */
+export const KNOWLEDGE_REFRESHES = ['never', 'hourly', 'daily', 'weekly'] as const
+export type KnowledgeRefresh = (typeof KNOWLEDGE_REFRESHES)[number]
+
+/** Why a document's last sync failed: a stable `code` and words a user can act on. */
+export interface KnowledgeSyncError {
+  code: string
+  message: string
+}
+
 /**
  * One trained document of an agent (`knowledge_documents`, docs/api/knowledge.md). Hard-deleted,
  * with its chunks, when it is deleted or its agent is. `user_id` is who trained it: ingestion
@@ -43,6 +53,16 @@ export const KnowledgeDocument = defineEntity({
     tokensCount: p.integer().default(0).fieldName('tokens_count'),
     /** Claims of the document by an ingestion job; fences a stale worker's writes. */
     attempts: p.integer().default(0),
+    /** A URL document's sync interval; `next_sync_at` is its next due time (null for `never`). */
+    refresh: p.enum(KNOWLEDGE_REFRESHES).default('never'),
+    lastSyncedAt: p.datetime().nullable().fieldName('last_synced_at'),
+    nextSyncAt: p.datetime().nullable().fieldName('next_sync_at'),
+    syncError: p.json<KnowledgeSyncError>().nullable().fieldName('sync_error'),
+    /** Set while a sync job holds the document: one sync at a time, across processes. */
+    syncStartedAt: p.datetime().nullable().fieldName('sync_started_at'),
+    /** The page's validators, sent back in conditional requests (`If-None-Match`, `If-Modified-Since`). */
+    etag: p.text().nullable(),
+    lastModified: p.text().nullable().fieldName('last_modified'),
     ...timestamps(),
   },
 })

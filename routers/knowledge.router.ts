@@ -1,10 +1,11 @@
 /**
  * Agent knowledge (specification: "Train an Agent"; docs/api/knowledge.md): train, list,
- * retrieve, delete and retry documents, and search what a run would be given.
+ * retrieve, update (a URL's refresh), sync, delete and retry documents, read a document's chunks, and search
+ * what a run would be given.
  */
 import { z } from 'zod'
 import { knowledge } from '../src/knowledge/index.ts'
-import { KnowledgeDocument, KnowledgeDocumentEnvelope, KnowledgeDocumentsEnvelope, KnowledgeListInput, KnowledgePathInput, KnowledgeSearchEnvelope, KnowledgeSearchInput, TrainAgentInput } from '../src/knowledge/index.ts'
+import { KnowledgeChunk, KnowledgeChunksInput, KnowledgeUpdateInput, KnowledgeDocument, KnowledgeDocumentEnvelope, KnowledgeDocumentsEnvelope, KnowledgeListInput, KnowledgePathInput, KnowledgeSearchEnvelope, KnowledgeSearchInput, TrainAgentInput } from '../src/knowledge/index.ts'
 import { paginated } from '../src/access/wire.ts'
 import { router, workspaceProcedure } from '../src/trpc/init.ts'
 
@@ -42,6 +43,29 @@ export const knowledgeRouter = router({
     .input(KnowledgePathInput)
     .output(KnowledgeDocumentEnvelope)
     .query(({ ctx, input }) => knowledge.retrieveDocument(ctx, input.document_uuid)),
+
+  chunks: workspaceProcedure
+    .meta({
+      openapi: { method: 'GET', path: `${documentPath}/chunks`, tags, summary: "A knowledge document's chunks, in document order, paginated", protect: true },
+    })
+    .input(KnowledgeChunksInput)
+    .output(paginated(KnowledgeChunk))
+    .query(({ ctx, input }) => knowledge.listChunks(ctx, input)),
+
+  update: workspaceProcedure
+    .meta({ openapi: { method: 'PUT', path: documentPath, tags, summary: "Change how often a URL document is synced with its page (write permission)", protect: true } })
+    .input(KnowledgeUpdateInput)
+    .output(KnowledgeDocumentEnvelope)
+    .mutation(({ ctx, input }) => knowledge.updateDocument(ctx, input)),
+
+  sync: workspaceProcedure
+    .meta({
+      openapi: { method: 'POST', path: `${documentPath}/sync`, tags, summary: 'Sync a URL document with its page now (write permission)', protect: true },
+      successStatus: 202,
+    })
+    .input(KnowledgePathInput)
+    .output(KnowledgeDocumentEnvelope)
+    .mutation(({ ctx, input }) => knowledge.syncDocument(ctx, input.document_uuid)),
 
   delete: workspaceProcedure
     .meta({ openapi: { method: 'DELETE', path: documentPath, tags, summary: 'Delete a knowledge document and its chunks (write permission)', protect: true }, successStatus: 204 })

@@ -150,7 +150,7 @@ export async function createRuntime(
   const runs = await RunManager.create({ orm, config, log, readCache, jobs, redis })
   const scheduler = new DueScheduler(log)
   // Before the workflow engine, whose start-up recovery may start the queue: jobs register first.
-  const knowledge = await KnowledgeEngine.create({ orm, config, log, jobs })
+  const knowledge = await KnowledgeEngine.create({ orm, config, log, jobs, scheduler })
   const commandRoom = CommandRoomEngine.create({ orm, config, log, jobs, scheduler })
   const webhooks = WebhookEngine.create({ orm, config, log, jobs, scheduler })
   const workflows = await WorkflowEngine.create({ orm, config, log, readCache, jobs, scheduler })

@@ -16,8 +16,8 @@ import { until } from './helpers/processes.ts'
 import { readSse } from './helpers/sse.ts'
 
 const DOCUMENT_KEYS = [
-  'agent_uuid', 'chunks_count', 'content_hash', 'created_at', 'error', 'media_key', 'mime_type', 'name', 'size_bytes', 'source_type',
-  'status', 'tokens_count', 'updated_at', 'url', 'uuid',
+  'agent_uuid', 'chunks_count', 'content_hash', 'created_at', 'error', 'last_synced_at', 'media_key', 'mime_type', 'name', 'next_sync_at',
+  'refresh', 'size_bytes', 'source_type', 'status', 'sync_error', 'tokens_count', 'updated_at', 'url', 'uuid',
 ]
 
 const FACT = 'The Zorblax reactor on deck seven is cooled with liquid argon at minus 186 degrees.'

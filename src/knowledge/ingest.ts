@@ -13,22 +13,26 @@
  * recovery sweep sends back any document left `queued` or `processing` without progress; after
  * {@link MAX_ATTEMPTS} claims the document fails. A document (or its agent) deleted meanwhile is
  * never written: the final transaction locks the row and finds it gone.
+ *
+ * A URL's answer leaves its validators (`etag`, `last_modified`) and `last_synced_at` on the
+ * document; later reads of the page are syncs (./sync.ts), which the engine registers too.
  */
 import { createHash } from 'node:crypto'
 import { recordCallUsage } from '../usage/index.ts'
-import { embedMany } from 'ai'
-import { uuidv7 } from 'uuidv7'
 import type { Logger } from '../platform/logger.ts'
 import type { Config } from '../platform/config.ts'
 import type { Em, Orm } from '../platform/db.ts'
 import { databaseUnavailable } from '../platform/errors.ts'
 import type { JobInfo, JobQueue } from '../platform/queue.ts'
+import type { DueScheduler } from '../platform/scheduler.ts'
 import { createStorage, type MediaStorage } from '../platform/storage.ts'
 import { resolveModel, type KnowledgeEmbedding } from '../models/index.ts'
 import { sendToolRequest, ToolHttpError } from '../catalog/index.ts'
 import { isTrainable } from './extract.ts'
 import { ExtractFailure, ExtractPool } from './extract-pool.ts'
 import { prepareVectorStore, type RetrievalMode } from './vector-store.ts'
+import { embedAll, insertChunks } from './chunk-store.ts'
+import { KnowledgeSync, validatorsOf, type SyncTarget } from './sync.ts'
 
 /** The job's name in the queue. */
 export const INGEST_JOB = 'knowledge.ingest'
@@ -43,8 +47,6 @@ const HEARTBEAT_MS = 5_000
 const STALE_SECONDS = 30
 /** Milliseconds between recovery sweeps. */
 const SWEEP_MS = 10_000
-/** Chunks per embedding call and per insert statement. */
-const BATCH = 128
 
 /** The data of an ingestion job. */
 interface IngestJob {
@@ -77,6 +79,8 @@ export interface KnowledgeDeps {
   config: Config
   log: Logger
   jobs: JobQueue
+  /** The process's one scheduler: URL documents' due syncs are a source of it (./sync.ts). */
+  scheduler: DueScheduler
   storage?: MediaStorage
 }
 
@@ -86,6 +90,8 @@ export class KnowledgeEngine {
   readonly #storage: MediaStorage
   /** Extraction and chunking off the event loop (src/knowledge/extract-pool.ts). */
   readonly #extractor = new ExtractPool()
+  /** URL documents' syncs (./sync.ts), set by {@link create}. */
+  #sync!: KnowledgeSync
 
   private constructor(
     private readonly deps: KnowledgeDeps,
@@ -96,8 +102,9 @@ export class KnowledgeEngine {
   }
 
   /**
-   * Prepares the vector store, registers {@link INGEST_JOB} with the queue and logs the
-   * retrieval mode. Call before the queue starts.
+   * Prepares the vector store, registers {@link INGEST_JOB} and the syncs of URL documents
+   * (`knowledge.sync`, and their due times with the scheduler: ./sync.ts) and logs the retrieval
+   * mode. Call before the queue starts.
    * @throws the database's error when it cannot be reached.
    */
   static async create(deps: KnowledgeDeps): Promise<KnowledgeEngine> {
@@ -110,8 +117,26 @@ export class KnowledgeEngine {
       expireInSeconds: 1_800,
       localConcurrency: 2,
     })
+    engine.#sync = KnowledgeSync.create(
+      {
+        ...deps,
+        extract: (bytes, o) => engine.#extractor.run(bytes, o),
+        embeddingFor: (doc) => (engine.mode === 'hybrid' ? engine.#embeddingFor(doc) : Promise.resolve(null)),
+        countEmbedding: (doc, key, tokens) => engine.#countEmbedding(doc, key, tokens),
+      },
+      deps.scheduler,
+    )
     deps.log.info({ mode: engine.mode }, `knowledge retrieval: ${engine.mode}`)
     return engine
+  }
+
+  /**
+   * Claims document `id` (a `ready` URL document) for a sync and queues it (./sync.ts). Answers
+   * false when a sync of it is running already.
+   * @throws the queue's or the database's error.
+   */
+  startSync(id: number): Promise<boolean> {
+    return this.#sync.start(id)
   }
 
   /**
@@ -211,7 +236,7 @@ export class KnowledgeEngine {
    * Counts the tokens of a document's embedding call in its agent's and owner's usage (no run, no
    * price: docs/api/usage-and-budgets.md, "How usage is counted"). A failure to count it does not fail the document.
    */
-  async #countEmbedding(doc: Claimed, key: string, tokens: number): Promise<void> {
+  async #countEmbedding(doc: Pick<Claimed, 'workspaceId' | 'agentId' | 'userId' | 'uuid'>, key: string, tokens: number): Promise<void> {
     const scope = { workspaceId: doc.workspaceId, agentId: doc.agentId, userId: doc.userId, accessTokenId: null }
     await recordCallUsage(this.#em(), scope, { model: key, promptTokens: tokens, completionTokens: 0, cost: 0, runs: 0 }).catch((error: unknown) =>
       this.deps.log.warn({ err: error, document: doc.uuid }, 'embedding usage not recorded'),
@@ -233,11 +258,20 @@ export class KnowledgeEngine {
     if (chunks.length === 0) throw new PermanentError('The source contains no text')
     const embedding = this.mode === 'hybrid' ? await this.#embeddingFor(doc) : null
     const vectors = embedding ? await embedAll(embedding, chunks.map((chunk) => chunk.text), (tokens) => this.#countEmbedding(doc, embedding.key, tokens)) : null
-    await this.#store(doc, { contentHash, tokens, sizeBytes, mimeType: source.mimeType, chunks, vectors, embeddingKey: embedding?.key ?? null })
+    await this.#store(doc, {
+      contentHash,
+      tokens,
+      sizeBytes,
+      mimeType: source.mimeType,
+      chunks,
+      vectors,
+      embeddingKey: embedding?.key ?? null,
+      validators: source.validators ?? { etag: null, lastModified: null },
+    })
   }
 
   /** The document's bytes and type. @throws PermanentError for a missing or unreadable source; ToolHttpError (retried) for a URL that failed. */
-  async #read(doc: Claimed): Promise<{ bytes: Uint8Array; mimeType: string; contentType?: string }> {
+  async #read(doc: Claimed): Promise<{ bytes: Uint8Array; mimeType: string; contentType?: string; validators?: { etag: string | null; lastModified: string | null } }> {
     if (doc.sourceType === 'text') return { bytes: Buffer.from(doc.sourceText ?? ''), mimeType: doc.mimeType }
     if (doc.sourceType === 'file') {
       const [media] = await this.#em().execute<{ path: string; disk: string }[]>(`select path, disk from media where key = ?`, [doc.mediaKey])
@@ -260,7 +294,8 @@ export class KnowledgeEngine {
       const mimeType = answer.contentType.split(';')[0]?.trim().toLowerCase() || 'text/html'
       if (!isTrainable(mimeType)) throw new PermanentError(`The URL answered ${mimeType}, which cannot be trained`)
       // The whole Content-Type: its charset decodes the page.
-      return { bytes: answer.body, mimeType, contentType: answer.contentType || mimeType }
+      // The page's validators make its first sync a conditional request.
+      return { bytes: answer.body, mimeType, contentType: answer.contentType || mimeType, validators: validatorsOf(answer.headers) }
     } catch (error) {
       if (error instanceof ToolHttpError && ['refused', 'too_large', 'redirect'].includes(error.reason)) throw new PermanentError(error.message)
       throw error
@@ -268,7 +303,7 @@ export class KnowledgeEngine {
   }
 
   /** The embedding model of the agent's provider, with the trainer's credentials; null when there is none. */
-  async #embeddingFor(doc: Claimed): Promise<KnowledgeEmbedding | null> {
+  async #embeddingFor(doc: Pick<Claimed, 'workspaceId' | 'agentId' | 'userId'> | SyncTarget): Promise<KnowledgeEmbedding | null> {
     if (doc.userId === null) return null
     const [agent] = await this.#em().execute<{ slug: string | null }[]>(
       `select case when jsonb_typeof(metadata->'large_language_model') = 'string' then nullif(metadata->>'large_language_model', '') end as slug from agents where id = ?`,
@@ -289,7 +324,16 @@ export class KnowledgeEngine {
   /** Writes the chunks and the `ready` document in one transaction, unless the document is gone or claimed again. */
   async #store(
     doc: Claimed,
-    o: { contentHash: string; tokens: number; sizeBytes: number; mimeType: string; chunks: { index: number; text: string; tokens: number }[]; vectors: number[][] | null; embeddingKey: string | null },
+    o: {
+      contentHash: string
+      tokens: number
+      sizeBytes: number
+      mimeType: string
+      chunks: { index: number; text: string; tokens: number }[]
+      vectors: number[][] | null
+      embeddingKey: string | null
+      validators: { etag: string | null; lastModified: string | null }
+    },
   ): Promise<void> {
     const duplicate = await this.#em().execute<{ name: string }[]>(
       `select name from knowledge_documents where agent_id = ? and content_hash = ? and id <> ? limit 1`,
@@ -304,42 +348,16 @@ export class KnowledgeEngine {
       )
       if (!locked) return
       await em.execute(`delete from knowledge_chunks where document_id = ?`, [doc.id])
-      for (let start = 0; start < o.chunks.length; start += BATCH) {
-        const rows = o.chunks.slice(start, start + BATCH).map((chunk, offset) => ({
-          uuid: uuidv7(),
-          position: chunk.index,
-          text: chunk.text.replaceAll('\u0000', ''),
-          tokens: chunk.tokens,
-          embedding: o.vectors ? `[${o.vectors[start + offset].join(',')}]` : null,
-        }))
-        await em.execute(
-          `insert into knowledge_chunks (uuid, document_id, agent_id, position, text, tokens, embedding_model, created_at${o.vectors ? ', embedding' : ''})
-           select x.uuid, ?, ?, x.position, x.text, x.tokens, ?, now()${o.vectors ? ', x.embedding::vector' : ''}
-           from jsonb_to_recordset(?::jsonb) as x(uuid uuid, position int, text text, tokens int, embedding text)`,
-          [doc.id, doc.agentId, o.vectors ? o.embeddingKey : null, JSON.stringify(rows)],
-        )
-      }
+      await insertChunks(em, doc, o.chunks, o.vectors, o.embeddingKey)
+      // A URL's first read counts as its first sync.
       await em.execute(
-        `update knowledge_documents set status = 'ready', error = null, content_hash = ?, size_bytes = ?, mime_type = ?, chunks_count = ?, tokens_count = ?, updated_at = now()
+        `update knowledge_documents set status = 'ready', error = null, content_hash = ?, size_bytes = ?, mime_type = ?, chunks_count = ?, tokens_count = ?,
+           etag = ?, last_modified = ?, last_synced_at = case when source_type = 'url' then now() end, updated_at = now()
          where id = ?`,
-        [o.contentHash, o.sizeBytes, o.mimeType, o.chunks.length, o.tokens, doc.id],
+        [o.contentHash, o.sizeBytes, o.mimeType, o.chunks.length, o.tokens, o.validators.etag, o.validators.lastModified, doc.id],
       )
     })
   }
-}
-
-/**
- * Every text's embedding, {@link BATCH} texts per call; `onUsage` is told each call's tokens.
- * @throws the upstream's error (retried by the job).
- */
-async function embedAll(embedding: KnowledgeEmbedding, texts: string[], onUsage: (tokens: number) => Promise<void>): Promise<number[][]> {
-  const vectors: number[][] = []
-  for (let start = 0; start < texts.length; start += BATCH) {
-    const { embeddings, usage } = await embedMany({ model: embedding.model, values: texts.slice(start, start + BATCH), maxRetries: 0 })
-    await onUsage(usage.tokens)
-    vectors.push(...embeddings)
-  }
-  return vectors
 }
 
 /** A short, secret-free description of a transient fault for a document's `error`. */

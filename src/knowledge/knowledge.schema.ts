@@ -3,8 +3,8 @@
  * citations, with the row -> wire mapper.
  */
 import { z } from 'zod'
-import { KNOWLEDGE_SOURCE_TYPES, KNOWLEDGE_STATUSES, type KnowledgeSourceType, type KnowledgeStatus } from '../../entities/index.ts'
-import { envelope, iso, jsonInt, name, pageQuery, sortParam, text, timestamp } from '../access/wire.ts'
+import { KNOWLEDGE_REFRESHES, KNOWLEDGE_SOURCE_TYPES, KNOWLEDGE_STATUSES, type KnowledgeSourceType, type KnowledgeStatus, type KnowledgeSyncError } from '../../entities/index.ts'
+import { envelope, iso, isoOrNull, jsonInt, name, pageQuery, sortParam, text, timestamp } from '../access/wire.ts'
 
 /** Largest text source, in bytes of UTF-8 (1 MiB). */
 export const KNOWLEDGE_TEXT_MAX_BYTES = 1024 * 1024
@@ -24,11 +24,14 @@ export const KnowledgeText = text(KNOWLEDGE_TEXT_MAX_BYTES, 1)
 /** A URL source's URL (checked further when trained: http or https, no private address). */
 export const KnowledgeUrl = text(KNOWLEDGE_URL_MAX, 1)
 
-/** A training source: text, an uploaded file, or a URL. */
+/** How often a URL document is synced with its page: `never` (the default), `hourly`, `daily` or `weekly`. */
+export const KnowledgeRefresh = z.enum(KNOWLEDGE_REFRESHES)
+
+/** A training source: text, an uploaded file, or a URL (with how often it is synced). */
 export const KnowledgeSource = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('text'), name: KnowledgeTextName, text: KnowledgeText }),
   z.strictObject({ type: z.literal('file'), key: text(255, 1) }),
-  z.strictObject({ type: z.literal('url'), url: KnowledgeUrl }),
+  z.strictObject({ type: z.literal('url'), url: KnowledgeUrl, refresh: KnowledgeRefresh.optional() }),
 ])
 export type TKnowledgeSource = z.infer<typeof KnowledgeSource>
 
@@ -39,6 +42,9 @@ export const TrainAgentInput = z.strictObject({
   sources: z.array(KnowledgeSource).min(1).max(KNOWLEDGE_SOURCES_MAX),
 })
 export type TTrainAgentInput = z.infer<typeof TrainAgentInput>
+
+/** Why a sync failed: a stable `code` (docs/api/knowledge.md, "Keeping URL documents in sync") and a message a user can act on. */
+export const KnowledgeSyncErrorShape = z.object({ code: z.string(), message: z.string() }).meta({ id: 'KnowledgeSyncError' })
 
 /** The KnowledgeDocument shape. */
 export const KnowledgeDocument = z
@@ -58,6 +64,14 @@ export const KnowledgeDocument = z
     error: z.string().nullable(),
     chunks_count: z.number().int(),
     tokens_count: z.number().int(),
+    /** How often a URL document is synced (`never` for text and files). */
+    refresh: KnowledgeRefresh,
+    /** When the last successful sync (or the ingestion of a URL) read the page; null before. */
+    last_synced_at: timestamp().nullable(),
+    /** When the next scheduled sync is due; null for `never`. */
+    next_sync_at: timestamp().nullable(),
+    /** Why the last sync failed; null when it succeeded (or none ran). */
+    sync_error: KnowledgeSyncErrorShape.nullable(),
     created_at: timestamp(),
     updated_at: timestamp(),
   })
@@ -72,7 +86,8 @@ export const KnowledgeDocumentsEnvelope = envelope(z.array(KnowledgeDocument))
 /** The columns of a document as {@link KnowledgeDocumentRow}, over `d` (documents) and `a` (its agent). */
 export const KNOWLEDGE_DOCUMENT_COLUMNS = `d.id::float8 as id, d.uuid, a.uuid as "agentUuid", d.name, d.source_type as "sourceType",
   d.media_key as "mediaKey", d.url, d.mime_type as "mimeType", d.size_bytes::float8 as "sizeBytes", d.content_hash as "contentHash",
-  d.status, d.error, d.chunks_count as "chunksCount", d.tokens_count as "tokensCount", d.created_at as "createdAt", d.updated_at as "updatedAt"`
+  d.status, d.error, d.chunks_count as "chunksCount", d.tokens_count as "tokensCount", d.refresh, d.last_synced_at as "lastSyncedAt",
+  d.next_sync_at as "nextSyncAt", d.sync_error as "syncError", d.created_at as "createdAt", d.updated_at as "updatedAt"`
 
 /** A document row as {@link KNOWLEDGE_DOCUMENT_COLUMNS} reads it. */
 export interface KnowledgeDocumentRow {
@@ -90,6 +105,10 @@ export interface KnowledgeDocumentRow {
   error: string | null
   chunksCount: number
   tokensCount: number
+  refresh: z.infer<typeof KnowledgeRefresh>
+  lastSyncedAt: Date | string | null
+  nextSyncAt: Date | string | null
+  syncError: KnowledgeSyncError | string | null
   createdAt: Date | string
   updatedAt: Date | string
 }
@@ -110,6 +129,11 @@ export function toKnowledgeDocument(row: KnowledgeDocumentRow): TKnowledgeDocume
     error: row.error,
     chunks_count: Number(row.chunksCount),
     tokens_count: Number(row.tokensCount),
+    refresh: row.refresh,
+    last_synced_at: isoOrNull(row.lastSyncedAt),
+    next_sync_at: isoOrNull(row.nextSyncAt),
+    // jsonb comes back parsed from pg, as text from some drivers.
+    sync_error: typeof row.syncError === 'string' ? (JSON.parse(row.syncError) as KnowledgeSyncError) : row.syncError,
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
   }
@@ -131,6 +155,20 @@ export type TKnowledgeListInput = z.infer<typeof KnowledgeListInput>
 
 /** Path of retrieve, delete and retry. */
 export const KnowledgePathInput = z.strictObject({ document_uuid: z.uuid(), workspace_uuid: z.uuid().optional() })
+
+/** `GET /api/v1/knowledge/{document_uuid}/chunks`: a page of the document's chunks, in document order. */
+export const KnowledgeChunksInput = z.strictObject({ document_uuid: z.uuid(), workspace_uuid: z.uuid().optional(), ...pageQuery })
+export type TKnowledgeChunksInput = z.infer<typeof KnowledgeChunksInput>
+
+/** One chunk of a document: the text a run may be given, at its `position` (from 0) in the document. */
+export const KnowledgeChunk = z
+  .object({ uuid: z.uuid(), position: z.number().int(), text: z.string(), tokens_count: z.number().int() })
+  .meta({ id: 'KnowledgeChunk' })
+export type TKnowledgeChunk = z.infer<typeof KnowledgeChunk>
+
+/** `PUT /api/v1/knowledge/{document_uuid}`: a URL document's `refresh`. */
+export const KnowledgeUpdateInput = z.strictObject({ document_uuid: z.uuid(), workspace_uuid: z.uuid().optional(), refresh: KnowledgeRefresh })
+export type TKnowledgeUpdateInput = z.infer<typeof KnowledgeUpdateInput>
 
 /** `POST /api/v1/agents/{agent_uuid}/knowledge/search`. */
 export const KnowledgeSearchInput = z.strictObject({

@@ -19,6 +19,8 @@ import { ConflictError, NotFoundError, ValidationError } from '../platform/error
 import { unprefix } from '../platform/sql.ts'
 import { checkOutboundUrl, type UrlProblem } from '../platform/outbound-url.ts'
 import type { ResolvedModel } from '../models/index.ts'
+import type { KnowledgeRefresh } from '../../entities/index.ts'
+import { nextSyncSql } from './refresh.ts'
 import { isTrainable } from './extract.ts'
 import { retrieve, type RetrievedChunk } from './retrieval.ts'
 import {
@@ -26,14 +28,17 @@ import {
   toKnowledgeDocument,
   type KnowledgeDocumentRow,
   type TCitation,
+  type TKnowledgeChunk,
+  type TKnowledgeChunksInput,
   type TKnowledgeDocument,
   type TKnowledgeHit,
   type TKnowledgeListInput,
   type TKnowledgeSearchInput,
   type TKnowledgeSource,
+  type TKnowledgeUpdateInput,
   type TTrainAgentInput,
 } from './knowledge.schema.ts'
-import { jsonRecordOf, storableText } from '../access/wire.ts'
+import { jsonRecordOf, page, storableText } from '../access/wire.ts'
 import { resolveAgentModel } from '../models/index.ts'
 import { Conditions, searchSql } from '../access/list-filters.ts'
 import { listPage, type ListSource } from '../access/list-page.ts'
@@ -52,7 +57,12 @@ export interface PlannedDocument {
   mimeType: string
   sizeBytes: number
   contentHash: string | null
+  /** How often a URL document is synced; `never` for text and files. */
+  refresh: KnowledgeRefresh
 }
+
+/** The next due time of the refresh parameter `?`. */
+const NEXT_SYNC_SQL = nextSyncSql('?::text')
 
 const SOURCE: ListSource = {
   from: 'knowledge_documents d join agents a on a.id = d.agent_id',
@@ -127,6 +137,7 @@ export async function planSources(ctx: ResourceCtx, sources: TKnowledgeSource[])
         mimeType: 'text/plain',
         sizeBytes: Buffer.byteLength(text),
         contentHash: createHash('sha256').update(text).digest('hex'),
+        refresh: 'never',
       })
     } else if (source.type === 'file') {
       const [media] = await resolveMediaKeys(ctx, [source.key], ['sources', index, 'key'], { single: true })
@@ -141,6 +152,7 @@ export async function planSources(ctx: ResourceCtx, sources: TKnowledgeSource[])
         mimeType: media.mimeType,
         sizeBytes: media.size,
         contentHash: null,
+        refresh: 'never',
       })
     } else {
       const url = await checkUrl(ctx, source.url, index)
@@ -153,6 +165,7 @@ export async function planSources(ctx: ResourceCtx, sources: TKnowledgeSource[])
         mimeType: 'text/html',
         sizeBytes: 0,
         contentHash: null,
+        refresh: source.refresh ?? 'never',
       })
     }
   }
@@ -180,8 +193,8 @@ export async function storeDocuments(
           ? `("agent_id", "url") where "source_type" = 'url'`
           : `("agent_id", "content_hash") where "content_hash" is not null`
     const [inserted] = await em.execute(
-      `insert into knowledge_documents (uuid, agent_id, user_id, workspace_id, name, source_type, media_key, url, source_text, mime_type, size_bytes, content_hash, status, created_at, updated_at)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', now(), now())
+      `insert into knowledge_documents (uuid, agent_id, user_id, workspace_id, name, source_type, media_key, url, source_text, mime_type, size_bytes, content_hash, refresh, next_sync_at, status, created_at, updated_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${NEXT_SYNC_SQL}, 'queued', now(), now())
        on conflict ${conflict} do nothing returning id::float8 as id`,
       [
         uuidv7(),
@@ -196,6 +209,8 @@ export async function storeDocuments(
         doc.mimeType,
         doc.sizeBytes,
         doc.contentHash,
+        doc.refresh,
+        doc.refresh,
       ],
     )
     if (inserted) {
@@ -298,6 +313,7 @@ export async function syncAgentFiles(
       mimeType: row.mimeType,
       sizeBytes: Number(row.size),
       contentHash: null,
+      refresh: 'never',
     }))
   return (await storeDocuments(em, ctx, agent, planned)).created
 }
@@ -327,6 +343,84 @@ export async function list(ctx: ResourceCtx, input: TKnowledgeListInput) {
 /** `GET /api/v1/knowledge/{document_uuid}`. @throws NotFoundError. */
 export async function retrieveDocument(ctx: ResourceCtx, uuid: string): Promise<{ data: TKnowledgeDocument }> {
   const doc = await requireDocument(ctx, uuid, 'read')
+  const [data] = await readDocuments(ctx.em, [doc.id])
+  if (!data) throw new NotFoundError('Knowledge document')
+  return { data }
+}
+
+/**
+ * `GET /api/v1/knowledge/{document_uuid}/chunks` (docs/api/knowledge.md, "Chunks"): the
+ * paginator of the document's chunks `{uuid, position, text, tokens_count}`, in document order
+ * (`position` from 0). Needs `read` on the agent, as retrieving the document does; a read-only
+ * token may read them. A sync swaps a document's chunks in one transaction, so a page is all old
+ * or all new chunks.
+ * @throws NotFoundError (no such document, or its agent is not visible).
+ */
+export async function listChunks(ctx: ResourceCtx, input: TKnowledgeChunksInput) {
+  const doc = await requireDocument(ctx, input.document_uuid, 'read')
+  const [rows, [count]] = await Promise.all([
+    ctx.em.execute<{ uuid: string; position: number; text: string; tokens: number }[]>(
+      `select uuid, position, text, tokens from knowledge_chunks where document_id = ? order by position, id limit ? offset ?`,
+      [doc.id, input.per_page, (input.page - 1) * input.per_page],
+    ),
+    ctx.em.execute<{ total: number }[]>(`select count(*)::int as total from knowledge_chunks where document_id = ?`, [doc.id]),
+  ])
+  const items: TKnowledgeChunk[] = rows.map((row) => ({ uuid: row.uuid, position: Number(row.position), text: row.text, tokens_count: Number(row.tokens) }))
+  return page(items, {
+    total: Number(count?.total ?? 0),
+    page: input.page,
+    perPage: input.per_page,
+    path: `${ctx.config.appUrl}/api/v1/knowledge/${input.document_uuid}/chunks`,
+  })
+}
+
+/**
+ * `PUT /api/v1/knowledge/{document_uuid}` `{refresh}` (docs/api/knowledge.md, "Keeping URL
+ * documents in sync"): how often a URL document is synced. The next sync is due one interval from
+ * now (`next_sync_at`), or never. Answers the document.
+ * @throws NotFoundError, ForbiddenError (a `read` share, a read-only token); ValidationError naming
+ *   `refresh` for a text or file document.
+ */
+export async function updateDocument(ctx: ResourceCtx, input: TKnowledgeUpdateInput): Promise<{ data: TKnowledgeDocument }> {
+  const doc = await requireDocument(ctx, input.document_uuid, 'write')
+  await ctx.em.transactional(async (em) => {
+    const [before] = await em.execute<{ sourceType: string; refresh: string }[]>(
+      `select source_type as "sourceType", refresh from knowledge_documents where id = ? for update`,
+      [doc.id],
+    )
+    if (!before) throw new NotFoundError('Knowledge document')
+    if (before.sourceType !== 'url') throw new ValidationError(['refresh'], 'Only a URL document is synced with its source')
+    await em.execute(`update knowledge_documents set refresh = ?, next_sync_at = ${NEXT_SYNC_SQL}, updated_at = now() where id = ?`, [
+      input.refresh,
+      input.refresh,
+      doc.id,
+    ])
+    if (before.refresh !== input.refresh) {
+      await audit(em, ctx, {
+        action: 'knowledge_document.update',
+        resource: { type: 'knowledge_document', uuid: input.document_uuid },
+        changes: { refresh: { from: before.refresh, to: input.refresh } },
+      })
+    }
+  })
+  const [data] = await readDocuments(ctx.em, [doc.id])
+  if (!data) throw new NotFoundError('Knowledge document')
+  return { data }
+}
+
+/**
+ * `POST /api/v1/knowledge/{document_uuid}/sync` (docs/api/knowledge.md, "Keeping URL documents
+ * in sync"): queues a sync of a `ready` URL document now (src/knowledge/sync.ts). Answers the
+ * document as it is (a sync changes it once done; its `next_sync_at` is left as it was).
+ * @throws NotFoundError, ForbiddenError (a `read` share, a read-only token); ConflictError for a
+ *   text or file document, one not `ready`, or one whose sync is running.
+ */
+export async function syncDocument(ctx: ResourceCtx, uuid: string): Promise<{ data: TKnowledgeDocument }> {
+  const doc = await requireDocument(ctx, uuid, 'write')
+  const [row] = await ctx.em.execute<{ sourceType: string }[]>(`select source_type as "sourceType" from knowledge_documents where id = ?`, [doc.id])
+  if (row?.sourceType !== 'url') throw new ConflictError(`Only a URL document can be synced; this one is a ${row?.sourceType ?? 'missing'} document`)
+  if (doc.status !== 'ready') throw new ConflictError(`Only a ready document can be synced; this one is ${doc.status}`)
+  if (!(await ctx.deps.knowledge.startSync(doc.id))) throw new ConflictError('A sync of this document is running')
   const [data] = await readDocuments(ctx.em, [doc.id])
   if (!data) throw new NotFoundError('Knowledge document')
   return { data }
