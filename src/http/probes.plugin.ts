@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import type { AppDeps } from '../trpc/context.ts'
+import { within } from '../platform/deadline.ts'
 
 /** What the probes need from the host. */
 export interface ProbesOptions {
@@ -20,15 +21,6 @@ const READY_RETRY_AFTER_SECONDS = 1
  * after the pool's connect deadline or never.
  */
 export const READY_DATABASE_DEADLINE_MS = 1_000
-
-/** Settles as `work` does, or rejects after `ms` milliseconds (the work goes on, unwatched). */
-function within<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
-  })
-  return Promise.race([work, late]).finally(() => clearTimeout(timer))
-}
 
 /**
  * Registers the two probes. `/ready` answers 200 `{status: 'ok', database: 'ok', redis}` or 503

@@ -22,9 +22,6 @@ import { routeTemplateOf } from './route-template.ts'
 /** The `route` label of a request that reached no route or no operation: one value, whatever the path. */
 export const UNMATCHED_ROUTE = 'unmatched'
 
-/** The REST surface's catch-all route (./rest.plugin.ts): still a request's template when no operation took it. */
-const REST_CATCH_ALL = '/*'
-
 /** Socket addresses that are this machine's loopback interface (IPv4, IPv6, IPv4 mapped into IPv6). */
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1'])
 
@@ -46,8 +43,7 @@ const durations = histogram({
 
 /** The `route` label of `request`: its template, or {@link UNMATCHED_ROUTE}. */
 export function routeLabelOf(request: FastifyRequest): string {
-  const template = routeTemplateOf(request)
-  return template === null || template === REST_CATCH_ALL ? UNMATCHED_ROUTE : template
+  return routeTemplateOf(request) ?? UNMATCHED_ROUTE
 }
 
 const sha256 = (value: string): Buffer => createHash('sha256').update(value).digest()

@@ -4,6 +4,7 @@
  * paths read one way only, 404 and 405 by the document's paths, JSON object bodies ("Content
  * types") and the flat error body ("Errors").
  */
+import { setRouteTemplate } from './route-template.ts'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import type { AppDeps } from '../trpc/context.ts'
 import { openApiDocument } from './openapi-document.ts'
@@ -82,6 +83,9 @@ function refuseUnroutable(request: FastifyRequest, reply: FastifyReply, methodsO
  */
 function checkPath(rewrite: (url: string) => string, methodsOf: (path: string) => string[]) {
   return (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+    // No operation until the handler finds one (./rest-handler.ts records its template): logs,
+    // metrics and spans never take the catch-all's `/*` for one.
+    setRouteTemplate(request, null)
     if (refuseAmbiguousPath(request, reply)) return
     rewriteAlias(request, rewrite)
     if (refuseUnroutable(request, reply, methodsOf)) return

@@ -6,14 +6,18 @@
  */
 import type { FastifyRequest } from 'fastify'
 
-const templates = new WeakMap<FastifyRequest, string>()
+const templates = new WeakMap<FastifyRequest, string | null>()
 
-/** Records the operation's template (`/api/v1/agents/{agent_uuid}`) for `request`. */
-export function setRouteTemplate(request: FastifyRequest, template: string): void {
+/**
+ * Records the operation's template (`/api/v1/agents/{agent_uuid}`) for `request`; null when the
+ * catch-all route found no operation, so that its own pattern (`/*`) is never taken for one.
+ */
+export function setRouteTemplate(request: FastifyRequest, template: string | null): void {
   templates.set(request, template)
 }
 
-/** The operation's template when one was recorded, else Fastify's route (`/health`), else null (no route matched). */
+/** The operation's template when one was recorded, else Fastify's route (`/health`), else null (no route or no operation matched). */
 export function routeTemplateOf(request: FastifyRequest): string | null {
-  return templates.get(request) ?? request.routeOptions.url ?? null
+  const recorded = templates.get(request)
+  return recorded !== undefined ? recorded : (request.routeOptions.url ?? null)
 }

@@ -27,12 +27,13 @@ import type { JobInfo, JobQueue } from '../platform/queue.ts'
 import type { DueScheduler } from '../platform/scheduler.ts'
 import { createStorage, type MediaStorage } from '../platform/storage.ts'
 import { resolveModel, type KnowledgeEmbedding } from '../models/index.ts'
-import { sendToolRequest, ToolHttpError } from '../catalog/index.ts'
 import { isTrainable } from './extract.ts'
 import { ExtractFailure, ExtractPool } from './extract-pool.ts'
 import { prepareVectorStore, type RetrievalMode } from './vector-store.ts'
 import { embedAll, insertChunks } from './chunk-store.ts'
-import { KnowledgeSync, validatorsOf, type SyncTarget } from './sync.ts'
+import { KnowledgeSync, type SyncTarget } from './sync.ts'
+import { fetchPage, PageRefusedError } from './page-fetch.ts'
+import { ToolHttpError } from '../catalog/index.ts'
 
 /** The job's name in the queue. */
 export const INGEST_JOB = 'knowledge.ingest'
@@ -281,23 +282,17 @@ export class KnowledgeEngine {
       for await (const part of object.body) parts.push(part as Buffer)
       return { bytes: Buffer.concat(parts), mimeType: doc.mimeType }
     }
-    const { tools, uploadMaxBytes } = this.deps.config
     try {
-      const answer = await sendToolRequest(
-        { method: 'GET', url: new URL(doc.url ?? ''), headers: { accept: 'text/html, text/plain, text/markdown, application/pdf, */*;q=0.5' }, credentialHeaders: {} },
-        { ...tools, maxResponseBytes: uploadMaxBytes },
-      )
-      if (answer.status >= 400) {
-        const message = `The URL answered ${answer.status}`
-        throw answer.status >= 500 || answer.status === 429 ? new Error(message) : new PermanentError(`${message}; check the address`)
+      const page = await fetchPage(doc.url ?? '', this.deps.config)
+      if (page.status >= 400) {
+        const message = `The URL answered ${page.status}`
+        throw page.status >= 500 || page.status === 429 ? new Error(message) : new PermanentError(`${message}; check the address`)
       }
-      const mimeType = answer.contentType.split(';')[0]?.trim().toLowerCase() || 'text/html'
-      if (!isTrainable(mimeType)) throw new PermanentError(`The URL answered ${mimeType}, which cannot be trained`)
-      // The whole Content-Type: its charset decodes the page.
+      if (!isTrainable(page.mimeType)) throw new PermanentError(`The URL answered ${page.mimeType}, which cannot be trained`)
       // The page's validators make its first sync a conditional request.
-      return { bytes: answer.body, mimeType, contentType: answer.contentType || mimeType, validators: validatorsOf(answer.headers) }
+      return page
     } catch (error) {
-      if (error instanceof ToolHttpError && ['refused', 'too_large', 'redirect'].includes(error.reason)) throw new PermanentError(error.message)
+      if (error instanceof PageRefusedError) throw new PermanentError(error.message)
       throw error
     }
   }

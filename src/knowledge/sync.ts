@@ -29,7 +29,8 @@ import type { DueScheduler, DueSource } from '../platform/scheduler.ts'
 import { toDate } from '../platform/sql.ts'
 import { databaseUnavailable } from '../platform/errors.ts'
 import type { KnowledgeEmbedding } from '../models/index.ts'
-import { sendToolRequest, ToolHttpError } from '../catalog/index.ts'
+import { ToolHttpError } from '../catalog/index.ts'
+import { fetchPage, PageRefusedError, type Page } from './page-fetch.ts'
 import { isTrainable } from './extract.ts'
 import { ExtractFailure, type Extract } from './extract-pool.ts'
 import { embedAll, insertChunks } from './chunk-store.ts'
@@ -269,41 +270,20 @@ export class KnowledgeSync implements DueSource {
    * The page, asked for conditionally with the stored validators.
    * @throws SyncFailure for an answer of 4xx or 5xx, a type that cannot be trained, or a request the guard refused or that failed.
    */
-  async #fetch(doc: SyncTarget): Promise<
-    | { status: 304 }
-    | { status: 200; bytes: Uint8Array; mimeType: string; contentType: string; validators: { etag: string | null; lastModified: string | null } }
-  > {
-    const headers: Record<string, string> = { accept: 'text/html, text/plain, text/markdown, application/pdf, */*;q=0.5' }
-    if (doc.etag) headers['if-none-match'] = doc.etag
-    if (doc.lastModified) headers['if-modified-since'] = doc.lastModified
-    const { tools, uploadMaxBytes } = this.deps.config
-    let answer
+  async #fetch(doc: SyncTarget): Promise<{ status: 304 } | ({ status: 200 } & Omit<Page, 'status'>)> {
+    let page: Page
     try {
-      answer = await sendToolRequest({ method: 'GET', url: new URL(doc.url), headers, credentialHeaders: {} }, { ...tools, maxResponseBytes: uploadMaxBytes })
+      page = await fetchPage(doc.url, this.deps.config, { etag: doc.etag, lastModified: doc.lastModified })
     } catch (error) {
-      if (error instanceof ToolHttpError) {
-        throw new SyncFailure(['refused', 'too_large', 'redirect'].includes(error.reason) ? 'refused' : 'unreachable', error.message)
-      }
+      if (error instanceof PageRefusedError) throw new SyncFailure('refused', error.message)
+      if (error instanceof ToolHttpError) throw new SyncFailure('unreachable', error.message)
       throw error
     }
-    if (answer.status === 304) return { status: 304 }
-    if (answer.status >= 300) throw new SyncFailure('http_error', `The URL answered ${answer.status}`)
-    const mimeType = answer.contentType.split(';')[0]?.trim().toLowerCase() || 'text/html'
-    if (!isTrainable(mimeType)) throw new SyncFailure('unreadable', `The URL answered ${mimeType}, which cannot be trained`)
-    return {
-      status: 200,
-      bytes: answer.body,
-      mimeType,
-      // The whole Content-Type: its charset decodes the page.
-      contentType: answer.contentType || mimeType,
-      validators: validatorsOf(answer.headers),
-    }
+    if (page.status === 304) return { status: 304 }
+    if (page.status >= 300) throw new SyncFailure('http_error', `The URL answered ${page.status}`)
+    if (!isTrainable(page.mimeType)) throw new SyncFailure('unreadable', `The URL answered ${page.mimeType}, which cannot be trained`)
+    return { ...page, status: 200 }
   }
-}
-
-/** The validators of an answer's headers (names in lower case), for the next conditional request. */
-export function validatorsOf(headers: Record<string, string>): { etag: string | null; lastModified: string | null } {
-  return { etag: headers.etag?.slice(0, 1024) || null, lastModified: headers['last-modified']?.slice(0, 256) || null }
 }
 
 /** A short, secret-free description of an unexpected fault. */

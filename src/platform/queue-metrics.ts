@@ -5,6 +5,7 @@
  * has not started in this process, a database that does not answer within
  * {@link QUEUE_DEPTH_DEADLINE_MS}, and the family reports nothing for that queue.
  */
+import { within } from './deadline.ts'
 import { gauge } from './prometheus.ts'
 import type { JobQueue } from './queue.ts'
 
@@ -16,15 +17,6 @@ export const QUEUE_DEPTH_DEADLINE_MS = 1_000
  * several), held weakly so that a closed runtime is not kept alive by its metric.
  */
 const watched = new Set<WeakRef<Pick<JobQueue, 'waiting'>>>()
-
-/** Settles as `work` does, or as null after `ms` milliseconds (the work goes on, unwatched). */
-function within<T>(work: Promise<T>, ms: number): Promise<T | null> {
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), ms)
-  })
-  return Promise.race([work, late]).finally(() => clearTimeout(timer))
-}
 
 gauge({
   name: 'job_queue_depth',

@@ -50,6 +50,9 @@ let provider: TracerProvider | null = null
 /** Spans handed to the exporter that it could not deliver (the endpoint down or too slow). */
 let droppedSpans = 0
 
+/** The one span handed out while tracing is off: it records nothing, so it is shared (the all-zero, invalid span context). */
+const NOOP_SPAN: Span = trace.wrapSpanContext({ traceId: '00000000000000000000000000000000', spanId: '0000000000000000', traceFlags: TraceFlags.NONE })
+
 /** The tracer capabilities start their spans with (a no-op tracer while tracing is off). */
 export const tracer: Tracer = trace.getTracer(SCOPE)
 
@@ -177,7 +180,7 @@ export async function inSpan<T>(
   o: { kind?: SpanKind; attributes?: Attributes; parent?: Context },
   work: (span: Span) => Promise<T>,
 ): Promise<T> {
-  if (!enabled) return work(trace.wrapSpanContext(INVALID))
+  if (!enabled) return work(NOOP_SPAN)
   const parent = o.parent ?? context.active()
   const span = tracer.startSpan(name, { kind: o.kind ?? SpanKind.INTERNAL, attributes: o.attributes }, parent)
   try {
@@ -197,7 +200,7 @@ export async function inSpan<T>(
  */
 export function startSpan(name: string, o: { kind?: SpanKind; attributes?: Attributes } = {}): { span: Span; context: Context } {
   const active = context.active()
-  if (!enabled) return { span: trace.wrapSpanContext(INVALID), context: active }
+  if (!enabled) return { span: NOOP_SPAN, context: active }
   const span = tracer.startSpan(name, { kind: o.kind ?? SpanKind.INTERNAL, attributes: o.attributes }, active)
   return { span, context: trace.setSpan(active, span) }
 }
@@ -263,7 +266,5 @@ export function contextOfCarrier(carrier: Record<string, string | string[] | und
   return propagation.extract(ROOT_CONTEXT, carrier)
 }
 
-/** The all-zero span context of the no-op spans handed out while tracing is off. */
-const INVALID = { traceId: '00000000000000000000000000000000', spanId: '0000000000000000', traceFlags: TraceFlags.NONE }
 
 export { SpanKind, type Span, type Context, type Attributes }
