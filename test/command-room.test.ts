@@ -109,6 +109,7 @@ describe('command room tasks', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(201)
     return res.body.data
   }
+  const halfHourAgo = () => new Date(Date.now() - 1_800_000).toISOString()
   const task = async (uuid: string) => (await t.http('GET', `${TASKS}/${uuid}`, { token: alice.token })).body.data
   const firings = async (uuid: string) => (await t.http('GET', `${TASKS}/${uuid}/firings`, { token: alice.token })).body
   const count = async () => Number((await t.sql('select count(*)::int as n from command_room_tasks'))[0].n)
@@ -232,7 +233,7 @@ describe('command room tasks', () => {
 
     it('PUT checks the same rules and changes nothing on a 400', async () => {
       // run_at half an hour ago, so no firing changes the task between the two reads.
-      const data = await store({ agent_uuid: agentUuid, schedule: 'daily', run_at: new Date(Date.now() - 1_800_000).toISOString(), input: 'keep' })
+      const data = await store({ agent_uuid: agentUuid, schedule: 'daily', run_at: halfHourAgo(), input: 'keep' })
       for (const [body, field] of [
         [{ schedule: 'not a cron' }, 'schedule'],
         [{ timezone: 'Nowhere/Land' }, 'timezone'],
@@ -262,7 +263,8 @@ describe('command room tasks', () => {
     })
 
     it("another tenant gets 404 on every operation of a task and never sees it listed; nothing changes", async () => {
-      const data = await store({ agent_uuid: agentUuid, schedule: 'daily', name: 'Alice private task' })
+      // run_at half an hour ago: a daily task first fires a day later, so nothing changes it mid-test.
+      const data = await store({ agent_uuid: agentUuid, schedule: 'daily', name: 'Alice private task', run_at: halfHourAgo() })
       for (const [method, path, body] of [
         ['GET', `${TASKS}/${data.uuid}`, undefined],
         ['PUT', `${TASKS}/${data.uuid}`, { name: 'Hijacked' }],
@@ -285,7 +287,7 @@ describe('command room tasks', () => {
     })
 
     it('a read-only token reads (200) but gets 403 on store, update, remove and run', async () => {
-      const data = await store({ agent_uuid: agentUuid, schedule: 'daily' })
+      const data = await store({ agent_uuid: agentUuid, schedule: 'daily', run_at: halfHourAgo() })
       const readOnly = await readOnlyToken(t, alice)
       expect((await t.http('GET', `${TASKS}/${data.uuid}`, { token: readOnly.token })).status).toBe(200)
       expect((await t.http('GET', `${TASKS}/${data.uuid}/firings`, { token: readOnly.token })).status).toBe(200)
