@@ -1,6 +1,7 @@
 /**
  * Vitest global setup: in PostgreSQL mode, one migrated template database for the whole run;
- * its name reaches the test files through TEST_TEMPLATE_DB. In every mode, a folder where each
+ * its name reaches the test files through TEST_TEMPLATE_DB. In PGlite mode, one migrated data
+ * directory saved as a tar file, named by TEST_PGLITE_SNAPSHOT (./database.ts). In every mode, a folder where each
  * test file records the operations of the OpenAPI document it reached over REST
  * (./contract-hits.ts); the web console built (docs/console.md); when every test file ran, the run fails if one operation was reached by
  * none of them (docs/api/conventions.md, "The OpenAPI document").
@@ -13,7 +14,7 @@ import { ensureConsoleBuilt } from '../../src/http/console-build.ts'
 import { openApiDocument } from '../../src/http/openapi-document.ts'
 import { migrate, openOrm } from '../../src/platform/db.ts'
 import { CONTRACT_HITS_DIR } from './contract-hits.ts'
-import { adminExecute, adminUrl } from './database.ts'
+import { adminExecute, adminUrl, PGLITE_SNAPSHOT, writePgliteSnapshot } from './database.ts'
 
 export default async function setup() {
   const hitsDir = mkdtempSync(path.join(tmpdir(), 'aw-contract-'))
@@ -21,11 +22,17 @@ export default async function setup() {
   // Built once here, so the service processes that test files start find it current and never build at once.
   await ensureConsoleBuilt()
   const dropTemplate = await templateDatabase()
+  if (!dropTemplate) {
+    const snapshot = path.join(hitsDir, '..', `${path.basename(hitsDir)}-pglite.tar`)
+    await writePgliteSnapshot(snapshot)
+    process.env[PGLITE_SNAPSHOT] = snapshot
+  }
   return async () => {
     try {
       checkEveryOperationReached(hitsDir)
     } finally {
       rmSync(hitsDir, { recursive: true, force: true })
+      if (process.env[PGLITE_SNAPSHOT]) rmSync(process.env[PGLITE_SNAPSHOT], { force: true })
       await dropTemplate?.()
     }
   }
