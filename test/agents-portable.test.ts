@@ -184,6 +184,7 @@ describe('portable agents (GET agents/{agent_uuid}/export, POST agents/import)',
         [id, alice.id, alice.wsId, name, type, sourceText, url, key, status, 10 - index],
       )
     }
+    await t.sql(`update knowledge_documents set refresh = 'daily' where agent_id = ? and source_type = 'url'`, [id])
     exported = await exportOf(alice, source.uuid)
     expect(exported.status, JSON.stringify(exported.body)).toBe(200)
     doc = exported.body
@@ -258,7 +259,7 @@ describe('portable agents (GET agents/{agent_uuid}/export, POST agents/import)',
       ])
       expect(doc.knowledge).toEqual([
         { name: 'Runbook', source_type: 'text', url: null, text: 'Restart the pump when the pressure drops.' },
-        { name: `${siteUrl}/runbook`, source_type: 'url', url: `${siteUrl}/runbook`, text: null },
+        { name: `${siteUrl}/runbook`, source_type: 'url', url: `${siteUrl}/runbook`, text: null, refresh: 'daily' },
         { name: 'handbook.pdf', source_type: 'file', url: null, text: null },
       ])
     })
@@ -339,12 +340,12 @@ describe('portable agents (GET agents/{agent_uuid}/export, POST agents/import)',
       expect(versions.map((row) => Number(row.version))).toEqual([1])
       // The text and the URL are stored and queued once the import committed.
       const documents = await t.sql(
-        `select d.uuid::text as uuid, d.name, d.source_type as type from knowledge_documents d join agents a on a.id = d.agent_id where a.uuid = ? order by d.id`,
+        `select d.uuid::text as uuid, d.name, d.source_type as type, d.refresh from knowledge_documents d join agents a on a.id = d.agent_id where a.uuid = ? order by d.id`,
         [agent.uuid],
       )
-      expect(documents.map((row) => [row.name, row.type])).toEqual([
-        ['Runbook', 'text'],
-        [`${siteUrl}/runbook`, 'url'],
+      expect(documents.map((row) => [row.name, row.type, row.refresh])).toEqual([
+        ['Runbook', 'text', 'never'],
+        [`${siteUrl}/runbook`, 'url', 'daily'],
       ])
       // (The knowledge sweep may queue other documents meanwhile.)
       expect(queue.mock.calls.flat(2)).toEqual(expect.arrayContaining(documents.map((row) => row.uuid)))
@@ -431,6 +432,16 @@ describe('portable agents (GET agents/{agent_uuid}/export, POST agents/import)',
         'a URL document with a text',
         (d: Doc) => ({ ...d, knowledge: [{ ...d.knowledge[1], text: 'extra' }] }),
         ['document', 'knowledge', 0, 'text'],
+      ],
+      [
+        'a refresh on a text document',
+        (d: Doc) => ({ ...d, knowledge: [{ ...d.knowledge[0], refresh: 'daily' }] }),
+        ['document', 'knowledge', 0, 'refresh'],
+      ],
+      [
+        'an unknown refresh',
+        (d: Doc) => ({ ...d, knowledge: [{ ...d.knowledge[1], refresh: 'monthly' }] }),
+        ['document', 'knowledge', 0, 'refresh'],
       ],
       [
         'a text document without its text',

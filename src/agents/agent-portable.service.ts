@@ -205,17 +205,17 @@ function withoutUserinfo(value: string): string {
   return url.toString()
 }
 
-/** Every knowledge document of the agent, oldest first: a text's text, a URL's URL, a file's name only. */
+/** Every knowledge document of the agent, oldest first: a text's text, a URL's URL and refresh, a file's name only. */
 async function exportKnowledge(ctx: ResourceCtx, agentId: number): Promise<Record<string, unknown>[]> {
   const rows = await ctx.em.execute(
-    `select d.name, d.source_type as "sourceType", d.url, d.source_text as "sourceText"
+    `select d.name, d.source_type as "sourceType", d.url, d.source_text as "sourceText", d.refresh
      from knowledge_documents d where d.agent_id = ? order by d.created_at, d.id`,
     [agentId],
   )
   return rows.map((row) => {
     const name = String(row.name)
     if (row.sourceType === 'text') return { name, source_type: 'text', url: null, text: String(row.sourceText ?? '') }
-    if (row.sourceType === 'url') return { name, source_type: 'url', url: String(row.url), text: null }
+    if (row.sourceType === 'url') return { name, source_type: 'url', url: String(row.url), text: null, refresh: String(row.refresh) }
     return { name, source_type: 'file', url: null, text: null }
   })
 }
@@ -373,7 +373,9 @@ async function planKnowledge(ctx: ResourceCtx, items: TPortableKnowledge[], warn
     }
     // The document's schema made sure each type carries its name, text or URL.
     sources.push(
-      item.source_type === 'text' ? { type: 'text', name: item.name ?? '', text: item.text ?? '' } : { type: 'url', url: item.url ?? '' },
+      item.source_type === 'text'
+        ? { type: 'text', name: item.name ?? '', text: item.text ?? '' }
+        : { type: 'url', url: item.url ?? '', ...(item.refresh ? { refresh: item.refresh } : {}) },
     )
     at.push(index)
   })
