@@ -1,12 +1,12 @@
 /**
  * Trains an agent (`knowledge.train`, `POST /api/v1/agents/{agent_uuid}/train`) from a text with
- * its name, a web page's URL, or files: dropped or picked files are uploaded at once
+ * its name, a web page's URL (with how often it is synced with the page), or files: dropped or picked files are uploaded at once
  * (`POST /api/v1/media`, ../../lib/upload.ts), listed by name, and trained together, one source
  * each. The service answers at once (202) with the new documents `queued`, or the existing one
  * when the same source was trained before; a 400's issue (`sources.0.url`, `sources.2.key`)
  * shows at its field or file, and an upload's refusal (413, 415, 400) under the drop area.
  */
-import { Button, CloseButton, Group, Paper, SegmentedControl, Stack, Table, Text, Textarea, TextInput, Title } from '@mantine/core'
+import { Button, CloseButton, Group, Paper, SegmentedControl, Select, Stack, Table, Text, Textarea, TextInput, Title } from '@mantine/core'
 import { notifications } from '@mantine/notifications'
 import { useState, type FormEvent } from 'react'
 import { problemOf, type RouterInputs } from '../../lib/api.ts'
@@ -19,7 +19,8 @@ import { useTrain, useUploadFiles } from './api.ts'
 type Source = RouterInputs['knowledge']['train']['sources'][number]
 type Kind = Source['type']
 
-const EMPTY = { name: '', text: '', url: '' }
+const EMPTY = { name: '', text: '', url: '', refresh: 'never' as Refresh }
+type Refresh = Extract<Source, { type: 'url' }>['refresh'] & string
 
 /** Most sources one training takes (docs/api/knowledge.md). */
 const SOURCES_MAX = 20
@@ -43,7 +44,7 @@ export interface UploadedFile {
 
 function toSources(kind: Kind, form: typeof EMPTY, files: UploadedFile[]): Source[] {
   if (kind === 'text') return [{ type: 'text', name: form.name, text: form.text }]
-  if (kind === 'url') return [{ type: 'url', url: form.url.trim() }]
+  if (kind === 'url') return [{ type: 'url', url: form.url.trim(), refresh: form.refresh }]
   return files.map(({ upload }) => ({ type: 'file', key: upload.key }))
 }
 
@@ -117,7 +118,7 @@ export function TrainForm({ agentUuid }: { agentUuid: string }) {
             ]}
             style={{ alignSelf: 'flex-start' }}
           />
-          <FormProblem problem={problem} fields={['sources.0.name', 'sources.0.text', 'sources.0.url', ...fileFields]} />
+          <FormProblem problem={problem} fields={['sources.0.name', 'sources.0.text', 'sources.0.url', 'sources.0.refresh', ...fileFields]} />
           {kind === 'text' ? (
             <>
               <TextInput
@@ -150,6 +151,24 @@ export function TrainForm({ agentUuid }: { agentUuid: string }) {
               value={form.url}
               onChange={set('url')}
               error={fieldError(problem, 'sources.0.url')}
+            />
+          ) : null}
+          {kind === 'url' ? (
+            <Select
+              label="Refresh"
+              description="How often the page is fetched again to stay current"
+              data={[
+                { value: 'never', label: 'Never' },
+                { value: 'hourly', label: 'Hourly' },
+                { value: 'daily', label: 'Daily' },
+                { value: 'weekly', label: 'Weekly' },
+              ]}
+              value={form.refresh}
+              allowDeselect={false}
+              onChange={(value) => value && setForm((current) => ({ ...current, refresh: value as Refresh }))}
+              error={fieldError(problem, 'sources.0.refresh')}
+              w={320}
+              comboboxProps={{ withinPortal: true }}
             />
           ) : null}
           {kind === 'file' ? (

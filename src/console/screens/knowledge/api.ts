@@ -1,7 +1,9 @@
 /**
  * The knowledge area's data: an agent's documents (`knowledge.list`), read again every 2 s while
- * one shown is queued or processing, and what changes them: `knowledge.train`, `knowledge.retry`,
- * `knowledge.delete`, each of which marks the document lists stale; and the upload of the files
+ * one shown is queued or processing (or a sync was just asked for), a document's chunks
+ * (`knowledge.chunks`), and what changes them: `knowledge.train`, `knowledge.retry`,
+ * `knowledge.update` (a URL's refresh), `knowledge.sync`, `knowledge.delete`, each of which marks
+ * the document lists stale; and the upload of the files
  * to train from (`POST /api/v1/media` through ../../lib/upload.ts, the one call that is not
  * tRPC). The agents to pick from come from ../agents/api.ts.
  */
@@ -12,6 +14,8 @@ import { uploadFile, UploadError, uploadProblemOf, type Upload } from '../../lib
 
 export type DocumentsInput = RouterInputs['knowledge']['list']
 export type Document = RouterOutputs['knowledge']['list']['data'][number]
+export type Chunk = RouterOutputs['knowledge']['chunks']['data'][number]
+export type Refresh = Document['refresh']
 type Inputs = RouterInputs['knowledge']
 type Outputs = RouterOutputs['knowledge']
 
@@ -21,15 +25,28 @@ const REFRESH_MS = 2_000
 /** True while the document is still being ingested. */
 export const unfinished = (document: Document) => document.status === 'queued' || document.status === 'processing'
 
-/** One page of an agent's documents; the previous page stays shown while the next loads. */
-export const documentsQueryOptions = (trpc: TRPC, input: DocumentsInput) =>
+/**
+ * One page of an agent's documents; the previous page stays shown while the next loads.
+ * @param watchUntil epoch ms until which the list is read again every 2 s even when every document
+ *   is ready: a sync keeps its document `ready`, so only its `last_synced_at` or `sync_error` tells it ended.
+ */
+export const documentsQueryOptions = (trpc: TRPC, input: DocumentsInput, watchUntil = 0) =>
   trpc.knowledge.list.queryOptions(input, {
     placeholderData: keepPreviousData,
-    refetchInterval: (query) => (query.state.data?.data.some(unfinished) ? REFRESH_MS : false),
+    refetchInterval: (query) => (query.state.data?.data.some(unfinished) || Date.now() < watchUntil ? REFRESH_MS : false),
   })
 
-export function useDocuments(input: DocumentsInput) {
-  return useQuery(documentsQueryOptions(useTRPC(), input))
+export function useDocuments(input: DocumentsInput, watchUntil?: number) {
+  return useQuery(documentsQueryOptions(useTRPC(), input, watchUntil))
+}
+
+/** One page of a document's chunks, in document order; the previous page stays shown while the next loads. */
+export function useChunks(documentUuid: string | null, page: number) {
+  const trpc = useTRPC()
+  return useQuery({
+    ...trpc.knowledge.chunks.queryOptions({ document_uuid: documentUuid ?? '', page, per_page: 10 }, { placeholderData: keepPreviousData }),
+    enabled: documentUuid !== null,
+  })
 }
 
 /** Marks the document lists of one agent stale. */
@@ -58,6 +75,32 @@ export function useRetryDocument(config?: MutationConfig<Outputs['retry'], Input
     useTRPC().knowledge.retry.mutationOptions(
       updatingCache(config, (answer) => {
         refresh(answer.data.agent_uuid)
+      }),
+    ),
+  )
+}
+
+/** Changes how often a URL document is synced with its page. */
+export function useUpdateDocument(config?: MutationConfig<Outputs['update'], Inputs['update']>) {
+  const refresh = useRefreshDocuments()
+  return useMutation(
+    useTRPC().knowledge.update.mutationOptions(
+      updatingCache(config, (answer) => {
+        refresh(answer.data.agent_uuid)
+      }),
+    ),
+  )
+}
+
+/** Syncs a URL document with its page now (202: the sync runs in the job queue). */
+export function useSyncDocument(config?: MutationConfig<Outputs['sync'], Inputs['sync']>) {
+  const trpc = useTRPC()
+  const queryClient = useQueryClient()
+  return useMutation(
+    trpc.knowledge.sync.mutationOptions(
+      updatingCache(config, (answer) => {
+        void queryClient.invalidateQueries(trpc.knowledge.list.queryFilter({ agent_uuid: answer.data.agent_uuid }))
+        void queryClient.invalidateQueries(trpc.knowledge.chunks.queryFilter({ document_uuid: answer.data.uuid }))
       }),
     ),
   )
