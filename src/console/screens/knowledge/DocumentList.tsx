@@ -116,7 +116,12 @@ export function DocumentList({ agentUuid }: { agentUuid: string }) {
         paging={{ page, onChange: setPage }}
       >
         {(rows) => (
-          <DocumentTable documents={rows} onDelete={setDeleting} onRead={setReading} onSynced={() => setWatchUntil(Date.now() + SYNC_WATCH_MS)} />
+          <DocumentTable
+            documents={rows}
+            onDelete={setDeleting}
+            onRead={setReading}
+            onSynced={() => setWatchUntil(Date.now() + SYNC_WATCH_MS)}
+          />
         )}
       </ListStates>
     </Stack>
@@ -226,7 +231,10 @@ function DocumentTable({
 /** A URL document's refresh (changed in place), its last and next syncs, and why its last sync failed. */
 function SyncState({ document }: { document: Document }) {
   const update = useUpdateDocument({
-    onSuccess: (answer) => notifications.show({ message: `“${answer.data.name}” is synced ${answer.data.refresh === 'never' ? 'only when asked' : answer.data.refresh}` }),
+    onSuccess: (answer) =>
+      notifications.show({
+        message: `“${answer.data.name}” is synced ${answer.data.refresh === 'never' ? 'only when asked' : answer.data.refresh}`,
+      }),
     onError: (error) => notifications.show({ color: 'red', message: `The refresh was refused: ${problemOf(error).message}` }),
   })
   return (
@@ -240,7 +248,9 @@ function SyncState({ document }: { document: Document }) {
           value={update.isPending ? update.variables.refresh : document.refresh}
           allowDeselect={false}
           disabled={update.isPending}
-          onChange={(value) => value && value !== document.refresh && update.mutate({ document_uuid: document.uuid, refresh: value as Refresh })}
+          onChange={(value) =>
+            value && value !== document.refresh && update.mutate({ document_uuid: document.uuid, refresh: value as Refresh })
+          }
           comboboxProps={{ withinPortal: true }}
         />
         <Text size="xs" c="dimmed">

@@ -118,7 +118,10 @@ export function TrainForm({ agentUuid }: { agentUuid: string }) {
             ]}
             style={{ alignSelf: 'flex-start' }}
           />
-          <FormProblem problem={problem} fields={['sources.0.name', 'sources.0.text', 'sources.0.url', 'sources.0.refresh', ...fileFields]} />
+          <FormProblem
+            problem={problem}
+            fields={['sources.0.name', 'sources.0.text', 'sources.0.url', 'sources.0.refresh', ...fileFields]}
+          />
           {kind === 'text' ? (
             <>
               <TextInput
