@@ -26,7 +26,8 @@ export interface KnowledgeSyncError {
  * with its chunks, when it is deleted or its agent is. `user_id` is who trained it: ingestion
  * embeds its chunks with that user's credentials. `source_text` keeps a text source for retries.
  * At most one document per agent and media key, per agent and URL, and per agent and extracted
- * text (`content_hash`): the partial unique indexes of the knowledge migration.
+ * text (`content_hash`): the partial unique indexes of the knowledge migration. The pages of a
+ * crawl are URL documents too, so one page is one document of an agent whichever crawl found it.
  */
 export const KnowledgeDocument = defineEntity({
   name: 'KnowledgeDocument',
@@ -63,6 +64,17 @@ export const KnowledgeDocument = defineEntity({
     /** The page's validators, sent back in conditional requests (`If-None-Match`, `If-Modified-Since`). */
     etag: p.text().nullable(),
     lastModified: p.text().nullable().fieldName('last_modified'),
+    /**
+     * The crawl root a crawled page belongs to (docs/api/knowledge.md, "Crawling a site"); null for
+     * a root and every other document. A foreign key to this table that cascades: deleting a root
+     * deletes its pages.
+     */
+    crawlRootId: p.bigint('number').nullable().fieldName('crawl_root_id'),
+    /** A crawl root's settings: pages read at most (the root included) and link depth from it; both null unless it crawls. */
+    crawlMaxPages: p.integer().nullable().fieldName('crawl_max_pages'),
+    crawlMaxDepth: p.integer().nullable().fieldName('crawl_max_depth'),
+    /** When a crawl root's last crawl ended; null until its first, which the recovery sweep starts if it never did. */
+    crawledAt: p.datetime().nullable().fieldName('crawled_at'),
     ...timestamps(),
   },
 })

@@ -16,7 +16,7 @@ const documentPath = '/api/v1/knowledge/{document_uuid}'
 export const knowledgeRouter = router({
   train: workspaceProcedure
     .meta({
-      openapi: { method: 'POST', path: `${agentPath}/train`, tags, summary: 'Train an agent from text, uploaded files and URLs (write permission)', protect: true },
+      openapi: { method: 'POST', path: `${agentPath}/train`, tags, summary: 'Train an agent from text, uploaded files, URLs and the sites under them (write permission)', protect: true },
       successStatus: 202,
     })
     .input(TrainAgentInput)

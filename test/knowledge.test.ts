@@ -16,7 +16,7 @@ import { until } from './helpers/processes.ts'
 import { readSse } from './helpers/sse.ts'
 
 const DOCUMENT_KEYS = [
-  'agent_uuid', 'chunks_count', 'content_hash', 'created_at', 'error', 'last_synced_at', 'media_key', 'mime_type', 'name', 'next_sync_at',
+  'agent_uuid', 'chunks_count', 'content_hash', 'crawl', 'crawl_root_uuid', 'created_at', 'error', 'last_synced_at', 'media_key', 'mime_type', 'name', 'next_sync_at',
   'refresh', 'size_bytes', 'source_type', 'status', 'sync_error', 'tokens_count', 'updated_at', 'url', 'uuid',
 ]
 

@@ -49,6 +49,11 @@ export interface ToolHttpLimits {
   allowAddresses?: readonly string[]
   /** Follow redirects (default true); false answers a 3xx as it is (outbound webhooks). */
   followRedirects?: boolean
+  /**
+   * Follow only redirects to the first URL's origin (default false): another origin fails the
+   * request with reason `redirect` (a crawl of a site stays on its site).
+   */
+  sameOriginRedirects?: boolean
 }
 
 /** The final answer of a tool request (after redirects). */
@@ -261,6 +266,9 @@ export async function sendToolRequest(request: ToolHttpRequest, limits: ToolHttp
       throw new ToolHttpError(`${url.host} redirected to an invalid URL`, 'redirect')
     }
     if (!isHttp(next)) throw new ToolHttpError(`${url.host} redirected to a ${next.protocol} URL: only http and https are followed`, 'redirect')
+    if (limits.sameOriginRedirects && next.origin !== origin) {
+      throw new ToolHttpError(`${url.host} redirected to another origin (${next.host}): not followed`, 'redirect')
+    }
     if (answer.status === 303 || ((answer.status === 301 || answer.status === 302) && method === 'POST')) {
       method = 'GET'
       body = undefined

@@ -66,14 +66,14 @@ export async function extractText(bytes: Uint8Array, mimeType: string): Promise<
     case DOCX:
       return nonEmpty(await docxText(bytes), 'The file contains no text')
     case 'text/html':
-      return extractHtml(decode(bytes, mimeType))
+      return extractHtml(decodeText(bytes, mimeType))
     case 'text/csv':
-      return nonEmpty(csvText(decode(bytes, mimeType)), 'The file contains no text')
+      return nonEmpty(csvText(decodeText(bytes, mimeType)), 'The file contains no text')
     case 'application/json':
-      return nonEmpty(jsonText(decode(bytes, mimeType)), 'The file contains no text')
+      return nonEmpty(jsonText(decodeText(bytes, mimeType)), 'The file contains no text')
     case 'text/plain':
     case 'text/markdown':
-      return nonEmpty(decode(bytes, mimeType), 'The file contains no text')
+      return nonEmpty(decodeText(bytes, mimeType), 'The file contains no text')
     default:
       throw new ExtractionError(`Files of type ${type || 'unknown'} cannot be trained; use ${TRAINABLE_NAMES}`)
   }
@@ -213,7 +213,7 @@ function keyPath(path: string, key: string): string {
 }
 
 /** Text bytes as a string: the `charset` of the type when it names one the runtime knows, else UTF-8; a BOM is dropped, bad bytes become U+FFFD. */
-function decode(bytes: Uint8Array, mimeType: string): string {
+export function decodeText(bytes: Uint8Array, mimeType: string): string {
   const charset = /;\s*charset\s*=\s*"?([\w.:-]+)"?/i.exec(mimeType)?.[1]
   let text: string
   try {

@@ -15,7 +15,9 @@
  * never written: the final transaction locks the row and finds it gone.
  *
  * A URL's answer leaves its validators (`etag`, `last_modified`) and `last_synced_at` on the
- * document; later reads of the page are syncs (./sync.ts), which the engine registers too.
+ * document; later reads of the page are syncs (./sync.ts), which the engine registers too. A
+ * crawl root, once ingested, has its first crawl started (./crawl.ts); the sweep starts it for a
+ * root that was left without one. A crawled page is read with no redirect off its origin.
  */
 import { createHash } from 'node:crypto'
 import { recordCallUsage } from '../usage/index.ts'
@@ -67,6 +69,10 @@ interface Claimed {
   sourceText: string | null
   mimeType: string
   attempts: number
+  /** The crawl root of a crawled page; null otherwise. */
+  crawlRootId: number | null
+  /** Set on a crawl root (its `crawl.max_pages`); null otherwise. */
+  crawlMaxPages: number | null
 }
 
 /** A fault that retrying cannot mend: the document fails at once with this message. */
@@ -124,6 +130,7 @@ export class KnowledgeEngine {
         extract: (bytes, o) => engine.#extractor.run(bytes, o),
         embeddingFor: (doc) => (engine.mode === 'hybrid' ? engine.#embeddingFor(doc) : Promise.resolve(null)),
         countEmbedding: (doc, key, tokens) => engine.#countEmbedding(doc, key, tokens),
+        queue: (uuids) => engine.queue(uuids),
       },
       deps.scheduler,
     )
@@ -159,7 +166,8 @@ export class KnowledgeEngine {
   /**
    * Sends back to the queue every document left `queued` or `processing` for {@link STALE_SECONDS}
    * without a heartbeat (its job was lost, or its worker died), and fails those claimed
-   * {@link MAX_ATTEMPTS} times already. Answers how many it sent back.
+   * {@link MAX_ATTEMPTS} times already; starts the first crawl of every `ready` crawl root left
+   * without one as long (its start was lost). Answers how many documents it sent back.
    */
   async sweep(): Promise<number> {
     const em = this.deps.orm.em.fork()
@@ -177,6 +185,14 @@ export class KnowledgeEngine {
       [STALE_SECONDS],
     )
     await this.queue(stale.map((row) => row.uuid))
+    const uncrawled = await em.execute<{ id: number }[]>(
+      `select id::float8 as id from knowledge_documents
+       where crawl_max_pages is not null and crawled_at is null and status = 'ready' and updated_at < now() - make_interval(secs => ?)
+       order by updated_at limit 100`,
+      [STALE_SECONDS],
+    )
+    // A root whose crawl is running cannot be claimed: start answers false for it.
+    for (const root of uncrawled) await this.#sync.start(Number(root.id), { crawlOnly: true })
     return stale.length
   }
 
@@ -197,6 +213,7 @@ export class KnowledgeEngine {
     )
     try {
       await this.#process(doc)
+      if (doc.crawlMaxPages !== null) await this.#startCrawl(doc)
     } catch (error) {
       const last = error instanceof PermanentError || job.retryCount >= RETRY_LIMIT
       if (!last) {
@@ -219,6 +236,11 @@ export class KnowledgeEngine {
     return this.deps.orm.em.fork()
   }
 
+  /** Starts the first crawl of a root just ingested; a failure to start it is left to the sweep, never fails the document. */
+  async #startCrawl(doc: Claimed): Promise<void> {
+    await this.#sync.start(doc.id, { crawlOnly: true }).catch((error: unknown) => this.deps.log.warn({ err: error, document: doc.uuid }, 'knowledge crawl not started'))
+  }
+
   /** Marks the document `processing` for this attempt; null when it is gone, done, failed or out of attempts. */
   async #claim(uuid: string): Promise<Claimed | null> {
     const [row] = await this.#em().execute<Record<string, unknown>[]>(
@@ -226,11 +248,13 @@ export class KnowledgeEngine {
        where uuid = ? and status in ('queued', 'processing') and attempts < ?
          and exists (select 1 from agents a where a.id = agent_id and a.deleted_at is null)
        returning id::float8 as id, uuid, agent_id::float8 as "agentId", user_id::float8 as "userId", workspace_id::float8 as "workspaceId",
-         source_type as "sourceType", media_key as "mediaKey", url, source_text as "sourceText", mime_type as "mimeType", attempts`,
+         source_type as "sourceType", media_key as "mediaKey", url, source_text as "sourceText", mime_type as "mimeType", attempts,
+         crawl_root_id::float8 as "crawlRootId", crawl_max_pages as "crawlMaxPages"`,
       [uuid, MAX_ATTEMPTS],
     )
     if (!row) return null
-    return { ...(row as unknown as Claimed), userId: row.userId === null ? null : Number(row.userId) }
+    const nullable = (value: unknown) => (value === null ? null : Number(value))
+    return { ...(row as unknown as Claimed), userId: nullable(row.userId), crawlRootId: nullable(row.crawlRootId), crawlMaxPages: nullable(row.crawlMaxPages) }
   }
 
   /**
@@ -283,11 +307,14 @@ export class KnowledgeEngine {
       return { bytes: Buffer.concat(parts), mimeType: doc.mimeType }
     }
     try {
-      const page = await fetchPage(doc.url ?? '', this.deps.config)
+      const page = await fetchPage(doc.url ?? '', this.deps.config, { sameOrigin: doc.crawlRootId !== null })
       if (page.status >= 400) {
         const message = `The URL answered ${page.status}`
         throw page.status >= 500 || page.status === 429 ? new Error(message) : new PermanentError(`${message}; check the address`)
       }
+      // Nothing was asked conditionally, so "not modified" (or any other 3xx left) has no page to read.
+      if (page.status === 304) throw new PermanentError('The URL answered 304 (not modified) to a request that was not conditional')
+      if (page.status >= 300) throw new PermanentError(`The URL answered ${page.status}; check the address`)
       if (!isTrainable(page.mimeType)) throw new PermanentError(`The URL answered ${page.mimeType}, which cannot be trained`)
       // The page's validators make its first sync a conditional request.
       return page

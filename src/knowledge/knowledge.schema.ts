@@ -14,6 +14,12 @@ export const KNOWLEDGE_SOURCES_MAX = 20
 export const KNOWLEDGE_URL_MAX = 2048
 /** Longest search query, in characters. */
 export const KNOWLEDGE_QUERY_MAX = 2000
+/** Most pages one crawl reads (the root included), and the default. */
+export const CRAWL_MAX_PAGES = 500
+export const CRAWL_DEFAULT_PAGES = 50
+/** Deepest link a crawl follows from its root (depth 0), and the default. */
+export const CRAWL_MAX_DEPTH = 5
+export const CRAWL_DEFAULT_DEPTH = 2
 
 /** A text source's name. */
 export const KnowledgeTextName = name(255)
@@ -27,11 +33,24 @@ export const KnowledgeUrl = text(KNOWLEDGE_URL_MAX, 1)
 /** How often a URL document is synced with its page: `never` (the default), `hourly`, `daily` or `weekly`. */
 export const KnowledgeRefresh = z.enum(KNOWLEDGE_REFRESHES)
 
-/** A training source: text, an uploaded file, or a URL (with how often it is synced). */
+/**
+ * A URL source's crawl of the site under it (docs/api/knowledge.md, "Crawling a site"): pages read
+ * at most, the root included (1..500, default 50), and how deep links are followed from the root
+ * (0..5, default 2).
+ */
+export const KnowledgeCrawlInput = z.strictObject({
+  max_pages: jsonInt(1, CRAWL_MAX_PAGES).default(CRAWL_DEFAULT_PAGES).meta({ description: `Pages read at most, the root included: 1..${CRAWL_MAX_PAGES}.` }),
+  max_depth: jsonInt(0, CRAWL_MAX_DEPTH).default(CRAWL_DEFAULT_DEPTH).meta({ description: `Links followed from the root (depth 0) at most: 0..${CRAWL_MAX_DEPTH}.` }),
+})
+
+/** `crawl` on a source that is not a URL: refused under its own name, so the 400 names `sources.N.crawl`. */
+const NoCrawl = z.never({ error: 'Only a URL source can crawl' }).optional().meta({ description: 'Not allowed: only a URL source can crawl.' })
+
+/** A training source: text, an uploaded file, or a URL (with how often it is synced, and the crawl of its site). */
 export const KnowledgeSource = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('text'), name: KnowledgeTextName, text: KnowledgeText }),
-  z.strictObject({ type: z.literal('file'), key: text(255, 1) }),
-  z.strictObject({ type: z.literal('url'), url: KnowledgeUrl, refresh: KnowledgeRefresh.optional() }),
+  z.strictObject({ type: z.literal('text'), name: KnowledgeTextName, text: KnowledgeText, crawl: NoCrawl }),
+  z.strictObject({ type: z.literal('file'), key: text(255, 1), crawl: NoCrawl }),
+  z.strictObject({ type: z.literal('url'), url: KnowledgeUrl, refresh: KnowledgeRefresh.optional(), crawl: KnowledgeCrawlInput.optional() }),
 ])
 export type TKnowledgeSource = z.infer<typeof KnowledgeSource>
 
@@ -45,6 +64,11 @@ export type TTrainAgentInput = z.infer<typeof TrainAgentInput>
 
 /** Why a sync failed: a stable `code` (docs/api/knowledge.md, "Keeping URL documents in sync") and a message a user can act on. */
 export const KnowledgeSyncErrorShape = z.object({ code: z.string(), message: z.string() }).meta({ id: 'KnowledgeSyncError' })
+
+/** A crawl root's settings, as trained. */
+export const KnowledgeCrawl = z
+  .object({ max_pages: z.number().int(), max_depth: z.number().int() })
+  .meta({ id: 'KnowledgeCrawl', description: 'Pages read at most (the root included) and link depth from the root.' })
 
 /** The KnowledgeDocument shape. */
 export const KnowledgeDocument = z
@@ -72,6 +96,10 @@ export const KnowledgeDocument = z
     next_sync_at: timestamp().nullable(),
     /** Why the last sync failed; null when it succeeded (or none ran). */
     sync_error: KnowledgeSyncErrorShape.nullable(),
+    /** The crawl root a crawled page belongs to; null for a root and every other document. */
+    crawl_root_uuid: z.uuid().nullable(),
+    /** A crawl root's settings; null for every other document (its pages included). */
+    crawl: KnowledgeCrawl.nullable(),
     created_at: timestamp(),
     updated_at: timestamp(),
   })
@@ -87,7 +115,9 @@ export const KnowledgeDocumentsEnvelope = envelope(z.array(KnowledgeDocument))
 export const KNOWLEDGE_DOCUMENT_COLUMNS = `d.id::float8 as id, d.uuid, a.uuid as "agentUuid", d.name, d.source_type as "sourceType",
   d.media_key as "mediaKey", d.url, d.mime_type as "mimeType", d.size_bytes::float8 as "sizeBytes", d.content_hash as "contentHash",
   d.status, d.error, d.chunks_count as "chunksCount", d.tokens_count as "tokensCount", d.refresh, d.last_synced_at as "lastSyncedAt",
-  d.next_sync_at as "nextSyncAt", d.sync_error as "syncError", d.created_at as "createdAt", d.updated_at as "updatedAt"`
+  d.next_sync_at as "nextSyncAt", d.sync_error as "syncError", d.created_at as "createdAt", d.updated_at as "updatedAt",
+  (select r.uuid from knowledge_documents r where r.id = d.crawl_root_id) as "crawlRootUuid", d.crawl_max_pages as "crawlMaxPages",
+  d.crawl_max_depth as "crawlMaxDepth"`
 
 /** A document row as {@link KNOWLEDGE_DOCUMENT_COLUMNS} reads it. */
 export interface KnowledgeDocumentRow {
@@ -109,6 +139,9 @@ export interface KnowledgeDocumentRow {
   lastSyncedAt: Date | string | null
   nextSyncAt: Date | string | null
   syncError: KnowledgeSyncError | string | null
+  crawlRootUuid: string | null
+  crawlMaxPages: number | null
+  crawlMaxDepth: number | null
   createdAt: Date | string
   updatedAt: Date | string
 }
@@ -134,6 +167,8 @@ export function toKnowledgeDocument(row: KnowledgeDocumentRow): TKnowledgeDocume
     next_sync_at: isoOrNull(row.nextSyncAt),
     // jsonb comes back parsed from pg, as text from some drivers.
     sync_error: typeof row.syncError === 'string' ? (JSON.parse(row.syncError) as KnowledgeSyncError) : row.syncError,
+    crawl_root_uuid: row.crawlRootUuid,
+    crawl: row.crawlMaxPages === null || row.crawlMaxDepth === null ? null : { max_pages: Number(row.crawlMaxPages), max_depth: Number(row.crawlMaxDepth) },
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
   }

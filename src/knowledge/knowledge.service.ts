@@ -59,6 +59,8 @@ export interface PlannedDocument {
   contentHash: string | null
   /** How often a URL document is synced; `never` for text and files. */
   refresh: KnowledgeRefresh
+  /** A URL source's crawl of its site (docs/api/knowledge.md, "Crawling a site"); null for none. */
+  crawl: { maxPages: number; maxDepth: number } | null
 }
 
 /** The next due time of the refresh parameter `?`. */
@@ -138,6 +140,7 @@ export async function planSources(ctx: ResourceCtx, sources: TKnowledgeSource[])
         sizeBytes: Buffer.byteLength(text),
         contentHash: createHash('sha256').update(text).digest('hex'),
         refresh: 'never',
+        crawl: null,
       })
     } else if (source.type === 'file') {
       const [media] = await resolveMediaKeys(ctx, [source.key], ['sources', index, 'key'], { single: true })
@@ -153,6 +156,7 @@ export async function planSources(ctx: ResourceCtx, sources: TKnowledgeSource[])
         sizeBytes: media.size,
         contentHash: null,
         refresh: 'never',
+        crawl: null,
       })
     } else {
       const url = await checkUrl(ctx, source.url, index)
@@ -166,6 +170,7 @@ export async function planSources(ctx: ResourceCtx, sources: TKnowledgeSource[])
         sizeBytes: 0,
         contentHash: null,
         refresh: source.refresh ?? 'never',
+        crawl: source.crawl ? { maxPages: source.crawl.max_pages, maxDepth: source.crawl.max_depth } : null,
       })
     }
   }
@@ -193,8 +198,9 @@ export async function storeDocuments(
           ? `("agent_id", "url") where "source_type" = 'url'`
           : `("agent_id", "content_hash") where "content_hash" is not null`
     const [inserted] = await em.execute(
-      `insert into knowledge_documents (uuid, agent_id, user_id, workspace_id, name, source_type, media_key, url, source_text, mime_type, size_bytes, content_hash, refresh, next_sync_at, status, created_at, updated_at)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${NEXT_SYNC_SQL}, 'queued', now(), now())
+      `insert into knowledge_documents (uuid, agent_id, user_id, workspace_id, name, source_type, media_key, url, source_text, mime_type, size_bytes, content_hash, refresh, next_sync_at,
+         crawl_max_pages, crawl_max_depth, status, created_at, updated_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${NEXT_SYNC_SQL}, ?, ?, 'queued', now(), now())
        on conflict ${conflict} do nothing returning id::float8 as id`,
       [
         uuidv7(),
@@ -211,6 +217,8 @@ export async function storeDocuments(
         doc.contentHash,
         doc.refresh,
         doc.refresh,
+        doc.crawl?.maxPages ?? null,
+        doc.crawl?.maxDepth ?? null,
       ],
     )
     if (inserted) {
@@ -243,7 +251,8 @@ async function queueDocuments(ctx: ResourceCtx, em: Em, ids: number[]): Promise<
 /**
  * `POST /api/v1/agents/{agent_uuid}/train`: stores one document per source (in order; a source
  * trained already answers its document) and queues the new ones. Answers them as stored
- * (`queued`, or whatever state an existing document is in).
+ * (`queued`, or whatever state an existing document is in). A URL source with `crawl` becomes a
+ * crawl root: once ingested, its site is crawled (docs/api/knowledge.md, "Crawling a site").
  * @throws NotFoundError, ForbiddenError (a `read` share); ValidationError naming `sources.N.key`
  *   or `sources.N.url`.
  */
@@ -314,6 +323,7 @@ export async function syncAgentFiles(
       sizeBytes: Number(row.size),
       contentHash: null,
       refresh: 'never',
+      crawl: null,
     }))
   return (await storeDocuments(em, ctx, agent, planned)).created
 }
@@ -410,8 +420,9 @@ export async function updateDocument(ctx: ResourceCtx, input: TKnowledgeUpdateIn
 
 /**
  * `POST /api/v1/knowledge/{document_uuid}/sync` (docs/api/knowledge.md, "Keeping URL documents
- * in sync"): queues a sync of a `ready` URL document now (src/knowledge/sync.ts). Answers the
- * document as it is (a sync changes it once done; its `next_sync_at` is left as it was).
+ * in sync"): queues a sync of a `ready` URL document now (src/knowledge/sync.ts); a crawl root's
+ * sync crawls its site again ("Crawling a site"). Answers the document as it is (a sync changes
+ * it once done; its `next_sync_at` is left as it was).
  * @throws NotFoundError, ForbiddenError (a `read` share, a read-only token); ConflictError for a
  *   text or file document, one not `ready`, or one whose sync is running.
  */
@@ -426,7 +437,12 @@ export async function syncDocument(ctx: ResourceCtx, uuid: string): Promise<{ da
   return { data }
 }
 
-/** `DELETE /api/v1/knowledge/{document_uuid}`: the document and its chunks, at once (an ingestion under way writes nothing). @throws NotFoundError, ForbiddenError. */
+/**
+ * `DELETE /api/v1/knowledge/{document_uuid}`: the document and its chunks, at once (an ingestion
+ * under way writes nothing); a crawl root's pages and their chunks go with it (a cascade), and a
+ * crawl of it under way adds nothing more.
+ * @throws NotFoundError, ForbiddenError.
+ */
 export async function removeDocument(ctx: ResourceCtx, uuid: string): Promise<void> {
   const doc = await requireDocument(ctx, uuid, 'write')
   await ctx.em.transactional(async (em) => {

@@ -10,6 +10,10 @@
  * A failed sync keeps the old chunks and `last_synced_at` and records why in `sync_error`; it is
  * not retried before the next due time (or a sync asked for).
  *
+ * The sync of a crawl root goes on with a crawl of its site (./crawl.ts) under the same claim,
+ * unless its page failed; the crawl after a root's first ingestion skips the page (it was just
+ * read). Pages of a crawl are read with no redirect off their origin.
+ *
  * One sync of a document at a time, across processes: a sync is claimed by setting
  * `sync_started_at` (an UPDATE that only matches an unclaimed document), and the job's writes are
  * fenced by that claim. The due times (`next_sync_at`) are a source of the process's one scheduler
@@ -30,7 +34,8 @@ import { toDate } from '../platform/sql.ts'
 import { databaseUnavailable } from '../platform/errors.ts'
 import type { KnowledgeEmbedding } from '../models/index.ts'
 import { ToolHttpError } from '../catalog/index.ts'
-import { fetchPage, PageRefusedError, type Page } from './page-fetch.ts'
+import { fetchPage, isConditional, PageRefusedError, type Page, type PageValidators } from './page-fetch.ts'
+import { SiteCrawl } from './crawl.ts'
 import { isTrainable } from './extract.ts'
 import { ExtractFailure, type Extract } from './extract-pool.ts'
 import { embedAll, insertChunks } from './chunk-store.ts'
@@ -48,6 +53,8 @@ interface SyncJob {
   document_uuid: string
   /** The document's `sync_started_at` as PostgreSQL wrote it: the job writes nothing once the claim is another's. */
   claimed_at: string
+  /** A crawl root's first crawl, right after its ingestion: its page is not read again. */
+  crawl_only?: boolean
 }
 
 /** A claimed document, as the job reads it. */
@@ -61,6 +68,11 @@ export interface SyncTarget {
   contentHash: string | null
   etag: string | null
   lastModified: string | null
+  /** The crawl root of a crawled page (its reads follow no redirect off the origin); null otherwise. */
+  crawlRootId: number | null
+  /** A crawl root's settings; null unless it crawls. */
+  maxPages: number | null
+  maxDepth: number | null
 }
 
 /** A sync that failed, with the `sync_error` it records. */
@@ -86,11 +98,14 @@ export interface SyncDeps {
   embeddingFor: (doc: SyncTarget) => Promise<KnowledgeEmbedding | null>
   /** Counts an embedding call's tokens in the document's usage. */
   countEmbedding: (doc: SyncTarget, key: string, tokens: number) => Promise<void>
+  /** Queues documents for ingestion: the pages a crawl adds. */
+  queue: (uuids: string[]) => Promise<void>
 }
 
 /** The columns of {@link SyncTarget}. */
 const TARGET_COLUMNS = `id::float8 as id, uuid, agent_id::float8 as "agentId", user_id::float8 as "userId", workspace_id::float8 as "workspaceId",
-  url, content_hash as "contentHash", etag, last_modified as "lastModified"`
+  url, content_hash as "contentHash", etag, last_modified as "lastModified", crawl_root_id::float8 as "crawlRootId",
+  crawl_max_pages as "maxPages", crawl_max_depth as "maxDepth"`
 
 /** Which documents may be claimed: `ready` URL documents of a live agent, without a live claim. */
 const CLAIMABLE = `status = 'ready' and source_type = 'url' and url is not null
@@ -100,8 +115,11 @@ const CLAIMABLE = `status = 'ready' and source_type = 'url' and url is not null
 /** See the module comment. */
 export class KnowledgeSync implements DueSource {
   readonly name = 'knowledge-sync'
+  readonly #crawl: SiteCrawl
 
-  private constructor(private readonly deps: SyncDeps) {}
+  private constructor(private readonly deps: SyncDeps) {
+    this.#crawl = new SiteCrawl({ orm: deps.orm, config: deps.config, queue: deps.queue, startSync: (id) => this.start(id) })
+  }
 
   /**
    * Registers {@link SYNC_JOB} with the queue (never retried: the next due time is the retry) and
@@ -121,11 +139,12 @@ export class KnowledgeSync implements DueSource {
   }
 
   /**
-   * Claims document `id` for a sync and sends its job. Answers false when it cannot be claimed (a
-   * sync of it is running, or it is no longer a `ready` URL document).
+   * Claims document `id` for a sync and sends its job; `o.crawlOnly` (a crawl root just ingested)
+   * crawls without reading the root's page again. Answers false when it cannot be claimed (a sync
+   * of it is running, or it is no longer a `ready` URL document).
    * @throws the queue's or the database's error (the claim is then released).
    */
-  async start(id: number): Promise<boolean> {
+  async start(id: number, o: { crawlOnly?: boolean } = {}): Promise<boolean> {
     const em = this.#em()
     const [claimed] = await em.execute<{ uuid: string; claimedAt: string }[]>(
       `update knowledge_documents set sync_started_at = now() where id = ? and ${CLAIMABLE}
@@ -134,7 +153,8 @@ export class KnowledgeSync implements DueSource {
     )
     if (!claimed) return false
     try {
-      await this.deps.jobs.send<SyncJob>(SYNC_JOB, { document_uuid: claimed.uuid, claimed_at: claimed.claimedAt }, { id: uuidv7() })
+      const data: SyncJob = { document_uuid: claimed.uuid, claimed_at: claimed.claimedAt, ...(o.crawlOnly ? { crawl_only: true } : {}) }
+      await this.deps.jobs.send<SyncJob>(SYNC_JOB, data, { id: uuidv7() })
     } catch (error) {
       await em.execute(`update knowledge_documents set sync_started_at = null where id = ? and sync_started_at = ?::timestamptz`, [id, claimed.claimedAt])
       throw error
@@ -193,21 +213,40 @@ export class KnowledgeSync implements DueSource {
       [data.document_uuid, data.claimed_at],
     )
     if (!row) return
-    const doc = { ...(row as unknown as SyncTarget), id: Number(row.id), agentId: Number(row.agentId), userId: row.userId === null ? null : Number(row.userId) }
+    const doc: SyncTarget = {
+      ...(row as unknown as SyncTarget),
+      id: Number(row.id),
+      agentId: Number(row.agentId),
+      userId: row.userId === null ? null : Number(row.userId),
+      crawlRootId: row.crawlRootId === null ? null : Number(row.crawlRootId),
+    }
+    const crawl = doc.maxPages !== null && doc.maxDepth !== null ? { id: doc.id, url: doc.url, maxPages: doc.maxPages, maxDepth: doc.maxDepth } : null
     try {
-      await this.#sync(doc, data.claimed_at)
+      if (!data.crawl_only) await this.#sync(doc, data.claimed_at, crawl === null)
+      if (!crawl) return
+      const report = await this.#crawl.run(crawl, data.claimed_at)
+      const syncError: KnowledgeSyncError | null = report.complete ? null : { code: 'crawl_incomplete', message: report.reason }
+      await this.#em().execute(
+        `update knowledge_documents set sync_error = ?::jsonb, sync_started_at = null, crawled_at = now() where id = ? and sync_started_at = ?::timestamptz`,
+        [syncError && JSON.stringify(syncError), doc.id, data.claimed_at],
+      )
     } catch (error) {
       const failure = error instanceof SyncFailure ? error : new SyncFailure('failed', describe(error))
       if (!(error instanceof SyncFailure)) this.deps.log.warn({ err: error, document: doc.uuid }, 'knowledge sync failed')
       const syncError: KnowledgeSyncError = { code: failure.code, message: failure.message }
+      // A root whose page failed is not crawled this time; `crawled_at` still tells the sweep it was tried.
       await this.#em().execute(
-        `update knowledge_documents set sync_error = ?::jsonb, sync_started_at = null, updated_at = now() where id = ? and sync_started_at = ?::timestamptz`,
+        `update knowledge_documents set sync_error = ?::jsonb, sync_started_at = null, updated_at = now(),
+           crawled_at = case when crawl_max_pages is null then crawled_at else now() end
+         where id = ? and sync_started_at = ?::timestamptz`,
         [JSON.stringify(syncError), doc.id, data.claimed_at],
       )
     }
   }
 
-  async #sync(doc: SyncTarget, claimedAt: string): Promise<void> {
+  /** Syncs the document's page; `release` ends the claim with the last write (a crawl root keeps it for its crawl). */
+  async #sync(doc: SyncTarget, claimedAt: string, release: boolean): Promise<void> {
+    const releaseSql = release ? 'sync_started_at = null,' : ''
     const answer = await this.#fetch(doc)
     const page = answer.status === 304 ? null : answer
     const validators = page ? page.validators : { etag: doc.etag, lastModified: doc.lastModified }
@@ -224,7 +263,7 @@ export class KnowledgeSync implements DueSource {
     if (!page || !extracted || contentHash === doc.contentHash) {
       // Nothing changed: the chunks, their embeddings and `updated_at` stay as they are.
       await this.#em().execute(
-        `update knowledge_documents set last_synced_at = now(), sync_error = null, sync_started_at = null, etag = ?, last_modified = ?
+        `update knowledge_documents set last_synced_at = now(), sync_error = null, ${releaseSql} etag = ?, last_modified = ?
          where id = ? and sync_started_at = ?::timestamptz`,
         [validators.etag, validators.lastModified, doc.id, claimedAt],
       )
@@ -259,7 +298,7 @@ export class KnowledgeSync implements DueSource {
       await insertChunks(em, { id: doc.id, agentId: doc.agentId }, chunks, vectors, embedding?.key ?? null)
       await em.execute(
         `update knowledge_documents set content_hash = ?, size_bytes = ?, mime_type = ?, chunks_count = ?, tokens_count = ?, etag = ?, last_modified = ?,
-           last_synced_at = now(), sync_error = null, sync_started_at = null, updated_at = now()
+           last_synced_at = now(), sync_error = null, ${releaseSql} updated_at = now()
          where id = ?`,
         [contentHash, page.bytes.byteLength, page.mimeType, chunks.length, tokens, validators.etag, validators.lastModified, doc.id],
       )
@@ -268,17 +307,21 @@ export class KnowledgeSync implements DueSource {
 
   /**
    * The page, asked for conditionally with the stored validators.
-   * @throws SyncFailure for an answer of 4xx or 5xx, a type that cannot be trained, or a request the guard refused or that failed.
+   * @throws SyncFailure for an answer of 4xx or 5xx, a 304 to a request without validators, a type
+   *   that cannot be trained, or a request the guard refused or that failed.
    */
   async #fetch(doc: SyncTarget): Promise<{ status: 304 } | ({ status: 200 } & Omit<Page, 'status'>)> {
     let page: Page
+    const since: PageValidators = { etag: doc.etag, lastModified: doc.lastModified }
     try {
-      page = await fetchPage(doc.url, this.deps.config, { etag: doc.etag, lastModified: doc.lastModified })
+      page = await fetchPage(doc.url, this.deps.config, { since, sameOrigin: doc.crawlRootId !== null })
     } catch (error) {
       if (error instanceof PageRefusedError) throw new SyncFailure('refused', error.message)
       if (error instanceof ToolHttpError) throw new SyncFailure('unreachable', error.message)
       throw error
     }
+    // "Not modified" since nothing: a broken cache or server; the stored text cannot be vouched for.
+    if (page.status === 304 && !isConditional(since)) throw new SyncFailure('http_error', 'The URL answered 304 (not modified) to a request that was not conditional')
     if (page.status === 304) return { status: 304 }
     if (page.status >= 300) throw new SyncFailure('http_error', `The URL answered ${page.status}`)
     if (!isTrainable(page.mimeType)) throw new SyncFailure('unreadable', `The URL answered ${page.mimeType}, which cannot be trained`)

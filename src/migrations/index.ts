@@ -28,6 +28,7 @@ import { Migration20261129010000_sso } from './Migration20261129010000_sso.ts'
 import { Migration20261129020000_audit_events } from './Migration20261129020000_audit_events.ts'
 import { Migration20261129030000_oauth } from './Migration20261129030000_oauth.ts'
 import { Migration20261129140000_knowledge_sync } from './Migration20261129140000_knowledge_sync.ts'
+import { Migration20261129160000_knowledge_crawl } from './Migration20261129160000_knowledge_crawl.ts'
 import { Migration20261129120000_trace_ids } from './Migration20261129120000_trace_ids.ts'
 
 export const migrationsList: { name: string; class: Constructor<Migration> }[] = [
@@ -59,4 +60,5 @@ export const migrationsList: { name: string; class: Constructor<Migration> }[] =
   { name: 'Migration20261129030000_oauth', class: Migration20261129030000_oauth },
   { name: 'Migration20261129120000_trace_ids', class: Migration20261129120000_trace_ids },
   { name: 'Migration20261129140000_knowledge_sync', class: Migration20261129140000_knowledge_sync },
+  { name: 'Migration20261129160000_knowledge_crawl', class: Migration20261129160000_knowledge_crawl },
 ]

@@ -192,6 +192,16 @@ const EnvSchema = z.object({
   TOOL_MAX_RESPONSE_BYTES: int(1, 100 * 1024 * 1024).default(1024 * 1024),
   /** Let tools call private, link-local and loopback addresses (off: such calls fail; tests turn it on). */
   TOOL_ALLOW_PRIVATE_NETWORK: bool.default(false),
+  /**
+   * Most bytes one crawl of a site reads (pages, robots.txt and sitemaps together; docs/api/knowledge.md,
+   * "Crawling a site"); past it the crawl stops, adds what it found and deletes nothing.
+   */
+  KNOWLEDGE_CRAWL_MAX_BYTES: int(1024, 10 * 1024 * 1024 * 1024).default(100 * 1024 * 1024),
+  /**
+   * Longest one crawl of a site reads, in milliseconds (idem). At most 8 minutes: a crawl runs inside
+   * its root's sync, whose claim lapses after 10.
+   */
+  KNOWLEDGE_CRAWL_TIMEOUT_MS: int(1000, 480_000).default(300_000),
   /** Longest a workflow execution may run when its `settings.timeout_seconds` says nothing, in seconds. */
   WORKFLOW_TIMEOUT_SECONDS: int(1, 86_400).default(300),
   /** Most background executions of one workspace running at once, across every worker. */
@@ -276,6 +286,8 @@ export interface Config {
   }
   /** Outgoing tool calls. */
   tools: { timeoutMs: number; maxResponseBytes: number; allowPrivateNetwork: boolean }
+  /** Crawls of a site by URL knowledge documents: bytes and milliseconds one crawl may spend (docs/api/knowledge.md, "Crawling a site"). */
+  knowledge: { crawlMaxBytes: number; crawlTimeoutMs: number }
   /** Workflow executions. */
   workflows: { timeoutSeconds: number; concurrency: number; heartbeatMs: number; webhookBodyLimitBytes: number }
   /** Tracing (docs/operations.md, "Traces"); null: off. */
@@ -453,6 +465,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxResponseBytes: e.TOOL_MAX_RESPONSE_BYTES,
       allowPrivateNetwork: e.TOOL_ALLOW_PRIVATE_NETWORK,
     },
+    knowledge: { crawlMaxBytes: e.KNOWLEDGE_CRAWL_MAX_BYTES, crawlTimeoutMs: e.KNOWLEDGE_CRAWL_TIMEOUT_MS },
     workflows: {
       timeoutSeconds: e.WORKFLOW_TIMEOUT_SECONDS,
       concurrency: e.WORKFLOW_CONCURRENCY,
