@@ -184,7 +184,16 @@ describe('portable agents (GET agents/{agent_uuid}/export, POST agents/import)',
         [id, alice.id, alice.wsId, name, type, sourceText, url, key, status, 10 - index],
       )
     }
-    await t.sql(`update knowledge_documents set refresh = 'daily' where agent_id = ? and source_type = 'url'`, [id])
+    // The URL is a crawl root with one crawled page: the root travels with its crawl, the page does not.
+    const [root] = await t.sql(
+      `update knowledge_documents set refresh = 'daily', crawl_max_pages = 20, crawl_max_depth = 1 where agent_id = ? and source_type = 'url' returning id`,
+      [id],
+    )
+    await t.sql(
+      `insert into knowledge_documents (uuid, agent_id, user_id, workspace_id, name, source_type, url, mime_type, size_bytes, status, crawl_root_id, created_at, updated_at)
+       values (gen_random_uuid(), ?, ?, ?, ?, 'url', ?, 'text/html', 5, 'ready', ?, now(), now())`,
+      [id, alice.id, alice.wsId, `${siteUrl}/runbook/pumps`, `${siteUrl}/runbook/pumps`, root.id],
+    )
     exported = await exportOf(alice, source.uuid)
     expect(exported.status, JSON.stringify(exported.body)).toBe(200)
     doc = exported.body
@@ -259,7 +268,14 @@ describe('portable agents (GET agents/{agent_uuid}/export, POST agents/import)',
       ])
       expect(doc.knowledge).toEqual([
         { name: 'Runbook', source_type: 'text', url: null, text: 'Restart the pump when the pressure drops.' },
-        { name: `${siteUrl}/runbook`, source_type: 'url', url: `${siteUrl}/runbook`, text: null, refresh: 'daily' },
+        {
+          name: `${siteUrl}/runbook`,
+          source_type: 'url',
+          url: `${siteUrl}/runbook`,
+          text: null,
+          refresh: 'daily',
+          crawl: { max_pages: 20, max_depth: 1 },
+        },
         { name: 'handbook.pdf', source_type: 'file', url: null, text: null },
       ])
     })
@@ -340,12 +356,13 @@ describe('portable agents (GET agents/{agent_uuid}/export, POST agents/import)',
       expect(versions.map((row) => Number(row.version))).toEqual([1])
       // The text and the URL are stored and queued once the import committed.
       const documents = await t.sql(
-        `select d.uuid::text as uuid, d.name, d.source_type as type, d.refresh from knowledge_documents d join agents a on a.id = d.agent_id where a.uuid = ? order by d.id`,
+        `select d.uuid::text as uuid, d.name, d.source_type as type, d.refresh, d.crawl_max_pages as pages from knowledge_documents d join agents a on a.id = d.agent_id
+         where a.uuid = ? and d.crawl_root_id is null order by d.id`,
         [agent.uuid],
       )
-      expect(documents.map((row) => [row.name, row.type, row.refresh])).toEqual([
-        ['Runbook', 'text', 'never'],
-        [`${siteUrl}/runbook`, 'url', 'daily'],
+      expect(documents.map((row) => [row.name, row.type, row.refresh, row.pages === null ? null : Number(row.pages)])).toEqual([
+        ['Runbook', 'text', 'never', null],
+        [`${siteUrl}/runbook`, 'url', 'daily', 20],
       ])
       // (The knowledge sweep may queue other documents meanwhile.)
       expect(queue.mock.calls.flat(2)).toEqual(expect.arrayContaining(documents.map((row) => row.uuid)))
@@ -437,6 +454,16 @@ describe('portable agents (GET agents/{agent_uuid}/export, POST agents/import)',
         'a refresh on a text document',
         (d: Doc) => ({ ...d, knowledge: [{ ...d.knowledge[0], refresh: 'daily' }] }),
         ['document', 'knowledge', 0, 'refresh'],
+      ],
+      [
+        'a crawl on a text document',
+        (d: Doc) => ({ ...d, knowledge: [{ ...d.knowledge[0], crawl: { max_pages: 5 } }] }),
+        ['document', 'knowledge', 0, 'crawl'],
+      ],
+      [
+        'a crawl of too many pages',
+        (d: Doc) => ({ ...d, knowledge: [{ ...d.knowledge[1], crawl: { max_pages: 501 } }] }),
+        ['document', 'knowledge', 0, 'crawl', 'max_pages'],
       ],
       [
         'an unknown refresh',

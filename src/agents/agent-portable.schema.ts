@@ -9,7 +9,7 @@
 import { z } from 'zod'
 import { KNOWLEDGE_SOURCE_TYPES, type KnowledgeSourceType } from '../../entities/index.ts'
 import { CreateToolInput } from '../catalog/index.ts'
-import { KnowledgeRefresh, KnowledgeText, KnowledgeTextName, KnowledgeUrl } from '../knowledge/index.ts'
+import { KnowledgeCrawlInput, KnowledgeRefresh, KnowledgeText, KnowledgeTextName, KnowledgeUrl } from '../knowledge/index.ts'
 import { checkGraphSize, CreateWorkflowInput } from '../workflows/index.ts'
 import { text, timestamp } from '../access/wire.ts'
 import { AGENT_LINKS_MAX, CreateAgentInput } from './agent-input.schema.ts'
@@ -95,11 +95,14 @@ export type TPortableWorkflow = z.infer<typeof PortableWorkflow>
 
 /** Checks what a knowledge document's `source_type` asks of its other fields (the training's rules). */
 function checkKnowledgeItem(
-  item: { name?: string; source_type: KnowledgeSourceType; url?: string | null; text?: string | null; refresh?: string },
+  item: { name?: string; source_type: KnowledgeSourceType; url?: string | null; text?: string | null; refresh?: string; crawl?: object },
   ctx: z.RefinementCtx,
 ) {
   if (item.refresh !== undefined && item.source_type !== 'url') {
     ctx.addIssue({ code: 'custom', path: ['refresh'], message: `a ${item.source_type} document is never synced: leave refresh out` })
+  }
+  if (item.crawl !== undefined && item.source_type !== 'url') {
+    ctx.addIssue({ code: 'custom', path: ['crawl'], message: 'Only a URL source can crawl' })
   }
   const needs = (field: 'url' | 'text', present: boolean) => {
     const has = item[field] !== undefined && item[field] !== null
@@ -119,8 +122,9 @@ function checkKnowledgeItem(
 
 /**
  * A knowledge document of the agent, with the training's rules: a text document carries its name
- * and text, a URL document its URL (and how often it is synced, `never` when left out), a file
- * document only its name (files do not travel). One
+ * and text, a URL document its URL (and how often it is synced, `never` when left out, and the
+ * crawl of its site when it is a crawl root: the pages are crawled again rather than listed), a
+ * file document only its name (files do not travel). One
  * object rather than a union on `source_type`, so that a wrong field is named wherever it is.
  */
 const PortableKnowledge = z
@@ -130,11 +134,12 @@ const PortableKnowledge = z
     url: KnowledgeUrl.nullable().optional(),
     text: KnowledgeText.nullable().optional(),
     refresh: KnowledgeRefresh.optional(),
+    crawl: KnowledgeCrawlInput.optional(),
   })
   .superRefine(checkKnowledgeItem)
   .meta({
     description:
-      '`text` documents need `name` and `text`, `url` documents `url` (and may say how often they are synced: `refresh`); the other of the two is null or left out. `file` documents carry their name only.',
+      '`text` documents need `name` and `text`, `url` documents `url` (and may say how often they are synced, `refresh`, and crawl the site under it, `crawl`); the other of the two is null or left out. `file` documents carry their name only.',
   })
 export type TPortableKnowledge = z.infer<typeof PortableKnowledge>
 

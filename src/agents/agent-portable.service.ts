@@ -205,17 +205,25 @@ function withoutUserinfo(value: string): string {
   return url.toString()
 }
 
-/** Every knowledge document of the agent, oldest first: a text's text, a URL's URL and refresh, a file's name only. */
+/**
+ * Every knowledge document of the agent, oldest first: a text's text, a URL's URL and refresh (a
+ * crawl root's crawl too), a file's name only. A crawl's pages are left out: the import's crawl of
+ * the root finds them again.
+ */
 async function exportKnowledge(ctx: ResourceCtx, agentId: number): Promise<Record<string, unknown>[]> {
   const rows = await ctx.em.execute(
-    `select d.name, d.source_type as "sourceType", d.url, d.source_text as "sourceText", d.refresh
-     from knowledge_documents d where d.agent_id = ? order by d.created_at, d.id`,
+    `select d.name, d.source_type as "sourceType", d.url, d.source_text as "sourceText", d.refresh,
+       d.crawl_max_pages as "crawlMaxPages", d.crawl_max_depth as "crawlMaxDepth"
+     from knowledge_documents d where d.agent_id = ? and d.crawl_root_id is null order by d.created_at, d.id`,
     [agentId],
   )
   return rows.map((row) => {
     const name = String(row.name)
     if (row.sourceType === 'text') return { name, source_type: 'text', url: null, text: String(row.sourceText ?? '') }
-    if (row.sourceType === 'url') return { name, source_type: 'url', url: String(row.url), text: null, refresh: String(row.refresh) }
+    if (row.sourceType === 'url') {
+      const crawl = row.crawlMaxPages === null ? {} : { crawl: { max_pages: Number(row.crawlMaxPages), max_depth: Number(row.crawlMaxDepth) } }
+      return { name, source_type: 'url', url: String(row.url), text: null, refresh: String(row.refresh), ...crawl }
+    }
     return { name, source_type: 'file', url: null, text: null }
   })
 }
@@ -375,7 +383,7 @@ async function planKnowledge(ctx: ResourceCtx, items: TPortableKnowledge[], warn
     sources.push(
       item.source_type === 'text'
         ? { type: 'text', name: item.name ?? '', text: item.text ?? '' }
-        : { type: 'url', url: item.url ?? '', ...(item.refresh ? { refresh: item.refresh } : {}) },
+        : { type: 'url', url: item.url ?? '', ...(item.refresh ? { refresh: item.refresh } : {}), ...(item.crawl ? { crawl: item.crawl } : {}) },
     )
     at.push(index)
   })

@@ -3,6 +3,6 @@
  * other capabilities import from src/knowledge/ (docs/architecture.md, "Rules").
  */
 export { KnowledgeEngine } from './ingest.ts'
-export { Citation, KnowledgeChunk, KnowledgeChunksInput, KnowledgeUpdateInput, KnowledgeDocument, KnowledgeDocumentEnvelope, KnowledgeDocumentsEnvelope, KnowledgeListInput, KnowledgePathInput, KnowledgeRefresh, KnowledgeSearchEnvelope, KnowledgeSearchInput, KnowledgeText, KnowledgeTextName, KnowledgeUrl, type TCitation, type TKnowledgeSource, TrainAgentInput } from './knowledge.schema.ts'
+export { Citation, KnowledgeChunk, KnowledgeChunksInput, KnowledgeCrawlInput, KnowledgeUpdateInput, KnowledgeDocument, KnowledgeDocumentEnvelope, KnowledgeDocumentsEnvelope, KnowledgeListInput, KnowledgePathInput, KnowledgeRefresh, KnowledgeSearchEnvelope, KnowledgeSearchInput, KnowledgeText, KnowledgeTextName, KnowledgeUrl, type TCitation, type TKnowledgeSource, TrainAgentInput } from './knowledge.schema.ts'
 export * as knowledge from './knowledge.service.ts'
 export { knowledgeForRun, planSources, type PlannedDocument, queueTrainedFiles, removeAgentKnowledge, storeDocuments, syncAgentFiles } from './knowledge.service.ts'
