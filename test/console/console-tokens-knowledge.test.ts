@@ -30,9 +30,22 @@ describeConsole(
     const site = { text: 'Opening hours: the library opens at nine.', status: 200, url: '' }
     let pageServer: Server
     beforeAll(async () => {
-      pageServer = createServer((_request, response) => {
+      pageServer = createServer((request, response) => {
+        const html = (body: string) => `<html><head><title>Library</title></head><body>${body}</body></html>`
+        // A small site under /guide/ for the crawl: its root links to one page; no robots.txt, no sitemap.
+        if (request.url === '/robots.txt' || request.url === '/sitemap.xml') return void response.writeHead(404).end()
+        if (request.url?.startsWith('/guide/')) {
+          response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+          return void response.end(
+            html(
+              request.url === '/guide/'
+                ? '<p>The guide starts here.</p><a href="/guide/lending">Lending</a>'
+                : '<p>Books are lent for three weeks.</p>',
+            ),
+          )
+        }
         response.writeHead(site.status, { 'content-type': 'text/html; charset=utf-8' })
-        response.end(`<html><head><title>Library</title></head><body><p>${site.text}</p></body></html>`)
+        response.end(html(`<p>${site.text}</p>`))
       })
       await new Promise<void>((resolve) => pageServer.listen(0, '127.0.0.1', resolve))
       site.url = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}/library`
@@ -95,6 +108,20 @@ describeConsole(
       expect(failed.sync_error).not.toBeNull()
       expect(failed).toMatchObject({ status: 'ready', chunks_count: 1 })
       site.status = 200
+
+      // A crawl of the site under a URL: each page it links to becomes a document of its own.
+      await page.getByRole('textbox', { name: 'URL' }).fill(new URL('/guide/', site.url).toString())
+      await page.getByRole('checkbox', { name: 'Crawl the site under this URL' }).check()
+      await page.getByRole('textbox', { name: 'Pages at most' }).fill('5')
+      await page.getByRole('textbox', { name: 'Link depth' }).fill('1')
+      await page.getByRole('button', { name: 'Train agent' }).click()
+      await page.getByText('Crawls the site under it: 5 pages at most, 1 links deep').waitFor({ timeout: 30_000 })
+      await page.getByText('Found by a crawl; synced with its root').waitFor({ timeout: 60_000 })
+      await t.screenshot(page, 'knowledge-crawl')
+      const all = (await t.server.http('GET', `/api/v1/agents/${agentUuid}/knowledge?per_page=50`, { token: user.token })).body.data
+      const root = all.find((document: { url: string }) => document.url.endsWith('/guide/'))
+      expect(root.crawl).toEqual({ max_pages: 5, max_depth: 1 })
+      expect(all.find((document: { url: string }) => document.url.endsWith('/guide/lending')).crawl_root_uuid).toBe(root.uuid)
     }, 150_000)
 
     it('creates a read-only application token, shows it once, and revokes it', async () => {

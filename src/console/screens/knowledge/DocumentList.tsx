@@ -170,7 +170,17 @@ function DocumentTable({
                 </>
               ) : null}
             </Text>
-            {document.source_type === 'url' ? <SyncState document={document} /> : null}
+            {document.crawl ? (
+              <Text size="xs" c="dimmed">
+                Crawls the site under it: {document.crawl.max_pages} pages at most, {document.crawl.max_depth} links deep
+              </Text>
+            ) : null}
+            {document.crawl_root_uuid ? (
+              <Text size="xs" c="dimmed">
+                Found by a crawl; synced with its root
+              </Text>
+            ) : null}
+            {document.source_type === 'url' && !document.crawl_root_uuid ? <SyncState document={document} /> : null}
           </Table.Td>
           <Table.Td style={{ maxWidth: 280 }}>
             <Badge color={STATUS_COLORS[document.status]} variant="light" aria-label={`Status of ${document.name}: ${document.status}`}>

@@ -1,12 +1,28 @@
 /**
  * Trains an agent (`knowledge.train`, `POST /api/v1/agents/{agent_uuid}/train`) from a text with
- * its name, a web page's URL (with how often it is synced with the page), or files: dropped or picked files are uploaded at once
+ * its name, a web page's URL (with how often it is synced with the page, and whether the site
+ * under it is crawled, with its page and depth limits), or files: dropped or picked files are uploaded at once
  * (`POST /api/v1/media`, ../../lib/upload.ts), listed by name, and trained together, one source
  * each. The service answers at once (202) with the new documents `queued`, or the existing one
  * when the same source was trained before; a 400's issue (`sources.0.url`, `sources.2.key`)
  * shows at its field or file, and an upload's refusal (413, 415, 400) under the drop area.
  */
-import { Button, CloseButton, Group, Paper, SegmentedControl, Select, Stack, Table, Text, Textarea, TextInput, Title } from '@mantine/core'
+import {
+  Button,
+  Checkbox,
+  CloseButton,
+  Group,
+  NumberInput,
+  Paper,
+  SegmentedControl,
+  Select,
+  Stack,
+  Table,
+  Text,
+  Textarea,
+  TextInput,
+  Title,
+} from '@mantine/core'
 import { notifications } from '@mantine/notifications'
 import { useState, type FormEvent } from 'react'
 import { problemOf, type RouterInputs } from '../../lib/api.ts'
@@ -19,7 +35,15 @@ import { useTrain, useUploadFiles } from './api.ts'
 type Source = RouterInputs['knowledge']['train']['sources'][number]
 type Kind = Source['type']
 
-const EMPTY = { name: '', text: '', url: '', refresh: 'never' as Refresh }
+const EMPTY = {
+  name: '',
+  text: '',
+  url: '',
+  refresh: 'never' as Refresh,
+  crawl: false,
+  maxPages: 50 as number | string,
+  maxDepth: 2 as number | string,
+}
 type Refresh = Extract<Source, { type: 'url' }>['refresh'] & string
 
 /** Most sources one training takes (docs/api/knowledge.md). */
@@ -44,7 +68,11 @@ export interface UploadedFile {
 
 function toSources(kind: Kind, form: typeof EMPTY, files: UploadedFile[]): Source[] {
   if (kind === 'text') return [{ type: 'text', name: form.name, text: form.text }]
-  if (kind === 'url') return [{ type: 'url', url: form.url.trim(), refresh: form.refresh }]
+  if (kind === 'url') {
+    // A blank number is sent as it is, so the service's 400 names the field rather than the form guessing a value.
+    const crawl = form.crawl ? { crawl: { max_pages: form.maxPages as number, max_depth: form.maxDepth as number } } : {}
+    return [{ type: 'url', url: form.url.trim(), refresh: form.refresh, ...crawl }]
+  }
   return files.map(({ upload }) => ({ type: 'file', key: upload.key }))
 }
 
@@ -120,7 +148,16 @@ export function TrainForm({ agentUuid }: { agentUuid: string }) {
           />
           <FormProblem
             problem={problem}
-            fields={['sources.0.name', 'sources.0.text', 'sources.0.url', 'sources.0.refresh', ...fileFields]}
+            fields={[
+              'sources.0.name',
+              'sources.0.text',
+              'sources.0.url',
+              'sources.0.refresh',
+              'sources.0.crawl',
+              'sources.0.crawl.max_pages',
+              'sources.0.crawl.max_depth',
+              ...fileFields,
+            ]}
           />
           {kind === 'text' ? (
             <>
@@ -173,6 +210,42 @@ export function TrainForm({ agentUuid }: { agentUuid: string }) {
               w={320}
               comboboxProps={{ withinPortal: true }}
             />
+          ) : null}
+          {kind === 'url' ? (
+            <Checkbox
+              label="Crawl the site under this URL"
+              description="Every page it links to on the same site and under the same folder becomes a document; robots.txt is honoured"
+              checked={form.crawl}
+              onChange={(event) => {
+                const crawl = event.currentTarget.checked
+                setForm((current) => ({ ...current, crawl }))
+              }}
+              error={fieldError(problem, 'sources.0.crawl')}
+            />
+          ) : null}
+          {kind === 'url' && form.crawl ? (
+            <Group gap="sm" align="start">
+              <NumberInput
+                label="Pages at most"
+                description="The URL's page included: 1 to 500"
+                min={1}
+                max={500}
+                value={form.maxPages}
+                onChange={(value) => setForm((current) => ({ ...current, maxPages: value }))}
+                error={fieldError(problem, 'sources.0.crawl.max_pages')}
+                w={200}
+              />
+              <NumberInput
+                label="Link depth"
+                description="Links followed from the URL: 0 to 5"
+                min={0}
+                max={5}
+                value={form.maxDepth}
+                onChange={(value) => setForm((current) => ({ ...current, maxDepth: value }))}
+                error={fieldError(problem, 'sources.0.crawl.max_depth')}
+                w={200}
+              />
+            </Group>
           ) : null}
           {kind === 'file' ? (
             <>
