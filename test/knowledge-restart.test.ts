@@ -2,8 +2,11 @@
  * A restart during knowledge ingestion (docs/api/knowledge.md, "Ingestion"): `npm start` is killed
  * with SIGKILL while documents are `processing` (their URL answers only after the kill), and the
  * restarted process takes them up again and ends every one `ready`, once each: none stays
- * `processing`, none is stored twice. Real processes on the mode the suite runs in (a PGlite data
- * folder, or a fresh PostgreSQL database), as test/crash-recovery.test.ts starts them.
+ * `processing`, none is stored twice. Then the restarted process is killed in the middle of a
+ * document's sync (its page hangs), and the next one syncs it again (docs/api/knowledge.md, "A
+ * process killed mid-sync"): the document ends with the new chunks only. Real processes on the
+ * mode the suite runs in (a PGlite data folder, or a fresh PostgreSQL database), as
+ * test/crash-recovery.test.ts starts them.
  */
 import { createServer, type Server } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
@@ -19,6 +22,8 @@ describe('npm start killed while documents are being ingested', () => {
   /** Requests seen by the site, by path; the first of each path hangs until the site is told to answer. */
   const seen = new Map<string, number>()
   let answering = false
+  /** What the pages say: changed before the sync, so the sync replaces every chunk. */
+  let word = 'beacon'
   const processes: ServiceProcess[] = []
 
   beforeAll(async () => {
@@ -27,7 +32,7 @@ describe('npm start killed while documents are being ingested', () => {
       seen.set(key, (seen.get(key) ?? 0) + 1)
       // Until the restart, every request hangs: its document stays `processing` in the killed process.
       if (!answering) return
-      res.writeHead(200, { 'content-type': 'text/plain' }).end(`Page ${key} says the beacon code is ${key.replace(/\W/g, '')}.`)
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(`Page ${key} says the ${word} code is ${key.replace(/\W/g, '')}.`)
     })
     await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve))
     const address = site.address()
@@ -73,6 +78,24 @@ describe('npm start killed while documents are being ingested', () => {
     const texts = (hits.body.data as { text: string }[]).map((hit) => hit.text)
     expect(new Set(texts).size).toBe(texts.length)
     expect(texts.filter((text) => text.includes('page3')).length).toBe(1)
-    expect(await stopProcess(second, 'SIGTERM')).toBe(0)
-  }, 120_000)
+
+    // A sync of page 0 whose page hangs until the process is killed; the next process syncs it again.
+    const page0 = (docs as unknown as { uuid: string; url: string }[]).find((doc) => doc.url.endsWith('/page-0'))!
+    const requestsBefore = seen.get('/page-0') ?? 0
+    answering = false
+    word = 'lantern'
+    expect((await second.http('POST', `/api/v1/knowledge/${page0.uuid}/sync`, { token })).status).toBe(202)
+    await until(async () => seen.get('/page-0') ?? 0, (count) => count > requestsBefore, 20_000)
+    await stopProcess(second, 'SIGKILL')
+    answering = true
+    const third = await startServer(env)
+    processes.push(third)
+    const chunks = async () => (await third.http('GET', `/api/v1/knowledge/${page0.uuid}/chunks`, { token })).body.data as { text: string }[]
+    const synced = await until(chunks, (found) => found.some((chunk) => chunk.text.includes('lantern')), 60_000)
+    // The new chunks only: never a mix of the old page and the new one.
+    expect(synced.every((chunk) => chunk.text.includes('lantern') && !chunk.text.includes('beacon'))).toBe(true)
+    const document = (await third.http('GET', `/api/v1/knowledge/${page0.uuid}`, { token })).body.data
+    expect(document).toMatchObject({ status: 'ready', sync_error: null, chunks_count: synced.length })
+    expect(await stopProcess(third, 'SIGTERM')).toBe(0)
+  }, 180_000)
 })

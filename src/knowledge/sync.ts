@@ -19,8 +19,10 @@
  * fenced by that claim. The due times (`next_sync_at`) are a source of the process's one scheduler
  * (src/platform/scheduler.ts): {@link KnowledgeSync.fireDue} claims due documents with one
  * `UPDATE ... RETURNING` that also moves `next_sync_at` one interval on, so two processes never
- * sync one document twice for one due time. A claim whose job was lost (a worker that died, a
- * send that failed) lapses after {@link CLAIM_SECONDS}.
+ * sync one document twice for one due time. A worker that dies mid-sync stops its job's
+ * heartbeat: the queue fails the job within seconds and runs it again once, under the same claim
+ * (the job is idempotent: it reads the page again and replaces the chunks whole, or adds nothing).
+ * A claim whose job was lost altogether (a send that failed) lapses after {@link CLAIM_SECONDS}.
  */
 import { createHash } from 'node:crypto'
 import { uuidv7 } from 'uuidv7'
@@ -122,14 +124,18 @@ export class KnowledgeSync implements DueSource {
   }
 
   /**
-   * Registers {@link SYNC_JOB} with the queue (never retried: the next due time is the retry) and
-   * the documents' due times with `scheduler`.
+   * Registers {@link SYNC_JOB} with the queue (retried once, for a worker that died mid-sync; a
+   * failed sync is not retried: the next due time is its retry) and the documents' due times with
+   * `scheduler`.
    * @throws Error when the queue has started or holds the job already.
    */
   static create(deps: SyncDeps, scheduler: DueScheduler): KnowledgeSync {
     const sync = new KnowledgeSync(deps)
     deps.jobs.register<SyncJob>(SYNC_JOB, (data) => sync.run(data), {
-      retryLimit: 0,
+      // The handler records a failed sync itself and never throws for one: a retry is for a job
+      // whose worker died (its heartbeat stopped) or whose last write met a database fault.
+      retryLimit: 1,
+      retryDelay: 1,
       expireInSeconds: CLAIM_SECONDS,
       heartbeatSeconds: 10,
       localConcurrency: 2,
