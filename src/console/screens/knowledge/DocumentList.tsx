@@ -18,6 +18,7 @@ import { useFilter } from '../../ui/ListControls.tsx'
 import { DataTable, ListStates } from '../../ui/ListTable.tsx'
 import { ErrorNotice } from '../../ui/states.tsx'
 import {
+  REFRESH_OPTIONS,
   unfinished,
   useChunks,
   useDeleteDocument,
@@ -35,12 +36,6 @@ type Status = Document['status']
 const STATUS_COLORS: Record<Status, string> = { queued: 'gray', processing: 'blue', ready: 'green', failed: 'red' }
 const SOURCE_LABELS: Record<Document['source_type'], string> = { text: 'Text', url: 'Web page', file: 'File' }
 const dateTimeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
-const REFRESH_OPTIONS: { value: Refresh; label: string }[] = [
-  { value: 'never', label: 'Never' },
-  { value: 'hourly', label: 'Hourly' },
-  { value: 'daily', label: 'Daily' },
-  { value: 'weekly', label: 'Weekly' },
-]
 /** How long the list is watched after a sync was asked for. */
 const SYNC_WATCH_MS = 30_000
 

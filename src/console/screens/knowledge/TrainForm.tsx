@@ -30,7 +30,7 @@ import { uploadProblemOf, type Upload } from '../../lib/upload.ts'
 import { FileDrop } from '../../ui/FileDrop.tsx'
 import { fieldError } from '../../ui/forms.ts'
 import { FormProblem } from '../../ui/FormProblem.tsx'
-import { useTrain, useUploadFiles } from './api.ts'
+import { REFRESH_OPTIONS, useTrain, useUploadFiles, type Refresh } from './api.ts'
 
 type Source = RouterInputs['knowledge']['train']['sources'][number]
 type Kind = Source['type']
@@ -44,7 +44,6 @@ const EMPTY = {
   maxPages: 50 as number | string,
   maxDepth: 2 as number | string,
 }
-type Refresh = Extract<Source, { type: 'url' }>['refresh'] & string
 
 /** Most sources one training takes (docs/api/knowledge.md). */
 const SOURCES_MAX = 20
@@ -197,12 +196,7 @@ export function TrainForm({ agentUuid }: { agentUuid: string }) {
             <Select
               label="Refresh"
               description="How often the page is fetched again to stay current"
-              data={[
-                { value: 'never', label: 'Never' },
-                { value: 'hourly', label: 'Hourly' },
-                { value: 'daily', label: 'Daily' },
-                { value: 'weekly', label: 'Weekly' },
-              ]}
+              data={REFRESH_OPTIONS}
               value={form.refresh}
               allowDeselect={false}
               onChange={(value) => value && setForm((current) => ({ ...current, refresh: value as Refresh }))}

@@ -19,6 +19,14 @@ export type Refresh = Document['refresh']
 type Inputs = RouterInputs['knowledge']
 type Outputs = RouterOutputs['knowledge']
 
+/** The refreshes of a URL document (docs/api/knowledge.md), as the refresh pickers offer them. */
+export const REFRESH_OPTIONS: { value: Refresh; label: string }[] = [
+  { value: 'never', label: 'Never' },
+  { value: 'hourly', label: 'Hourly' },
+  { value: 'daily', label: 'Daily' },
+  { value: 'weekly', label: 'Weekly' },
+]
+
 /** How often an unfinished training is looked at again. */
 const REFRESH_MS = 2_000
 
