@@ -29,6 +29,7 @@ import { Migration20261129020000_audit_events } from './Migration20261129020000_
 import { Migration20261129030000_oauth } from './Migration20261129030000_oauth.ts'
 import { Migration20261129140000_knowledge_sync } from './Migration20261129140000_knowledge_sync.ts'
 import { Migration20261129120000_trace_ids } from './Migration20261129120000_trace_ids.ts'
+import { Migration20261129170000_knowledge_retrieval } from './Migration20261129170000_knowledge_retrieval.ts'
 
 export const migrationsList: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261121093927', class: Migration20261121093927 },
@@ -59,4 +60,5 @@ export const migrationsList: { name: string; class: Constructor<Migration> }[] =
   { name: 'Migration20261129030000_oauth', class: Migration20261129030000_oauth },
   { name: 'Migration20261129120000_trace_ids', class: Migration20261129120000_trace_ids },
   { name: 'Migration20261129140000_knowledge_sync', class: Migration20261129140000_knowledge_sync },
+  { name: 'Migration20261129170000_knowledge_retrieval', class: Migration20261129170000_knowledge_retrieval },
 ]
