@@ -1,6 +1,7 @@
 /**
  * English-like text for `npm run bench:knowledge` (bench/knowledge.ts): documents to train,
- * chunks to seed and questions to search with, reproducible from a seed.
+ * chunks to seed, questions to search with, and questions about one chunk (whose answer is known)
+ * to measure how well retrieval finds it, reproducible from a seed.
  *
  * Words follow a Zipf-Mandelbrot law, as in real text: about 45% of the words are function words
  * (which PostgreSQL's English configuration drops as stop words), the rest content words whose
@@ -103,6 +104,7 @@ function wordOf(rank: number): string {
 }
 
 const WORDS = Array.from({ length: VOCABULARY }, (_, rank) => wordOf(rank))
+const RANKS = new Map(WORDS.map((word, rank) => [word, rank]))
 const CUMULATIVE = (() => {
   const cumulative = new Float64Array(VOCABULARY)
   let sum = 0
@@ -123,6 +125,16 @@ const QUESTION_STARTS = [
   'Is there a',
   'Who handles the',
 ]
+
+/** The content words of `text` (text of this corpus), each once, rarest (highest rank) first. */
+export function contentWordsOf(text: string): string[] {
+  const words = new Set(text.toLowerCase().match(/[a-z]+/g) ?? [])
+  return [...words].filter((word) => RANKS.has(word)).sort((a, b) => RANKS.get(b)! - RANKS.get(a)!)
+}
+
+/** Kinds of {@link Corpus.questionAbout}, in the order they take turns. */
+export const QUESTION_KINDS = ['partial', 'reworded', 'loose'] as const
+export type QuestionKind = (typeof QUESTION_KINDS)[number]
 
 /** A reproducible source of English-like text. */
 export class Corpus {
@@ -183,6 +195,43 @@ export class Corpus {
     if (o.exact) return text.slice(0, chars - 1) + '.'
     const cut = text.lastIndexOf(' ', chars)
     return (cut > chars / 2 ? text.slice(0, cut) : text.slice(0, chars)).trim()
+  }
+
+  /**
+   * A question whose answer is `text` (a chunk of this corpus), worded as a user who knows the
+   * chunk's subject might ask it: a question start and
+   * - `partial`: the chunk's two rarest content words and one of its common ones (rank < 300);
+   * - `reworded`: its rarest and third-rarest content words and a common word (rank < 200) the
+   *   chunk does not hold, so no chunk holds every word of the question;
+   * - `loose`: its second-rarest content word, two of its words of middling frequency (ranks
+   *   300-3,000) and a common word it does not hold.
+   */
+  questionAbout(text: string, kind: QuestionKind): string {
+    const words = contentWordsOf(text)
+    const held = new Set(words)
+    const pick = (from: string[]) => from[Math.floor(this.random() * from.length)]
+    const ranked = (low: number, high: number) => words.filter((word) => RANKS.get(word)! >= low && RANKS.get(word)! < high)
+    const absentCommon = () => {
+      for (;;) {
+        const word = WORDS[Math.floor(this.random() * 200)]
+        if (!held.has(word)) return word
+      }
+    }
+    let chosen: string[]
+    if (kind === 'partial') chosen = [words[0], words[1], pick(ranked(0, 300)) ?? words.at(-1)!]
+    else if (kind === 'reworded') chosen = [words[0], words[2], absentCommon()]
+    else {
+      const middling = ranked(300, 3000)
+      const first = pick(middling)
+      const second = pick(middling.filter((word) => word !== first))
+      chosen = [words[1], ...[first, second].filter(Boolean), absentCommon()]
+    }
+    // The question's word order is not the chunk's.
+    for (let i = chosen.length - 1; i > 0; i--) {
+      const j = Math.floor(this.random() * (i + 1))
+      ;[chosen[i], chosen[j]] = [chosen[j], chosen[i]]
+    }
+    return `${QUESTION_STARTS[Math.floor(this.random() * QUESTION_STARTS.length)]} ${chosen.join(' ')}?`
   }
 
   /** A user's question: a question start and 2-4 content words. */

@@ -86,7 +86,10 @@ export type IKnowledgeDocument = InferEntity<typeof KnowledgeDocument>
  * reads one agent's chunks through one index. Two columns live outside this entity, written and
  * read in SQL only (src/knowledge/retrieval.ts): `tsv`, the generated full-text vector (GIN
  * index), and `embedding`, a pgvector column added at start where the database has pgvector
- * (src/knowledge/vector-store.ts); `embedding_model` names the model that made it.
+ * (src/knowledge/vector-store.ts); `embedding_model` names the model that made it. Triggers keep,
+ * per agent, how many chunks hold each lexeme (`knowledge_lexemes`, SQL only, for the full-text
+ * ranking: src/migrations/Migration20261129170000_knowledge_retrieval.ts); chunks are inserted and
+ * deleted, never updated.
  */
 export const KnowledgeChunk = defineEntity({
   name: 'KnowledgeChunk',

@@ -14,6 +14,7 @@ import { makeDocx, makePdf } from './helpers/documents.ts'
 import { startUpstream, type Upstream } from './helpers/upstream.ts'
 import { until } from './helpers/processes.ts'
 import { readSse } from './helpers/sse.ts'
+import { lexemeGroups, retrieve } from '../src/knowledge/retrieval.ts'
 
 const DOCUMENT_KEYS = [
   'agent_uuid', 'chunks_count', 'content_hash', 'crawl', 'crawl_root_uuid', 'created_at', 'error', 'last_synced_at', 'media_key', 'mime_type', 'name', 'next_sync_at',
@@ -361,6 +362,57 @@ describe('knowledge', () => {
     })
   })
 
+  describe('retrieval (docs/api/knowledge.md, "Retrieval")', () => {
+    const agentIdOf = async (uuid: string) => Number((await t.sql('select id from agents where uuid = ?', [uuid]))[0].id)
+    const fullText = async (agentUuid: string, query: string, limit = 5) =>
+      (await retrieve(t.runtime.orm.em.fork(), { agentId: await agentIdOf(agentUuid), query, limit, mode: 'full-text', embedding: null })).chunks
+
+    it('ranks the chunks holding every word first, then a chunk holding the rare word before chunks repeating a word most chunks hold', async () => {
+      const agent = await makeAgent(t, alice)
+      await trained(alice, agent.uuid, [
+        { type: 'text', name: 'Both', text: 'The Zorblax reactor is on deck seven.' },
+        { type: 'text', name: 'Rare', text: 'Zorblax manuals are kept in the library.' },
+        ...Array.from({ length: 6 }, (_, i) => ({
+          type: 'text',
+          name: `Reactor log ${i}`,
+          text: `Shift ${i}: the reactor hall, the reactor pumps, the reactor valves and the reactor vents were checked.`,
+        })),
+      ])
+      const names = (await fullText(agent.uuid, 'Where is the Zorblax reactor?')).map((chunk) => chunk.documentName)
+      // Before, every chunk holding either word was ranked by ts_rank_cd alone: four reactors outscored one Zorblax.
+      expect(names.slice(0, 2)).toEqual(['Both', 'Rare'])
+      expect(names.slice(2)).toHaveLength(3)
+      for (const name of names.slice(2)) expect(name).toMatch(/^Reactor log /)
+      // A word no chunk holds is left out instead of emptying the chunks that hold every word.
+      expect((await fullText(agent.uuid, 'Zorblax reactor quuxinator', 1)).map((chunk) => chunk.documentName)).toEqual(['Both'])
+      expect(await fullText(agent.uuid, 'quuxinator')).toEqual([])
+    })
+
+    it("keeps each agent's lexeme counts equal to its chunks' through training, deleting a document and deleting the agent", async () => {
+      const agent = await makeAgent(t, alice)
+      const agentId = await agentIdOf(agent.uuid)
+      const [one] = await trained(alice, agent.uuid, [
+        { type: 'text', name: 'One', text: "The lighthouse keeper's log: fog horns, fog lamps and the keeper's cat." },
+        { type: 'text', name: 'Two', text: 'Fog over the harbour; the harbour master closed the harbour at dawn.' },
+      ])
+      const stored = () => t.sql('select lexeme, chunks from knowledge_lexemes where agent_id = ? order by lexeme', [agentId])
+      const counted = () =>
+        t.sql(
+          `select lexeme, count(*)::int as chunks from knowledge_chunks c
+             cross join lateral (select unnest(tsvector_to_array(c.tsv)) union all select '') l(lexeme)
+           where c.agent_id = ? group by lexeme order by lexeme`,
+          [agentId],
+        )
+      expect(await stored()).toEqual(await counted())
+      expect(await stored()).toEqual(expect.arrayContaining([{ lexeme: '', chunks: 2 }, { lexeme: 'fog', chunks: 2 }, { lexeme: 'keeper', chunks: 1 }]))
+      expect((await t.http('DELETE', `/api/v1/knowledge/${one.uuid}`, { token: alice.token })).status).toBe(204)
+      expect(await stored()).toEqual(await counted())
+      expect((await stored()).find((row) => row.lexeme === 'keeper')).toBeUndefined()
+      expect((await t.http('DELETE', `/api/v1/agents/${agent.uuid}`, { token: alice.token })).status).toBe(204)
+      expect(await stored()).toEqual([])
+    })
+  })
+
   describe('in runs', () => {
     it('an agent with metadata.knowledge puts the best chunks in a numbered block, emits knowledge.retrieved and stores citations', async () => {
       const agent = await makeAgent(t, alice, { metadata: { knowledge: true } })
@@ -404,5 +456,21 @@ describe('knowledge', () => {
       expect(upstream.requests.some((r) => r.path === '/v1/embeddings')).toBe(false)
       expect(off.body.data.messages.find((m: { role: string }) => m.role === 'assistant').citations).toEqual([])
     })
+  })
+})
+
+describe('lexemeGroups (the full-text ranking\'s groups)', () => {
+  const lexeme = (name: string, chunks: number, total = 1000) => ({ lexeme: name, chunks, weight: Math.log(1 + total / chunks) })
+
+  it('puts every lexeme first, then sets by summed weight: one rare lexeme before two common ones, a common lexeme alone last', () => {
+    const groups = lexemeGroups([lexeme('zorblax', 2), lexeme('reactor', 600), lexeme('deck', 700)]).map((group) => group.map((l) => l.lexeme).join(' '))
+    expect(groups).toEqual(['zorblax reactor deck', 'zorblax reactor', 'zorblax deck', 'zorblax', 'reactor deck', 'reactor', 'deck'])
+  })
+
+  it('answers no group for no lexeme, and breaks ties by the larger set, then the rarer lexemes', () => {
+    expect(lexemeGroups([])).toEqual([])
+    const total = 100
+    const groups = lexemeGroups([lexeme('a', 10, total), lexeme('b', 10, total)]).map((group) => group.map((l) => l.lexeme).join(' '))
+    expect(groups).toEqual(['a b', 'a', 'b'])
   })
 })

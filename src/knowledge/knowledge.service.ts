@@ -510,8 +510,9 @@ function retrieveFor(ctx: ResourceCtx, agentId: number, query: string, limit: nu
  */
 export async function search(ctx: ResourceCtx, input: TKnowledgeSearchInput): Promise<{ data: TKnowledgeHit[] }> {
   const access = await requireResourceWith<{ metadata: unknown }>(ctx, 'agents', 'Agent', input.agent_uuid, 'read', 'r.metadata')
-  // No usable model or credential: the search is full-text.
-  const resolved = await resolveAgentModel(ctx, jsonRecordOf(access.row.metadata)).catch(() => null)
+  // No usable model or credential: the search is full-text. A full-text database needs no model at all.
+  const resolved =
+    ctx.deps.knowledge.mode === 'hybrid' ? await resolveAgentModel(ctx, jsonRecordOf(access.row.metadata)).catch(() => null) : null
   const found = await retrieveFor(ctx, access.id, input.query, input.limit, resolved)
   return { data: found.chunks.map(toHit) }
 }

@@ -30,6 +30,7 @@ import { Migration20261129030000_oauth } from './Migration20261129030000_oauth.t
 import { Migration20261129140000_knowledge_sync } from './Migration20261129140000_knowledge_sync.ts'
 import { Migration20261129160000_knowledge_crawl } from './Migration20261129160000_knowledge_crawl.ts'
 import { Migration20261129120000_trace_ids } from './Migration20261129120000_trace_ids.ts'
+import { Migration20261129170000_knowledge_retrieval } from './Migration20261129170000_knowledge_retrieval.ts'
 
 export const migrationsList: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261121093927', class: Migration20261121093927 },
@@ -61,4 +62,5 @@ export const migrationsList: { name: string; class: Constructor<Migration> }[] =
   { name: 'Migration20261129120000_trace_ids', class: Migration20261129120000_trace_ids },
   { name: 'Migration20261129140000_knowledge_sync', class: Migration20261129140000_knowledge_sync },
   { name: 'Migration20261129160000_knowledge_crawl', class: Migration20261129160000_knowledge_crawl },
+  { name: 'Migration20261129170000_knowledge_retrieval', class: Migration20261129170000_knowledge_retrieval },
 ]
