@@ -11,7 +11,7 @@
 import { parse as parseCsv } from 'csv-parse/sync'
 import { convert as htmlToText, type HtmlToTextOptions } from 'html-to-text'
 import mammoth from 'mammoth'
-import { extractText as pdfPages, getDocumentProxy } from 'unpdf'
+import { getDocumentProxy } from 'unpdf'
 
 /** DOCX's MIME type (file-type's name for it). */
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'
@@ -34,6 +34,12 @@ export class ExtractionError extends Error {
   override name = 'ExtractionError'
 }
 
+/** How {@link extractText} may treat the bytes it is given. */
+export interface ExtractOptions {
+  /** See {@link extractText}. */
+  handOver?: boolean
+}
+
 /**
  * Whether documents of this MIME type can be trained. Parameters (`; charset=...`) and case are
  * ignored, as in a `Content-Type` header.
@@ -48,6 +54,9 @@ export function isTrainable(mimeType: string): boolean {
  *   memory).
  * @param mimeType one of {@link TRAINABLE_TYPES}, as a stored upload's `mime_type` or a URL's
  *   `Content-Type`; a `charset` parameter is honoured for the text types (UTF-8 otherwise).
+ * @param o.handOver the caller gives `bytes` up and never reads them again: when they are the
+ *   whole of their `ArrayBuffer`, a PDF's parser takes that buffer over (detaches it) instead of
+ *   copying the file; other bytes are copied as without it.
  * @returns the text, with `\n` line ends, no NUL, and neither leading nor trailing whitespace:
  *   PDF pages and DOCX paragraphs separated by a blank line; HTML without scripts, styles,
  *   navigation, images or hidden elements, keeping headings, lists, tables and the text of
@@ -57,12 +66,12 @@ export function isTrainable(mimeType: string): boolean {
  *   corrupt PDF or DOCX, malformed CSV or JSON, any other parser failure, and a document with no
  *   text at all.
  */
-export async function extractText(bytes: Uint8Array, mimeType: string): Promise<string> {
+export async function extractText(bytes: Uint8Array, mimeType: string, o: ExtractOptions = {}): Promise<string> {
   if (!bytes.length) throw new ExtractionError('The file is empty')
   const type = essence(mimeType)
   switch (type) {
     case 'application/pdf':
-      return nonEmpty(await pdfText(bytes), 'The PDF has no text layer (a scanned PDF?); upload a PDF whose text can be selected')
+      return nonEmpty(await pdfText(bytes, o), 'The PDF has no text layer (a scanned PDF?); upload a PDF whose text can be selected')
     case DOCX:
       return nonEmpty(await docxText(bytes), 'The file contains no text')
     case 'text/html':
@@ -109,11 +118,19 @@ const HTML_OPTIONS: HtmlToTextOptions = {
   ],
 }
 
-async function pdfText(bytes: Uint8Array): Promise<string> {
+/**
+ * Pages read between two releases of PDF.js's document-wide caches: kept for the whole document,
+ * they grow by about 55 MB per 1,000 pages of text (docs/benchmarks.md, "A large PDF").
+ */
+const PDF_CLEANUP_PAGES = 100
+
+async function pdfText(bytes: Uint8Array, o: ExtractOptions): Promise<string> {
   let pdf: Awaited<ReturnType<typeof getDocumentProxy>>
   try {
-    // A copy: PDF.js takes over (detaches) the buffer it is given, and refuses a Node Buffer.
-    pdf = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 })
+    // PDF.js takes over (detaches) the buffer it is given, and refuses a Node Buffer: a view of the
+    // caller's buffer when it is handed over, else a copy.
+    const data = o.handOver ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : new Uint8Array(bytes)
+    pdf = await getDocumentProxy(data, { verbosity: 0 })
   } catch (error) {
     const name = error instanceof Error ? error.name : ''
     if (name === 'PasswordException') {
@@ -122,8 +139,22 @@ async function pdfText(bytes: Uint8Array): Promise<string> {
     throw new ExtractionError('The PDF is corrupt or not a PDF; export it again and upload the new copy', { cause: error })
   }
   try {
-    const { text } = await pdfPages(pdf, { mergePages: false })
-    return tidy(text.map((page) => page.replace(/[^\S\n]+/g, ' ')).join('\n\n'))
+    // One page at a time, each released once its text is read: asking for every page at once
+    // keeps all their parsed content alive together, hundreds of MB for a large file.
+    const pages: string[] = []
+    for (let number = 1; number <= pdf.numPages; number++) {
+      const page = await pdf.getPage(number)
+      const { items } = await page.getTextContent()
+      page.cleanup()
+      const parts: string[] = []
+      for (const item of items) if ('str' in item) parts.push(item.hasEOL ? `${item.str}\n` : item.str)
+      // Split and join, not a global replace: V8 builds a replace's result as a rope of its
+      // pieces, which would keep hundreds of small strings alive per page until the end; a join
+      // is one flat string.
+      pages.push(parts.join('').split(/[^\S\n]+/).join(' '))
+      if (number % PDF_CLEANUP_PAGES === 0) await pdf.cleanup()
+    }
+    return tidy(pages.join('\n\n'))
   } catch (error) {
     throw new ExtractionError('The PDF is damaged and its text could not be read; export it again and upload the new copy', { cause: error })
   } finally {

@@ -19,7 +19,6 @@
  * crawl root, once ingested, has its first crawl started (./crawl.ts); the sweep starts it for a
  * root that was left without one. A crawled page is read with no redirect off its origin.
  */
-import { createHash } from 'node:crypto'
 import { recordCallUsage } from '../usage/index.ts'
 import type { Logger } from '../platform/logger.ts'
 import type { Config } from '../platform/config.ts'
@@ -27,7 +26,7 @@ import type { Em, Orm } from '../platform/db.ts'
 import { databaseUnavailable } from '../platform/errors.ts'
 import type { JobInfo, JobQueue } from '../platform/queue.ts'
 import type { DueScheduler } from '../platform/scheduler.ts'
-import { createStorage, type MediaStorage } from '../platform/storage.ts'
+import { createStorage, type MediaStorage, type StoredObject } from '../platform/storage.ts'
 import { resolveModel, type KnowledgeEmbedding } from '../models/index.ts'
 import { isTrainable } from './extract.ts'
 import { ExtractFailure, ExtractPool } from './extract-pool.ts'
@@ -273,13 +272,13 @@ export class KnowledgeEngine {
     const sizeBytes = source.bytes.byteLength
     let extracted
     try {
-      extracted = await this.#extractor.run(source.bytes, { contentType: source.contentType ?? source.mimeType, plain: doc.sourceType === 'text' })
+      // Handed over: nothing reads the bytes after this, so a large file is not copied to the worker.
+      extracted = await this.#extractor.run(source.bytes, { contentType: source.contentType ?? source.mimeType, plain: doc.sourceType === 'text', handOver: true })
     } catch (error) {
       if (error instanceof ExtractFailure) throw new PermanentError(error.message)
       throw error
     }
-    const { text, chunks, tokens } = extracted
-    const contentHash = createHash('sha256').update(text).digest('hex')
+    const { contentHash, chunks, tokens } = extracted
     if (chunks.length === 0) throw new PermanentError('The source contains no text')
     const embedding = this.mode === 'hybrid' ? await this.#embeddingFor(doc) : null
     const vectors = embedding ? await embedAll(embedding, chunks.map((chunk) => chunk.text), (tokens) => this.#countEmbedding(doc, embedding.key, tokens)) : null
@@ -302,9 +301,7 @@ export class KnowledgeEngine {
       const [media] = await this.#em().execute<{ path: string; disk: string }[]>(`select path, disk from media where key = ?`, [doc.mediaKey])
       const object = media && media.disk === this.#storage.disk ? await this.#storage.get(media.path) : null
       if (!object) throw new PermanentError('The uploaded file is gone; upload it again')
-      const parts: Buffer[] = []
-      for await (const part of object.body) parts.push(part as Buffer)
-      return { bytes: Buffer.concat(parts), mimeType: doc.mimeType }
+      return { bytes: await readWhole(object), mimeType: doc.mimeType }
     }
     try {
       const page = await fetchPage(doc.url ?? '', this.deps.config, { sameOrigin: doc.crawlRootId !== null })
@@ -380,6 +377,27 @@ export class KnowledgeEngine {
       )
     })
   }
+}
+
+/**
+ * A stored object's bytes in one buffer of their own, filled as they arrive: collecting the parts
+ * and concatenating them would hold the file twice. An object that turns out longer than its
+ * stated size is read on into a larger buffer.
+ */
+async function readWhole(object: StoredObject): Promise<Uint8Array> {
+  let bytes = new Uint8Array(object.size)
+  let length = 0
+  for await (const part of object.body) {
+    const chunk = part as Buffer
+    if (length + chunk.byteLength > bytes.byteLength) {
+      const larger = new Uint8Array(Math.max(2 * bytes.byteLength, length + chunk.byteLength))
+      larger.set(bytes.subarray(0, length))
+      bytes = larger
+    }
+    bytes.set(chunk, length)
+    length += chunk.byteLength
+  }
+  return length === bytes.byteLength ? bytes : bytes.slice(0, length)
 }
 
 /** A short, secret-free description of a transient fault for a document's `error`. */

@@ -24,7 +24,6 @@
  * (the job is idempotent: it reads the page again and replaces the chunks whole, or adds nothing).
  * A claim whose job was lost altogether (a send that failed) lapses after {@link CLAIM_SECONDS}.
  */
-import { createHash } from 'node:crypto'
 import { uuidv7 } from 'uuidv7'
 import type { KnowledgeSyncError } from '../../entities/index.ts'
 import type { Config } from '../platform/config.ts'
@@ -265,7 +264,7 @@ export class KnowledgeSync implements DueSource {
         throw error
       }
     }
-    const contentHash = extracted ? createHash('sha256').update(extracted.text).digest('hex') : doc.contentHash
+    const contentHash = extracted ? extracted.contentHash : doc.contentHash
     if (!page || !extracted || contentHash === doc.contentHash) {
       // Nothing changed: the chunks, their embeddings and `updated_at` stay as they are.
       await this.#em().execute(
