@@ -177,7 +177,8 @@ describe('A2A (/api/v1/a2a/{agent_uuid})', () => {
       const sent = upstream.requests.at(-1)?.body.messages.map((m: { role: string; content: unknown }) => m.role)
       expect(sent.filter((role: string) => role === 'user')).toHaveLength(2)
 
-      slowFor('Slow', 600)
+      // Slow enough that the next message finds it running, even on a loaded machine.
+      slowFor('Slow', 2_000)
       const busy = taskOf(await client.sendMessage({ ...text('Slow', { contextId: first.contextId }), configuration: { blocking: false } }))
       expect(busy.status.state).toBe('working')
       const queued = taskOf(
