@@ -25,6 +25,9 @@ async function describedText(page: Page, field: ReturnType<Page['getByRole']>): 
   return texts.join(' ')
 }
 
+/** Half an hour ago: a recurring task anchored there does not fire while a test reads it. */
+const halfHourAgo = () => new Date(Date.now() - 1_800_000).toISOString()
+
 describeConsole('web console: command room', (t: ConsoleSuite) => {
   let user: ConsoleUser
   let agent: string
@@ -81,9 +84,11 @@ describeConsole('web console: command room', (t: ConsoleSuite) => {
   }, 90_000)
 
   it('pauses and resumes a task, runs it now and shows the firing in its history', async () => {
+    // Anchored half an hour ago, the hourly task next fires in about 30 minutes: the default anchor
+    // (the next whole minute) fired it while the page was read, and the history was no longer empty.
     const created = await t.server.http('POST', TASKS, {
       token: user.token,
-      body: { name: 'Hourly check', agent_uuid: agent, input: 'Check in', schedule: 'hourly', timezone: 'UTC' },
+      body: { name: 'Hourly check', agent_uuid: agent, input: 'Check in', schedule: 'hourly', timezone: 'UTC', run_at: halfHourAgo() },
     })
     expect(created.status).toBe(201)
     const uuid = created.body.data.uuid as string
@@ -122,7 +127,7 @@ describeConsole('web console: command room', (t: ConsoleSuite) => {
   it('edits a task into a once task whose time is read in its time zone', async () => {
     const created = await t.server.http('POST', TASKS, {
       token: user.token,
-      body: { name: 'Edit me', agent_uuid: agent, input: 'Hi', schedule: 'daily', timezone: 'UTC' },
+      body: { name: 'Edit me', agent_uuid: agent, input: 'Hi', schedule: 'daily', timezone: 'UTC', run_at: halfHourAgo() },
     })
     expect(created.status).toBe(201)
     const uuid = created.body.data.uuid as string
@@ -148,7 +153,7 @@ describeConsole('web console: command room', (t: ConsoleSuite) => {
   it('lists the tasks, deletes one after confirming, and fits 360 px', async () => {
     const created = await t.server.http('POST', TASKS, {
       token: user.token,
-      body: { name: 'A task with a very long name that keeps going well past what any table column could show', agent_uuid: agent, schedule: 'daily', timezone: 'Asia/Tokyo' },
+      body: { name: 'A task with a very long name that keeps going well past what any table column could show', agent_uuid: agent, schedule: 'daily', timezone: 'Asia/Tokyo', run_at: halfHourAgo() },
     })
     expect(created.status).toBe(201)
     const page = await t.newPage()
