@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { defineConfig } from 'vitest/config'
 import { NODE_FLAGS } from './src/node-flags.ts'
 
@@ -12,6 +13,9 @@ export default defineConfig({
     // Each test file records the OpenAPI operations it reached (test/helpers/contract-hits.ts).
     setupFiles: ['./test/helpers/contract-hits.ts'],
     pool: 'forks',
+    // Most of a test file's time is spent waiting on sockets, child processes and timers, so at
+    // least two files run at once, even on two cores (vitest's default there would be one).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     // The service's own Node flags (src/node-flags.ts): the tests run under what `npm start` runs.
     execArgv: [...NODE_FLAGS],
     testTimeout: 30_000,
