@@ -1,8 +1,8 @@
 /**
  * The pure parts of a crawl (docs/api/knowledge.md, "Crawling a site"): which URLs belong to a
- * crawl (its scope), the links of an HTML page (htmlparser2, the parser html-to-text extracts
- * pages with), the entries of a sitemap (fast-xml-parser) and the rules of a robots.txt
- * (robots-parser). Nothing here touches the network or the database.
+ * crawl (its scope), the links of an HTML page and what its robots meta allows (htmlparser2, the
+ * parser html-to-text extracts pages with), the entries of a sitemap (fast-xml-parser) and the
+ * rules and crawl delay of a robots.txt (robots-parser). Nothing here touches the network or the database.
  */
 import { createRequire } from 'node:module'
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
@@ -54,21 +54,49 @@ export function pageUrl(href: string, base: string | URL): string | null {
 /** Bytes the HTML parser is fed at once; the event loop runs other work in between. */
 const PARSE_SLICE = 256 * 1024
 
+/** What the crawl takes from an HTML page: its links, and whether the page lets itself be kept. */
+export interface PageLinks {
+  /** The pages it links to; none when its robots meta says `nofollow`. */
+  links: string[]
+  /** False when its robots meta says `noindex`: the page's links count, the page itself is not trained. */
+  index: boolean
+}
+
+/**
+ * Whether a token list holds `token`, in any case: a `rel` (space-separated) or a robots meta's
+ * `content` (comma-separated, though pages write spaces too, so either separates).
+ */
+function hasToken(list: string | undefined, token: string): boolean {
+  const tokens = list?.toLowerCase().split(/[\s,]+/) ?? []
+  return tokens.includes(token)
+}
+
 /**
  * The pages an HTML page links to (`<a href>`, `<area href>`, resolved against its `<base href>`
- * or `pageAddress`), each once, in document order, at most `max`. Fed to htmlparser2 in slices,
- * so a page of many megabytes does not hold the event loop.
+ * or `pageAddress`), each once, in document order, at most `max`, and whether it may be kept.
+ * Links the page marks `rel="nofollow"` are not followed, nor any when a robots meta (`<meta
+ * name="robots">` or one named {@link CRAWLER_TOKEN}) says `nofollow` or `none`; such a meta
+ * saying `noindex` or `none` makes `index` false: a site's own word on what a crawler may take.
+ * Fed to htmlparser2 in slices, so a page of many megabytes does not hold the event loop.
  * @param contentType the answer's Content-Type: its charset decodes the bytes.
  */
-export async function linksOf(bytes: Uint8Array, contentType: string, pageAddress: string, max: number): Promise<string[]> {
+export async function linksOf(bytes: Uint8Array, contentType: string, pageAddress: string, max: number): Promise<PageLinks> {
   const html = decodeText(bytes, contentType)
   const hrefs: string[] = []
   let base: string | null = null
+  let follow = true
+  let index = true
   const parser = new Parser(
     {
       onopentag(name, attributes) {
         if (name === 'base' && base === null && attributes.href) base = attributes.href
-        else if ((name === 'a' || name === 'area') && attributes.href && hrefs.length < max * 4) hrefs.push(attributes.href)
+        else if ((name === 'a' || name === 'area') && attributes.href && hrefs.length < max * 4 && !hasToken(attributes.rel, 'nofollow')) {
+          hrefs.push(attributes.href)
+        } else if (name === 'meta' && isRobotsMeta(attributes.name)) {
+          const none = hasToken(attributes.content, 'none')
+          if (none || hasToken(attributes.content, 'nofollow')) follow = false
+          if (none || hasToken(attributes.content, 'noindex')) index = false
+        }
       },
     },
     { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
@@ -78,6 +106,7 @@ export async function linksOf(bytes: Uint8Array, contentType: string, pageAddres
     if (start + PARSE_SLICE < html.length) await yieldToLoop()
   }
   parser.end()
+  if (!follow) return { links: [], index }
   const resolvedBase = (base === null ? null : URL.parse(base, pageAddress)) ?? pageAddress
   const links = new Set<string>()
   for (const href of hrefs) {
@@ -85,7 +114,13 @@ export async function linksOf(bytes: Uint8Array, contentType: string, pageAddres
     if (url) links.add(url)
     if (links.size >= max) break
   }
-  return [...links]
+  return { links: [...links], index }
+}
+
+/** Whether a `<meta name>` speaks to this crawler: `robots` (every crawler) or {@link CRAWLER_TOKEN}, in any case. */
+function isRobotsMeta(name: string | undefined): boolean {
+  const lower = name?.trim().toLowerCase()
+  return lower === 'robots' || lower === CRAWLER_TOKEN
 }
 
 /** Sitemap entries: pages (`<urlset><url><loc>`) and nested sitemaps (`<sitemapindex><sitemap><loc>`). */
@@ -130,25 +165,43 @@ export function sitemapEntries(xml: string): SitemapEntries {
 }
 
 /** The part of robots-parser used here. */
-type ParseRobots = (url: string, robotstxt: string) => { isAllowed(url: string, ua?: string): boolean | undefined }
+type ParseRobots = (
+  url: string,
+  robotstxt: string,
+) => { isAllowed(url: string, ua?: string): boolean | undefined; getCrawlDelay(ua?: string): number | undefined }
 /**
  * robots-parser, required: its `module.exports` is the parser, but its types declare an ES default
  * export, which tsc (NodeNext) then reads as `exports.default`, absent at run time.
  */
 const parseRobots: ParseRobots = createRequire(import.meta.url)('robots-parser')
 
-/** Which URLs of an origin its robots.txt lets this service read. */
-export type RobotsRules = (url: string) => boolean
+/**
+ * Longest wait between two page reads a robots.txt `Crawl-delay` gets, in milliseconds: a site
+ * asking for minutes between pages would hold a crawl, and its root's sync claim, for nothing.
+ */
+export const CRAWL_DELAY_MAX_MS = 10_000
 
-/** Rules that allow everything: no robots.txt, or one that could not be had for good (4xx). */
-export const ALLOW_ALL: RobotsRules = () => true
+/** What an origin's robots.txt asks of this service. */
+export interface RobotsRules {
+  /** Whether it lets this service read `url`. */
+  allows: (url: string) => boolean
+  /** The wait it asks for between two page reads, in milliseconds (0: none). */
+  delayMs: number
+}
+
+/** Rules that allow everything at any pace: no robots.txt, or one that could not be had for good (4xx). */
+export const ALLOW_ALL: RobotsRules = { allows: () => true, delayMs: 0 }
 
 /**
  * The rules of robots.txt `text` (served at `robotsUrl`) for this service: the group naming
  * {@link CRAWLER_TOKEN}, else the `*` group; `Allow` and `Disallow` with `*` and `$` patterns, the
- * longest match winning (RFC 9309). Other lines (`Crawl-delay`, `Sitemap`) are not used.
+ * longest match winning (RFC 9309), and that group's `Crawl-delay` in seconds (fractions too),
+ * at most {@link CRAWL_DELAY_MAX_MS}; a negative or unreadable one is none. `Sitemap` lines are
+ * not used (the crawl reads /sitemap.xml).
  */
 export function robotsRules(robotsUrl: string, text: string): RobotsRules {
   const robots = parseRobots(robotsUrl, text)
-  return (url) => robots.isAllowed(url, CRAWLER_TOKEN) !== false
+  const seconds = robots.getCrawlDelay(CRAWLER_TOKEN)
+  const delayMs = seconds !== undefined && seconds > 0 ? Math.min(CRAWL_DELAY_MAX_MS, Math.ceil(seconds * 1000)) : 0
+  return { allows: (url) => robots.isAllowed(url, CRAWLER_TOKEN) !== false, delayMs }
 }

@@ -5,11 +5,14 @@
  *
  * A crawl has two steps. The walk reads the site breadth-first from the root (depth 0): the
  * origin's robots.txt first, then its /sitemap.xml (entries count as linked from the root), then
- * each page at most once, through the outbound guard with no redirect off the origin. It follows
- * the links of HTML pages that stay on the origin and under the root's folder (./crawl-links.ts),
- * while the depth allows, and stops after `max_pages` reads (the root's included), or when the
- * crawl's time or byte budget (`KNOWLEDGE_CRAWL_TIMEOUT_MS`, `KNOWLEDGE_CRAWL_MAX_BYTES`) is spent.
- * The walk only reads: a restart mid-walk loses nothing but time.
+ * each page at most once, through the outbound guard with no redirect off the origin, waiting
+ * robots.txt's `Crawl-delay` (capped) between two page reads. It follows the links of HTML pages
+ * that stay on the origin and under the root's folder (./crawl-links.ts), except those the page
+ * marks nofollow, while the depth allows; a page whose robots meta says noindex is read for its
+ * links but not kept. It stops after `max_pages` reads (the root's included), or when the crawl's
+ * time or byte budget (`KNOWLEDGE_CRAWL_TIMEOUT_MS`, `KNOWLEDGE_CRAWL_MAX_BYTES`) is spent, a
+ * crawl delay that would end past the deadline counting as spent time. The walk only reads: a
+ * restart mid-walk loses nothing but time.
  *
  * The apply step then makes the root's pages match what the walk found: pages answering 404 or
  * 410 lose their document; after a walk that read everything it meant to, so do the root's
@@ -21,6 +24,7 @@
  * page twice and nothing under a root that is gone; deleting a root deletes its pages (a foreign
  * key that cascades) and their chunks.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import { uuidv7 } from 'uuidv7'
 import { ToolHttpError } from '../catalog/index.ts'
 import type { Config } from '../platform/config.ts'
@@ -59,7 +63,7 @@ export interface CrawlDeps {
 
 /** What one walk found, by page URL (fragment-free). */
 interface Walk {
-  /** Readable pages other than the root, in the order found, with their depth. */
+  /** Readable pages other than the root and those marked noindex, in the order found, with their depth. */
   pages: Map<string, number>
   /** Pages that answered 404 or 410. */
   gone: Set<string>
@@ -70,7 +74,7 @@ interface Walk {
 }
 
 /** One read of the walk. */
-type Read = { kind: 'page'; url: string; links: string[] } | { kind: 'gone' } | { kind: 'kept' } | { kind: 'failed'; reason: string }
+type Read = { kind: 'page'; url: string; links: string[]; index: boolean } | { kind: 'gone' } | { kind: 'kept' } | { kind: 'failed'; reason: string }
 
 /** The time and bytes one walk may still spend. */
 interface Budget {
@@ -117,6 +121,8 @@ export class SiteCrawl {
       }
     }
     let reads = 0
+    /** When the last page read ended: the next one waits the crawl delay from there. */
+    let lastRead: number | null = null
     for (let next = queue.shift(); next && reads < root.maxPages; next = queue.shift()) {
       const spent = this.#spent(budget)
       if (spent) {
@@ -124,14 +130,19 @@ export class SiteCrawl {
         break
       }
       const { url, depth } = next
-      if (robots(url)) {
+      if (robots.allows(url)) {
+        if (lastRead !== null && !(await this.#pause(lastRead + robots.delayMs, budget))) {
+          walk.cutShort = this.#timedOut()
+          break
+        }
         reads += 1
         const read = await this.#read(url, scope, budget, depth < root.maxDepth)
+        lastRead = Date.now()
         // A redirect within the origin may land where robots.txt forbids: that page is not kept.
-        if (read.kind === 'page' && !robots(read.url)) walk.kept.add(url)
+        if (read.kind === 'page' && !robots.allows(read.url)) walk.kept.add(url)
         else if (read.kind === 'page') {
           seen.add(read.url)
-          if (depth > 0 && read.url !== start) walk.pages.set(read.url, depth)
+          if (depth > 0 && read.url !== start && read.index) walk.pages.set(read.url, depth)
           enqueue(read.links, depth + 1)
         } else if (read.kind === 'gone') walk.gone.add(url)
         else walk.kept.add(url)
@@ -145,9 +156,26 @@ export class SiteCrawl {
 
   /** Why the budget is spent, or null while it is not. */
   #spent(budget: Budget): string | null {
-    if (Date.now() >= budget.deadline) return `The crawl stopped after KNOWLEDGE_CRAWL_TIMEOUT_MS (${this.deps.config.knowledge.crawlTimeoutMs} ms); nothing was deleted`
+    if (Date.now() >= budget.deadline) return this.#timedOut()
     if (budget.bytesLeft <= 0) return `The crawl stopped after KNOWLEDGE_CRAWL_MAX_BYTES (${this.deps.config.knowledge.crawlMaxBytes} bytes); nothing was deleted`
     return null
+  }
+
+  /** The reason of a crawl out of time, one wording whether a read was cut off or a crawl delay would have ended too late. */
+  #timedOut(): string {
+    return `The crawl stopped after KNOWLEDGE_CRAWL_TIMEOUT_MS (${this.deps.config.knowledge.crawlTimeoutMs} ms); nothing was deleted`
+  }
+
+  /**
+   * Waits until `until` (the crawl delay robots.txt asks for after the last read), unless that
+   * is past the crawl's deadline: then answers false at once, as waiting would only end the crawl
+   * later with the same pages.
+   */
+  async #pause(until: number, budget: Budget): Promise<boolean> {
+    if (until >= budget.deadline) return false
+    const wait = until - Date.now()
+    if (wait > 0) await sleep(wait)
+    return true
   }
 
   /** Aborts a read when the crawl's time is up: one slow page cannot stretch the crawl past its budget. */
@@ -156,7 +184,8 @@ export class SiteCrawl {
   }
 
   /**
-   * Reads one page of the walk, with its links when `follow`.
+   * Reads one page of the walk, with its links when `follow`. An HTML page is parsed even when its
+   * links are not followed: its robots meta may say noindex.
    * @throws only what is not the page's fault (the database, a bug).
    */
   async #read(url: string, scope: CrawlScope, budget: Budget, follow: boolean): Promise<Read> {
@@ -178,8 +207,8 @@ export class SiteCrawl {
     if (page.status >= 500 || page.status === 429) return { kind: 'failed', reason: `A page answered ${page.status}; nothing was deleted` }
     // A 304 to a request without validators, another 3xx, a 4xx: nothing to train, and not gone.
     if (page.status < 200 || page.status >= 300 || !isTrainable(page.mimeType) || !inScope(scope, page.url)) return { kind: 'kept' }
-    const links = follow && page.mimeType === 'text/html' ? await linksOf(page.bytes, page.contentType, page.url, LINKS_PER_PAGE) : []
-    return { kind: 'page', url: pageUrl(page.url, page.url) ?? url, links }
+    const found = page.mimeType === 'text/html' ? await linksOf(page.bytes, page.contentType, page.url, LINKS_PER_PAGE) : { links: [], index: true }
+    return { kind: 'page', url: pageUrl(page.url, page.url) ?? url, links: follow ? found.links : [], index: found.index }
   }
 
   /**
