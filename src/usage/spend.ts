@@ -267,15 +267,17 @@ export interface CallTokens {
  * A model call (or a few: a repair) made for the caller outside a run, metered
  * (docs/api/usage-and-budgets.md, "How usage is counted"): refused first when a budget of
  * `scope` blocks it; then `work` runs, reporting each call's tokens to the callback it is given;
- * whatever it used is added to the rollup afterwards as one run, whether it succeeded or not,
- * and the thresholds it reached are recorded.
- * @param model the catalog slug and the price of tokens in US dollars.
+ * whatever it used is added to the rollup afterwards as one run (none for `model.runs: 0`),
+ * whether it succeeded or not, and the thresholds it reached are recorded.
+ * @param model the catalog slug, the price of tokens in US dollars, and how many runs the call
+ *   adds ({@link CallUsage.runs}: 1, the default, for a generation; 0 for a call that serves a run,
+ *   such as an evaluation's judge).
  * @throws BudgetExceededError (429) before `work`; what `work` throws.
  */
 export async function meteredCall<T>(
   ctx: ResourceCtx,
   scope: SpendScope,
-  model: { slug: string; costOf: (tokens: CallTokens) => number },
+  model: { slug: string; costOf: (tokens: CallTokens) => number; runs?: 0 | 1 },
   work: (onUsage: (tokens: CallTokens) => void) => Promise<T>,
 ): Promise<T> {
   await requireWithinBudgets(ctx.em, scope)
@@ -288,7 +290,7 @@ export async function meteredCall<T>(
   } finally {
     if (used.promptTokens + used.completionTokens > 0) {
       try {
-        await recordCallUsage(ctx.em, scope, { model: model.slug, ...used, cost: model.costOf(used) })
+        await recordCallUsage(ctx.em, scope, { model: model.slug, ...used, cost: model.costOf(used), runs: model.runs ?? 1 })
         await noteSpend(ctx.em, ctx.log, scope)
       } catch (error) {
         ctx.log.warn({ err: error }, 'model call usage not recorded')
