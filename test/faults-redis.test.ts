@@ -205,9 +205,12 @@ describe('Redis outages', () => {
     expect(followed.status).toBe(200)
     expect(followed.events.at(-1)?.event).toBe('run.succeeded')
     expect(followed.events.map((e) => Number(e.id))).toEqual(followed.events.map((_, i) => i + 1))
-    expect(followMs).toBeLessThan(500 + 1000)
 
     await redis.start()
+    // Checked once Redis is back, so a miss here cannot leave the next test without Redis. Polling
+    // every 250 ms ends the stream well before the 2 s a live bus's fallback would take; 2 s leaves
+    // room for a loaded machine (1.55 s was seen with two test files at once at load 10).
+    expect(followMs).toBeLessThan(500 + 1500)
     const back = performance.now()
     for (const node of [a, b]) {
       await vi.waitFor(async () => expect((await ready(node)).body).toMatchObject({ status: 'ok', database: 'ok', redis: 'ok' }), {
