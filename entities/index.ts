@@ -6,6 +6,7 @@ import { AgentCategory, AgentFile, AgentTool, AgentWorkflow, WorkflowCategory } 
 import { Agent } from './agent.entity.ts'
 import { AgentVersion, OutboxEvent } from './agent-version.entity.ts'
 import { Category } from './category.entity.ts'
+import { Dataset, DatasetItem } from './dataset.entity.ts'
 import { CommandRoomTask, CommandRoomTaskFiring } from './command-room.entity.ts'
 import { Favorite } from './favorite.entity.ts'
 import { KnowledgeChunk, KnowledgeDocument } from './knowledge.entity.ts'
@@ -43,6 +44,8 @@ export {
   Category,
   CommandRoomTask,
   CommandRoomTaskFiring,
+  Dataset,
+  DatasetItem,
   Favorite,
   IdempotencyKey,
   KnowledgeChunk,
@@ -87,6 +90,7 @@ export * from './category.entity.ts'
 export * from './columns.ts'
 export * from './ownership.ts'
 export * from './command-room.entity.ts'
+export * from './dataset.entity.ts'
 export * from './favorite.entity.ts'
 export * from './idempotency-key.entity.ts'
 export * from './knowledge.entity.ts'
@@ -162,6 +166,8 @@ export type EntityDefinition =
   | typeof OAuthClient
   | typeof OAuthCode
   | typeof OAuthRefreshToken
+  | typeof Dataset
+  | typeof DatasetItem
 
 /** Typed as the ORM takes them: the inferred tuple type is too long for declaration emit (docs/api/clients.md). */
 export const entities: EntitySchema[] = [
@@ -212,4 +218,6 @@ export const entities: EntitySchema[] = [
   OAuthClient,
   OAuthCode,
   OAuthRefreshToken,
+  Dataset,
+  DatasetItem,
 ]

@@ -6,6 +6,7 @@ import { createCallerFactory, router } from '../src/trpc/init.ts'
 import { agentsRouter } from './agents.router.ts'
 import { authRouter } from './auth.router.ts'
 import { categoriesRouter } from './categories.router.ts'
+import { datasetsRouter } from './datasets.router.ts'
 import { promptsRouter } from './prompts.router.ts'
 import { systemRouter } from './system.router.ts'
 import { accessTokensRouter, userRouter } from './user.router.ts'
@@ -61,6 +62,7 @@ export const appRouter = router({
   budgets: budgetsRouter,
   webhooks: webhooksRouter,
   auditEvents: auditRouter,
+  datasets: datasetsRouter,
 })
 
 export type AppRouter = typeof appRouter

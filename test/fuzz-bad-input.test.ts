@@ -205,6 +205,9 @@ describe('bad input on every REST endpoint (docs/api/conventions.md)', () => {
         limit_tokens: 1_000_000_000,
         action: 'notify',
       })
+      // A dataset with one item (docs/api/evaluations.md).
+      const dataset = await post('/api/v1/datasets', { name: `${tag} dataset` })
+      const [datasetItem] = await post(`/api/v1/datasets/${dataset.uuid}/items`, { items: [{ input: `${tag} asks`, expected_output: `${tag} expects` }] })
       // A webhook endpoint (its host never resolves: attempts fail quietly) and the delivery of a ping.
       const endpoint = await post('/api/v1/webhook-endpoints', { url: `https://${tag}.test/hooks`, event_types: ['run.failed'] })
       const ping = await expectStatus(202, 'POST', `/api/v1/webhook-endpoints/${endpoint.uuid}/ping`, { token: user.token })
@@ -228,6 +231,8 @@ describe('bad input on every REST endpoint (docs/api/conventions.md)', () => {
         tool_uuid: tool.uuid as string,
         workflow_uuid: workflow.uuid as string,
         prompt_uuid: prompt.uuid as string,
+        dataset_uuid: dataset.uuid as string,
+        item_uuid: datasetItem.uuid as string,
         agent_uuid: agent.uuid as string,
       }
     }

@@ -52,6 +52,7 @@ describe('media', () => {
       ['a Markdown file', Buffer.from('# Title\n\nÜmlauts and 😀\n'), 'README.markdown', 'text/markdown', 'md'],
       ['a CSV file', Buffer.from('a,b\n1,2\n'), 'data.CSV', 'text/csv', 'csv'],
       ['a JSON file', Buffer.from('{"a": [1, 2]}'), 'data.json', 'application/json', 'json'],
+      ['a JSON Lines file (dataset items)', Buffer.from('{"input": "a"}\n{"input": "b"}\n'), 'cases.jsonl', 'application/jsonl', 'jsonl'],
       ['an HTML page', Buffer.from('<!doctype html><h1>Returns</h1><script>alert(1)</script>'), 'faq.html', 'text/html', 'html'],
       ['an HTML page named .htm', Buffer.from('<p>Opening hours: 9 to 5</p>'), 'hours.HTM', 'text/html', 'html'],
     ])('answers 201 {data: {uuid, key, url, mime_type, size}} for %s, and stores the bytes', async (_label, bytes, filename, mime, ext) => {

@@ -1,5 +1,5 @@
 /**
- * Access to tenant-owned resources (agents, prompts, tools, workflows, accounts, providers),
+ * Access to tenant-owned resources (agents, prompts, tools, workflows, accounts, providers, datasets),
  * built on the SQL fragments of ./visibility.ts (docs/api/tenancy.md). Every service function on
  * such a resource starts with {@link requireResource} (docs/architecture.md, "How one request flows") and lists through {@link listScopeSql}, so the rules run in the database.
  */
@@ -11,7 +11,7 @@ import type { SqlFragment } from '../platform/sql.ts'
 import { allows, permissionOf, permissionSql, visibleSql, type Viewer } from './visibility.ts'
 
 /** Tables that hold shareable, visibility-scoped resources. */
-export type ResourceTable = 'agents' | 'prompts' | 'tools' | 'workflows' | 'accounts' | 'providers'
+export type ResourceTable = 'agents' | 'prompts' | 'tools' | 'workflows' | 'accounts' | 'providers' | 'datasets'
 
 /** The viewer of a request: the caller, the request's workspace and the caller's role there. */
 export function viewerOf(ctx: ResourceCtx): Viewer {

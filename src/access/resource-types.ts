@@ -14,6 +14,8 @@ const TYPES: Record<string, string> = {
   messages: 'message',
   memories: 'memory',
   command_room_tasks: 'command_room_task',
+  datasets: 'dataset',
+  dataset_items: 'dataset_item',
 }
 
 /** The resource type of `table`; the table name itself for one not listed. */

@@ -40,12 +40,13 @@ const TEXT_TYPES: Record<string, { mime: string; ext: string }> = {
   markdown: { mime: 'text/markdown', ext: 'md' },
   csv: { mime: 'text/csv', ext: 'csv' },
   json: { mime: 'application/json', ext: 'json' },
+  jsonl: { mime: 'application/jsonl', ext: 'jsonl' },
   html: { mime: 'text/html', ext: 'html' },
   htm: { mime: 'text/html', ext: 'html' },
 }
 
 /** What the allow-list says, for error messages. */
-const ALLOWED_UPLOADS = 'PNG, JPEG, GIF and WebP images, PDF, DOCX, and UTF-8 text files (.txt, .md, .csv, .json, .html)'
+const ALLOWED_UPLOADS = 'PNG, JPEG, GIF and WebP images, PDF, DOCX, and UTF-8 text files (.txt, .md, .csv, .json, .jsonl, .html)'
 
 /** Bytes file-type reads to recognise a format. */
 const HEAD_BYTES = 4100

@@ -106,7 +106,7 @@ export async function mediaRoutes(scope: FastifyInstance, options: MediaRoutesOp
     const ctx = contextOf(options.createContext, request, reply)
     const found = await media.openMedia(ctx.em, storage, request.params.key)
     if (!found) return reply.status(404).send(errorBody(404, 'Media not found', request.id))
-    const text = found.mimeType.startsWith('text/') || found.mimeType === 'application/json'
+    const text = found.mimeType.startsWith('text/') || found.mimeType === 'application/json' || found.mimeType === 'application/jsonl'
     return reply
       .header('content-type', text ? `${found.mimeType}; charset=utf-8` : found.mimeType)
       .header('content-length', String(found.size))

@@ -63,6 +63,7 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   Metrics: 'Counts and sums over time of agents, workflows, executions, threads and messages (docs/api/metrics.md).',
   Media: 'Uploads and their downloads.',
   A2A: "Each agent the caller may run as an A2A (Agent2Agent 0.3) agent: its card and its JSON-RPC endpoint (docs/api/a2a.md).",
+  Datasets: 'Datasets of cases to evaluate against: inputs, expected outputs and metadata, added as JSON or JSONL uploads (docs/api/evaluations.md).',
   Audit: 'The audit log: every change, who made it, from where, and what it changed (docs/api/audit.md).',
 }
 

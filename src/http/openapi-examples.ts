@@ -40,8 +40,10 @@ A password has 8 to 256 characters. For an integration, make an application toke
 const NOT_FOUND_LABELS: Record<string, string> = {
   account_uuid: 'Account',
   agent_uuid: 'Agent',
+  dataset_uuid: 'Dataset',
   document_uuid: 'Knowledge document',
   execution_uuid: 'Workflow execution',
+  item_uuid: 'Dataset item',
   key: 'Media',
   memory_uuid: 'Memory',
   message_uuid: 'Message',

@@ -31,6 +31,7 @@ import { Migration20261129140000_knowledge_sync } from './Migration2026112914000
 import { Migration20261129160000_knowledge_crawl } from './Migration20261129160000_knowledge_crawl.ts'
 import { Migration20261129120000_trace_ids } from './Migration20261129120000_trace_ids.ts'
 import { Migration20261129170000_knowledge_retrieval } from './Migration20261129170000_knowledge_retrieval.ts'
+import { Migration20261129180000_datasets } from './Migration20261129180000_datasets.ts'
 
 export const migrationsList: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261121093927', class: Migration20261121093927 },
@@ -63,4 +64,5 @@ export const migrationsList: { name: string; class: Constructor<Migration> }[] =
   { name: 'Migration20261129140000_knowledge_sync', class: Migration20261129140000_knowledge_sync },
   { name: 'Migration20261129160000_knowledge_crawl', class: Migration20261129160000_knowledge_crawl },
   { name: 'Migration20261129170000_knowledge_retrieval', class: Migration20261129170000_knowledge_retrieval },
+  { name: 'Migration20261129180000_datasets', class: Migration20261129180000_datasets },
 ]
