@@ -7,6 +7,7 @@ import { Agent } from './agent.entity.ts'
 import { AgentVersion, OutboxEvent } from './agent-version.entity.ts'
 import { Category } from './category.entity.ts'
 import { Dataset, DatasetItem } from './dataset.entity.ts'
+import { Evaluation, EvaluationResult } from './evaluation.entity.ts'
 import { CommandRoomTask, CommandRoomTaskFiring } from './command-room.entity.ts'
 import { Favorite } from './favorite.entity.ts'
 import { KnowledgeChunk, KnowledgeDocument } from './knowledge.entity.ts'
@@ -46,6 +47,8 @@ export {
   CommandRoomTaskFiring,
   Dataset,
   DatasetItem,
+  Evaluation,
+  EvaluationResult,
   Favorite,
   IdempotencyKey,
   KnowledgeChunk,
@@ -91,6 +94,7 @@ export * from './columns.ts'
 export * from './ownership.ts'
 export * from './command-room.entity.ts'
 export * from './dataset.entity.ts'
+export * from './evaluation.entity.ts'
 export * from './favorite.entity.ts'
 export * from './idempotency-key.entity.ts'
 export * from './knowledge.entity.ts'
@@ -168,6 +172,8 @@ export type EntityDefinition =
   | typeof OAuthRefreshToken
   | typeof Dataset
   | typeof DatasetItem
+  | typeof Evaluation
+  | typeof EvaluationResult
 
 /** Typed as the ORM takes them: the inferred tuple type is too long for declaration emit (docs/api/clients.md). */
 export const entities: EntitySchema[] = [
@@ -220,4 +226,6 @@ export const entities: EntitySchema[] = [
   OAuthRefreshToken,
   Dataset,
   DatasetItem,
+  Evaluation,
+  EvaluationResult,
 ]

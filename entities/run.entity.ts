@@ -113,6 +113,8 @@ export const Run = defineEntity({
     firstEventMs: p.integer().nullable().fieldName('first_event_ms'),
     /** The W3C trace id of the trace it was started in (docs/operations.md, "Traces"); null when tracing was off or the trace not sampled. */
     traceId: p.string().length(32).nullable().fieldName('trace_id'),
+    /** The evaluation whose item this run is (docs/api/evaluations.md): kept out of the agent's usage count, the leaderboard and metrics. */
+    evaluationUuid: p.uuid().nullable().fieldName('evaluation_uuid'),
     ...recordOwnership(),
     ...timestamps(),
   },

@@ -26,6 +26,8 @@ export const Thread = defineEntity({
         .deleteRule('cascade'),
     messagesCount: p.integer().fieldName('messages_count').default(0),
     metadata: p.json<Record<string, unknown>>().default('{}'),
+    /** The evaluation whose item's run made this thread (docs/api/evaluations.md): left out of thread lists and metrics. */
+    evaluationUuid: p.uuid().nullable().fieldName('evaluation_uuid'),
     ...ownership(),
     ...timestamps(),
     ...softDelete(),

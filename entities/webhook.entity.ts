@@ -15,6 +15,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'command_room_firing.failed',
   'budget.threshold_reached',
   'agent.version_created',
+  'evaluation.succeeded',
+  'evaluation.failed',
   'webhook_endpoint.ping',
 ] as const
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number]

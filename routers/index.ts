@@ -31,6 +31,7 @@ import { webhooksRouter } from './webhooks.router.ts'
 import { auditRouter } from './audit.router.ts'
 import { ssoRouter } from './sso.router.ts'
 import { oauthRouter } from './oauth.router.ts'
+import { evaluationsRouter } from './evaluations.router.ts'
 
 export const appRouter = router({
   system: systemRouter,
@@ -63,6 +64,7 @@ export const appRouter = router({
   webhooks: webhooksRouter,
   auditEvents: auditRouter,
   datasets: datasetsRouter,
+  evaluations: evaluationsRouter,
 })
 
 export type AppRouter = typeof appRouter

@@ -24,6 +24,7 @@ import { CommandRoomEngine } from './command-room/index.ts'
 import { createCommandRoomActor } from './command-room/index.ts'
 import { createEventDataReader, WebhookEngine } from './webhooks/index.ts'
 import { AuditRetention } from './audit/index.ts'
+import { EvaluationEngine } from './evaluations/index.ts'
 import { createWorkflowNodeServices } from './workflows/index.ts'
 import { linkedWorkflows } from './workflows/index.ts'
 import { InFlight } from './trpc/in-flight.ts'
@@ -73,6 +74,8 @@ export interface Runtime extends AppDeps {
   commandRoom: CommandRoomEngine
   /** The outbound webhook engine (services see its port, `WebhooksPort`, src/webhooks/webhooks.port.ts). */
   webhooks: WebhookEngine
+  /** The evaluation engine (services see its port, `EvaluationsPort`, src/evaluations/evaluations.port.ts). */
+  evaluations: EvaluationEngine
   /** The durable job queue (pg-boss) the engines register their jobs with. */
   jobs: JobQueue
   /** The one scheduler the engines register their due times with (src/platform/scheduler.ts). */
@@ -153,6 +156,7 @@ export async function createRuntime(
   const knowledge = await KnowledgeEngine.create({ orm, config, log, jobs, scheduler })
   const commandRoom = CommandRoomEngine.create({ orm, config, log, jobs, scheduler })
   const webhooks = WebhookEngine.create({ orm, config, log, jobs, scheduler })
+  const evaluations = EvaluationEngine.create({ orm, config, log, jobs, scheduler })
   const workflows = await WorkflowEngine.create({ orm, config, log, readCache, jobs, scheduler })
   AuditRetention.create({ orm, config, scheduler })
   const runtime: Runtime = {
@@ -172,6 +176,7 @@ export async function createRuntime(
     knowledge,
     commandRoom,
     webhooks,
+    evaluations,
     jobs,
     scheduler,
     close: (front) => shutdown(runtime, front),
@@ -180,6 +185,7 @@ export async function createRuntime(
   workflows.bind(createWorkflowNodeServices(runtime))
   commandRoom.bind(createCommandRoomActor(runtime))
   webhooks.bind(createEventDataReader(runtime))
+  evaluations.bind(runtime)
   // Every job is registered by now (the engines register theirs when they are created).
   if (options.worker ?? config.worker) {
     await jobs.work()

@@ -107,6 +107,68 @@ describe('npm start killed with background agent runs in flight (docs/api/runs.m
   }, 120_000)
 })
 
+describe('npm start killed mid-evaluation (docs/api/evaluations.md, "How an evaluation runs")', () => {
+  const ITEMS = 8
+  let upstream: Upstream
+  beforeAll(async () => {
+    upstream = await startUpstream()
+    // Each item's first call never answers in time: the items under way at the kill are mid-call.
+    const asked = new Set<string>()
+    upstream.respondWith((req) => {
+      const item = /item \d+/.exec(JSON.stringify(req.body?.messages ?? []))?.[0] ?? 'none'
+      const first = !asked.has(item)
+      asked.add(item)
+      return first && Number(item.slice(5)) < 2 ? { kind: 'slow', delayMs: 60_000 } : { kind: 'text', text: `Answered ${item}` }
+    })
+  })
+  afterAll(() => upstream?.close())
+  const suite = processSuite('aw-evaluation', () => ({ OPENAI_API_KEY: 'sk-upstream-test', OPENAI_BASE_URL: upstream.url }))
+
+  it('resumes after a restart: every item ends with one run of its own, none run twice, none lost', async () => {
+    suite.dumpOnFailure()
+    const first = await startServer(suite.env)
+    suite.processes.push(first)
+    const signUp = await first.http('POST', '/api/v1/auth/sign-up', {
+      body: { name: 'Evaluator', email: 'evaluator@example.com', password: 'correct horse battery staple' },
+    })
+    const token = String(signUp.body.data.access_token)
+    const agent = await first.http('POST', '/api/v1/agents', { token, body: { name: 'Evaluated', instruction: 'Answer.' } })
+    const dataset = await first.http('POST', '/api/v1/datasets', { token, body: { name: 'Eight items' } })
+    const items = Array.from({ length: ITEMS }, (_, n) => ({ input: `item ${n}`, expected_output: `Answered item ${n}` }))
+    expect((await first.http('POST', `/api/v1/datasets/${dataset.body.data.uuid}/items`, { token, body: { items } })).status).toBe(201)
+    const created = await first.http('POST', '/api/v1/evaluations', {
+      token,
+      body: { name: 'Survives', dataset_uuid: dataset.body.data.uuid, agent_uuid: agent.body.data.uuid, scorers: [{ type: 'exact_match' }], concurrency: 2 },
+    })
+    expect(created.status, JSON.stringify(created.body)).toBe(202)
+    const uuid = String(created.body.data.uuid)
+    // Items 0 and 1 are mid-call: the kill comes while both runs wait for the model.
+    await until(async () => upstream.requests.length, (count) => count >= 2, 20_000)
+    await stopProcess(first, 'SIGKILL')
+    const serving = await startServer(suite.env)
+    suite.processes.push(serving)
+    const done = await until(
+      async () => (await serving.http('GET', `/api/v1/evaluations/${uuid}`, { token })).body.data,
+      (evaluation) => !['queued', 'running'].includes(evaluation.status),
+      60_000,
+    )
+    expect(done).toMatchObject({ status: 'succeeded', progress: { total: ITEMS, done: ITEMS, failed: 0 } })
+    expect(done.summary[0]).toMatchObject({ mean_score: 1, pass_rate: 1 })
+    const results = (await serving.http('GET', `/api/v1/evaluations/${uuid}/results?per_page=100`, { token })).body.data
+    const runUuids = results.map((result: { run_uuid: string }) => result.run_uuid)
+    expect(new Set(runUuids).size).toBe(ITEMS)
+    for (const [n, result] of results.entries()) {
+      expect(result).toMatchObject({ status: 'succeeded', output: `Answered item ${n}` })
+      const run = (await serving.http('GET', `/api/v1/runs/${result.run_uuid}`, { token })).body.data.run
+      expect(run).toMatchObject({ status: 'succeeded', evaluation_uuid: uuid })
+    }
+    // The two interrupted items were asked twice (their runs taken over), every other item once.
+    const asked = (n: number) => upstream.requests.filter((req) => JSON.stringify(req.body?.messages ?? []).includes(`item ${n}"`)).length
+    expect(Array.from({ length: ITEMS }, (_, n) => asked(n))).toEqual([2, 2, ...Array(ITEMS - 2).fill(1)])
+    expect(await stopProcess(serving, 'SIGTERM')).toBe(0)
+  }, 120_000)
+})
+
 describe('npm start killed while runs wait and a webhook attempt is under way (docs/api/runs.md, "States"; docs/api/webhooks.md, "Delivery")', () => {
   let counter: HitCounter
   let receiver: Receiver

@@ -234,13 +234,14 @@ describe('docs walkthroughs run as written against `npm start`', () => {
   const readme = shellBlocks(readFileSync(path.join(ROOT, 'README.md'), 'utf8')).filter((block) => block.includes('$API'))
   pages.push({ name: 'README.md', blocks: readme })
 
-  it('finds the thirteen walkthroughs and the README walkthrough', () => {
+  it('finds the fourteen walkthroughs and the README walkthrough', () => {
     expect(pages.map((page) => page.name)).toEqual([
       'docs/walkthroughs/accounts-and-workspaces.md',
       'docs/walkthroughs/agent-versions.md',
       'docs/walkthroughs/agents-and-prompts.md',
       'docs/walkthroughs/audit-log.md',
       'docs/walkthroughs/command-room.md',
+      'docs/walkthroughs/evaluations.md',
       'docs/walkthroughs/knowledge.md',
       'docs/walkthroughs/metrics.md',
       'docs/walkthroughs/running-assistants.md',

@@ -1,5 +1,5 @@
 /**
- * The scorers of evaluations (docs/api/evaluation-scorers.md, "Scorers"): the wire schema's
+ * The scorers of evaluations (docs/api/evaluations.md, "Scorers"): the wire schema's
  * refusals with their issue paths, each deterministic scorer's grade and reason, and `llm_judge`
  * through the real OpenAI provider client talking to test/helpers/upstream.ts over loopback: the
  * structured output and single repair of agent generation, failures scored 0 without throwing,

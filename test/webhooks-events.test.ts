@@ -38,6 +38,7 @@ const REPLIES: Record<string, Reply> = {
   'Wait, please': { kind: 'slow', delayMs: 10_000 },
   'Weather in Oslo?': { kind: 'tool_calls', calls: [{ name: 'weather', arguments: '{"city":"Oslo"}', id: 'call_w' }] },
   'Spend, please': { kind: 'text', text: 'Spent.', usage: { prompt_tokens: 400, completion_tokens: 200 } },
+  'Evaluate slowly': { kind: 'slow', delayMs: 1_500 },
 }
 const SUBSET = ['run.failed', 'knowledge_document.ready']
 
@@ -199,7 +200,22 @@ describe('webhook events (every type, made through the API)', () => {
       expect(changed.status, JSON.stringify(changed.body)).toBe(200)
       return agent
     }
+    /**
+     * An evaluation of a two-item dataset, one item at a time; to fail, its agent is deleted while
+     * the first item's slow run goes on, so the second cannot run (docs/api/evaluations.md).
+     */
+    const evaluation = async (fail: boolean) => {
+      const dataset = await post('/api/v1/datasets', { name: fail ? 'Doomed questions' : 'Questions' }, 201)
+      await post(`/api/v1/datasets/${dataset.data.uuid}/items`, { items: [{ input: 'Evaluate slowly' }, { input: 'Evaluate me' }] }, 201)
+      const agent = fail ? await makeAgent('Doomed') : agents.helper
+      const body = { name: fail ? 'Failing' : 'Passing', dataset_uuid: dataset.data.uuid, agent_uuid: agent, scorers: [{ type: 'contains', value: 'Fine' }], concurrency: 1 }
+      const created = await post('/api/v1/evaluations', body, 202)
+      if (fail) expect((await t.http('DELETE', `/api/v1/agents/${agent}`, { token: owner.token })).status).toBe(204)
+      return created.data.uuid as string
+    }
     return {
+      evaluationSucceeded: held(evaluation(false)),
+      evaluationFailed: held(evaluation(true)),
       runSucceeded: held(run('Succeed, please', 200)),
       runFailed: held(run('Fail, please', 502)),
       runCanceled: held(canceled()),
@@ -331,6 +347,18 @@ describe('webhook events (every type, made through the API)', () => {
     for (const version of listed) {
       const event = await eventOf('agent.version_created', (data) => data.agent_uuid === agent && data.version === version.version)
       expect(event.data).toEqual({ agent_uuid: agent, ...version })
+    }
+  })
+
+  it('evaluation.succeeded and .failed carry the Evaluation as GET evaluations/{evaluation_uuid} answers it', async () => {
+    for (const [type, uuid, status] of [
+      ['evaluation.succeeded', await made.evaluationSucceeded, 'succeeded'],
+      ['evaluation.failed', await made.evaluationFailed, 'failed'],
+    ] as const) {
+      const event = await eventOf(type, byUuid(uuid))
+      const retrieved = (await get(`/api/v1/evaluations/${uuid}`)).data
+      expect(retrieved.status).toBe(status)
+      expect(event.data, type).toEqual(retrieved)
     }
   })
 

@@ -128,9 +128,10 @@ const COLLECTION_COUNTS: Record<LinkedRelation, string> = {
 }
 
 const COUNTS = [
-  `(select count(*) from threads th where th.agent_id = a.id and th.deleted_at is null)::int as "threadsCount"`,
+  // Evaluations' threads and runs are not the agent's use (docs/api/evaluations.md).
+  `(select count(*) from threads th where th.agent_id = a.id and th.deleted_at is null and th.evaluation_uuid is null)::int as "threadsCount"`,
   // Runs of the last 30 days (src/agents/agent.schema.ts): a range of runs(agent_id, created_at).
-  `(select count(*) from runs r where r.agent_id = a.id and r.created_at > now() - interval '${USAGE_WINDOW_DAYS} days')::int as "runsInWindow"`,
+  `(select count(*) from runs r where r.agent_id = a.id and r.created_at > now() - interval '${USAGE_WINDOW_DAYS} days' and r.evaluation_uuid is null)::int as "runsInWindow"`,
 ]
 
 /**

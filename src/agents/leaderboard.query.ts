@@ -46,7 +46,7 @@ export function leaderboardStatement(query: LeaderboardQuery): LeaderboardStatem
         (count(r.latency_ms) filter (where r.status = 'succeeded'))::int as latency_count,
         sum(r.total_tokens)::float8 as tokens, date_trunc('milliseconds', max(r.created_at)) as last_used_at
       from agents a join runs r on r.agent_id = a.id
-      where ${query.scope.sql}${period}
+      where ${query.scope.sql} and r.evaluation_uuid is null${period}
       group by r.agent_id),
     scored as (
       select p.*,

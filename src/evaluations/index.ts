@@ -23,3 +23,18 @@ export {
 } from './dataset.schema.ts'
 export * as datasetItems from './dataset-items.service.ts'
 export * as datasets from './datasets.service.ts'
+
+// Evaluations (docs/api/evaluations.md, "Evaluations").
+export { EvaluationEngine } from './engine.ts'
+export {
+  CompareEvaluationsInput,
+  CreateEvaluationInput,
+  EvaluationComparison,
+  EvaluationEnvelope,
+  EvaluationList,
+  EvaluationPathInput,
+  EvaluationResultList,
+  EvaluationResultsInput,
+  ListEvaluationsInput,
+} from './evaluation.schema.ts'
+export * as evaluations from './evaluations.service.ts'

@@ -1,5 +1,5 @@
 /**
- * The scorers of an evaluation (docs/api/evaluation-scorers.md, "Scorers"): how each item's run
+ * The scorers of an evaluation (docs/api/evaluations.md, "Scorers"): how each item's run
  * output is graded. Seven kinds, told apart by `type`; unknown fields are refused. A scorer that
  * could never work is refused here, so creation answers 400 naming the field: a pattern that does
  * not compile (`scorers.<i>.pattern`), a JSON Schema Ajv cannot compile (`scorers.<i>.schema`).
@@ -91,7 +91,7 @@ export const Scorer = z
       large_language_model: ModelRef.optional(),
     }),
   ])
-  .meta({ id: 'Scorer', description: 'How an item is graded (docs/api/evaluation-scorers.md).' })
+  .meta({ id: 'Scorer', description: 'How an item is graded (docs/api/evaluations.md).' })
 export type TScorer = z.infer<typeof Scorer>
 /** A scorer's `type`. */
 export type ScorerType = TScorer['type']

@@ -1,5 +1,5 @@
 /**
- * Grading one item's run output with an evaluation's scorers (docs/api/evaluation-scorers.md,
+ * Grading one item's run output with an evaluation's scorers (docs/api/evaluations.md,
  * "Scorers"). Every scorer gives `{score, passed, reason}`; all but `llm_judge` score exactly 1 or
  * 0 and call nothing; `llm_judge` asks a model (below).
  *
@@ -262,7 +262,7 @@ export async function checkScorers(ctx: ResourceCtx, scorers: readonly TScorer[]
 
 /**
  * Grades one succeeded run's output with every scorer, in the order given; judges run one after
- * another through ctx's models (docs/api/evaluation-scorers.md, "Scorers").
+ * another through ctx's models (docs/api/evaluations.md, "Scorers").
  * @returns one {@link Score} per scorer, in order, and what the judges used (tokens and US
  *   dollars; zero without a judge). The judges' usage is also recorded in the usage rollup, in the
  *   caller's scope (src/usage/spend.ts, `meteredCall`), adding no run.

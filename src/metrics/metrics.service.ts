@@ -81,7 +81,7 @@ function threadScopeSql(alias: string, ctx: ResourceCtx): SqlFragment {
   const scope = serviceScopeSql(alias, ctx)
   const manages = viewer.role === 'owner' || viewer.role === 'admin'
   return {
-    sql: `(${alias}.deleted_at is null and ${alias}.workspace_id = ? and ${scope.sql}
+    sql: `(${alias}.deleted_at is null and ${alias}.workspace_id = ? and ${scope.sql} and ${alias}.evaluation_uuid is null
       and not exists (select 1 from agents ta where ta.id = ${alias}.agent_id and ta.deleted_at is not null)
       ${manages ? '' : `and ${alias}.user_id = ?`})`,
     params: [viewer.workspaceId, ...scope.params, ...(manages ? [] : [viewer.userId])],
@@ -136,7 +136,8 @@ function managedMessagesSql(ctx: ResourceCtx): SqlFragment {
   return {
     sql: `${workspace.sql}
       and not exists (select 1 from threads dt where dt.id = m.thread_id and dt.deleted_at is not null)
-      and not exists (select 1 from threads at join agents da on da.id = at.agent_id and da.deleted_at is not null where at.id = m.thread_id)`,
+      and not exists (select 1 from threads at join agents da on da.id = at.agent_id and da.deleted_at is not null where at.id = m.thread_id)
+      and not exists (select 1 from threads et where et.id = m.thread_id and et.evaluation_uuid is not null)`,
     params: workspace.params,
   }
 }
@@ -211,13 +212,18 @@ export function executions(ctx: ResourceCtx, input: TExecutionMetricsInput): Pro
 }
 
 const COUNTED = ['agents', 'prompts', 'workflows', 'tools', 'accounts', 'threads', 'messages', 'workflow_executions'] as const
+/** What leaves evaluations' threads and messages out of the counts (docs/api/evaluations.md: metrics count no evaluation run). */
+const EVALUATION_FREE: Partial<Record<(typeof COUNTED)[number], string>> = {
+  threads: ' and x.evaluation_uuid is null',
+  messages: ' and not exists (select 1 from threads et where et.id = x.thread_id and et.evaluation_uuid is not null)',
+}
 
 /** The statement of {@link workspace}, the same for every workspace: its id is every parameter. */
 const WORKSPACE_COUNTS = `select ${COUNTED.map(
-  (table) => `(select count(*) from ${table} x where x.workspace_id = ? and x.deleted_at is null)::float8 as ${table}`,
+  (table) => `(select count(*) from ${table} x where x.workspace_id = ? and x.deleted_at is null${EVALUATION_FREE[table] ?? ''})::float8 as ${table}`,
 ).join(', ')},
   (select count(*) from workspace_members wm where wm.workspace_id = ?)::float8 as members,
-  (select count(*) from runs r where r.workspace_id = ?)::float8 as runs,
+  (select count(*) from runs r where r.workspace_id = ? and r.evaluation_uuid is null)::float8 as runs,
   ((select coalesce(sum(r.total_tokens), 0) from runs r where r.workspace_id = ?)
     + (select coalesce(sum(mt.total_tokens), 0) from messages mt where mt.workspace_id = ? and mt.run_id is null and mt.deleted_at is null))::float8 as tokens`
 const WORKSPACE_COUNT_PARAMS = COUNTED.length + 4

@@ -32,6 +32,7 @@ import { Migration20261129160000_knowledge_crawl } from './Migration202611291600
 import { Migration20261129120000_trace_ids } from './Migration20261129120000_trace_ids.ts'
 import { Migration20261129170000_knowledge_retrieval } from './Migration20261129170000_knowledge_retrieval.ts'
 import { Migration20261129180000_datasets } from './Migration20261129180000_datasets.ts'
+import { Migration20261129190000_evaluations } from './Migration20261129190000_evaluations.ts'
 
 export const migrationsList: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261121093927', class: Migration20261121093927 },
@@ -65,4 +66,5 @@ export const migrationsList: { name: string; class: Constructor<Migration> }[] =
   { name: 'Migration20261129160000_knowledge_crawl', class: Migration20261129160000_knowledge_crawl },
   { name: 'Migration20261129170000_knowledge_retrieval', class: Migration20261129170000_knowledge_retrieval },
   { name: 'Migration20261129180000_datasets', class: Migration20261129180000_datasets },
+  { name: 'Migration20261129190000_evaluations', class: Migration20261129190000_evaluations },
 ]

@@ -157,6 +157,8 @@ export const Run = z.object({
   approvals: z.array(Approval),
   /** The W3C trace id of the trace the run was started in (docs/operations.md, "Traces"); null when tracing was off or the trace not sampled. */
   trace_id: z.string().nullable(),
+  /** The evaluation whose item this run is (docs/api/evaluations.md); null for every other run. */
+  evaluation_uuid: z.uuid().nullable(),
   created_at: timestamp(),
   updated_at: timestamp(),
 })
@@ -218,6 +220,7 @@ export type RunRecord = Pick<
   | 'latencyMs'
   | 'firstEventMs'
   | 'traceId'
+  | 'evaluationUuid'
   | 'createdAt'
   | 'updatedAt'
 > & {
@@ -235,7 +238,7 @@ export type RunRecord = Pick<
 // prettier-ignore
 export const RUN_FIELDS = [
   'id', 'uuid', 'kind', 'status', 'model', 'agentVersion', 'input', 'output', 'error', 'background', 'promptTokens', 'completionTokens', 'totalTokens',
-  'cost', 'eventsCount', 'startedAt', 'finishedAt', 'latencyMs', 'firstEventMs', 'traceId', 'createdAt', 'updatedAt',
+  'cost', 'eventsCount', 'startedAt', 'finishedAt', 'latencyMs', 'firstEventMs', 'traceId', 'evaluationUuid', 'createdAt', 'updatedAt',
 ] as const
 
 /** Maps a run row to the wire. */
@@ -262,6 +265,7 @@ export function toRun(row: RunRecord): TRun {
     warnings: warningsOf(row.warnings),
     approvals: approvalsOf(row.approvals),
     trace_id: row.traceId ?? null,
+    evaluation_uuid: row.evaluationUuid ?? null,
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
   }

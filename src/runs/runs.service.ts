@@ -107,6 +107,11 @@ export interface RunOptions {
    * room firing or a workflow node stays running while its run waits, docs/api/runs.md, "Approvals").
    */
   untilEnd?: boolean
+  /**
+   * The evaluation this run is an item of (docs/api/evaluations.md): stored on the run and its new
+   * thread, it keeps them out of the agent's usage count, thread lists, the leaderboard and metrics.
+   */
+  evaluationUuid?: string
 }
 
 /** Most earlier thread messages read for a run's context (then trimmed to the model's window). */
@@ -182,6 +187,17 @@ export async function cancel(ctx: ResourceCtx, runUuid: string): Promise<TRunRes
 }
 
 const CANCELED = { code: 'canceled', message: 'The run was canceled' }
+
+/**
+ * Cancels every run of evaluation `evaluationUuid` that has not ended, wherever it runs
+ * (docs/api/evaluations.md, "Canceling"); no access check: the evaluation's own was made.
+ * @returns how many it canceled.
+ */
+export async function cancelEvaluationRuns(ctx: ResourceCtx, evaluationUuid: string): Promise<number> {
+  const ended = await endRuns(ctx.em.fork(), ctx.deps.runs.bus, { sql: 'evaluation_uuid = ?', params: [evaluationUuid] }, 'canceled', CANCELED)
+  await afterEnding(ctx, ended)
+  return ended.length
+}
 const SUPERSEDED = { code: 'superseded', message: 'A newer message to the thread interrupted this run' }
 
 /** Marks run `runId` canceled unless it has ended, and stops it wherever it runs; answers whether it was canceled. */
@@ -378,7 +394,8 @@ async function launchAgentRun(
     warnings: offered.warnings,
     budgeted,
   } as const
-  const memoryInput = agent.metadata.memory === true ? content : null
+  // An evaluation's inputs are not the caller's conversation: nothing is remembered from them.
+  const memoryInput = agent.metadata.memory === true && !options.evaluationUuid ? content : null
   try {
     return await launch(ctx, launchInput, call, memoryInput, options)
   } catch (error) {
@@ -559,7 +576,7 @@ async function launch(
 ): Promise<TRunResult> {
   const runUuid = options.runUuid ?? uuidv7()
   const call: ModelCall = { ...modelCall, runUuid }
-  const launching = insertRun(ctx, o, runUuid)
+  const launching = insertRun(ctx, o, runUuid, options.evaluationUuid ?? null)
   const stored = launching.then((launched): RunPlan => ({
     ...call,
     run: { id: launched.record.id, uuid: launched.record.uuid, attempts: 1 },
@@ -694,18 +711,18 @@ interface LaunchInput {
  * to its other parts: it starts at one message.
  */
 const LAUNCH_SQL = `with new_thread as (
-     insert into threads (uuid, name, agent_id, messages_count, metadata, user_id, workspace_id, created_at, updated_at)
-     select ?, null, ?, 1, '{}', ?, ?, now(), now() where ?::boolean returning id),
+     insert into threads (uuid, name, agent_id, messages_count, metadata, user_id, workspace_id, evaluation_uuid, created_at, updated_at)
+     select ?, null, ?, 1, '{}', ?, ?, ?::uuid, now(), now() where ?::boolean returning id),
    run as (
-     insert into runs (uuid, kind, status, agent_id, agent_version, thread_id, prompt_id, model, input, background, events_count, started_at, user_id, workspace_id, access_token_id, trace_id, created_at, updated_at)
-     values (?, ?, 'running', ?, ?::int, coalesce((select id from new_thread), ?::bigint), ?, ?, ?::jsonb, ?, 1, now(), ?, ?, ?::bigint, ?, now(), now())
+     insert into runs (uuid, kind, status, agent_id, agent_version, thread_id, prompt_id, model, input, background, events_count, started_at, user_id, workspace_id, access_token_id, trace_id, evaluation_uuid, created_at, updated_at)
+     values (?, ?, 'running', ?, ?::int, coalesce((select id from new_thread), ?::bigint), ?, ?, ?::jsonb, ?, 1, now(), ?, ?, ?::bigint, ?, ?::uuid, now(), now())
      returning *),
    message as (
      insert into messages (uuid, thread_id, run_id, user_id, workspace_id, role, content, parts, created_at, updated_at)
      select ?, run.thread_id, run.id, ?, ?, 'user', ?, ?::jsonb, clock_timestamp(), clock_timestamp() from run where run.thread_id is not null
      returning *),
    counted as (update threads set messages_count = messages_count + 1, updated_at = now() where id = ?::bigint),
-   used as (update agents set usage_count = usage_count + 1, last_used_at = now() where id = ?::bigint),
+   used as (update agents set usage_count = usage_count + 1, last_used_at = now() where id = ?::bigint and ?::uuid is null),
    started as (insert into run_events (run_id, seq, type, data, created_at) select run.id, 1, 'run.started', ?::jsonb, now() from run)
    select ${selectColumns('run', '', RUN_FIELDS)}, run.thread_id::float8 as "threadId", ${messageColumns('message', '?::uuid', 'run.uuid', 'm.')}
    from run left join message on true`
@@ -721,7 +738,7 @@ const LAUNCHED_SQL = `select ${selectColumns('run', '', RUN_FIELDS)}, run.thread
  * store the run and its first event only. Answers the stored run and message as they would be
  * read back.
  */
-async function insertRun(ctx: ResourceCtx, o: LaunchInput, uuid: string): Promise<LaunchedRun> {
+async function insertRun(ctx: ResourceCtx, o: LaunchInput, uuid: string, evaluation: string | null): Promise<LaunchedRun> {
   const user = ctx.auth.user.id
   const workspace = ctx.workspace.workspace.id
   const isNew = o.thread === 'new'
@@ -732,11 +749,11 @@ async function insertRun(ctx: ResourceCtx, o: LaunchInput, uuid: string): Promis
   // prettier-ignore
   const params = [
     // One line per part of the statement: new_thread, run, message, then counted, used, started, the answer.
-    threadUuid, agentId, user, workspace, isNew,
-    uuid, o.kind, agentId, o.agent?.version ?? null, existing?.id ?? null, o.prompt?.id ?? null, o.model.llm.slug, storableJson(o.input), o.background, user, workspace, accessTokenOf(ctx), activeTraceId(),
+    threadUuid, agentId, user, workspace, evaluation, isNew,
+    uuid, o.kind, agentId, o.agent?.version ?? null, existing?.id ?? null, o.prompt?.id ?? null, o.model.llm.slug, storableJson(o.input), o.background, user, workspace, accessTokenOf(ctx), activeTraceId(), evaluation,
     uuidv7(), user, workspace, text, storableJson([{ type: 'text', text }]),
     existing?.id ?? null,
-    agentId,
+    agentId, evaluation,
     storableJson({ run_uuid: uuid, model: o.model.llm.slug }),
     threadUuid,
   ]

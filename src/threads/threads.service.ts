@@ -114,10 +114,11 @@ export async function requireThread(ctx: ResourceCtx, uuid: string, forWrite: bo
 /**
  * The caller's threads in the request's workspace, filtered by `agent_uuid` and `search` (the
  * thread's name or any of its live messages' content, case-insensitive, as the threads metrics
- * filter), paginated.
+ * filter), paginated. The threads of evaluation runs are left out (docs/api/evaluations.md): they
+ * are reached through their evaluation's results.
  */
 export async function list(ctx: ResourceCtx, input: TThreadListInput) {
-  const where = new Conditions(threadScopeSql('t', ctx))
+  const where = new Conditions(threadScopeSql('t', ctx)).add('t.evaluation_uuid is null')
   if (input.agent_uuid) where.add('a.uuid = ?', input.agent_uuid)
   if (input.search) where.add(threadSearchSql('t', input.search))
   const query = { agent_uuid: input.agent_uuid, search: input.search }

@@ -13,6 +13,7 @@ import { executions } from '../workflows/index.ts'
 import { knowledge } from '../knowledge/index.ts'
 import { commandRoom } from '../command-room/index.ts'
 import { budgets } from '../usage/index.ts'
+import { evaluations } from '../evaluations/index.ts'
 
 /** An event as the outbox holds it. */
 export interface OutboxRow {
@@ -45,6 +46,7 @@ const READERS: Record<string, Read> = {
   knowledge_document: async (ctx, uuid) => (await knowledge.retrieveDocument(ctx, uuid)).data,
   command_room_firing: async (ctx, uuid) => (await commandRoom.firing(ctx, uuid)).data,
   budget: async (ctx, uuid, recorded) => ({ budget: (await budgets.retrieve(ctx, uuid)).data, ...recorded }),
+  evaluation: async (ctx, uuid) => (await evaluations.retrieve(ctx, uuid)).data,
 }
 
 const readerOf = (type: string): Read | undefined => READERS[type] ?? READERS[type.slice(0, type.indexOf('.'))]
