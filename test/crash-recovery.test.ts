@@ -145,13 +145,16 @@ describe('npm start killed mid-evaluation (docs/api/evaluations.md, "How an eval
     // Items 0 and 1 are mid-call: the kill comes while both runs wait for the model.
     await until(async () => upstream.requests.length, (count) => count >= 2, 20_000)
     await stopProcess(first, 'SIGKILL')
+    const killed = Date.now()
     const serving = await startServer(suite.env)
     suite.processes.push(serving)
+    const restarted = Date.now()
     const done = await until(
       async () => (await serving.http('GET', `/api/v1/evaluations/${uuid}`, { token })).body.data,
       (evaluation) => !['queued', 'running'].includes(evaluation.status),
       60_000,
     )
+    console.info(`evaluation ended ${Date.now() - killed} ms after the kill, ${Date.now() - restarted} ms after the restart`)
     expect(done).toMatchObject({ status: 'succeeded', progress: { total: ITEMS, done: ITEMS, failed: 0 } })
     expect(done.summary[0]).toMatchObject({ mean_score: 1, pass_rate: 1 })
     const results = (await serving.http('GET', `/api/v1/evaluations/${uuid}/results?per_page=100`, { token })).body.data
