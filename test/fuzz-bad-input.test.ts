@@ -208,6 +208,16 @@ describe('bad input on every REST endpoint (docs/api/conventions.md)', () => {
       // A dataset with one item (docs/api/evaluations.md).
       const dataset = await post('/api/v1/datasets', { name: `${tag} dataset` })
       const [datasetItem] = await post(`/api/v1/datasets/${dataset.uuid}/items`, { items: [{ input: `${tag} asks`, expected_output: `${tag} expects` }] })
+      // An evaluation of it, ended before the fuzzing starts (its runs would change the stored rows).
+      const evaluation = await expectStatus(202, 'POST', '/api/v1/evaluations', {
+        token: user.token,
+        body: { name: `${tag} evaluation`, dataset_uuid: dataset.uuid, agent_uuid: agent.uuid, scorers: [{ type: 'exact_match' }] },
+      })
+      for (let tries = 0; tries < 200; tries++) {
+        const read = await expectStatus(200, 'GET', `/api/v1/evaluations/${evaluation.uuid}`, { token: user.token })
+        if (!['queued', 'running'].includes(read.status)) break
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
       // A webhook endpoint (its host never resolves: attempts fail quietly) and the delivery of a ping.
       const endpoint = await post('/api/v1/webhook-endpoints', { url: `https://${tag}.test/hooks`, event_types: ['run.failed'] })
       const ping = await expectStatus(202, 'POST', `/api/v1/webhook-endpoints/${endpoint.uuid}/ping`, { token: user.token })
@@ -233,6 +243,7 @@ describe('bad input on every REST endpoint (docs/api/conventions.md)', () => {
         prompt_uuid: prompt.uuid as string,
         dataset_uuid: dataset.uuid as string,
         item_uuid: datasetItem.uuid as string,
+        evaluation_uuid: evaluation.uuid as string,
         agent_uuid: agent.uuid as string,
       }
     }
@@ -257,6 +268,9 @@ describe('bad input on every REST endpoint (docs/api/conventions.md)', () => {
       model: 'local-test-model',
       version: '1',
       ...adaResources,
+      // GET evaluations/compare: the evaluation against itself.
+      base: adaResources.evaluation_uuid,
+      candidate: adaResources.evaluation_uuid,
     }
     let emails = 0
     const targets: FuzzTargets = {
