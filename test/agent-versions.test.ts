@@ -260,7 +260,9 @@ describe('agent versions', () => {
 
   it('runs a queued run with the version current when it starts, unless it was pinned', async () => {
     const agent = await create()
-    upstream.enqueue({ kind: 'slow', delayMs: 800 })
+    // The first run holds the thread for 3 s: the two runs queued behind it and the edit all come
+    // before it ends, even on a loaded machine (800 ms was not enough there).
+    upstream.enqueue({ kind: 'slow', delayMs: 3_000 })
     const first = await t.http('POST', `/api/v1/agents/${agent.uuid}/run`, { token: alice.token, body: { input: 'Slow one', background: true } })
     expect(first.status).toBe(202)
     const thread = first.body.data.run.thread_uuid
@@ -270,7 +272,7 @@ describe('agent versions', () => {
     expect(queuedPinned.body.data.run).toMatchObject({ status: 'queued', agent_version: 1 })
     await put(agent.uuid, { instruction: 'Edited while queued.' })
     const ended = async (uuid: string) => {
-      for (let i = 0; i < 100; i += 1) {
+      for (let i = 0; i < 400; i += 1) {
         const res = await t.http('GET', `/api/v1/runs/${uuid}`, { token: alice.token })
         if (res.body.data.run.status === 'succeeded') return res.body.data.run
         await new Promise((resolve) => setTimeout(resolve, 50))
