@@ -181,21 +181,29 @@ export async function createRuntime(
     scheduler,
     close: (front) => shutdown(runtime, front),
   }
+  await startEngines(runtime, options.worker ?? config.worker)
+  return runtime
+}
+
+/**
+ * Hands each engine of `runtime` what it calls back into; then, in a process that works the queue
+ * (`work`), works it and starts the sweeps and due times.
+ */
+async function startEngines(runtime: Runtime, work: boolean): Promise<void> {
+  const { runs, workflows, commandRoom, webhooks, evaluations, knowledge, jobs, scheduler } = runtime
   runs.bind(createRunDriver(runtime))
   workflows.bind(createWorkflowNodeServices(runtime))
   commandRoom.bind(createCommandRoomActor(runtime))
   webhooks.bind(createEventDataReader(runtime))
   evaluations.bind(runtime)
   // Every job is registered by now (the engines register theirs when they are created).
-  if (options.worker ?? config.worker) {
-    await jobs.work()
-    knowledge.startSweep()
-    // Only processes that work the queue fire due times: what they record is theirs to work.
-    commandRoom.start()
-    await webhooks.start()
-    scheduler.start()
-  }
-  return runtime
+  if (!work) return
+  await jobs.work()
+  knowledge.startSweep()
+  // Only processes that work the queue fire due times: what they record is theirs to work.
+  commandRoom.start()
+  await webhooks.start()
+  scheduler.start()
 }
 
 /** {@link Runtime.close}: the steps of docs/operations.md, "Shutdown", each bounded. */

@@ -19,6 +19,8 @@ const SECTIONS = [
   ['Prompts', '/prompts'],
   ['Workflows', '/workflows'],
   ['Knowledge', '/knowledge'],
+  ['Datasets', '/datasets'],
+  ['Evaluations', '/evaluations'],
   ['Command room', '/command-room'],
   ['Metrics', '/metrics'],
   ['Access tokens', '/tokens'],
