@@ -187,15 +187,18 @@ export async function createRuntime(
   webhooks.bind(createEventDataReader(runtime))
   evaluations.bind(runtime)
   // Every job is registered by now (the engines register theirs when they are created).
-  if (options.worker ?? config.worker) {
-    await jobs.work()
-    knowledge.startSweep()
-    // Only processes that work the queue fire due times: what they record is theirs to work.
-    commandRoom.start()
-    await webhooks.start()
-    scheduler.start()
-  }
+  if (options.worker ?? config.worker) await startWork(runtime)
   return runtime
+}
+
+/** What a process that works the queue starts: its workers, the knowledge sweep and the due times. */
+async function startWork(runtime: Runtime): Promise<void> {
+  await runtime.jobs.work()
+  runtime.knowledge.startSweep()
+  // Only processes that work the queue fire due times: what they record is theirs to work.
+  runtime.commandRoom.start()
+  await runtime.webhooks.start()
+  runtime.scheduler.start()
 }
 
 /** {@link Runtime.close}: the steps of docs/operations.md, "Shutdown", each bounded. */

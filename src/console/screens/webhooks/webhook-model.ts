@@ -31,6 +31,8 @@ export const EVENT_TYPES = [
   'command_room_firing.failed',
   'budget.threshold_reached',
   'agent.version_created',
+  'evaluation.succeeded',
+  'evaluation.failed',
   'webhook_endpoint.ping',
 ] as const satisfies readonly EventType[]
 
