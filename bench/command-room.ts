@@ -36,6 +36,7 @@ import { TEST_APP_KEY } from '../test/helpers/app.ts'
 import { startProcess } from '../test/helpers/processes.ts'
 import { cpuSeconds } from './cpu.ts'
 import { type Bench, CHILD_ENV, expectOk, fmt, machineOf, runBench, signUp, startService, summarise, writeResults } from './harness.ts'
+import { startSampler } from './sampler.ts'
 
 /** A positive whole number from the environment, else `fallback`. */
 function envCount(name: string, fallback: number): number {
@@ -56,47 +57,6 @@ const settings = {
 }
 const LATENESS_TARGET_MS = 5_000
 const API_RATIO_TARGET = 2
-
-/** One answered (or failed) API request of the sampler. */
-interface Sample {
-  /** When it was sent (epoch ms). */
-  at: number
-  ms: number
-  ok: boolean
-}
-
-/** Sends `GET url` every 1/rate s until stopped, recording each answer's latency. */
-function startSampler(url: string, token: string, rate: number): { stop: () => Promise<Sample[]> } {
-  const samples: Sample[] = []
-  const pending = new Set<Promise<void>>()
-  const interval = 1000 / rate
-  let stopped = false
-  const loop = (async () => {
-    let next = performance.now()
-    while (!stopped) {
-      const at = Date.now()
-      const start = performance.now()
-      const request = fetch(url, { headers: { authorization: `Bearer ${token}` } })
-        .then(async (response) => {
-          await response.arrayBuffer()
-          samples.push({ at, ms: performance.now() - start, ok: response.ok })
-        })
-        .catch(() => void samples.push({ at, ms: performance.now() - start, ok: false }))
-        .finally(() => pending.delete(request))
-      pending.add(request)
-      next += interval
-      await sleep(Math.max(0, next - performance.now()))
-    }
-  })()
-  return {
-    stop: async () => {
-      stopped = true
-      await loop
-      await Promise.all(pending)
-      return samples
-    },
-  }
-}
 
 /** What one round measured. */
 interface Round {
