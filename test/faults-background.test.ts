@@ -221,10 +221,12 @@ describe('background work on a database that loses its connections', () => {
     let workflowTask: string
     let agentUuid: string
     let agentTask: string
+    /** The claim of a batch of firings (src/command-room/engine.ts). */
+    const CLAIM = /claimed as \(\s*update command_room_task_firings/
     /** The claim, which links what the firing starts, after it committed, and the outcome, before it ran. */
     const linkAndSettle: Fault[] = [
-      { statement: /with claimed as/, when: 'after' },
-      { statement: /with ended as \(\s*update command_room_task_firings/, when: 'before' },
+      { statement: CLAIM, when: 'after' },
+      { statement: /ended as \(\s*update command_room_task_firings/, when: 'before' },
     ]
     /** The read of the workflow a workflow firing runs, before it started anything. */
     const workflowRead = /as "pinData" from workflows w where w\.id =/
@@ -313,7 +315,7 @@ describe('background work on a database that loses its connections', () => {
     it('a firing whose claim commits and loses its answer is claimed once and runs', async () => {
       const before = (await executionsOf(workflow.id)).length
       // The claim is one statement outside a transaction: it commits as it runs.
-      const armed = await loseConnection(t.runtime.orm, { statement: /with claimed as/, when: 'after' })
+      const armed = await loseConnection(t.runtime.orm, { statement: CLAIM, when: 'after' })
       const uuid = await runNow(workflowTask)
       const done = await until(() => firing(workflowTask, uuid), settled, 15_000)
       armed.restore()

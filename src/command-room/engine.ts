@@ -17,8 +17,9 @@
  *   what the task asks with its owner's acting context; it skips the firing when the task was
  *   paused or removed since (a "run now" firing fires anyway), and hands it to the
  *   {@link FiringActor} the runtime binds (the services: an agent run or a workflow execution as
- *   the task's owner), then records its outcome in one statement. A failing model call is one
- *   failed firing: never retried.
+ *   the task's owner), then records its outcome in one statement. Claims and outcomes are group
+ *   commits: those a process makes while one statement is under way go together in the next. A
+ *   failing model call is one failed firing: never retried.
  * - **The sweep** (every {@link SWEEP_MS}): a firing still `queued` after {@link LOST_SECONDS}
  *   (its job was lost between the commit and the send) is sent again; a `running` firing whose
  *   run or execution has ended takes its outcome (the process that waited for it died); one whose
@@ -37,6 +38,7 @@
  *
  * The engine imports no service: the actor is handed to it ({@link CommandRoomEngine.bind}).
  */
+import type DataLoader from 'dataloader'
 import pLimit from 'p-limit'
 import { uuidv7 } from 'uuidv7'
 import { ACTING_COLUMNS, actingJoins } from '../access/acting-context.ts'
@@ -44,6 +46,7 @@ import type { Logger } from '../platform/logger.ts'
 import type { Config } from '../platform/config.ts'
 import { executePrepared, queries, retryOnConnectionLoss, type Orm } from '../platform/db.ts'
 import { AppError, databaseUnavailable } from '../platform/errors.ts'
+import { groupCommit } from '../platform/group-commit.ts'
 import type { JobQueue } from '../platform/queue.ts'
 import { transactionOnce } from '../platform/transaction-once.ts'
 import { toDate } from '../platform/sql.ts'
@@ -137,24 +140,31 @@ export interface FiringActor {
 const UNBOUND: FiringActor = { fire: () => Promise.reject(new Error('The command room is not bound to the app')) }
 
 /**
- * The claim of {@link CommandRoomEngine.fire} (parameters: the uuid linked as the run's or the
- * execution's, the new thread's uuid, the linked uuid again, the firing's uuid, the linked uuid
- * again), one text for every firing, so it runs prepared. A `queued` firing becomes `running`; a
- * `running` one that links this call's uuid is this call's own claim, committed by a first try
- * whose answer was lost, and is answered again. An agent task links a run and its thread, a
- * workflow task an execution; a task with neither (its agent or workflow gone) links the uuid as
- * a run's, which is never stored. The task's `last_run_at` is touched in the same statement.
+ * The claims of {@link CommandRoomEngine.fire}, for a batch of firings (parameters: their uuids,
+ * the uuids each links as its run's or execution's, the uuids of their new threads, each list
+ * comma-separated in the same order), one text for every batch, so it runs prepared. A `queued`
+ * firing becomes `running`; a `running` one that links the uuid this claim brings is this claim's
+ * own, committed by a first try whose answer was lost, and is answered again. An agent task links
+ * a run and its thread, a workflow task an execution; a task with neither (its agent or workflow
+ * gone) links the uuid as a run's, which is never stored. The tasks' `last_run_at` is touched in
+ * the same statement, their rows locked in id order (two batches never wait for each other in a
+ * circle).
  */
-const CLAIM_SQL = `with claimed as (
+const CLAIM_SQL = `with v as (
+     select * from unnest(string_to_array(?, ',')::uuid[], string_to_array(?, ',')::uuid[], string_to_array(?, ',')::uuid[])
+       as v(firing_uuid, linked, thread)),
+   claimed as (
      update command_room_task_firings f set status = 'running', fired_at = coalesce(f.fired_at, now()), updated_at = now(),
-       run_uuid = case when t.workflow_id is null then ?::uuid end,
-       thread_uuid = case when t.workflow_id is null and t.agent_id is not null then ?::uuid end,
-       execution_uuid = case when t.workflow_id is not null then ?::uuid end
-     from command_room_tasks t
-     where f.uuid = ? and t.id = f.task_id
-       and (f.status = 'queued' or (f.status = 'running' and ?::uuid in (f.run_uuid, f.execution_uuid)))
+       run_uuid = case when t.workflow_id is null then v.linked end,
+       thread_uuid = case when t.workflow_id is null and t.agent_id is not null then v.thread end,
+       execution_uuid = case when t.workflow_id is not null then v.linked end
+     from v, command_room_tasks t
+     where f.uuid = v.firing_uuid and t.id = f.task_id
+       and (f.status = 'queued' or (f.status = 'running' and v.linked in (f.run_uuid, f.execution_uuid)))
      returning f.id, f.uuid, f.task_id, f.manual, f.due_at, f.run_uuid, f.thread_uuid, f.execution_uuid),
-   touched as (update command_room_tasks set last_run_at = now() where id = (select task_id from claimed))
+   touched as (
+     update command_room_tasks t set last_run_at = now()
+     from (select id from command_room_tasks where id in (select task_id from claimed) order by id for update) l where t.id = l.id)
    select c.id::float8 as "firingId", c.uuid as "firingUuid", c.task_id::float8 as "taskId", c.manual, c.due_at as "dueAt",
      c.run_uuid as "runUuid", c.thread_uuid as "threadUuid", c.execution_uuid as "executionUuid",
      t.user_id::float8 as "userId", t.workspace_id::float8 as "workspaceId", t.input::text as input, t.is_active as "isActive",
@@ -164,23 +174,43 @@ const CLAIM_SQL = `with claimed as (
    ${actingJoins('t.user_id', 't.workspace_id')}`
 
 /**
- * The outcome of {@link CommandRoomEngine.fire} (parameters: status, error, the firing's id, the
- * status again, deactivate twice), one text for every firing, so it runs prepared: the firing
- * ends once (only while `running`), each link kept only where what it names exists, and the
- * task takes the status as its `last_status` (and stops when deactivated).
+ * The outcomes of {@link CommandRoomEngine.fire}, for a batch of firings (parameter: a JSON array
+ * of `{id, status, error, deactivate}`), one text for every batch, so it runs prepared: each
+ * firing ends once (only while `running`), its links kept only where what they name exists, and
+ * its task takes the status as its `last_status` (and stops when deactivated; of two firings of
+ * one task in a batch, a deactivating one's status wins), the tasks' rows locked in id order.
  */
-const SETTLE_SQL = `with ended as (
-     update command_room_task_firings f set status = ?, error = ?,
+const SETTLE_SQL = `with v as (select * from jsonb_to_recordset(?::jsonb) as v(id bigint, status text, error text, deactivate boolean)),
+   ended as (
+     update command_room_task_firings f set status = v.status, error = v.error,
        run_uuid = (select r.uuid from runs r where r.uuid = f.run_uuid),
        thread_uuid = (select th.uuid from threads th where th.uuid = f.thread_uuid),
        execution_uuid = (select e.uuid from workflow_executions e where e.uuid = f.execution_uuid),
        updated_at = now()
-     where f.id = ? and f.status = 'running'
-     returning f.task_id)
-   update command_room_tasks t set last_status = ?, updated_at = now(),
-     is_active = case when ?::boolean then false else t.is_active end,
-     next_run_at = case when ?::boolean then null else t.next_run_at end
-   from ended where t.id = ended.task_id`
+     from v where f.id = v.id and f.status = 'running'
+     returning f.task_id, v.status, v.deactivate),
+   per_task as (
+     select task_id, bool_or(deactivate) as deactivate, (array_agg(status order by deactivate desc))[1] as status from ended group by task_id)
+   update command_room_tasks t set last_status = p.status, updated_at = now(),
+     is_active = case when p.deactivate then false else t.is_active end,
+     next_run_at = case when p.deactivate then null else t.next_run_at end
+   from per_task p, (select id from command_room_tasks where id in (select task_id from per_task) order by id for update) l
+   where t.id = p.task_id and l.id = t.id`
+
+/** Claims and outcomes per statement at most (their group commits, src/platform/group-commit.ts). */
+const CLAIM_BATCH = 50
+const SETTLE_BATCH = 100
+
+/** A claimed firing, with what its task asks and whether it was removed or paused since. */
+type Claimed = FiringTarget & { deleted: boolean; active: boolean }
+
+/** An outcome to record ({@link CommandRoomEngine.fire}). */
+interface Outcome {
+  firingId: number
+  status: 'succeeded' | 'failed' | 'skipped'
+  error?: string
+  deactivate?: boolean
+}
 
 /** See the module comment. */
 export class CommandRoomEngine implements DueSource {
@@ -191,13 +221,30 @@ export class CommandRoomEngine implements DueSource {
   readonly #sweeps = pLimit(1)
   #started = false
   #closed = false
+  /**
+   * Claims and outcomes of the firings this process works go to the database in group commits
+   * (src/platform/group-commit.ts): those that come while one statement is under way go together
+   * in the next, one round trip and one commit for the batch (a fetch of fire jobs claims its
+   * batch at once).
+   */
+  readonly #claims: DataLoader<string, Claimed | null>
+  readonly #outcomes: DataLoader<Outcome, void>
 
   private constructor(
     private readonly orm: Orm,
     private readonly log: Logger,
     private readonly jobs: JobQueue,
     private readonly scheduler: DueScheduler,
-  ) {}
+  ) {
+    this.#claims = groupCommit(CLAIM_BATCH, (uuids) => this.#claimMany(uuids))
+    this.#outcomes = groupCommit(SETTLE_BATCH, async (outcomes) => {
+      const json = JSON.stringify(
+        outcomes.map((o) => ({ id: o.firingId, status: o.status, error: o.error ?? null, deactivate: o.deactivate === true })),
+      )
+      await retryOnConnectionLoss(() => executePrepared(this.orm, () => this.orm.em.fork(), 'command_room_settle', SETTLE_SQL, [json]), RECORD_RETRY_MS)
+      return outcomes.map(() => undefined)
+    })
+  }
 
   /**
    * Registers {@link FIRE_JOB} with `jobs` (never retried) and the tasks' due times with
@@ -387,38 +434,51 @@ export class CommandRoomEngine implements DueSource {
 
   /**
    * Claims firing `uuid` (`queued` to `running`; `fired_at` keeps the first claim's time), links
-   * the uuids of what it will start (a new one each claim, so a firing fired again starts anew)
-   * and touches its task's `last_run_at`, in one statement that also reads what the task asks
-   * and its owner's acting context. A lost connection runs it again on a new one: a first try
-   * that committed is recognised by the uuid it linked, which only this call knows, so the claim
-   * is this job's once, never mistaken for one made before (a job sent twice). Answers the
-   * claimed firing, or undefined when it was not `queued` (claimed already, or gone).
+   * the uuids of what it will start (new ones each claim, so a firing fired again starts anew)
+   * and touches its task's `last_run_at`, in one statement (with the claims of the other firings
+   * this process claims meanwhile) that also reads what the task asks and its owner's acting
+   * context. Answers the claimed firing, or undefined when it was not `queued` (claimed already,
+   * or gone).
    */
-  async #claim(uuid: string): Promise<(FiringTarget & { deleted: boolean; active: boolean }) | undefined> {
-    const linked = uuidv7()
-    const thread = uuidv7()
-    const [row] = await retryOnConnectionLoss(() =>
-      executePrepared(this.orm, () => this.orm.em.fork(), 'command_room_claim', CLAIM_SQL, [linked, thread, linked, uuid, linked]),
-    )
-    if (!row) return undefined
-    return {
-      firingId: Number(row.firingId),
-      firingUuid: String(row.firingUuid),
-      taskId: Number(row.taskId),
-      userId: Number(row.userId),
-      workspaceId: Number(row.workspaceId),
-      agentUuid: row.agentUuid == null ? null : String(row.agentUuid),
-      workflowUuid: row.workflowUuid == null ? null : String(row.workflowUuid),
-      input: JSON.parse(String(row.input)) as unknown,
-      manual: Boolean(row.manual),
-      dueAt: toDate(row.dueAt as Date | string),
-      runUuid: row.runUuid == null ? null : String(row.runUuid),
-      threadUuid: row.threadUuid == null ? null : String(row.threadUuid),
-      executionUuid: row.executionUuid == null ? null : String(row.executionUuid),
-      owner: row,
-      deleted: row.deletedAt != null,
-      active: Boolean(row.isActive),
-    }
+  async #claim(uuid: string): Promise<Claimed | undefined> {
+    return (await this.#claims.load(uuid)) ?? undefined
+  }
+
+  /**
+   * The claims of `uuids` ({@link CLAIM_SQL}). A lost connection runs the statement again on a
+   * new one: a first try that committed is recognised by the uuids it linked, which only this
+   * call knows, so each claim is this job's once, never mistaken for one made before (a job sent
+   * twice: its claim links other uuids).
+   */
+  async #claimMany(uuids: readonly string[]): Promise<(Claimed | null)[]> {
+    const linked = uuids.map(() => uuidv7())
+    const threads = uuids.map(() => uuidv7())
+    const params = [uuids.join(','), linked.join(','), threads.join(',')]
+    const rows = await retryOnConnectionLoss(() => executePrepared(this.orm, () => this.orm.em.fork(), 'command_room_claim', CLAIM_SQL, params))
+    // By the uuid each claim linked: of a firing named twice in a batch (its job sent twice), one claim wins.
+    const byLinked = new Map(rows.map((row) => [String(row.runUuid ?? row.executionUuid), row]))
+    return linked.map((uuid) => {
+      const row = byLinked.get(uuid)
+      if (!row) return null
+      return {
+        firingId: Number(row.firingId),
+        firingUuid: String(row.firingUuid),
+        taskId: Number(row.taskId),
+        userId: Number(row.userId),
+        workspaceId: Number(row.workspaceId),
+        agentUuid: row.agentUuid == null ? null : String(row.agentUuid),
+        workflowUuid: row.workflowUuid == null ? null : String(row.workflowUuid),
+        input: JSON.parse(String(row.input)) as unknown,
+        manual: Boolean(row.manual),
+        dueAt: toDate(row.dueAt as Date | string),
+        runUuid: row.runUuid == null ? null : String(row.runUuid),
+        threadUuid: row.threadUuid == null ? null : String(row.threadUuid),
+        executionUuid: row.executionUuid == null ? null : String(row.executionUuid),
+        owner: row,
+        deleted: row.deletedAt != null,
+        active: Boolean(row.isActive),
+      }
+    })
   }
 
   /**
@@ -447,24 +507,20 @@ export class CommandRoomEngine implements DueSource {
   }
 
   /**
-   * Ends a `running` firing (once: a firing already ended is left alone) in one statement: its
-   * links kept only where a run, thread or execution exists under them (what it started nothing
-   * of is unlinked), and its status as the task's `last_status`; `deactivate` stops the task.
-   * Written again on a new connection while the connection is lost (for up to
-   * {@link RECORD_RETRY_MS}); a failure is logged (the sweep settles a firing whose run or
-   * execution is linked, and fires again one that started nothing).
+   * Ends a `running` firing (once: a firing already ended is left alone), in one statement with
+   * the outcomes of the other firings this process ends meanwhile ({@link SETTLE_SQL}): its links
+   * kept only where a run, thread or execution exists under them (what it started nothing of is
+   * unlinked), and its status as the task's `last_status`; `deactivate` stops the task. Written
+   * again on a new connection while the connection is lost (for up to {@link RECORD_RETRY_MS}); a
+   * failure is logged (the sweep settles a firing whose run or execution is linked, and fires
+   * again one that started nothing).
    */
   async #settle(
     target: Pick<FiringTarget, 'firingId' | 'firingUuid'>,
     o: { status: 'succeeded' | 'failed' | 'skipped'; error?: string; deactivate?: boolean },
   ): Promise<void> {
-    const deactivate = o.deactivate === true
-    const params = [o.status, o.error ?? null, target.firingId, o.status, deactivate, deactivate]
     try {
-      await retryOnConnectionLoss(
-        () => executePrepared(this.orm, () => this.orm.em.fork(), 'command_room_settle', SETTLE_SQL, params),
-        RECORD_RETRY_MS,
-      )
+      await this.#outcomes.load({ firingId: target.firingId, ...o })
     } catch (error) {
       this.log.error({ err: error, firing: target.firingUuid }, 'command room firing outcome not stored; the sweep will settle it')
     }
