@@ -37,7 +37,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { TEST_APP_KEY } from '../test/helpers/app.ts'
 import { startProcess } from '../test/helpers/processes.ts'
-import { cpuSeconds, cpuSnapshot } from './cpu.ts'
+import { cpuSeconds, cpuSince, cpuSnapshot, machineBusySeconds } from './cpu.ts'
 import { type Bench, CHILD_ENV, expectOk, fmt, machineOf, runBench, signUp, startService, summarise, writeResults } from './harness.ts'
 
 /** A positive whole number from the environment, else `fallback`. */
@@ -134,6 +134,17 @@ interface Round {
    * and this process's own counts are in it too.
    */
   commitsPerTask: number
+  /**
+   * Cores busy from the due time until every firing had ended (the whole machine's busy time
+   * over that window, /proc/stat): with this benchmark's processes (the API, the workers, the
+   * database's backends, this process) and with everything else on the machine; null without /proc.
+   */
+  firingCores: { ours: number; others: number } | null
+}
+
+/** CPU seconds so far of `pids` and of the backends of `database`, and of the whole machine. */
+async function busyNow(db: pg.Client, database: string, pids: number[]): Promise<{ ours: Map<number, number>; machine: number | null }> {
+  return { ours: cpuSnapshot([...pids, process.pid, ...(await backendPids(db, database))]), machine: machineBusySeconds() }
 }
 
 /** PIDs of the PostgreSQL backends connected to `database`. */
@@ -187,9 +198,12 @@ async function round(o: {
     ).rows[0]
   const deadline = due.getTime() + settings.timeoutSeconds * 1000
   let reported = 0
+  const ownPids = Object.values(o.pids)
+  let atDue: { ours: Map<number, number>; machine: number | null; at: number } | undefined
   for (;;) {
     await sleep(250)
     if (Date.now() < due.getTime()) continue
+    atDue ??= { ...(await busyNow(db, o.database, ownPids)), at: performance.now() }
     const c = await counts()
     if (Date.now() - reported >= 5_000) {
       reported = Date.now()
@@ -198,6 +212,11 @@ async function round(o: {
     if (c.total === size && c.open === 0) break
     if (Date.now() > deadline) throw new Error(`(${size}) not every firing ended within ${settings.timeoutSeconds} s: ${JSON.stringify(c)}`)
   }
+  const atEnd = { ...(await busyNow(db, o.database, ownPids)), at: performance.now() }
+  const seconds = (atEnd.at - atDue!.at) / 1000
+  const ours = cpuSince(atDue!.ours, atEnd.ours) + [...atEnd.ours].reduce((sum, [pid, s]) => sum + (atDue!.ours.has(pid) ? 0 : s), 0)
+  const firingCores =
+    atDue!.machine === null || atEnd.machine === null ? null : { ours: ours / seconds, others: (atEnd.machine - atDue!.machine - ours) / seconds }
   const samples = await sampler.stop()
   // One more look of each scheduler: nothing fires twice afterwards.
   await sleep(3_000)
@@ -279,6 +298,7 @@ async function round(o: {
     apiRatio: apiDuring.p99 / apiIdle.p99,
     cpu,
     commitsPerTask,
+    firingCores,
   }
 }
 
@@ -341,7 +361,8 @@ await runBench('aw_bench_command_room', async (bench: Bench) => {
         `firings ${result.firings}, tasks ${result.distinctTasks}, succeeded ${result.succeeded}, open ${result.open}, twice ${result.twice}, lost ${result.lost}, jobs left ${result.jobsLeft}; ` +
         `API p99 idle ${ms(result.apiIdle.p99)} ms, during ${ms(result.apiDuring.p99)} ms (${result.apiRatio.toFixed(2)}x); ` +
         `CPU ms per firing: workers ${perFiring(result, (result.cpu['worker-1'] ?? 0) + (result.cpu['worker-2'] ?? 0))}, ` +
-        `PostgreSQL ${result.cpu.postgres == null ? '—' : perFiring(result, result.cpu.postgres)}; commits per firing ${result.commitsPerTask.toFixed(1)}`,
+        `PostgreSQL ${result.cpu.postgres == null ? '—' : perFiring(result, result.cpu.postgres)}; commits per firing ${result.commitsPerTask.toFixed(1)}; ` +
+        `cores busy while firing: ours ${result.firingCores ? fmt(result.firingCores.ours, 2) : '—'}, others ${result.firingCores ? fmt(result.firingCores.others, 2) : '—'}`,
     )
     if (result.twice || result.lost || result.open || result.succeeded !== size || result.firings !== size || result.runs !== size) process.exitCode = 1
   }
@@ -353,14 +374,15 @@ await runBench('aw_bench_command_room', async (bench: Bench) => {
     '',
     `${machine.line}, PostgreSQL ${bench.postgres}; an API process (WORKER=false) and two workers; GET /api/v1/user at ${settings.rate}/s.`,
     '',
-    '| tasks due at one second | lateness (claimed) p50 / p99 / max | recorded max, job sent max | last firing ended | none twice, none lost | API p99 idle / during (ratio) | CPU s: API / worker 1 / worker 2 / PostgreSQL | commits per firing |',
-    '| ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |',
+    '| tasks due at one second | lateness (claimed) p50 / p99 / max | recorded max, job sent max | last firing ended | none twice, none lost | API p99 idle / during (ratio) | CPU s: API / worker 1 / worker 2 / PostgreSQL | commits per firing | cores busy while firing: ours / others |',
+    '| ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |',
     ...rounds.map(
       (r) =>
         `| ${fmt(r.tasks)} | ${ms(r.latenessMs.p50)} / ${ms(r.latenessMs.p99)} / ${ms(r.latenessMs.max)} ms | ${ms(r.recordedMs.max)}, ${ms(r.sentMs.max)} ms | ${ms(r.lastEndedMs)} ms | ` +
         `${r.twice === 0 && r.lost === 0 && r.firings === r.tasks ? 'yes' : 'NO'} (${r.firings} firings, ${r.succeeded} succeeded) | ` +
         `${fmt(r.apiIdle.p99, 1)} / ${fmt(r.apiDuring.p99, 1)} ms (${r.apiRatio.toFixed(2)}x) | ` +
-        `${['api', 'worker-1', 'worker-2', 'postgres'].map((name) => (r.cpu[name] == null ? '—' : fmt(r.cpu[name]!, 1))).join(' / ')} | ${r.commitsPerTask.toFixed(1)} |`,
+        `${['api', 'worker-1', 'worker-2', 'postgres'].map((name) => (r.cpu[name] == null ? '—' : fmt(r.cpu[name]!, 1))).join(' / ')} | ${r.commitsPerTask.toFixed(1)} | ` +
+        `${r.firingCores ? `${fmt(r.firingCores.ours, 2)} / ${fmt(r.firingCores.others, 2)}` : '—'} |`,
     ),
     '',
     `Targets: lateness max <= ${LATENESS_TARGET_MS} ms, none twice, none lost, API p99 during <= ${API_RATIO_TARGET}x idle.`,
