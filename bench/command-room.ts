@@ -28,13 +28,16 @@
  *   BENCH_COMMAND_ROOM_RATE     API requests per second during a round (default 50)
  *   BENCH_COMMAND_ROOM_LEAD     seconds from the insert to the due time, the idle window (default 15)
  *   BENCH_COMMAND_ROOM_TIMEOUT  seconds after the due time to wait for the firings to end (default 600)
+ *   BENCH_PROFILE               a folder: the workers run under `node --cpu-prof` writing there
+ *                               (bench/profile-summary.ts with --from/--to reads one)
  */
 import { randomBytes } from 'node:crypto'
+import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { TEST_APP_KEY } from '../test/helpers/app.ts'
 import { startProcess } from '../test/helpers/processes.ts'
-import { cpuSeconds } from './cpu.ts'
+import { cpuSeconds, cpuSince, cpuSnapshot, machineBusySeconds } from './cpu.ts'
 import { type Bench, CHILD_ENV, expectOk, fmt, machineOf, runBench, signUp, startService, summarise, writeResults } from './harness.ts'
 import { startSampler } from './sampler.ts'
 
@@ -55,6 +58,8 @@ const settings = {
   leadSeconds: envCount('BENCH_COMMAND_ROOM_LEAD', 15),
   timeoutSeconds: envCount('BENCH_COMMAND_ROOM_TIMEOUT', 600),
 }
+/** BENCH_PROFILE: a folder; the workers run under `node --cpu-prof` writing there. */
+const profileDir = process.env.BENCH_PROFILE ? path.resolve(process.env.BENCH_PROFILE) : undefined
 const LATENESS_TARGET_MS = 5_000
 const API_RATIO_TARGET = 2
 
@@ -81,13 +86,45 @@ interface Round {
   apiIdle: ReturnType<typeof summarise> & { failed: number }
   apiDuring: ReturnType<typeof summarise> & { failed: number }
   apiRatio: number
-  /** CPU seconds of each process during the round. */
+  /** CPU seconds of each process during the round, and of the benchmark database's PostgreSQL backends (`postgres`). */
   cpu: Record<string, number | null>
+  /**
+   * Transactions committed in the benchmark database during the round (pg_stat_database), per
+   * task: the firings' statements outside a transaction each count as one, and the API's requests
+   * and this process's own counts are in it too.
+   */
+  commitsPerTask: number
+  /**
+   * Cores busy from the due time until every firing had ended (the whole machine's busy time
+   * over that window, /proc/stat): with this benchmark's processes (the API, the workers, the
+   * database's backends, this process) and with everything else on the machine; null without /proc.
+   */
+  firingCores: { ours: number; others: number } | null
+}
+
+/** CPU seconds so far of `pids` and of the backends of `database`, and of the whole machine. */
+async function busyNow(db: pg.Client, database: string, pids: number[]): Promise<{ ours: Map<number, number>; machine: number | null }> {
+  return { ours: cpuSnapshot([...pids, process.pid, ...(await backendPids(db, database))]), machine: machineBusySeconds() }
+}
+
+/** PIDs of the PostgreSQL backends connected to `database`. */
+async function backendPids(db: pg.Client, database: string): Promise<number[]> {
+  const result = await db.query<{ pid: number }>("select pid from pg_stat_activity where datname = $1 and backend_type = 'client backend'", [
+    database,
+  ])
+  return result.rows.map((row) => row.pid)
+}
+
+/** Transactions committed in `database` so far, as the statistics last reported them. */
+async function commits(db: pg.Client, database: string): Promise<number> {
+  await db.query('select pg_stat_clear_snapshot()')
+  return Number((await db.query('select xact_commit::float8 as n from pg_stat_database where datname = $1', [database])).rows[0].n)
 }
 
 async function round(o: {
   size: number
   db: pg.Client
+  database: string
   api: string
   token: string
   templateUuid: string
@@ -98,6 +135,8 @@ async function round(o: {
   const cpu0 = Object.fromEntries(Object.entries(o.pids).map(([name, pid]) => [name, cpuSeconds(pid)]))
   // Warm the API's path first (connections, caches), outside the idle window.
   for (let i = 0; i < 50; i++) await expectOk(await fetch(`${o.api}/api/v1/user`, { headers: { authorization: `Bearer ${o.token}` } }), 'GET /api/v1/user')
+  const backends0 = cpuSnapshot(await backendPids(db, o.database))
+  const commits0 = await commits(db, o.database)
   const due = new Date(Math.ceil((Date.now() + settings.leadSeconds * 1000) / 1000) * 1000)
   await db.query(
     `insert into command_room_tasks (uuid, user_id, workspace_id, name, agent_id, workflow_id, input, schedule, timezone, run_at,
@@ -119,9 +158,12 @@ async function round(o: {
     ).rows[0]
   const deadline = due.getTime() + settings.timeoutSeconds * 1000
   let reported = 0
+  const ownPids = Object.values(o.pids)
+  let atDue: { ours: Map<number, number>; machine: number | null; at: number } | undefined
   for (;;) {
     await sleep(250)
     if (Date.now() < due.getTime()) continue
+    atDue ??= { ...(await busyNow(db, o.database, ownPids)), at: performance.now() }
     const c = await counts()
     if (Date.now() - reported >= 5_000) {
       reported = Date.now()
@@ -130,15 +172,25 @@ async function round(o: {
     if (c.total === size && c.open === 0) break
     if (Date.now() > deadline) throw new Error(`(${size}) not every firing ended within ${settings.timeoutSeconds} s: ${JSON.stringify(c)}`)
   }
+  const atEnd = { ...(await busyNow(db, o.database, ownPids)), at: performance.now() }
+  const seconds = (atEnd.at - atDue!.at) / 1000
+  const ours = cpuSince(atDue!.ours, atEnd.ours) + [...atEnd.ours].reduce((sum, [pid, s]) => sum + (atDue!.ours.has(pid) ? 0 : s), 0)
+  const firingCores =
+    atDue!.machine === null || atEnd.machine === null ? null : { ours: ours / seconds, others: (atEnd.machine - atDue!.machine - ours) / seconds }
   const samples = await sampler.stop()
   // One more look of each scheduler: nothing fires twice afterwards.
   await sleep(3_000)
-  const cpu = Object.fromEntries(
+  const cpu: Record<string, number | null> = Object.fromEntries(
     Object.entries(o.pids).map(([name, pid]) => {
       const after = cpuSeconds(pid)
       return [name, after === null || cpu0[name] === null ? null : after - cpu0[name]!]
     }),
   )
+  // A backend opened during the round counts from 0; one closed during it is missed (the pools keep theirs).
+  const backends1 = cpuSnapshot(await backendPids(db, o.database))
+  cpu.postgres = backends1.size ? [...backends1].reduce((sum, [pid, seconds]) => sum + seconds - (backends0.get(pid) ?? 0), 0) : null
+  // The statistics reach pg_stat_database within a second of a commit; the checks below wait 3 s before this.
+  const commitsPerTask = ((await commits(db, o.database)) - commits0) / size
   const [check] = (
     await db.query(
       `select count(f.id)::int as firings, count(distinct f.task_id)::int as "distinctTasks",
@@ -205,10 +257,14 @@ async function round(o: {
     apiDuring,
     apiRatio: apiDuring.p99 / apiIdle.p99,
     cpu,
+    commitsPerTask,
+    firingCores,
   }
 }
 
 const ms = (value: number) => fmt(value)
+/** CPU milliseconds per firing of `seconds` over a round. */
+const perFiring = (r: Round, seconds: number) => fmt((seconds * 1000) / r.tasks, 2)
 
 await runBench('aw_bench_command_room', async (bench: Bench) => {
   const env = { ...CHILD_ENV, DATABASE_URL: bench.databaseUrl, APP_KEY: TEST_APP_KEY, REDIS_URL: '' }
@@ -216,7 +272,8 @@ await runBench('aw_bench_command_room', async (bench: Bench) => {
   // Workers print `worker started` at info; they have no HTTP port to poll.
   const workers = await Promise.all(
     ['worker-1', 'worker-2'].map(async (name) => {
-      const proc = await startProcess('src/worker.ts', { ...env, LOG_LEVEL: 'info' }, /worker started/)
+      const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
+      const proc = await startProcess('src/worker.ts', { ...env, LOG_LEVEL: 'info' }, /worker started/, nodeArgs)
       if (process.env.BENCH_DEBUG_LOGS) bench.closers.push(async () => void (await import('node:fs')).writeFileSync(`/tmp/${name}.log`, proc.output()))
       bench.children.push({ name, url: '', process: proc.child })
       return { name, pid: proc.child.pid! }
@@ -256,13 +313,16 @@ await runBench('aw_bench_command_room', async (bench: Bench) => {
   const pids = { api: api.process.pid!, ...Object.fromEntries(workers.map((worker) => [worker.name, worker.pid])) }
   const rounds: Round[] = []
   for (const size of settings.rounds) {
-    const result = await round({ size, db, api: api.url, token, templateUuid: template.uuid, pids })
+    const result = await round({ size, db, database: bench.database, api: api.url, token, templateUuid: template.uuid, pids })
     rounds.push(result)
     console.log(
       `(${size}) lateness p50 ${ms(result.latenessMs.p50)} / p99 ${ms(result.latenessMs.p99)} / max ${ms(result.latenessMs.max)} ms ` +
         `(recorded max ${ms(result.recordedMs.max)} ms, job sent max ${ms(result.sentMs.max)} ms); last ended ${ms(result.lastEndedMs)} ms after due; ` +
         `firings ${result.firings}, tasks ${result.distinctTasks}, succeeded ${result.succeeded}, open ${result.open}, twice ${result.twice}, lost ${result.lost}, jobs left ${result.jobsLeft}; ` +
-        `API p99 idle ${ms(result.apiIdle.p99)} ms, during ${ms(result.apiDuring.p99)} ms (${result.apiRatio.toFixed(2)}x)`,
+        `API p99 idle ${ms(result.apiIdle.p99)} ms, during ${ms(result.apiDuring.p99)} ms (${result.apiRatio.toFixed(2)}x); ` +
+        `CPU ms per firing: workers ${perFiring(result, (result.cpu['worker-1'] ?? 0) + (result.cpu['worker-2'] ?? 0))}, ` +
+        `PostgreSQL ${result.cpu.postgres == null ? '—' : perFiring(result, result.cpu.postgres)}; commits per firing ${result.commitsPerTask.toFixed(1)}; ` +
+        `cores busy while firing: ours ${result.firingCores ? fmt(result.firingCores.ours, 2) : '—'}, others ${result.firingCores ? fmt(result.firingCores.others, 2) : '—'}`,
     )
     if (result.twice || result.lost || result.open || result.succeeded !== size || result.firings !== size || result.runs !== size) process.exitCode = 1
   }
@@ -274,14 +334,15 @@ await runBench('aw_bench_command_room', async (bench: Bench) => {
     '',
     `${machine.line}, PostgreSQL ${bench.postgres}; an API process (WORKER=false) and two workers; GET /api/v1/user at ${settings.rate}/s.`,
     '',
-    '| tasks due at one second | lateness (claimed) p50 / p99 / max | recorded max, job sent max | last firing ended | none twice, none lost | API p99 idle / during (ratio) | CPU s: API / worker 1 / worker 2 |',
-    '| ---: | ---: | ---: | ---: | --- | ---: | ---: |',
+    '| tasks due at one second | lateness (claimed) p50 / p99 / max | recorded max, job sent max | last firing ended | none twice, none lost | API p99 idle / during (ratio) | CPU s: API / worker 1 / worker 2 / PostgreSQL | commits per firing | cores busy while firing: ours / others |',
+    '| ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |',
     ...rounds.map(
       (r) =>
         `| ${fmt(r.tasks)} | ${ms(r.latenessMs.p50)} / ${ms(r.latenessMs.p99)} / ${ms(r.latenessMs.max)} ms | ${ms(r.recordedMs.max)}, ${ms(r.sentMs.max)} ms | ${ms(r.lastEndedMs)} ms | ` +
         `${r.twice === 0 && r.lost === 0 && r.firings === r.tasks ? 'yes' : 'NO'} (${r.firings} firings, ${r.succeeded} succeeded) | ` +
         `${fmt(r.apiIdle.p99, 1)} / ${fmt(r.apiDuring.p99, 1)} ms (${r.apiRatio.toFixed(2)}x) | ` +
-        `${['api', 'worker-1', 'worker-2'].map((name) => (r.cpu[name] === null ? '—' : fmt(r.cpu[name]!, 1))).join(' / ')} |`,
+        `${['api', 'worker-1', 'worker-2', 'postgres'].map((name) => (r.cpu[name] == null ? '—' : fmt(r.cpu[name]!, 1))).join(' / ')} | ${r.commitsPerTask.toFixed(1)} | ` +
+        `${r.firingCores ? `${fmt(r.firingCores.ours, 2)} / ${fmt(r.firingCores.others, 2)}` : '—'} |`,
     ),
     '',
     `Targets: lateness max <= ${LATENESS_TARGET_MS} ms, none twice, none lost, API p99 during <= ${API_RATIO_TARGET}x idle.`,

@@ -8,7 +8,9 @@
  *   npx tsx bench/profile-summary.ts PROFILE.cpuprofile [--row=e] [--results=bench/results/latest.json] [--top=25]
  *
  * `--row` keeps only the samples taken during that row's measured run (its window is in the
- * results JSON), so start-up and the other rows do not blur the picture.
+ * results JSON), so start-up and the other rows do not blur the picture. `--from=S` and `--to=S`
+ * keep the samples between S seconds after the profile's start (a worker's profile from
+ * `BENCH_PROFILE=dir npm run bench:command-room`, whose firings come well after its start-up).
  */
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
@@ -54,6 +56,13 @@ function packageOf(url: string, name: string): string {
 }
 
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile
+const seconds = (name: string) => (option(name) === undefined ? undefined : Number(option(name)))
+const from = seconds('from')
+const to = seconds('to')
+if (from !== undefined || to !== undefined) {
+  if (window) throw new Error('--row and --from/--to exclude each other')
+  window = { startUs: profile.startTime + (from ?? 0) * 1e6, endUs: to === undefined ? Infinity : profile.startTime + to * 1e6 }
+}
 const byId = new Map(profile.nodes.map((node) => [node.id, node]))
 const parentOf = new Map<number, number>()
 for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id)

@@ -10,8 +10,8 @@
  *   `trigger_count` + 1, and it runs once (webhooks and background runs).
  * - A webhook whose job could not be sent answers 202 and its execution runs once: the job is sent
  *   again in the background, or by the sweep.
- * - A command room firing whose claim, link or outcome write loses its connection is claimed once,
- *   linked and settled; one whose database went away before it started anything is fired again;
+ * - A command room firing whose claim (which links what it starts) or outcome write loses its
+ *   connection is claimed once, linked and settled; one whose database went away before it started anything is fired again;
  *   one that started nothing long after its claim is fired again by the sweep, or fails
  *   `interrupted` past its window; one whose execution goes on waits for it. A firing's error never
  *   carries the driver's text.
@@ -221,10 +221,12 @@ describe('background work on a database that loses its connections', () => {
     let workflowTask: string
     let agentUuid: string
     let agentTask: string
-    /** The link, after it committed, and the outcome, before it ran. */
+    /** The claim of a batch of firings (src/command-room/engine.ts). */
+    const CLAIM = /claimed as \(\s*update command_room_task_firings/
+    /** The claim, which links what the firing starts, after it committed, and the outcome, before it ran. */
     const linkAndSettle: Fault[] = [
-      { statement: /^update "command_room_task_firings" set "run_uuid"/, when: 'after' },
-      { statement: /^update "command_room_task_firings" as "f" set "status"/, when: 'before' },
+      { statement: CLAIM, when: 'after' },
+      { statement: /ended as \(\s*update command_room_task_firings/, when: 'before' },
     ]
     /** The read of the workflow a workflow firing runs, before it started anything. */
     const workflowRead = /as "pinData" from workflows w where w\.id =/
@@ -286,7 +288,7 @@ describe('background work on a database that loses its connections', () => {
       return String(row.uuid)
     }
 
-    it('a workflow firing whose link loses its answer and whose outcome loses its connection is linked and settled', async () => {
+    it('a workflow firing whose claim (its link) loses its answer and whose outcome loses its connection is linked and settled', async () => {
       const before = (await executionsOf(workflow.id)).length
       const armed = await loseConnection(t.runtime.orm, ...linkAndSettle)
       const uuid = await runNow(workflowTask)
@@ -299,7 +301,7 @@ describe('background work on a database that loses its connections', () => {
       expect(await executionStatus(done.execution_uuid)).toBe('succeeded')
     })
 
-    it('an agent firing whose link loses its answer and whose outcome loses its connection is linked and settled', async () => {
+    it('an agent firing whose claim (its links) loses its answer and whose outcome loses its connection is linked and settled', async () => {
       const armed = await loseConnection(t.runtime.orm, ...linkAndSettle)
       const uuid = await runNow(agentTask)
       const done = await until(() => firing(agentTask, uuid), settled, 15_000)
@@ -312,7 +314,8 @@ describe('background work on a database that loses its connections', () => {
 
     it('a firing whose claim commits and loses its answer is claimed once and runs', async () => {
       const before = (await executionsOf(workflow.id)).length
-      const armed = await loseConnection(t.runtime.orm, { statement: /with claimed as/, at: 'commit', when: 'after' })
+      // The claim is one statement outside a transaction: it commits as it runs.
+      const armed = await loseConnection(t.runtime.orm, { statement: CLAIM, when: 'after' })
       const uuid = await runNow(workflowTask)
       const done = await until(() => firing(workflowTask, uuid), settled, 15_000)
       armed.restore()

@@ -7,19 +7,19 @@
  * (src/access/acting-context.ts), through the same services and access rules as a request of
  * theirs: an agent task is an ordinary run (src/runs/runs.service.ts) in a new thread of the
  * owner, executed in this process, a workflow task an ordinary execution (mode `schedule`, or `manual` for
- * "run now") run in this process. A run and its thread are linked as soon as they are stored; an
- * execution is linked before it is stored, under the uuid it is then stored with, so a firing
- * whose process dies in between links an execution that does not exist, which tells the engine's
- * sweep that it started nothing (src/command-room/engine.ts). The firing then waits for the end.
+ * "run now") run in this process. The engine's claim read the owner's acting context and linked
+ * the uuids the run and its thread, or the execution, are stored under here, so a firing whose
+ * process dies before they are stored links a run or execution that does not exist, which tells
+ * the engine's sweep that it started nothing (src/command-room/engine.ts). The firing then waits
+ * for the end.
  * A firing the owner may no longer make (no longer a member, the agent or workflow deleted or no
  * longer visible to them) fails with the reason and stops the task; any other failure the
  * services name (the model call failed, no credential) fails this firing only. What they cannot
  * name (a lost database connection, a fault of ours) is thrown for the engine to tell apart.
  */
-import { uuidv7 } from 'uuidv7'
 import { AppError, ForbiddenError, NotFoundError } from '../platform/errors.ts'
-import type { FiringActor, FiringLinks, FiringOutcome, FiringTarget } from './engine.ts'
-import { actingContext } from '../access/acting-context.ts'
+import type { FiringActor, FiringOutcome, FiringTarget } from './engine.ts'
+import { actingContextOf } from '../access/acting-context.ts'
 import { runAgent } from '../runs/index.ts'
 import { runnableWorkflow } from '../workflows/index.ts'
 import type { ResourceCtx, ServiceDeps } from '../context.ts'
@@ -42,30 +42,26 @@ function failure(error: unknown, what: string): FiringOutcome {
 }
 
 /**
- * Runs the agent in a new thread of the owner and waits for the run's end (linked as soon as it
- * is stored; a link the database did not take is the engine's to write later). The run executes
- * here, so its end is awaited in memory, not read from its events.
+ * Runs the agent in a new thread of the owner, both stored under the uuids the claim linked, and
+ * waits for the run's end. The run executes here, so its end is awaited in memory, not read from
+ * its events.
  * @throws what {@link failure} throws; after the run was stored, what the wait for its end throws
  *   (an AppError is the run's own failure, recorded on the run too).
  */
-async function fireAgent(ctx: ResourceCtx, target: FiringTarget, link: (links: FiringLinks) => Promise<void>): Promise<FiringOutcome> {
+async function fireAgent(ctx: ResourceCtx, target: FiringTarget): Promise<FiringOutcome> {
   let stored = false
   let ended
-  const runUuid = uuidv7()
   try {
-    // Linked before it is stored, as an execution is (module comment).
-    await link({ runUuid })
     ended = await runAgent(
       ctx,
       { agent_uuid: target.agentUuid as string, input: typeof target.input === 'string' ? target.input : '' },
       {
         // A firing stays running while its run waits for an approval (docs/api/runs.md, "Approvals").
         untilEnd: true,
-        runUuid,
-        onStored: async (run) => {
+        runUuid: target.runUuid as string,
+        threadUuid: target.threadUuid as string,
+        onStored: async () => {
           stored = true
-          // Thrown, it would end the wait while the run goes on; the engine keeps the link.
-          await link({ runUuid: run.uuid, threadUuid: run.threadUuid }).catch(() => undefined)
         },
       },
     )
@@ -81,21 +77,19 @@ async function fireAgent(ctx: ResourceCtx, target: FiringTarget, link: (links: F
 }
 
 /**
- * Runs the workflow here as the owner and waits for the execution's end; the execution is linked
- * first (module comment).
- * @throws what {@link failure} throws; the link's error (nothing was started then).
+ * Runs the workflow here as the owner, its execution stored under the uuid the claim linked, and
+ * waits for the execution's end.
+ * @throws what {@link failure} throws.
  */
-async function fireWorkflow(ctx: ResourceCtx, target: FiringTarget, link: (links: FiringLinks) => Promise<void>): Promise<FiringOutcome> {
-  const executionUuid = uuidv7()
+async function fireWorkflow(ctx: ResourceCtx, target: FiringTarget): Promise<FiringOutcome> {
   let started
   try {
     const workflow = await runnableWorkflow(ctx, target.workflowUuid as string)
-    await link({ executionUuid })
     started = await ctx.deps.workflows.runHere(workflow, {
       mode: target.manual ? 'manual' : 'schedule',
       userId: ctx.auth.user.id,
       input: target.input ?? {},
-      uuid: executionUuid,
+      uuid: target.executionUuid as string,
     })
   } catch (error) {
     return failure(error, 'workflow')
@@ -110,18 +104,18 @@ async function fireWorkflow(ctx: ResourceCtx, target: FiringTarget, link: (links
 /** The {@link FiringActor} of this process over `deps` (the runtime's long-lived dependencies). */
 export function createCommandRoomActor(deps: ServiceDeps): FiringActor {
   return {
-    fire: async (target, link) => {
+    fire: async (target) => {
       let ctx: ResourceCtx
       try {
-        ctx = await actingContext(deps, target.userId, target.workspaceId)
+        ctx = actingContextOf(deps, target.owner, target.workspaceId)
       } catch (error) {
         if (error instanceof NotFoundError) {
           return { status: 'failed', error: "The task's owner is no longer a member of its workspace; the task was deactivated", deactivate: true }
         }
         throw error
       }
-      if (target.agentUuid) return fireAgent(ctx, target, link)
-      if (target.workflowUuid) return fireWorkflow(ctx, target, link)
+      if (target.agentUuid) return fireAgent(ctx, target)
+      if (target.workflowUuid) return fireWorkflow(ctx, target)
       return { status: 'failed', error: "The task's agent or workflow was deleted; the task was deactivated", deactivate: true }
     },
   }

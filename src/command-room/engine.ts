@@ -11,12 +11,15 @@
  *   while every process was down collapse into the one firing, and the schedule goes on from now.
  *   After the commit, each new firing is sent to the durable queue as a {@link FIRE_JOB} job whose
  *   id is the firing's uuid.
- * - **The fire job** claims its firing (`queued` to `running`, a conditional update: a job sent
- *   twice works once), skips it when the task was paused or removed since (a "run now" firing
- *   fires anyway), and hands it to the {@link FiringActor} the runtime binds (the services: an
- *   agent run or a workflow execution as the task's owner), recording what that made (a workflow
- *   execution or a run before it is stored, under the uuid it is then stored with), then its outcome. A failing model call
- *   is one failed firing: never retried.
+ * - **The fire job** claims its firing in one statement (`queued` to `running`, a conditional
+ *   update: a job sent twice works once), which also links the uuids of what the firing will
+ *   start (a run and its new thread, or a workflow execution, stored under them later) and reads
+ *   what the task asks with its owner's acting context; it skips the firing when the task was
+ *   paused or removed since (a "run now" firing fires anyway), and hands it to the
+ *   {@link FiringActor} the runtime binds (the services: an agent run or a workflow execution as
+ *   the task's owner), then records its outcome in one statement. Claims and outcomes are group
+ *   commits: those a process makes while one statement is under way go together in the next. A
+ *   failing model call is one failed firing: never retried.
  * - **The sweep** (every {@link SWEEP_MS}): a firing still `queued` after {@link LOST_SECONDS}
  *   (its job was lost between the commit and the send) is sent again; a `running` firing whose
  *   run or execution has ended takes its outcome (the process that waited for it died); one whose
@@ -24,21 +27,26 @@
  *   {@link ORPHAN_SECONDS} (its process died first) is fired again ({@link REFIRE_SECONDS}).
  *
  * A lost database connection (docs/operations.md, "Database deadlines") neither fails nor loses a
- * firing: the transactions of {@link CommandRoomEngine.fireDue} and of the claim take effect once
- * (`transactionOnce`, src/platform/transaction-once.ts), the links and the outcome are written
- * again on a new connection (each a conditional update, safe twice) for up to
- * {@link RECORD_RETRY_MS}, a link that could still not be written is written with the outcome, and
- * a firing whose database went away before it started anything goes back to `queued` to be fired
- * again. The `error` a firing stores is for its owner: a lost database is a plain sentence, any
- * other fault of ours a generic one (the real error is logged), never a driver's text.
+ * firing: the transaction of {@link CommandRoomEngine.fireDue} takes effect once
+ * (`transactionOnce`, src/platform/transaction-once.ts); the claim runs again on a new connection
+ * and recognises a first try that committed by the uuid it linked, which is this job's alone;
+ * the outcome is written again on a new connection (a conditional update, safe twice) for up to
+ * {@link RECORD_RETRY_MS}; and a firing whose database went away before it started anything goes
+ * back to `queued` to be fired again. The `error` a firing stores is for its owner: a lost
+ * database is a plain sentence, any other fault of ours a generic one (the real error is logged),
+ * never a driver's text.
  *
  * The engine imports no service: the actor is handed to it ({@link CommandRoomEngine.bind}).
  */
+import type DataLoader from 'dataloader'
 import pLimit from 'p-limit'
+import { uuidv7 } from 'uuidv7'
+import { ACTING_COLUMNS, actingJoins } from '../access/acting-context.ts'
 import type { Logger } from '../platform/logger.ts'
 import type { Config } from '../platform/config.ts'
-import { queries, retryOnConnectionLoss, type Orm } from '../platform/db.ts'
+import { executePrepared, queries, retryOnConnectionLoss, type Orm } from '../platform/db.ts'
 import { AppError, databaseUnavailable } from '../platform/errors.ts'
+import { groupCommit } from '../platform/group-commit.ts'
 import type { JobQueue } from '../platform/queue.ts'
 import { transactionOnce } from '../platform/transaction-once.ts'
 import { toDate } from '../platform/sql.ts'
@@ -66,9 +74,9 @@ const ORPHAN_SECONDS = 120
  */
 const REFIRE_SECONDS = 300
 /**
- * Milliseconds a firing's links and outcome are written again on a new connection while the
- * connection is lost: half of {@link ORPHAN_SECONDS}, so a process that lives records what its
- * firing made before the sweep would take the firing for one that started nothing.
+ * Milliseconds a firing's outcome (or its return to `queued`) is written again on a new
+ * connection while the connection is lost: half of {@link ORPHAN_SECONDS}, so a process that
+ * lives records it before the sweep would take the firing for one that started nothing.
  */
 const RECORD_RETRY_MS = (ORPHAN_SECONDS * 1000) / 2
 /** The `error` of a firing whose database was unavailable until it could no longer be fired again. */
@@ -100,13 +108,16 @@ export interface FiringTarget {
   /** A "run now" firing rather than a scheduled one. */
   manual: boolean
   dueAt: Date
-}
-
-/** What a firing made, recorded as soon as it exists. */
-export interface FiringLinks {
-  runUuid?: string
-  threadUuid?: string | null
-  executionUuid?: string
+  /**
+   * The uuids the claim linked, which what the firing starts must be stored under (a firing
+   * whose run or execution does not exist under them started nothing): the run and its new
+   * thread of an agent task, the execution of a workflow task; null for the other kind.
+   */
+  runUuid: string | null
+  threadUuid: string | null
+  executionUuid: string | null
+  /** The owner's acting context as the claim read it (src/access/acting-context.ts, `ACTING_COLUMNS`). */
+  owner: Record<string, unknown>
 }
 
 /**
@@ -117,17 +128,89 @@ export interface FiringLinks {
 export type FiringOutcome = { status: 'succeeded' } | { status: 'failed'; error: string; deactivate?: boolean } | { status: 'pending' }
 
 /**
- * Acts out a claimed firing (src/command-room/command-room-firing.ts). `link` records what the
- * firing made (retried while the connection is lost; it throws when it still could not write
- * them, and the engine writes them with the outcome). A firing throws what it cannot tell as an
- * outcome: a lost database connection (fired again when it started nothing), a fault of ours
- * (`failed`, with a generic message); an AppError's message is shown as it is.
+ * Acts out a claimed firing (src/command-room/command-room-firing.ts), storing what it starts
+ * under the target's linked uuids. A firing throws what it cannot tell as an outcome: a lost
+ * database connection (fired again when it started nothing), a fault of ours (`failed`, with a
+ * generic message); an AppError's message is shown as it is.
  */
 export interface FiringActor {
-  fire(target: FiringTarget, link: (links: FiringLinks) => Promise<void>): Promise<FiringOutcome>
+  fire(target: FiringTarget): Promise<FiringOutcome>
 }
 
 const UNBOUND: FiringActor = { fire: () => Promise.reject(new Error('The command room is not bound to the app')) }
+
+/**
+ * The claims of {@link CommandRoomEngine.fire}, for a batch of firings (parameters: their uuids,
+ * the uuids each links as its run's or execution's, the uuids of their new threads, each list
+ * comma-separated in the same order), one text for every batch, so it runs prepared. A `queued`
+ * firing becomes `running`; a `running` one that links the uuid this claim brings is this claim's
+ * own, committed by a first try whose answer was lost, and is answered again. An agent task links
+ * a run and its thread, a workflow task an execution; a task with neither (its agent or workflow
+ * gone) links the uuid as a run's, which is never stored. The tasks' `last_run_at` is touched in
+ * the same statement, their rows locked in id order (two batches never wait for each other in a
+ * circle).
+ */
+const CLAIM_SQL = `with v as (
+     select * from unnest(string_to_array(?, ',')::uuid[], string_to_array(?, ',')::uuid[], string_to_array(?, ',')::uuid[])
+       as v(firing_uuid, linked, thread)),
+   claimed as (
+     update command_room_task_firings f set status = 'running', fired_at = coalesce(f.fired_at, now()), updated_at = now(),
+       run_uuid = case when t.workflow_id is null then v.linked end,
+       thread_uuid = case when t.workflow_id is null and t.agent_id is not null then v.thread end,
+       execution_uuid = case when t.workflow_id is not null then v.linked end
+     from v, command_room_tasks t
+     where f.uuid = v.firing_uuid and t.id = f.task_id
+       and (f.status = 'queued' or (f.status = 'running' and v.linked in (f.run_uuid, f.execution_uuid)))
+     returning f.id, f.uuid, f.task_id, f.manual, f.due_at, f.run_uuid, f.thread_uuid, f.execution_uuid),
+   touched as (
+     update command_room_tasks t set last_run_at = now()
+     from (select id from command_room_tasks where id in (select task_id from claimed) order by id for update) l where t.id = l.id)
+   select c.id::float8 as "firingId", c.uuid as "firingUuid", c.task_id::float8 as "taskId", c.manual, c.due_at as "dueAt",
+     c.run_uuid as "runUuid", c.thread_uuid as "threadUuid", c.execution_uuid as "executionUuid",
+     t.user_id::float8 as "userId", t.workspace_id::float8 as "workspaceId", t.input::text as input, t.is_active as "isActive",
+     t.deleted_at as "deletedAt", a.uuid as "agentUuid", w.uuid as "workflowUuid", ${ACTING_COLUMNS}
+   from claimed c join command_room_tasks t on t.id = c.task_id
+   left join agents a on a.id = t.agent_id left join workflows w on w.id = t.workflow_id
+   ${actingJoins('t.user_id', 't.workspace_id')}`
+
+/**
+ * The outcomes of {@link CommandRoomEngine.fire}, for a batch of firings (parameter: a JSON array
+ * of `{id, status, error, deactivate}`), one text for every batch, so it runs prepared: each
+ * firing ends once (only while `running`), its links kept only where what they name exists, and
+ * its task takes the status as its `last_status` (and stops when deactivated; of two firings of
+ * one task in a batch, a deactivating one's status wins), the tasks' rows locked in id order.
+ */
+const SETTLE_SQL = `with v as (select * from jsonb_to_recordset(?::jsonb) as v(id bigint, status text, error text, deactivate boolean)),
+   ended as (
+     update command_room_task_firings f set status = v.status, error = v.error,
+       run_uuid = (select r.uuid from runs r where r.uuid = f.run_uuid),
+       thread_uuid = (select th.uuid from threads th where th.uuid = f.thread_uuid),
+       execution_uuid = (select e.uuid from workflow_executions e where e.uuid = f.execution_uuid),
+       updated_at = now()
+     from v where f.id = v.id and f.status = 'running'
+     returning f.task_id, v.status, v.deactivate),
+   per_task as (
+     select task_id, bool_or(deactivate) as deactivate, (array_agg(status order by deactivate desc))[1] as status from ended group by task_id)
+   update command_room_tasks t set last_status = p.status, updated_at = now(),
+     is_active = case when p.deactivate then false else t.is_active end,
+     next_run_at = case when p.deactivate then null else t.next_run_at end
+   from per_task p, (select id from command_room_tasks where id in (select task_id from per_task) order by id for update) l
+   where t.id = p.task_id and l.id = t.id`
+
+/** Claims and outcomes per statement at most (their group commits, src/platform/group-commit.ts). */
+const CLAIM_BATCH = 50
+const SETTLE_BATCH = 100
+
+/** A claimed firing, with what its task asks and whether it was removed or paused since. */
+type Claimed = FiringTarget & { deleted: boolean; active: boolean }
+
+/** An outcome to record ({@link CommandRoomEngine.fire}). */
+interface Outcome {
+  firingId: number
+  status: 'succeeded' | 'failed' | 'skipped'
+  error?: string
+  deactivate?: boolean
+}
 
 /** See the module comment. */
 export class CommandRoomEngine implements DueSource {
@@ -138,13 +221,30 @@ export class CommandRoomEngine implements DueSource {
   readonly #sweeps = pLimit(1)
   #started = false
   #closed = false
+  /**
+   * Claims and outcomes of the firings this process works go to the database in group commits
+   * (src/platform/group-commit.ts): those that come while one statement is under way go together
+   * in the next, one round trip and one commit for the batch (a fetch of fire jobs claims its
+   * batch at once).
+   */
+  readonly #claims: DataLoader<string, Claimed | null>
+  readonly #outcomes: DataLoader<Outcome, void>
 
   private constructor(
     private readonly orm: Orm,
     private readonly log: Logger,
     private readonly jobs: JobQueue,
     private readonly scheduler: DueScheduler,
-  ) {}
+  ) {
+    this.#claims = groupCommit(CLAIM_BATCH, (uuids) => this.#claimMany(uuids))
+    this.#outcomes = groupCommit(SETTLE_BATCH, async (outcomes) => {
+      const json = JSON.stringify(
+        outcomes.map((o) => ({ id: o.firingId, status: o.status, error: o.error ?? null, deactivate: o.deactivate === true })),
+      )
+      await retryOnConnectionLoss(() => executePrepared(this.orm, () => this.orm.em.fork(), 'command_room_settle', SETTLE_SQL, [json]), RECORD_RETRY_MS)
+      return outcomes.map(() => undefined)
+    })
+  }
 
   /**
    * Registers {@link FIRE_JOB} with `jobs` (never retried) and the tasks' due times with
@@ -320,65 +420,65 @@ export class CommandRoomEngine implements DueSource {
     if (!target) return
     if (target.deleted) return this.#settle(target, { status: 'skipped', error: 'The task was removed before it fired' })
     if (!target.active && !target.manual) return this.#settle(target, { status: 'skipped', error: 'The task was paused before it fired' })
-    // What the firing made, kept here too: a link the database did not take is written with the outcome.
-    const made: FiringLinks = {}
-    const link = async (links: FiringLinks) => {
-      if (links.runUuid) made.runUuid = links.runUuid
-      if (links.threadUuid) made.threadUuid = links.threadUuid
-      if (links.executionUuid) made.executionUuid = links.executionUuid
-      await this.#link(target.firingId, links).catch((error: unknown) => {
-        this.log.warn({ err: error, firing: target.firingUuid }, 'command room firing links not stored yet')
-        throw error
-      })
-    }
     let outcome: FiringOutcome
     try {
-      outcome = await this.#actor.fire(target, link)
+      outcome = await this.#actor.fire(target)
     } catch (error) {
-      if (databaseUnavailable(error)) return this.#lostDatabase(target, made, error)
+      if (databaseUnavailable(error)) return this.#lostDatabase(target, error)
       outcome = { status: 'failed', error: this.#failureMessage(error, target) }
     }
-    if (outcome.status === 'pending') return this.#recordLinks(target, made)
-    await this.#settle(target, outcome.status === 'failed' ? outcome : { status: 'succeeded' }, made)
+    // What it started goes on elsewhere, linked since the claim: the sweep takes its outcome.
+    if (outcome.status === 'pending') return
+    await this.#settle(target, outcome.status === 'failed' ? outcome : { status: 'succeeded' })
   }
 
   /**
-   * Claims firing `uuid` (`queued` to `running`; `fired_at` keeps the first claim's time) and
-   * touches its task's `last_run_at`, in one statement, run through `transactionOnce`: a claim
-   * whose commit answer was lost is this job's (it was, or it did not commit and is made again),
-   * never mistaken for one made before. Answers the claimed firing with what its task asks, or
-   * undefined when it was not `queued` (claimed already, or gone).
+   * Claims firing `uuid` (`queued` to `running`; `fired_at` keeps the first claim's time), links
+   * the uuids of what it will start (new ones each claim, so a firing fired again starts anew)
+   * and touches its task's `last_run_at`, in one statement (with the claims of the other firings
+   * this process claims meanwhile) that also reads what the task asks and its owner's acting
+   * context. Answers the claimed firing, or undefined when it was not `queued` (claimed already,
+   * or gone).
    */
-  async #claim(uuid: string): Promise<(FiringTarget & { deleted: boolean; active: boolean }) | undefined> {
-    const [row] = await transactionOnce(this.orm, (em) =>
-      em.execute<Record<string, unknown>[]>(
-        `with claimed as (
-           update command_room_task_firings set status = 'running', fired_at = coalesce(fired_at, now()), updated_at = now()
-           where uuid = ? and status = 'queued' returning id, uuid, task_id, manual, due_at),
-         touched as (update command_room_tasks set last_run_at = now() where id = (select task_id from claimed))
-         select c.id::float8 as "firingId", c.uuid as "firingUuid", c.task_id::float8 as "taskId", c.manual, c.due_at as "dueAt",
-           t.user_id::float8 as "userId", t.workspace_id::float8 as "workspaceId", t.input::text as input, t.is_active as "isActive",
-           t.deleted_at as "deletedAt", a.uuid as "agentUuid", w.uuid as "workflowUuid"
-         from claimed c join command_room_tasks t on t.id = c.task_id
-         left join agents a on a.id = t.agent_id left join workflows w on w.id = t.workflow_id`,
-        [uuid],
-      ),
-    )
-    if (!row) return undefined
-    return {
-      firingId: Number(row.firingId),
-      firingUuid: String(row.firingUuid),
-      taskId: Number(row.taskId),
-      userId: Number(row.userId),
-      workspaceId: Number(row.workspaceId),
-      agentUuid: row.agentUuid == null ? null : String(row.agentUuid),
-      workflowUuid: row.workflowUuid == null ? null : String(row.workflowUuid),
-      input: JSON.parse(String(row.input)) as unknown,
-      manual: Boolean(row.manual),
-      dueAt: toDate(row.dueAt as Date | string),
-      deleted: row.deletedAt != null,
-      active: Boolean(row.isActive),
-    }
+  async #claim(uuid: string): Promise<Claimed | undefined> {
+    return (await this.#claims.load(uuid)) ?? undefined
+  }
+
+  /**
+   * The claims of `uuids` ({@link CLAIM_SQL}). A lost connection runs the statement again on a
+   * new one: a first try that committed is recognised by the uuids it linked, which only this
+   * call knows, so each claim is this job's once, never mistaken for one made before (a job sent
+   * twice: its claim links other uuids).
+   */
+  async #claimMany(uuids: readonly string[]): Promise<(Claimed | null)[]> {
+    const linked = uuids.map(() => uuidv7())
+    const threads = uuids.map(() => uuidv7())
+    const params = [uuids.join(','), linked.join(','), threads.join(',')]
+    const rows = await retryOnConnectionLoss(() => executePrepared(this.orm, () => this.orm.em.fork(), 'command_room_claim', CLAIM_SQL, params))
+    // By the uuid each claim linked: of a firing named twice in a batch (its job sent twice), one claim wins.
+    const byLinked = new Map(rows.map((row) => [String(row.runUuid ?? row.executionUuid), row]))
+    return linked.map((uuid) => {
+      const row = byLinked.get(uuid)
+      if (!row) return null
+      return {
+        firingId: Number(row.firingId),
+        firingUuid: String(row.firingUuid),
+        taskId: Number(row.taskId),
+        userId: Number(row.userId),
+        workspaceId: Number(row.workspaceId),
+        agentUuid: row.agentUuid == null ? null : String(row.agentUuid),
+        workflowUuid: row.workflowUuid == null ? null : String(row.workflowUuid),
+        input: JSON.parse(String(row.input)) as unknown,
+        manual: Boolean(row.manual),
+        dueAt: toDate(row.dueAt as Date | string),
+        runUuid: row.runUuid == null ? null : String(row.runUuid),
+        threadUuid: row.threadUuid == null ? null : String(row.threadUuid),
+        executionUuid: row.executionUuid == null ? null : String(row.executionUuid),
+        owner: row,
+        deleted: row.deletedAt != null,
+        active: Boolean(row.isActive),
+      }
+    })
   }
 
   /**
@@ -396,11 +496,9 @@ export class CommandRoomEngine implements DueSource {
    * goes on and the sweep takes its outcome; when it started nothing it is fired again
    * ({@link #refire}).
    */
-  async #lostDatabase(target: FiringTarget, made: FiringLinks, error: unknown): Promise<void> {
+  async #lostDatabase(target: FiringTarget, error: unknown): Promise<void> {
     this.log.warn({ err: error, firing: target.firingUuid }, 'command room firing lost its database connection')
-    // A run or execution is linked before it is stored, so the firing's row names whatever may
-    // exist; #refire fires it again only when none does.
-    await this.#recordLinks(target, made)
+    // Its row names whatever it may have started since the claim; #refire fires it again only when none exists.
     try {
       await retryOnConnectionLoss(() => this.#refire([target.firingId], DATABASE_UNAVAILABLE), RECORD_RETRY_MS)
     } catch (failure) {
@@ -408,81 +506,21 @@ export class CommandRoomEngine implements DueSource {
     }
   }
 
-  /** Links what a firing made (each link kept when already set); a conditional update, safe twice. */
-  async #link(firingId: number, links: FiringLinks): Promise<void> {
-    await retryOnConnectionLoss(
-      () =>
-        queries(this.orm.em.fork())
-          .updateTable('command_room_task_firings')
-          .set((eb) => ({
-            run_uuid: eb.fn.coalesce(eb.val(links.runUuid ?? null), 'run_uuid'),
-            thread_uuid: eb.fn.coalesce(eb.val(links.threadUuid ?? null), 'thread_uuid'),
-            execution_uuid: eb.fn.coalesce(eb.val(links.executionUuid ?? null), 'execution_uuid'),
-            updated_at: eb.fn('now'),
-          }))
-          .where('id', '=', firingId)
-          .execute(),
-      RECORD_RETRY_MS,
-    )
-  }
-
-  /** {@link #link} for a firing whose outcome comes later (the sweep's); a failure is logged. */
-  async #recordLinks(target: FiringTarget, made: FiringLinks): Promise<void> {
-    if (!made.runUuid && !made.executionUuid) return
-    await this.#link(target.firingId, made).catch((error: unknown) =>
-      this.log.error({ err: error, firing: target.firingUuid }, 'command room firing links not stored'),
-    )
-  }
-
   /**
-   * Ends a `running` firing (once: a firing already ended is left alone) with what it made linked
-   * (an execution only if it was stored: one linked before its insert failed is unlinked), and
-   * records its status as the task's `last_status`; `deactivate` stops the task. Written again on
-   * a new connection while the connection is lost (for up to {@link RECORD_RETRY_MS}); a failure
-   * is logged (the sweep settles a firing whose run or execution is linked, and fires again one
-   * that started nothing).
+   * Ends a `running` firing (once: a firing already ended is left alone), in one statement with
+   * the outcomes of the other firings this process ends meanwhile ({@link SETTLE_SQL}): its links
+   * kept only where a run, thread or execution exists under them (what it started nothing of is
+   * unlinked), and its status as the task's `last_status`; `deactivate` stops the task. Written
+   * again on a new connection while the connection is lost (for up to {@link RECORD_RETRY_MS}); a
+   * failure is logged (the sweep settles a firing whose run or execution is linked, and fires
+   * again one that started nothing).
    */
   async #settle(
-    target: Pick<FiringTarget, 'firingId' | 'firingUuid' | 'taskId'>,
+    target: Pick<FiringTarget, 'firingId' | 'firingUuid'>,
     o: { status: 'succeeded' | 'failed' | 'skipped'; error?: string; deactivate?: boolean },
-    links: FiringLinks = {},
   ): Promise<void> {
-    const settle = () =>
-      this.orm.em.fork().transactional(async (tx) => {
-        const db = queries(tx)
-        const ended = await db
-          .updateTable('command_room_task_firings as f')
-          .set((eb) => ({
-            status: o.status,
-            error: o.error ?? null,
-            run_uuid: eb
-              .selectFrom('runs as r')
-              .select('r.uuid')
-              .where('r.uuid', '=', eb.fn.coalesce(eb.val(links.runUuid ?? null), 'f.run_uuid')),
-            thread_uuid: eb.fn.coalesce(eb.val(links.threadUuid ?? null), 'f.thread_uuid'),
-            execution_uuid: eb
-              .selectFrom('workflow_executions as e')
-              .select('e.uuid')
-              .where('e.uuid', '=', eb.fn.coalesce(eb.val(links.executionUuid ?? null), 'f.execution_uuid')),
-            updated_at: eb.fn('now'),
-          }))
-          .where('f.id', '=', target.firingId)
-          .where('f.status', '=', 'running')
-          .returning('f.id')
-          .execute()
-        if (!ended.length) return
-        await db
-          .updateTable('command_room_tasks')
-          .set((eb) => ({
-            last_status: o.status,
-            updated_at: eb.fn('now'),
-            ...(o.deactivate ? { is_active: false, next_run_at: null } : {}),
-          }))
-          .where('id', '=', target.taskId)
-          .execute()
-      })
     try {
-      await retryOnConnectionLoss(settle, RECORD_RETRY_MS)
+      await this.#outcomes.load({ firingId: target.firingId, ...o })
     } catch (error) {
       this.log.error({ err: error, firing: target.firingUuid }, 'command room firing outcome not stored; the sweep will settle it')
     }
@@ -557,7 +595,7 @@ export class CommandRoomEngine implements DueSource {
     )
     for (const firing of ended) {
       const succeeded = firing.status === 'succeeded'
-      const target = { firingId: Number(firing.id), firingUuid: String(firing.uuid), taskId: Number(firing.taskId) }
+      const target = { firingId: Number(firing.id), firingUuid: String(firing.uuid) }
       await this.#settle(target, succeeded ? { status: 'succeeded' } : { status: 'failed', error: firing.error ?? `The ${firing.status === 'canceled' ? 'run was canceled' : 'firing failed'}` })
     }
     // Running firings that started nothing (no run or execution stored under their links) long after their
@@ -572,7 +610,12 @@ export class CommandRoomEngine implements DueSource {
         [ORPHAN_SECONDS],
       ),
     )
-    const again = await retryOnConnectionLoss(() => this.#refire(orphans.map((row) => Number(row.id)), INTERRUPTED))
+    const again = await retryOnConnectionLoss(() =>
+      this.#refire(
+        orphans.map((row) => Number(row.id)),
+        INTERRUPTED,
+      ),
+    )
     for (const uuid of again.queued) await this.#resend(uuid)
     return { sent: lost.length + again.queued.length, settled: ended.length + again.failed, refired: again.queued.length }
   }

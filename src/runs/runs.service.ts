@@ -100,6 +100,12 @@ export interface RunOptions {
    * first, so a firing whose run does not exist is known to have started nothing); default a new UUIDv7.
    */
   runUuid?: string
+  /**
+   * The uuid of the new thread a run without one starts, chosen by the caller before it is stored
+   * (a command room firing links it with the run); default a new UUIDv7. Unused for a run in a
+   * thread that exists.
+   */
+  threadUuid?: string
   /** What a run sent to a busy thread does (docs/api/runs.md, "Busy threads"); default `enqueue`. */
   ifBusy?: IfBusy
   /**
@@ -576,7 +582,7 @@ async function launch(
 ): Promise<TRunResult> {
   const runUuid = options.runUuid ?? uuidv7()
   const call: ModelCall = { ...modelCall, runUuid }
-  const launching = insertRun(ctx, o, runUuid, options.evaluationUuid ?? null)
+  const launching = insertRun(ctx, o, runUuid, options.evaluationUuid ?? null, options.threadUuid)
   const stored = launching.then((launched): RunPlan => ({
     ...call,
     run: { id: launched.record.id, uuid: launched.record.uuid, attempts: 1 },
@@ -733,17 +739,17 @@ const LAUNCHED_SQL = `select ${selectColumns('run', '', RUN_FIELDS)}, run.thread
 
 /**
  * Stores a starting run in one statement (so atomically, in one round trip): the new thread when
- * `thread` is `'new'`, the run (`running`, its log holding `run.started` as event 1), the user's
- * message with the thread's `messages_count`, and the agent's usage. Prompt runs (`thread` null)
- * store the run and its first event only. Answers the stored run and message as they would be
- * read back.
+ * `thread` is `'new'` (under `newThreadUuid` when given), the run (`running`, its log holding
+ * `run.started` as event 1), the user's message with the thread's `messages_count`, and the
+ * agent's usage. Prompt runs (`thread` null) store the run and its first event only. Answers the
+ * stored run and message as they would be read back.
  */
-async function insertRun(ctx: ResourceCtx, o: LaunchInput, uuid: string, evaluation: string | null): Promise<LaunchedRun> {
+async function insertRun(ctx: ResourceCtx, o: LaunchInput, uuid: string, evaluation: string | null, newThreadUuid?: string): Promise<LaunchedRun> {
   const user = ctx.auth.user.id
   const workspace = ctx.workspace.workspace.id
   const isNew = o.thread === 'new'
   const existing = o.thread === 'new' ? null : o.thread
-  const threadUuid = isNew ? uuidv7() : (existing?.uuid ?? null)
+  const threadUuid = isNew ? (newThreadUuid ?? uuidv7()) : (existing?.uuid ?? null)
   const agentId = o.agent?.id ?? null
   const text = typeof o.input === 'string' ? storableText(o.input) : ''
   // prettier-ignore

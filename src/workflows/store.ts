@@ -23,7 +23,8 @@ import DataLoader from 'dataloader'
 import type { ExecutionMode } from '../../entities/index.ts'
 import { uuidv7 } from 'uuidv7'
 import { prepared, retryOnConnectionLoss, writeOnce, type Orm } from '../platform/db.ts'
-import { databaseUnavailable, NotFoundError } from '../platform/errors.ts'
+import { NotFoundError } from '../platform/errors.ts'
+import { groupCommit } from '../platform/group-commit.ts'
 import { storableJson } from '../access/wire.ts'
 import { toDate } from '../platform/sql.ts'
 import type { ExecutionResult } from './executor.ts'
@@ -189,42 +190,6 @@ function settleItem({ id, attempts, result, durationMs }: Settled): string {
   )
 }
 
-/**
- * A DataLoader that dispatches a batch as soon as fewer than {@link IN_FLIGHT} batches are in
- * flight, so writes that arrive meanwhile wait and go together (a group commit). A batch whose
- * statement fails is retried one write at a time, unless it failed because the database
- * connection was lost (`write` has run it again on new connections for as long as it could).
- */
-function groupCommit<K, V>(maxBatchSize: number, write: (keys: readonly K[]) => Promise<(V | Error)[]>): DataLoader<K, V> {
-  let inFlight = 0
-  const waiting: (() => void)[] = []
-  const run = async (keys: readonly K[]): Promise<(V | Error)[]> => {
-    inFlight++
-    try {
-      try {
-        return await write(keys)
-      } catch (error) {
-        // A lost connection is no bad write: every write of the batch fails with it.
-        if (keys.length === 1 || databaseUnavailable(error)) return keys.map(() => error as Error)
-        const single: (V | Error)[] = []
-        for (const key of keys) single.push(await write([key]).then((answer) => answer[0], (e: unknown) => e as Error))
-        return single
-      }
-    } finally {
-      inFlight--
-      waiting.shift()?.()
-    }
-  }
-  return new DataLoader<K, V>(run, {
-    cache: false,
-    maxBatchSize,
-    batchScheduleFn: (dispatch) => {
-      if (inFlight < IN_FLIGHT) setImmediate(dispatch)
-      else waiting.push(dispatch)
-    },
-  })
-}
-
 /** Writes execution rows for one process (one per ORM; see the module comment). */
 export class ExecutionStore {
   readonly #inserts: DataLoader<NewExecution, ExecutionRecord>
@@ -262,7 +227,7 @@ export class ExecutionStore {
           attempts: o.status === 'running' ? 1 : 0,
         }
       })
-    })
+    }, IN_FLIGHT)
     this.#settles = groupCommit(MAX_SETTLE_BATCH, async (batch) => {
       // Runs again on a new connection when the server ended this one: the statement settles
       // only rows still running under the same claim, so a second run after a commit whose
@@ -271,7 +236,7 @@ export class ExecutionStore {
       const json = `[${batch.map(settleItem).join(',')}]`
       await retryOnConnectionLoss(() => settleStatement(orm, em, [json]))
       return batch.map(() => undefined)
-    })
+    }, IN_FLIGHT)
   }
 
   /**

@@ -91,12 +91,21 @@ export interface ServerProcess extends ServiceProcess {
  * environment, without its `REDIS_URL` unless `env` names one: the run bus's Redis channels are
  * not scoped by database, so processes of other test files (or other checkouts) on the same Redis
  * would cancel these processes' runs by id. Resolves once its output matches `readyLine`.
+ * `nodeArgs` go to Node before the script (a benchmark's `--cpu-prof`).
  * @throws when it exits first or is not ready within 60 s.
  */
-export async function startProcess(script: string, env: Record<string, string>, readyLine: RegExp): Promise<ServiceProcess> {
+export async function startProcess(
+  script: string,
+  env: Record<string, string>,
+  readyLine: RegExp,
+  nodeArgs: string[] = [],
+): Promise<ServiceProcess> {
   const { REDIS_URL: _redis, ...inherited } = process.env
   void _redis
-  const child = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', script], { env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...nodeArgs, '--import', 'tsx', script], {
+    env: { ...inherited, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let output = ''
   const exited = new Promise<number | null>((resolve) => {
     child.once('exit', (code) => resolve(code))
