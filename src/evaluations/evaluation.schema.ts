@@ -11,7 +11,7 @@ import { Scorer, ScoreResult, Scorers, ScorerSettings, type TScorer } from './sc
 /** Most concurrent item runs of one evaluation, and the default. */
 export const CONCURRENCY_MAX = 10
 export const CONCURRENCY_DEFAULT = 4
-/** Most items one evaluation runs: a larger dataset is refused at creation (docs/api/evaluations.md, "Limits"). */
+/** Most items one evaluation runs: a larger dataset is refused at creation (docs/api/evaluations.md, "Creating one"). */
 export const EVALUATION_ITEMS_MAX = 10_000
 
 /** `POST /api/v1/evaluations` (plus the workspace context's `workspace_uuid`). */
