@@ -183,9 +183,11 @@ describeConsole('web console: datasets and evaluations', (t: ConsoleSuite) => {
       ])
     const results = page.getByRole('table', { name: 'Results' })
     const sum = results.getByRole('row').filter({ hasText: 'What is 2 + 2?' })
-    expect(await sum.textContent()).toContain('pass: The output equals the expected output')
+    // The results are read again once the evaluation has ended: poll until that answer is shown.
+    await expect.poll(async () => (await sum.textContent()) ?? '', { timeout: 10_000 }).toContain('pass: The output equals the expected output')
     const colour = results.getByRole('row').filter({ hasText: 'Name a colour.' })
     await colour.getByText('Echo: Name a colour.').waitFor()
+    await expect.poll(async () => (await colour.textContent()) ?? '', { timeout: 10_000 }).toContain('fail: The output differs')
     expect(await colour.textContent()).toContain('fail: The output differs from the expected output')
     expect(await colour.textContent()).toContain('pass: The output matches /^Echo/')
     await colour.getByText(/^fail/).first().hover()
