@@ -280,7 +280,8 @@ describe('runs that wait', () => {
       await t.http('POST', `${TASKS}/${task.body.data.uuid}/run`, { token: alice.token })
       const firings = () => t.http('GET', `${TASKS}/${task.body.data.uuid}/firings`, { token: alice.token }).then((res) => res.body.data)
       const [firing] = await until(firings, (list) => list.length > 0 && list[0].run_uuid !== null, 10_000)
-      const waitingRun = await until(() => getRun(firing.run_uuid), (data) => data.run.status === 'awaiting_approval', 10_000, (d) => d.run)
+      // A firing links its run before the run is stored (docs/api/command-room.md): 404 until then.
+      const waitingRun = await until(() => getRun(firing.run_uuid), (data) => data?.run?.status === 'awaiting_approval', 10_000, (d) => d?.run)
       await new Promise((resolve) => setTimeout(resolve, 500))
       expect((await firings())[0].status).toBe('running')
       upstream.enqueue({ kind: 'text', text: 'Mild in Paris.' })

@@ -4,7 +4,7 @@
  * mode: global-setup migrates one in-memory PGlite and saves its data directory as a tar file;
  * each file gets an in-memory PGlite loaded from it (about 1 s, against 6 s for the migrations).
  */
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomInt } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { MikroORM } from '@mikro-orm/core'
 import type { PGlite } from '@electric-sql/pglite'
@@ -66,6 +66,11 @@ export async function freshDatabase(): Promise<{ orm: Orm; url: string | undefin
   await adminExecute(base, [`create database "${name}" template "${template}"`])
   const url = adminUrl(base, name)
   const orm = await openOrm({ kind: 'postgres', url, poolMax: 5 })
+  // Runs are announced on Redis by id (src/runs/run-bus.ts: a channel per run, one cancel channel),
+  // and two test files run at once on the one Redis of the suite: each database starts its run
+  // ids at a random point, so one file's run 7 is never another file's, and no cancel or event of
+  // one reaches the other's runs.
+  await orm.em.fork().execute(`select setval('runs_id_seq', ?)`, [1_000_000 + randomInt(2_000_000_000 - 1_000_000)])
   return {
     orm,
     url,
