@@ -9,11 +9,11 @@ import { Dataset } from '../../entities/index.ts'
 import { audit, entityFields, fieldChanges } from '../access/audit.ts'
 import { Conditions, searchSql } from '../access/list-filters.ts'
 import { listScopeSql, requireResource } from '../access/resource-access.ts'
-import type { UserRow, WorkspaceRow } from '../access/user-workspace.schema.ts'
+import { selectOwned } from '../access/owned-select.ts'
 import { page, sortOf } from '../access/wire.ts'
 import type { ResourceCtx } from '../context.ts'
 import { queries } from '../platform/db.ts'
-import { selectColumns, unprefix, userColumns, workspaceColumns, type SqlFragment } from '../platform/sql.ts'
+import type { SqlFragment } from '../platform/sql.ts'
 import {
   DATASET_FIELDS,
   toDataset,
@@ -34,26 +34,8 @@ const AUDITED = ['name', 'description', 'visibility'] as const
  * only when embedded. `tail` follows the WHERE (order, limit, offset).
  */
 async function select(ctx: ResourceCtx, embed: readonly string[], where: SqlFragment, tail = ''): Promise<TDataset[]> {
-  const withUser = embed.includes('user')
-  const withWorkspace = embed.includes('workspace')
-  const columns = [
-    selectColumns('d', 'd_', DATASET_FIELDS),
-    ...(withUser ? [userColumns('u', 'u_')] : []),
-    ...(withWorkspace ? [workspaceColumns('w', 'w_')] : []),
-  ].join(', ')
-  const joins = `${withUser ? 'join users u on u.id = d.user_id ' : ''}${withWorkspace ? 'join workspaces w on w.id = d.workspace_id' : ''}`
-  const rows = await ctx.em.execute(`select ${columns} from datasets d ${joins} where ${where.sql} ${tail}`, where.params)
-  return rows.map((row) =>
-    toDataset(
-      unprefix<DatasetRow>(row, 'd_'),
-      {
-        user: withUser ? unprefix<UserRow>(row, 'u_') : null,
-        workspace: withWorkspace ? unprefix<WorkspaceRow>(row, 'w_') : null,
-      },
-      ctx.auth.user.id,
-      ctx.config.appUrl,
-    ),
-  )
+  const rows = await selectOwned<DatasetRow>(ctx, { table: 'datasets', alias: 'd', fields: DATASET_FIELDS, embed, where, tail })
+  return rows.map(({ row, user, workspace }) => toDataset(row, { user, workspace }, ctx.auth.user.id, ctx.config.appUrl))
 }
 
 /** One dataset by id with its creator and workspace (the caller's access was checked). */

@@ -141,7 +141,7 @@ export class EvaluationEngine implements DueSource {
     if (!deps) throw new Error('The evaluation engine is not bound to the services')
     const target = await this.#target(uuid)
     if (!target || (target.status !== 'queued' && target.status !== 'running')) return
-    await this.#touch(target.id, `status = 'running', started_at = coalesce(started_at, now()),`)
+    await this.#start(target.id)
     let ctx: ResourceCtx
     try {
       ctx = await actingContext(deps, target.userId ?? 0, target.workspaceId)
@@ -264,15 +264,17 @@ export class EvaluationEngine implements DueSource {
   async #store(id: number, status: 'succeeded' | 'failed' | 'canceled', end: RunEnd, scorers: readonly TScorer[], graded?: Score[], usage = { total_tokens: 0, cost: 0 }): Promise<void> {
     const reason = `The run ${end.status === 'canceled' ? 'was canceled' : 'failed'}${end.error ? `: ${end.error}` : ''}`
     const scores = status === 'succeeded' ? graded : status === 'failed' ? scorers.map(() => ({ score: 0, passed: false, reason })) : null
+    // The evaluation's `updated_at` (what the sweep reads as progress) moves in the same statement.
     await retryOnConnectionLoss(() =>
       this.o.orm.em.fork().execute(
-        `update evaluation_results set status = ?, output = ?, latency_ms = ?, cost = ?, total_tokens = ?, judge_tokens = ?, judge_cost = ?,
-           scores = ?::jsonb, error = ?, finished_at = now()
-         where id = ? and status = 'running'`,
+        `with stored as (
+           update evaluation_results set status = ?, output = ?, latency_ms = ?, cost = ?, total_tokens = ?, judge_tokens = ?, judge_cost = ?,
+             scores = ?::jsonb, error = ?, finished_at = now()
+           where id = ? and status = 'running' returning evaluation_id)
+         update evaluations set updated_at = now() where id in (select evaluation_id from stored) and status in ('queued', 'running')`,
         [status, end.output, end.latencyMs, end.cost, end.totalTokens, usage.total_tokens, usage.cost, scores ? JSON.stringify(scores) : null, status === 'failed' ? (end.error ?? reason) : null, id],
       ),
     )
-    await this.#touch(null, '', id)
   }
 
   /** Aborts `stop` once the evaluation is no longer running (canceled); resolves when `stop` aborts. */
@@ -285,11 +287,13 @@ export class EvaluationEngine implements DueSource {
     }
   }
 
-  /** Marks progress (`updated_at`, which the sweep reads), with `set` first; by the evaluation's id or one of its results'. */
-  async #touch(id: number | null, set: string, resultId?: number): Promise<void> {
-    const where = id !== null ? 'id = ?' : 'id = (select evaluation_id from evaluation_results where id = ?)'
+  /** Marks evaluation `id` started (and its progress, `updated_at`, which the sweep reads) unless it has ended. */
+  async #start(id: number): Promise<void> {
     await retryOnConnectionLoss(() =>
-      this.o.orm.em.fork().execute(`update evaluations set ${set} updated_at = now() where ${where} and status in ('queued', 'running')`, [id ?? resultId]),
+      this.o.orm.em.fork().execute(
+        `update evaluations set status = 'running', started_at = coalesce(started_at, now()), updated_at = now() where id = ? and status in ('queued', 'running')`,
+        [id],
+      ),
     )
   }
 

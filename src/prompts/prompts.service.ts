@@ -20,11 +20,11 @@ import {
   type TPrompt,
   type TUpdatePromptInput,
 } from './prompt.schema.ts'
-import type { UserRow, WorkspaceRow } from '../access/user-workspace.schema.ts'
+import { selectOwned } from '../access/owned-select.ts'
 import { jsonBytes, page, sortOf } from '../access/wire.ts'
 import { Conditions, searchSql } from '../access/list-filters.ts'
 import { resolveProfilePhotoKey } from '../access/references.ts'
-import { selectColumns, unprefix, userColumns, workspaceColumns, type SqlFragment } from '../platform/sql.ts'
+import type { SqlFragment } from '../platform/sql.ts'
 import type { ResourceCtx } from '../context.ts'
 import { mergeMetadata } from '../access/metadata.ts'
 
@@ -35,26 +35,8 @@ const SORT_COLUMNS: Record<string, string> = { created_at: 'p.created_at', name:
  * only when embedded. `tail` follows the WHERE (order, limit, offset).
  */
 async function select(ctx: ResourceCtx, embed: readonly string[], where: SqlFragment, tail = '') {
-  const withUser = embed.includes('user')
-  const withWorkspace = embed.includes('workspace')
-  const columns = [
-    selectColumns('p', 'p_', PROMPT_FIELDS),
-    ...(withUser ? [userColumns('u', 'u_')] : []),
-    ...(withWorkspace ? [workspaceColumns('w', 'w_')] : []),
-  ].join(', ')
-  const joins = `${withUser ? 'join users u on u.id = p.user_id ' : ''}${withWorkspace ? 'join workspaces w on w.id = p.workspace_id' : ''}`
-  const rows = await ctx.em.execute(`select ${columns} from prompts p ${joins} where ${where.sql} ${tail}`, where.params)
-  return rows.map((row) =>
-    toPrompt(
-      unprefix<PromptRow>(row, 'p_'),
-      {
-        user: withUser ? unprefix<UserRow>(row, 'u_') : null,
-        workspace: withWorkspace ? unprefix<WorkspaceRow>(row, 'w_') : null,
-      },
-      ctx.auth.user.id,
-      ctx.config.appUrl,
-    ),
-  )
+  const rows = await selectOwned<PromptRow>(ctx, { table: 'prompts', alias: 'p', fields: PROMPT_FIELDS, embed, where, tail })
+  return rows.map(({ row, user, workspace }) => toPrompt(row, { user, workspace }, ctx.auth.user.id, ctx.config.appUrl))
 }
 
 /** One prompt by id with its creator and workspace (the caller's access was checked). */
