@@ -17,15 +17,19 @@
  *
  *   (c)  the foundation benchmark's row (c), `GET /api/v1/ping`, with autocannon through the
  *        harness (BENCH_CONNECTIONS connections, a BENCH_WARMUP s warm-up, then BENCH_DURATION s
- *        per slice). A service's row sums its slices: throughput = requests / measured seconds,
+ *        per slice), each slice on a fresh process of each service (on its database, stopped
+ *        after its slice, its last spans flushed): one process's speed differs from the next
+ *        one's by up to a third (ping at 196 to 261 µs of CPU in successive starts of the same
+ *        tree), so one pair of processes would compare two draws, not tracing. A service's row sums its slices: throughput = requests / measured seconds,
  *        p50 the median of the slices', p99 the highest, service CPU per request over the
  *        measured windows (/proc), other load the mean of the slices'.
  *   run  the runs benchmark's measure (bench/runs.ts): `POST /api/v1/agents/{uuid}/run` answered
  *        when done, sequential, and the upstream called directly with the same streaming request;
  *        the latency the service adds = run - upstream full answer, at p50 and p90.
  *        BENCH_TRACING_RUNS runs on each service and as many direct calls, in the same slices,
- *        after BENCH_TRACING_WARMUP of each; service CPU per run from the first slice to the
- *        last (the other service's turns included, so the traced one's background exports count).
+ *        after BENCH_TRACING_WARMUP of each, on one process of each service started after (c);
+ *        service CPU per run from the first slice to the last (the other service's turns
+ *        included, so the traced one's background exports count).
  *
  * After the last slice the receiver is given OTEL_BSP_SCHEDULE_DELAY plus a second for the last
  * batch; it must have got spans from the traced service and no request from the untraced one.
@@ -42,10 +46,15 @@
  *   BENCH_SLICES          turns of each service (default 5)
  *   BENCH_TRACING_RUNS    sequential runs measured on each service (default 500)
  *   BENCH_TRACING_WARMUP  sequential runs (and direct calls) before measuring (default 30)
- *   BENCH_PROFILE         a folder: both services run under `node --cpu-prof`, writing
- *                         tracing-off.cpuprofile and tracing-on.cpuprofile there; each slice's windows are in
- *                         the results JSON as rows "<off|on>:c<slice>" and "<off|on>:run<slice>" (npx tsx
- *                         bench/profile-summary.ts DIR/tracing-on.cpuprofile --row=on:c2
+ *   BENCH_TRACING_SAMPLER_RATIO  a ratio in (0, 1]: the traced service samples that share of new
+ *                         traces (OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SAMPLER_ARG);
+ *                         unset, every trace (the default sampler); what an operator does for whom
+ *                         a span on every cheap request costs too much
+ *   BENCH_PROFILE         a folder: every service process runs under `node --cpu-prof`, writing
+ *                         tracing-<off|on>-c<slice>.cpuprofile (the (c) slices' processes) and
+ *                         tracing-<off|on>-runs.cpuprofile there; each slice's windows are in the results
+ *                         JSON as rows "<off|on>:c<slice>" and "<off|on>:run<slice>" (npx tsx
+ *                         bench/profile-summary.ts DIR/tracing-on-c2.cpuprofile --row=on:c2
  *                         --results=bench/results/tracing-latest.json)
  */
 import { mkdirSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
@@ -70,7 +79,7 @@ import {
   writeResults,
 } from './harness.ts'
 import { median } from './metrics-support.ts'
-import { type Child, startUpstreamChild } from './processes.ts'
+import { type Child, startUpstreamChild, stopChild } from './processes.ts'
 import { type Api, runnerApi, runOnce, sequential, upstreamOnce } from './runs.ts'
 
 const settings = {
@@ -78,14 +87,16 @@ const settings = {
   slices: Math.floor(envNumber('BENCH_SLICES', 5)),
   runs: Math.floor(envNumber('BENCH_TRACING_RUNS', 500)),
   runWarmup: Math.floor(envNumber('BENCH_TRACING_WARMUP', 30)),
+  /** The traced service's sampling ratio of new traces; null: the default sampler (every trace). */
+  samplerRatio: process.env.BENCH_TRACING_SAMPLER_RATIO ? envNumber('BENCH_TRACING_SAMPLER_RATIO', 1) : null,
   /** The batch span processor's default delay (OTEL_BSP_SCHEDULE_DELAY, not set for the traced service). */
   scheduleDelayMs: 5_000,
 }
 /** BENCH_PROFILE: a folder for the services' CPU profiles. */
 const profileDir = process.env.BENCH_PROFILE ? path.resolve(process.env.BENCH_PROFILE) : undefined
-/** The services' Node arguments: none, or a CPU profile named after the side. */
-const nodeArgsOf = (side: Side) =>
-  profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=tracing-${side}.cpuprofile`] : []
+/** A service process's Node arguments: none, or a CPU profile named after its side and its part (`c2`, `runs`). */
+const nodeArgsOf = (side: Side, part: string) =>
+  profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=tracing-${side}-${part}.cpuprofile`] : []
 /** (c) with tracing on at least this share of off's throughput. */
 const THROUGHPUT_TARGET = 0.9
 /** The run's added latency at p50 with tracing on at most this multiple of off's. */
@@ -184,7 +195,13 @@ function senderOf(port: number, peerPort: number, pids: Map<Side, number>): Side
       .find((fields) => fields[1]?.endsWith(hex(port)) && fields[2]?.endsWith(hex(peerPort)))
     const socket = row ? `socket:[${row[9]}]` : undefined
     for (const [side, pid] of pids) {
-      const holds = readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      let fds: string[]
+      try {
+        fds = readdirSync(`/proc/${pid}/fd`)
+      } catch {
+        continue // that process has exited
+      }
+      const holds = fds.some((fd) => {
         try {
           return readlinkSync(`/proc/${pid}/fd/${fd}`) === socket
         } catch {
@@ -278,15 +295,21 @@ function pingRowOf(slices: Row[]): PingRow {
   }
 }
 
-/** Both services' (c) rows, and each slice's measured window (`<side>:c<slice>`, for bench/profile-summary.ts). */
-async function measurePing(bench: Bench, services: Record<Side, Child>) {
+/**
+ * Both services' (c) rows, and each slice's measured window (`<side>:c<slice>`, for
+ * bench/profile-summary.ts). Each slice of each side runs on a process `start` makes for it,
+ * stopped after its slice (the module comment says why).
+ */
+async function measurePing(bench: Bench, start: (side: Side, part: string) => Promise<Child>) {
   const slices: Record<Side, Row[]> = { off: [], on: [] }
   const windows: Window[] = []
   for (let index = 0; index < settings.slices; index++) {
     for (const side of orderOf(index)) {
+      const service = await start(side, `c${index + 1}`)
       process.stdout.write(`slice ${index + 1}/${settings.slices}, tracing ${side}: `)
-      const target = serviceBaselines(services[side]).ping
+      const target = serviceBaselines(service).ping
       const row = await measure(bench, { ...target, request: `${target.request}, tracing ${side}` })
+      await stopChild(service)
       slices[side].push(row)
       windows.push({ key: `${side}:c${index + 1}`, window: row.window })
     }
@@ -359,20 +382,29 @@ await runBench('aw_bench_tracing', async (bench) => {
   bench.children.push(upstream)
   const model = { OPENAI_API_KEY: 'sk-bench-tracing', OPENAI_BASE_URL: upstream.url }
   if (profileDir) mkdirSync(profileDir, { recursive: true })
-  const off = await startService(bench, nodeArgsOf('off'), model)
-  pids.set('off', off.process.pid!)
-  const tracedDatabaseUrl = await extraDatabase(bench, 'traced')
-  const on = await startService(bench, nodeArgsOf('on'), {
-    ...model,
-    DATABASE_URL: tracedDatabaseUrl,
-    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-  })
-  pids.set('on', on.process.pid!)
-  const services: Record<Side, Child> = { off, on }
-  console.log(`upstream ${upstream.url}; OTLP receiver ${receiver.url}; tracing off ${services.off.url}, on ${services.on.url}`)
-  const apis = { off: await runnerApi(services.off.url), on: await runnerApi(services.on.url) }
+  const envOf: Record<Side, Record<string, string>> = {
+    off: model,
+    on: {
+      ...model,
+      DATABASE_URL: await extraDatabase(bench, 'traced'),
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      ...(settings.samplerRatio === null
+        ? {}
+        : { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(settings.samplerRatio) }),
+    },
+  }
+  /** A process of `side`'s service, known to the receiver by its pid (one of each side at a time). */
+  const start = async (side: Side, part: string): Promise<Child> => {
+    const service = await startService(bench, nodeArgsOf(side, part), envOf[side])
+    pids.set(side, service.process.pid!)
+    return service
+  }
+  console.log(`upstream ${upstream.url}; OTLP receiver ${receiver.url}`)
 
-  const { windows, ...ping } = await measurePing(bench, services)
+  const { windows, ...ping } = await measurePing(bench, start)
+  const services: Record<Side, Child> = { off: await start('off', 'runs'), on: await start('on', 'runs') }
+  console.log(`runs: tracing off ${services.off.url}, on ${services.on.url}`)
+  const apis = { off: await runnerApi(services.off.url), on: await runnerApi(services.on.url) }
   const runs = await measureRuns(apis, upstream.url, pids, windows)
   const settleMs = settings.scheduleDelayMs + 1_000
   process.stdout.write(`waiting ${settleMs / 1000} s for the last batch ... `)
@@ -396,9 +428,10 @@ await runBench('aw_bench_tracing', async (bench) => {
   const md = [
     `Tracing benchmark of ${date}: ${machine.line}; PostgreSQL ${bench.postgres}; load average ${load(loadBefore)} before, ` +
       `${load(machine.json.loadAverage)} after; ${fmt((now() - started) / 1000)} s in all.`,
-    `Tracing on: OTEL_EXPORTER_OTLP_ENDPOINT=${receiver.url} (OTLP/HTTP protobuf, default batch: every ${settings.scheduleDelayMs} ms or 512 spans), ` +
-      `a receiver in the bench process. ${settings.slices} slices, the order swapped each slice; (c): autocannon ${settings.connections} connections, ` +
-      `${settings.warmupSeconds} s warm-up then ${settings.durationSeconds} s per slice; runs: ${runs.perSlice} sequential per slice and service ` +
+    `Tracing on: OTEL_EXPORTER_OTLP_ENDPOINT=${receiver.url} (OTLP/HTTP protobuf, default batch: every ${settings.scheduleDelayMs} ms or 512 spans, ` +
+      `${settings.samplerRatio === null ? 'every trace sampled' : `OTEL_TRACES_SAMPLER=parentbased_traceidratio with OTEL_TRACES_SAMPLER_ARG=${settings.samplerRatio}`}), ` +
+      `a receiver in the bench process. ${settings.slices} slices, the order swapped each slice; (c): a fresh process of each service per slice, autocannon ${settings.connections} connections, ` +
+      `${settings.warmupSeconds} s warm-up then ${settings.durationSeconds} s per slice; runs: one process of each service, ${runs.perSlice} sequential per slice and service ` +
       `(${runs.perSlice * settings.slices} each) after ${settings.runWarmup} of warm-up, against as many direct upstream calls.`,
     '',
     '| measurement | tracing off | tracing on | on / off | target |',

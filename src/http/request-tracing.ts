@@ -5,9 +5,10 @@
  * ERROR for a 5xx; a tRPC request adds `rpc.system` `trpc` and `rpc.method`, its procedures. An incoming `traceparent` is continued (an unsampled one exports nothing, a
  * malformed one is ignored and the request starts a trace of its own).
  *
- * The request's context is entered twice: at `onRequest`, and again at `preHandler`, because
- * the body is parsed in the socket's callbacks, outside it; handlers (and the runs and
- * executions they start, detached or not) then run inside the request's span.
+ * The request's context is entered at `onRequest`, and again at `preHandler` when it was lost
+ * there: a body is parsed in the socket's callbacks, outside it (a request without a body keeps
+ * it, and pays for one entry only). Handlers (and the runs and executions they start, detached or
+ * not) then run inside the request's span.
  * Added only when tracing is on; while off, requests pay nothing.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
@@ -21,43 +22,62 @@ import {
   ATTR_URL_SCHEME,
   ATTR_USER_AGENT_ORIGINAL,
 } from '@opentelemetry/semantic-conventions'
-import { contextOfCarrier, markSpanFailed, runInContext, SpanKind, tracer, tracingEnabled, type Context, type Span } from '../platform/tracing.ts'
+import {
+  activeContext,
+  contextOfCarrier,
+  markSpanFailed,
+  runInContext,
+  SpanKind,
+  tracer,
+  tracingEnabled,
+  type Attributes,
+  type Context,
+  type Span,
+} from '../platform/tracing.ts'
 import { trace } from '@opentelemetry/api'
 import { routeTemplateOf } from './route-template.ts'
 
 /** Fastify's route of the tRPC endpoint (./trpc.plugin.ts: the adapter's `/:path` under `/trpc`). */
 const TRPC_ROUTE = '/trpc/:path'
 
-const spans = new WeakMap<FastifyRequest, { span: Span; context: Context }>()
+/** A request's server span and the context it runs in, kept on the request while it is served. */
+interface RequestSpan {
+  span: Span
+  context: Context
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by {@link addRequestTracing}'s hooks while tracing is on; null otherwise and once ended. */
+    requestSpan?: RequestSpan | null
+  }
+}
 
 /** Adds the span hooks to `app` when tracing is on (module comment). */
 export function addRequestTracing(app: FastifyInstance): void {
   if (!tracingEnabled()) return
+  // Declared on every request up front, so requests keep one shape (a per-request WeakMap cost more).
+  app.decorateRequest('requestSpan', null)
   app.addHook('onRequest', (request, _reply, done) => {
     const parent = contextOfCarrier(request.headers)
-    const path = request.url.split('?', 1)[0]
-    const span = tracer.startSpan(
-      request.method,
-      {
-        kind: SpanKind.SERVER,
-        attributes: {
-          [ATTR_HTTP_REQUEST_METHOD]: request.method,
-          [ATTR_URL_PATH]: path,
-          [ATTR_URL_SCHEME]: request.protocol,
-          [ATTR_SERVER_ADDRESS]: request.hostname,
-          [ATTR_CLIENT_ADDRESS]: request.ip,
-          ...(request.headers['user-agent'] ? { [ATTR_USER_AGENT_ORIGINAL]: request.headers['user-agent'] } : {}),
-        },
-      },
-      parent,
-    )
+    const query = request.url.indexOf('?')
+    const attributes: Attributes = {
+      [ATTR_HTTP_REQUEST_METHOD]: request.method,
+      [ATTR_URL_PATH]: query < 0 ? request.url : request.url.slice(0, query),
+      [ATTR_URL_SCHEME]: request.protocol,
+      [ATTR_SERVER_ADDRESS]: request.hostname,
+      [ATTR_CLIENT_ADDRESS]: request.ip,
+    }
+    const userAgent = request.headers['user-agent']
+    if (userAgent) attributes[ATTR_USER_AGENT_ORIGINAL] = userAgent
+    const span = tracer.startSpan(request.method, { kind: SpanKind.SERVER, attributes }, parent)
     const context = trace.setSpan(parent, span)
-    spans.set(request, { span, context })
+    request.requestSpan = { span, context }
     runInContext(context, done)
   })
   app.addHook('preHandler', (request, _reply, done) => {
-    const entry = spans.get(request)
-    if (entry) runInContext(entry.context, done)
+    const entry = request.requestSpan
+    if (entry && activeContext() !== entry.context) runInContext(entry.context, done)
     else done()
   })
   app.addHook('onResponse', (request, reply, done) => {
@@ -73,9 +93,9 @@ export function addRequestTracing(app: FastifyInstance): void {
 
 /** Ends the request's span with its route and status (`status` null: the client left). */
 function end(request: FastifyRequest, status: number | null): void {
-  const entry = spans.get(request)
+  const entry = request.requestSpan
   if (!entry) return
-  spans.delete(request)
+  request.requestSpan = null
   const { span } = entry
   const route = routeTemplateOf(request)
   if (route) {

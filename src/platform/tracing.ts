@@ -205,6 +205,9 @@ export function startSpan(name: string, o: { kind?: SpanKind; attributes?: Attri
   return { span, context: trace.setSpan(active, span) }
 }
 
+/** The active context (the root context while tracing is off). */
+export const activeContext = (): Context => context.active()
+
 /** Runs `work` in `ctx` (a context from {@link startSpan}); as it is while tracing is off. */
 export function runInContext<T>(ctx: Context, work: () => T): T {
   return enabled ? context.with(ctx, work) : work()
