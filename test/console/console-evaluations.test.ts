@@ -5,7 +5,10 @@
  * an invalid regular expression refused at its pattern field first with nothing stored, then
  * followed on its screen until it succeeds against the local model server (its summary and a
  * result's scores read); two evaluations compared from the first's screen; a slow one canceled
- * after a confirmation; the lists at 360 px.
+ * after a confirmation; the lists at 360 px. A json_schema scorer whose schema is not JSON refused
+ * at its field before sending and one Ajv cannot compile at the service's issue, then created with
+ * an llm_judge and a max_cost scorer; a JSONL upload with a bad line refused at the drop area with
+ * its line, then a good one adding its items.
  */
 import type { Page } from 'playwright-core'
 import { beforeAll, expect, it } from 'vitest'
@@ -184,7 +187,9 @@ describeConsole('web console: datasets and evaluations', (t: ConsoleSuite) => {
     const results = page.getByRole('table', { name: 'Results' })
     const sum = results.getByRole('row').filter({ hasText: 'What is 2 + 2?' })
     // The results are read again once the evaluation has ended: poll until that answer is shown.
-    await expect.poll(async () => (await sum.textContent()) ?? '', { timeout: 10_000 }).toContain('pass: The output equals the expected output')
+    await expect
+      .poll(async () => (await sum.textContent()) ?? '', { timeout: 10_000 })
+      .toContain('pass: The output equals the expected output')
     const colour = results.getByRole('row').filter({ hasText: 'Name a colour.' })
     await colour.getByText('Echo: Name a colour.').waitFor()
     await expect.poll(async () => (await colour.textContent()) ?? '', { timeout: 10_000 }).toContain('fail: The output differs')
@@ -282,5 +287,90 @@ describeConsole('web console: datasets and evaluations', (t: ConsoleSuite) => {
     await t.open(narrow, user, `/datasets/${dataset}`)
     await narrow.getByRole('table', { name: 'Items' }).waitFor()
     expect(await noSideScroll(narrow)).toBeLessThanOrEqual(0)
+  }, 60_000)
+
+  it('refuses a json_schema scorer that is not JSON at its field, then creates one with llm_judge and max_cost', async () => {
+    const before = (await get(EVALUATIONS)).data.length
+    const page = await t.newPage()
+    await t.open(page, user, '/evaluations')
+    await page.getByRole('button', { name: 'New evaluation' }).click()
+    const dialog = page.getByRole('dialog', { name: 'New evaluation' })
+    await dialog.getByRole('textbox', { name: 'Name' }).fill('Shaped answers')
+    await choose(page, 'Dataset', /^Arithmetic set/)
+    await choose(page, 'Agent', 'Echo agent')
+    await choose(page, 'Scorer 1', 'JSON Schema')
+    const schema = dialog.getByRole('textbox', { name: 'Scorer 1 schema' })
+    await schema.fill('{"type": "object",')
+    await dialog.getByRole('button', { name: 'Start evaluation' }).click()
+    await expect.poll(() => schema.getAttribute('aria-invalid')).toBe('true')
+    expect(await describedText(page, schema)).toContain('is not valid JSON')
+    expect((await get(EVALUATIONS)).data).toHaveLength(before)
+
+    // JSON, but not a schema Ajv compiles: the service's issue at `scorers.0.schema`.
+    await schema.fill('{"type": "no-such-type"}')
+    await dialog.getByRole('button', { name: 'Start evaluation' }).click()
+    await expect.poll(() => describedText(page, schema)).toMatch(/type/)
+    expect(await schema.getAttribute('aria-invalid')).toBe('true')
+    expect((await get(EVALUATIONS)).data).toHaveLength(before)
+
+    await schema.fill('{"type": "object", "required": ["answer"]}')
+    await dialog.getByRole('button', { name: 'Add a scorer' }).click()
+    await choose(page, 'Scorer 2', 'Model as judge')
+    await dialog.getByRole('textbox', { name: 'Scorer 2 rubric' }).fill('Answers the question in one sentence.')
+    await choose(page, 'Scorer 2 model', 'GPT-4o (OpenAI)')
+    await dialog.getByRole('button', { name: 'Add a scorer' }).click()
+    await choose(page, 'Scorer 3', 'Maximum cost')
+    await dialog.getByRole('textbox', { name: 'Scorer 3 dollars' }).fill('0.0025')
+    await dialog.getByRole('button', { name: 'Start evaluation' }).click()
+    await page.getByRole('heading', { name: 'Shaped answers' }).waitFor()
+    const stored = (await get(EVALUATIONS)).data
+    expect(stored).toHaveLength(before + 1)
+    const created = stored.find((e: { name: string }) => e.name === 'Shaped answers')
+    expect(created.scorers).toEqual([
+      { type: 'json_schema', schema: { type: 'object', required: ['answer'] } },
+      { type: 'llm_judge', rubric: 'Answers the question in one sentence.', large_language_model: 'gpt-4o' },
+      { type: 'max_cost', value: 0.0025 },
+    ])
+    await ended(created.uuid)
+  }, 60_000)
+
+  it('uploads items from a JSONL file, refusing a bad line with its number first', async () => {
+    const created = await t.server.http('POST', DATASETS, { token: user.token, body: { name: 'Uploaded cases' } })
+    expect(created.status).toBe(201)
+    const uuid = created.body.data.uuid as string
+    const page = await t.newPage()
+    await t.open(page, user, `/datasets/${uuid}`)
+    await page.getByRole('heading', { name: 'Uploaded cases' }).waitFor()
+    const section = page.getByRole('region', { name: 'Upload items' })
+    const input = section.locator('input[type="file"]')
+    const jsonl = (name: string, lines: string[]) => ({ name, mimeType: 'application/jsonl', buffer: Buffer.from(lines.join('\n') + '\n') })
+
+    await input.setInputFiles(jsonl('bad.jsonl', ['{"input": "What is 3 + 3?", "expected_output": "6"}', '{"input": "Broken",']))
+    await section
+      .getByRole('alert')
+      .getByText(/Line 2/)
+      .waitFor()
+    expect(await section.getByRole('alert').textContent()).toContain('bad.jsonl')
+    expect((await get(`${DATASETS}/${uuid}`)).data.items_count).toBe(0)
+    expect((await get(`${DATASETS}/${uuid}/items`)).data).toEqual([])
+
+    await input.setInputFiles(
+      jsonl('good.jsonl', [
+        '{"input": "What is 3 + 3?", "expected_output": "6"}',
+        '',
+        '{"input": "Name a fruit.", "metadata": {"open": true}}',
+      ]),
+    )
+    await page.getByText('2 items added').waitFor()
+    expect(await section.getByRole('alert').count()).toBe(0)
+    expect((await get(`${DATASETS}/${uuid}`)).data.items_count).toBe(2)
+    const items = page.getByRole('table', { name: 'Items' })
+    await items.getByText('Name a fruit.', { exact: true }).waitFor()
+    expect((await rowsOf(items)).slice(1).map((row) => row.slice(0, 2))).toEqual([
+      ['What is 3 + 3?', '6'],
+      ['Name a fruit.', 'none'],
+    ])
+    await page.getByText('2 items', { exact: true }).waitFor()
+    await t.screenshot(page, 'dataset-upload')
   }, 60_000)
 })

@@ -1,16 +1,21 @@
 /**
  * One dataset (`datasets.retrieve`) with its items, oldest first, 20 a page
  * (`datasets.items.list`): input and expected output. A small form adds one item
- * (`datasets.items.create`); an item is edited in a dialog (`datasets.items.update`) or deleted
- * after a confirmation (`datasets.items.delete`). "Edit" renames the dataset or changes its
- * description and visibility (`datasets.update`); "Delete" soft-deletes it after a confirmation
- * (`datasets.delete`). A 400's issues are shown at their fields.
+ * (`datasets.items.create`); JSON Lines files (one item a line) are uploaded at once
+ * (`POST /api/v1/media`) and their items added by key (`datasets.items.create` with `file.keys`),
+ * a bad line's message (`file.keys.<i>`, "Line 3: …") shown under the drop area and nothing
+ * added; a notification says how many items were added. An item is edited in a dialog
+ * (`datasets.items.update`) or deleted after a confirmation (`datasets.items.delete`). "Edit"
+ * renames the dataset or changes its description and visibility (`datasets.update`); "Delete"
+ * soft-deletes it after a confirmation (`datasets.delete`). A 400's issues are shown at their fields.
  */
 import { Anchor, Badge, Button, Group, Modal, Paper, Select, Stack, Table, Text, Textarea, TextInput, Title } from '@mantine/core'
 import { notifications } from '@mantine/notifications'
 import { useState, type FormEvent } from 'react'
 import { Link, useNavigate, useParams } from 'react-router'
 import { problemOf } from '../../lib/api.ts'
+import { uploadProblemOf } from '../../lib/upload.ts'
+import { FileDrop } from '../../ui/FileDrop.tsx'
 import { fieldError } from '../../ui/forms.ts'
 import { FormProblem } from '../../ui/FormProblem.tsx'
 import { ScreenTitle } from '../../ui/ListControls.tsx'
@@ -24,6 +29,7 @@ import {
   useDeleteItem,
   useUpdateDataset,
   useUpdateItem,
+  useUploadItemFiles,
   type Dataset,
   type DatasetItem,
 } from './api.ts'
@@ -105,6 +111,7 @@ function DatasetView({ dataset }: { dataset: Dataset }) {
       </Confirm>
       <EditItemModal item={editItem} onClose={() => setEditItem(null)} />
       <AddItemForm datasetUuid={dataset.uuid} />
+      <UploadItems datasetUuid={dataset.uuid} />
       <Title order={3} size="h4" mt="lg" mb="xs">
         Items
       </Title>
@@ -203,6 +210,61 @@ function AddItemForm({ datasetUuid }: { datasetUuid: string }) {
           </Group>
         </Stack>
       </form>
+    </Paper>
+  )
+}
+
+/** Most files one request adds items from (docs/api/evaluations.md, "Adding items"). */
+const FILES_MAX = 10
+
+/** JSON Lines, and the `.json` and `.txt` uploads read the same way, for the file picker. */
+const ITEM_FILES: Record<string, string[]> = {
+  'application/jsonl': ['.jsonl'],
+  'application/json': ['.json'],
+  'text/plain': ['.txt'],
+}
+
+/** Items from JSON Lines files: uploaded, then added by their keys in one request. */
+function UploadItems({ datasetUuid }: { datasetUuid: string }) {
+  const [names, setNames] = useState<string[]>([])
+  const [note, setNote] = useState<string | null>(null)
+  const upload = useUploadItemFiles()
+  const add = useAddItems({
+    onSuccess: (answer) => {
+      const count = answer.data.length
+      notifications.show({ color: 'green', message: `${count} item${count === 1 ? '' : 's'} added` })
+    },
+  })
+  const problem = add.error ? problemOf(add.error) : null
+  // A file's problem (`file.keys.<i>`: a bad line, with its number) under the name it was picked by.
+  const fields = problem?.fields ?? {}
+  const keyIndex = Object.keys(fields)
+    .map((field) => /^file\.keys\.(\d+)/.exec(field))
+    .find(Boolean)
+  const lineError = keyIndex ? `“${names[Number(keyIndex[1])] ?? 'The file'}”: ${fields[keyIndex[0]]}` : fieldError(problem, 'file')
+  const onFiles = (picked: File[]) => {
+    add.reset()
+    const files = picked.slice(0, FILES_MAX)
+    setNote(picked.length > FILES_MAX ? `At most ${FILES_MAX} files at once: only the first ${FILES_MAX} were taken.` : null)
+    setNames(files.map((file) => file.name))
+    upload.mutate(files, {
+      onSuccess: (uploads) => add.mutate({ dataset_uuid: datasetUuid, file: { keys: uploads.map(({ upload: stored }) => stored.key) } }),
+    })
+  }
+  return (
+    <Paper withBorder p="sm" mt="sm" component="section" aria-label="Upload items">
+      <Stack gap="xs">
+        <FormProblem problem={problem} fields={['file']} />
+        <FileDrop
+          label="Items from a JSONL file"
+          hint='One item a line: {"input": "…", "expected_output": "…", "metadata": {…}}; up to 1,000 items.'
+          accept={ITEM_FILES}
+          multiple
+          loading={upload.isPending || add.isPending}
+          error={upload.error ? uploadProblemOf(upload.error).message : (lineError ?? note)}
+          onFiles={onFiles}
+        />
+      </Stack>
     </Paper>
   )
 }

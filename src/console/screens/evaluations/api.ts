@@ -2,7 +2,8 @@
  * The evaluations area's data (docs/api/evaluations.md): datasets (`datasets.list`, `.retrieve`,
  * `.create`, `.update`, `.delete`) and their items (`datasets.items.list`, `.create`, `.update`,
  * `.delete`); evaluations (`evaluations.list`, `.retrieve`, `.results`, `.create`, `.cancel`) and
- * the comparison of two (`evaluations.compare`).
+ * the comparison of two (`evaluations.compare`). JSON Lines files of items are uploaded
+ * (`POST /api/v1/media`, ../../lib/upload.ts) before `datasets.items.create` adds them by key.
  *
  * A change to a dataset or its items marks the datasets' queries stale (an item changes its
  * dataset's `items_count` and `updated_at`). An evaluation and its results are read again every
@@ -11,6 +12,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useEffect, useRef } from 'react'
 import type { RouterInputs, RouterOutputs } from '../../lib/api.ts'
+import { uploadFile, type Upload } from '../../lib/upload.ts'
 import { useSubmission, useTRPC, type MutationConfig, type TRPC, updatingCache } from '../../lib/trpc.ts'
 
 type DatasetInputs = RouterInputs['datasets']
@@ -85,6 +87,21 @@ export function useDeleteDataset(config?: MutationConfig<DatasetOutputs['delete'
 export function useAddItems(config?: MutationConfig<DatasetOutputs['items']['create'], DatasetInputs['items']['create']>) {
   const refresh = useRefreshDatasets()
   return useSubmission(useTRPC().datasets.items.create.mutationOptions(updatingCache(config, refresh)))
+}
+
+/**
+ * Uploads JSON Lines files of items one after another and answers the stored uploads, in order;
+ * the first refusal is thrown (an UploadError), and nothing is added until `useAddItems` is called
+ * with their keys.
+ */
+export function useUploadItemFiles() {
+  return useMutation({
+    mutationFn: async (files: File[]) => {
+      const uploads: { name: string; upload: Upload }[] = []
+      for (const file of files) uploads.push({ name: file.name, upload: await uploadFile(file) })
+      return uploads
+    },
+  })
 }
 
 export function useUpdateItem(config?: MutationConfig<DatasetOutputs['items']['update'], DatasetInputs['items']['update']>) {
