@@ -163,9 +163,10 @@ export async function countQueries(t: TestApp, fn: () => Promise<unknown>): Prom
  * heartbeats of the run manager, the workflow engine and its schedules, the command room and
  * knowledge ingestion) may send a statement during any one window, and never takes one away, so
  * the shortest list is the request's own. A request whose statements grow with its page still
- * shows that growth in every try.
+ * shows that growth in every try. Five tries: on a slow machine (CI on two busy cores) a request
+ * takes long enough for three windows in a row to catch a background statement.
  */
-export async function countRequestQueries(t: TestApp, fn: () => Promise<unknown>, tries = 3): Promise<string[]> {
+export async function countRequestQueries(t: TestApp, fn: () => Promise<unknown>, tries = 5): Promise<string[]> {
   let fewest = await countQueries(t, fn)
   for (let i = 1; i < tries; i += 1) {
     const seen = await countQueries(t, fn)
