@@ -100,18 +100,8 @@ function parseSchema(text: string): { schema: Record<string, unknown> } | { erro
   return { schema: value as Record<string, unknown> }
 }
 
-/** The rows' problems found before sending: a schema that is not a JSON object, by `scorers.<i>.schema`. */
-function localProblems(rows: ScorerRow[]): Record<string, string> {
-  const problems: Record<string, string> = {}
-  rows.forEach((row, index) => {
-    if (row.type !== 'json_schema') return
-    const parsed = parseSchema(row.setting)
-    if ('error' in parsed) problems[`scorers.${index}.schema`] = parsed.error
-  })
-  return problems
-}
-
-function toScorer(row: ScorerRow): ScorerInput {
+/** A row as the body's scorer, or the problem found before sending (a schema that is not a JSON object). */
+function toScorer(row: ScorerRow): ScorerInput | { problem: string } {
   switch (row.type) {
     case 'contains':
       return row.setting.trim() ? { type: 'contains', value: row.setting } : { type: 'contains' }
@@ -119,7 +109,7 @@ function toScorer(row: ScorerRow): ScorerInput {
       return { type: 'regex', pattern: row.setting }
     case 'json_schema': {
       const parsed = parseSchema(row.setting)
-      return { type: 'json_schema', schema: 'schema' in parsed ? parsed.schema : {} }
+      return 'error' in parsed ? { problem: parsed.error } : { type: 'json_schema', schema: parsed.schema }
     }
     case 'max_latency_ms':
       return { type: 'max_latency_ms', value: Number(row.setting) }
@@ -159,7 +149,13 @@ export function NewEvaluationModal({ opened, onClose }: { opened: boolean; onClo
   }
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    const found = localProblems(rows)
+    // Each row read once: its scorer, or its problem at `scorers.<i>.schema`.
+    const scorers: ScorerInput[] = []
+    const found: Record<string, string> = {}
+    rows.map(toScorer).forEach((scorer, index) => {
+      if ('problem' in scorer) found[`scorers.${index}.schema`] = scorer.problem
+      else scorers.push(scorer)
+    })
     setLocal(found)
     if (Object.keys(found).length) {
       create.reset()
@@ -170,7 +166,7 @@ export function NewEvaluationModal({ opened, onClose }: { opened: boolean; onClo
       dataset_uuid: form.dataset ?? '',
       agent_uuid: form.agent ?? '',
       ...(form.version === '' ? {} : { agent_version: Number(form.version) }),
-      scorers: rows.map(toScorer),
+      scorers,
       concurrency: Number(form.concurrency),
     })
   }
